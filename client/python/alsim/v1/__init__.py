@@ -1,0 +1,1 @@
+"""Generated stubs of proto/alsim/v1 (built by CMake; not kept in git)."""

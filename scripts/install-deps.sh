@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Installs alsim's build, test and client dependencies from Debian 12 packages.
+#
+# Idempotent: only packages that are missing are installed, with --no-install-recommends
+# (recommends would pull ~170 MB of GraphBLAS in with SuiteSparse), and `apt-get update` runs
+# at most once, only when something is missing. Safe to run on every `make`.
+#
+# Usage: scripts/install-deps.sh [--check]   (--check: list what is missing, exit 1 if anything is)
+set -euo pipefail
+
+packages=(
+  # build tools
+  cmake ninja-build ccache g++ pkg-config clang-format clang-tidy curl
+  # RPC and serialization (with protoc and the gRPC C++ plugin)
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+  # numerics and parallelism
+  libeigen3-dev libtbb-dev libsuitesparse-dev
+  # metrics
+  prometheus-cpp-dev
+  # tests and benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev
+  # MuJoCo 2.2.2: MJCF/URDF importer, test oracle, benchmark peer and sample scenes
+  libmujoco-dev libmujoco-samples
+  # Python client (Debian's interpreter, /usr/bin/python3, sees these)
+  python3 python3-grpcio python3-grpc-tools python3-protobuf python3-numpy
+)
+
+is_installed() {
+  [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = "installed" ]
+}
+
+missing=()
+for p in "${packages[@]}"; do
+  is_installed "$p" || missing+=("$p")
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+if [ "${1:-}" = "--check" ]; then
+  echo "install-deps: missing: ${missing[*]}"
+  exit 1
+fi
+
+echo "install-deps: installing ${#missing[@]} missing package(s): ${missing[*]}"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then sudo="sudo"; else
+    echo "install-deps: need root (or sudo) to install: ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "install-deps: done"

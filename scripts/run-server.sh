@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# `make run`: starts alsim-server, proves it serves with a real gRPC call (health + ServerInfo)
+# and a metrics scrape, then keeps serving until Ctrl-C or SIGTERM, which it forwards to the
+# server for a graceful stop.
+# Usage: scripts/run-server.sh BIN_DIR LISTEN_ADDR METRICS_ADDR
+set -euo pipefail
+bin_dir=${1:?bin dir}
+listen=${2:-127.0.0.1:50051}
+metrics=${3:-127.0.0.1:9464}
+
+"$bin_dir/alsim-server" --listen "$listen" --metrics "$metrics" &
+server_pid=$!
+stop() { kill -TERM "$server_pid" 2>/dev/null || true; }
+trap stop INT TERM
+
+if ! "$bin_dir/alsim" --address "$listen" --wait 15 server-info; then
+  echo "run: the server did not answer; stopping it" >&2
+  stop
+  wait "$server_pid" || true
+  exit 1
+fi
+if [ "$metrics" != "none" ] && command -v curl >/dev/null; then
+  echo "metrics: http://$metrics/metrics"
+  curl -s --max-time 5 "http://$metrics/metrics" | grep '^alsim_build_info' | sed 's/^/  /' || true
+fi
+echo "alsim-server is serving on $listen (pid $server_pid). Press Ctrl-C to stop."
+
+# `wait` returns early when a trapped signal arrives; keep waiting until the server has exited.
+status=0
+while kill -0 "$server_pid" 2>/dev/null; do
+  wait "$server_pid" && status=0 || status=$?
+done
+exit "$status"

@@ -1,0 +1,70 @@
+#include "server/server.h"
+
+#include <exception>
+
+#include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/server_builder.h>
+
+namespace alsim::server {
+namespace {
+
+// "host:0" -> "host:<bound port>"; unix: addresses are returned unchanged.
+std::string WithBoundPort(const std::string& address, int bound_port) {
+  if (address.rfind("unix:", 0) == 0) return address;
+  return address.substr(0, address.rfind(':') + 1) + std::to_string(bound_port);
+}
+
+}  // namespace
+
+std::unique_ptr<Server> Server::Start(const ServerConfig& config, std::string* error) {
+  std::unique_ptr<Server> server(new Server());
+
+  // Metrics first: if the scrape port is taken we fail before accepting any RPC.
+  if (config.metrics_enabled()) {
+    try {
+      server->exposer_ = std::make_unique<prometheus::Exposer>(config.metrics_address);
+    } catch (const std::exception& e) {
+      *error = "cannot serve metrics on " + config.metrics_address + ": " + e.what();
+      return nullptr;
+    }
+    server->exposer_->RegisterCollectable(server->metrics_.registry());
+    const auto ports = server->exposer_->GetListeningPorts();
+    server->metrics_url_ =
+        "http://" + WithBoundPort(config.metrics_address, ports.empty() ? 0 : ports.front()) +
+        "/metrics";
+  }
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::ServerBuilder builder;
+  // gRPC sets SO_REUSEPORT by default, which lets a second server bind the same port and
+  // silently take half the connections; a taken port must be an error instead.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  int bound_port = 0;
+  builder.AddListeningPort(config.listen_address, grpc::InsecureServerCredentials(), &bound_port);
+  builder.RegisterService(&server->simulator_service_);
+  server->grpc_server_ = builder.BuildAndStart();
+  // gRPC reports a failed bind as a null server or a zero port.
+  if (server->grpc_server_ == nullptr || bound_port == 0) {
+    *error = "cannot listen on " + config.listen_address +
+             " (address in use, not local, or not permitted?)";
+    return nullptr;
+  }
+  server->grpc_address_ = WithBoundPort(config.listen_address, bound_port);
+  server->grpc_server_->GetHealthCheckService()->SetServingStatus(
+      alsim::v1::Simulator::service_full_name(), true);
+  return server;
+}
+
+Server::~Server() { Shutdown(std::chrono::milliseconds(0)); }
+
+void Server::Shutdown(std::chrono::milliseconds grace) {
+  if (grpc_server_ != nullptr) {
+    grpc_server_->GetHealthCheckService()->Shutdown();
+    grpc_server_->Shutdown(std::chrono::system_clock::now() + grace);
+    grpc_server_->Wait();
+    grpc_server_.reset();
+  }
+  exposer_.reset();
+}
+
+}  // namespace alsim::server

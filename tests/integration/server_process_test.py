@@ -1,0 +1,134 @@
+"""End to end: the real alsim-server binary, the alsim CLI and the generated Python stubs.
+
+Run by CTest with PYTHONPATH=client/python; needs Debian's /usr/bin/python3 (python3-grpcio).
+"""
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import unittest
+import urllib.request
+
+import grpc
+
+from alsim.v1 import alsim_pb2, alsim_pb2_grpc
+
+BIN_DIR = None
+READY = re.compile(r"serving gRPC on (\S+), metrics on (\S+)")
+
+
+def start_server(*extra_args):
+    """Starts alsim-server on ephemeral ports; returns (process, grpc_address, metrics_url)."""
+    process = subprocess.Popen(
+        [os.path.join(BIN_DIR, "alsim-server"), "--listen", "127.0.0.1:0",
+         "--metrics", "127.0.0.1:0", *extra_args],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = process.stdout.readline()
+    match = READY.search(line)
+    if not match:
+        process.kill()
+        raise AssertionError("server did not start: %r %r" % (line, process.stderr.read()))
+    return process, match.group(1), match.group(2)
+
+
+def health_check(channel, service=""):
+    """grpc.health.v1.Health/Check by hand (Debian ships no grpc_health module).
+
+    HealthCheckRequest{service=1: string}; HealthCheckResponse{status=1: enum}.
+    """
+    encoded = service.encode()
+    request = (b"\x0a" + bytes([len(encoded)]) + encoded) if encoded else b""
+    check = channel.unary_unary("/grpc.health.v1.Health/Check")
+    response = check(request, timeout=5)
+    return {b"": "UNKNOWN", b"\x08\x01": "SERVING", b"\x08\x02": "NOT_SERVING"}.get(response, response)
+
+
+class ServerProcessTest(unittest.TestCase):
+    def setUp(self):
+        self.process, self.address, self.metrics_url = start_server()
+
+    def tearDown(self):
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self.process.stdout.close()
+        self.process.stderr.close()
+
+    def test_python_stubs_call_server_info_and_health(self):
+        with grpc.insecure_channel(self.address) as channel:
+            info = alsim_pb2_grpc.SimulatorStub(channel).ServerInfo(
+                alsim_pb2.ServerInfoRequest(), timeout=5)
+            self.assertRegex(info.version, r"^\d+\.\d+\.\d+$")
+            self.assertEqual(info.dependencies["mujoco"], "2.2.2")
+            self.assertEqual(health_check(channel), "SERVING")
+            self.assertEqual(health_check(channel, "alsim.v1.Simulator"), "SERVING")
+
+    def test_metrics_endpoint_has_build_info(self):
+        with urllib.request.urlopen(self.metrics_url, timeout=5) as response:
+            text = response.read().decode()
+        self.assertRegex(text, r'alsim_build_info\{[^}]*version="\d+\.\d+\.\d+"[^}]*\} 1')
+
+    def test_cli_prints_health_and_server_info(self):
+        cli = os.path.join(BIN_DIR, "alsim")
+        out = subprocess.run([cli, "--address", self.address, "--wait", "5", "server-info", "--json"],
+                             capture_output=True, text=True, timeout=30)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        answer = json.loads(out.stdout)
+        self.assertEqual(answer["health"], "SERVING")
+        self.assertEqual(answer["server_info"]["dependencies"]["mujoco"], "2.2.2")
+
+        human = subprocess.run([cli, "--address", self.address, "server-info"],
+                               capture_output=True, text=True, timeout=30)
+        self.assertEqual(human.returncode, 0, human.stderr)
+        self.assertIn("health:           SERVING", human.stdout)
+
+    def test_sigterm_stops_cleanly(self):
+        self.process.send_signal(signal.SIGTERM)
+        started = time.monotonic()
+        code = self.process.wait(timeout=30)
+        self.assertEqual(code, 0, self.process.stderr.read())
+        self.assertLess(time.monotonic() - started, 15)
+        self.assertIn("stopped", self.process.stdout.read())
+        # The port is released: nothing answers there any more.
+        with grpc.insecure_channel(self.address) as channel:
+            with self.assertRaises(grpc.RpcError):
+                alsim_pb2_grpc.SimulatorStub(channel).ServerInfo(alsim_pb2.ServerInfoRequest(), timeout=1)
+
+    def test_sigint_stops_cleanly(self):
+        self.process.send_signal(signal.SIGINT)
+        self.assertEqual(self.process.wait(timeout=30), 0)
+
+
+class ServerCommandLineTest(unittest.TestCase):
+    def run_server(self, *args):
+        return subprocess.run([os.path.join(BIN_DIR, "alsim-server"), *args],
+                              capture_output=True, text=True, timeout=30)
+
+    def test_bad_flag_exits_2_with_message(self):
+        out = self.run_server("--listen", "nowhere")
+        self.assertEqual(out.returncode, 2)
+        self.assertIn("is not host:port or unix:PATH", out.stderr)
+
+    def test_help_exits_0(self):
+        out = self.run_server("--help")
+        self.assertEqual(out.returncode, 0)
+        self.assertIn("ALSIM_LISTEN", out.stdout)
+
+    def test_cli_reports_unreachable_server(self):
+        out = subprocess.run([os.path.join(BIN_DIR, "alsim"), "--address", "127.0.0.1:1",
+                              "--wait", "0.5", "server-info"],
+                             capture_output=True, text=True, timeout=30)
+        self.assertEqual(out.returncode, 1)
+        self.assertIn("no server answered at 127.0.0.1:1", out.stderr)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin-dir", required=True)
+    args, rest = parser.parse_known_args()
+    BIN_DIR = args.bin_dir
+    unittest.main(argv=[sys.argv[0], *rest], verbosity=2)

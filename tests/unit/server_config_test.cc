@@ -1,0 +1,104 @@
+#include "server/server_config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace alsim::server {
+namespace {
+
+using ::testing::HasSubstr;
+
+EnvironmentLookup FakeEnvironment(const std::map<std::string, std::string>& variables) {
+  return [variables](const std::string& name) -> std::optional<std::string> {
+    const auto it = variables.find(name);
+    if (it == variables.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+ConfigParseResult Parse(const std::vector<std::string>& args,
+                        const std::map<std::string, std::string>& environment = {}) {
+  return ParseServerConfig(args, FakeEnvironment(environment));
+}
+
+TEST(ServerConfigTest, DefaultsServeOnLoopback) {
+  const auto result = Parse({});
+  ASSERT_TRUE(result.config);
+  EXPECT_EQ(result.config->listen_address, "127.0.0.1:50051");
+  EXPECT_EQ(result.config->metrics_address, "127.0.0.1:9464");
+  EXPECT_TRUE(result.config->metrics_enabled());
+}
+
+TEST(ServerConfigTest, FlagsInBothSpellings) {
+  const auto result =
+      Parse({"--listen", "0.0.0.0:7000", "--metrics=127.0.0.1:0", "--shutdown-grace", "0.5"});
+  ASSERT_TRUE(result.config) << result.message;
+  EXPECT_EQ(result.config->listen_address, "0.0.0.0:7000");
+  EXPECT_EQ(result.config->metrics_address, "127.0.0.1:0");
+  EXPECT_DOUBLE_EQ(result.config->shutdown_grace_seconds, 0.5);
+}
+
+TEST(ServerConfigTest, UnixSocketAndDisabledMetrics) {
+  const auto result = Parse({"--listen", "unix:/tmp/alsim.sock", "--metrics", "none"});
+  ASSERT_TRUE(result.config) << result.message;
+  EXPECT_EQ(result.config->listen_address, "unix:/tmp/alsim.sock");
+  EXPECT_FALSE(result.config->metrics_enabled());
+}
+
+TEST(ServerConfigTest, EnvironmentSetsAndFlagsWin) {
+  const auto from_env = Parse({}, {{"ALSIM_LISTEN", "127.0.0.1:6000"}, {"ALSIM_METRICS", "none"}});
+  ASSERT_TRUE(from_env.config);
+  EXPECT_EQ(from_env.config->listen_address, "127.0.0.1:6000");
+  EXPECT_FALSE(from_env.config->metrics_enabled());
+
+  const auto flag_wins =
+      Parse({"--listen", "127.0.0.1:7000"}, {{"ALSIM_LISTEN", "127.0.0.1:6000"}});
+  ASSERT_TRUE(flag_wins.config);
+  EXPECT_EQ(flag_wins.config->listen_address, "127.0.0.1:7000");
+}
+
+TEST(ServerConfigTest, BadInputIsAUsageErrorThatSaysWhy) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string expected;
+  };
+  const Case cases[] = {
+      {{"--bogus"}, "unknown option '--bogus'"},
+      {{"--listen"}, "--listen needs a value"},
+      {{"--listen", "localhost"}, "is not host:port or unix:PATH"},
+      {{"--listen", "127.0.0.1:99999"}, "invalid port '99999'"},
+      {{"--metrics", "127.0.0.1:http"}, "invalid port 'http'"},
+      {{"--listen", "unix:"}, "needs a socket path"},
+      {{"--shutdown-grace", "-1"}, "not a non-negative number"},
+      {{"--shutdown-grace", "soon"}, "not a non-negative number"},
+  };
+  for (const auto& c : cases) {
+    const auto result = Parse(c.args);
+    EXPECT_FALSE(result.config) << c.args[0];
+    EXPECT_EQ(result.exit_code, 2) << c.args[0];
+    EXPECT_THAT(result.message, HasSubstr(c.expected));
+    EXPECT_THAT(result.message, HasSubstr("--help"));
+  }
+}
+
+TEST(ServerConfigTest, BadEnvironmentNamesTheVariable) {
+  const auto result = Parse({}, {{"ALSIM_METRICS", "nowhere"}});
+  EXPECT_FALSE(result.config);
+  EXPECT_THAT(result.message, HasSubstr("$ALSIM_METRICS"));
+}
+
+TEST(ServerConfigTest, HelpDocumentsEveryFlagAndVariable) {
+  const auto result = Parse({"--help"});
+  EXPECT_FALSE(result.config);
+  EXPECT_EQ(result.exit_code, 0);
+  for (const char* text :
+       {"--listen", "ALSIM_LISTEN", "--metrics", "ALSIM_METRICS", "--shutdown-grace",
+        "ALSIM_SHUTDOWN_GRACE", "127.0.0.1:50051", "127.0.0.1:9464", "unix:PATH", "--version"}) {
+    EXPECT_THAT(result.message, HasSubstr(text));
+  }
+}
+
+}  // namespace
+}  // namespace alsim::server
