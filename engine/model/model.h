@@ -1,0 +1,171 @@
+// The immutable description of one scene, shared by every instance that simulates it.
+//
+// Built once from MJCF/URDF through libmujoco's compiler (engine/model/model_import.h) and never
+// modified afterwards. Indexing and generalized-coordinate layout are MuJoCo's exactly (same body,
+// joint, dof, geom and actuator ids; same qpos/qvel layout), so that MuJoCo can serve as an oracle
+// and users can move states between the two:
+//   - free joint: qpos = position (3), unit quaternion w,x,y,z (4); qvel = linear velocity of the
+//     body origin in the world frame (3), angular velocity in the body frame (3)
+//   - ball joint: qpos = unit quaternion (4) relative to the parent; qvel = angular velocity in the
+//     child (body) frame (3)
+//   - hinge / slide: one angle (rad) / displacement (m), measured from qpos0
+// Arrays are flat, one entry per element, and named <element>_<field> as in MuJoCo; each comment
+// ends with its length. Body 0 is the world.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/math/types.h"
+
+namespace alsim {
+
+// Values equal MuJoCo's mjtJoint.
+enum class JointType : std::uint8_t { kFree = 0, kBall = 1, kSlide = 2, kHinge = 3 };
+
+// Values equal MuJoCo's mjtGeom.
+enum class GeomType : std::uint8_t {
+  kPlane = 0,
+  kHeightField = 1,
+  kSphere = 2,
+  kCapsule = 3,
+  kEllipsoid = 4,
+  kCylinder = 5,
+  kBox = 6,
+  kMesh = 7,
+};
+
+// Values equal MuJoCo's mjtEq (only the kinds alsim supports).
+enum class EqualityType : std::uint8_t { kConnect = 0, kWeld = 1 };
+
+// Number of qpos / qvel entries of a joint.
+int JointQposSize(JointType type);
+int JointDofSize(JointType type);
+
+struct Model {
+  // ---- sizes
+  int nq = 0;          // generalized positions
+  int nv = 0;          // degrees of freedom (generalized velocities)
+  int nbody = 0;       // bodies, including the world (body 0)
+  int njnt = 0;        // joints
+  int ngeom = 0;       // geoms
+  int nmesh = 0;       // meshes
+  int nu = 0;          // actuators
+  int neq = 0;         // equality constraints
+  int nsubsystem = 0;  // kinematic trees rooted at the world that have at least one dof
+
+  // ---- options
+  double timestep = 1.0 / 240.0;  // s; MJCF option/timestep wins over the default
+  Vec3 gravity{0, 0, -9.81};      // m/s^2; zero when the scene disables gravity
+
+  // ---- bodies (nbody)
+  std::vector<std::string> body_name;
+  std::vector<int> body_parent;     // parent body; -1 for the world
+  std::vector<int> body_root;       // top-level ancestor (child of the world); 0 for the world
+  std::vector<int> body_subsystem;  // subsystem of the body; -1 if it cannot move (world, static)
+  std::vector<int> body_jnt_adr;    // first joint; -1 if none
+  std::vector<int> body_jnt_num;    // number of joints
+  std::vector<int> body_dof_adr;    // first dof; -1 if none
+  std::vector<int> body_dof_num;    // number of dofs
+  std::vector<Vec3> body_pos;       // body frame origin in the parent body frame (at qpos0)
+  std::vector<Quat> body_quat;      // body frame orientation in the parent body frame (at qpos0)
+  std::vector<Vec3> body_ipos;      // center of mass in the body frame
+  std::vector<Quat> body_iquat;     // principal inertia axes in the body frame
+  std::vector<double> body_mass;    // kg
+  std::vector<Vec3> body_inertia;   // principal moments of inertia about the COM, kg m^2
+
+  // ---- joints (njnt)
+  std::vector<std::string> jnt_name;
+  std::vector<JointType> jnt_type;
+  std::vector<int> jnt_body;            // body the joint moves
+  std::vector<int> jnt_qpos_adr;        // first qpos entry
+  std::vector<int> jnt_dof_adr;         // first dof
+  std::vector<Vec3> jnt_pos;            // anchor in the body frame
+  std::vector<Vec3> jnt_axis;           // unit axis in the body frame (hinge, slide)
+  std::vector<double> jnt_stiffness;    // spring stiffness toward qpos_spring, N/m or Nm/rad
+  std::vector<bool> jnt_limited;        // has a position limit
+  std::vector<double> jnt_range_lower;  // limit (hinge: rad, slide: m; ball: max angle in [1])
+  std::vector<double> jnt_range_upper;
+
+  // ---- dofs (nv)
+  std::vector<int> dof_body;             // body the dof moves
+  std::vector<int> dof_jnt;              // joint the dof belongs to
+  std::vector<int> dof_parent;           // previous dof on the path to the world; -1 if none
+  std::vector<double> dof_armature;      // rotor inertia added to the mass matrix diagonal
+  std::vector<double> dof_damping;       // viscous damping, N s/m or Nm s/rad
+  std::vector<double> dof_frictionloss;  // dry joint friction (a constraint; see solver issue)
+
+  // ---- generalized positions (nq)
+  std::vector<double> qpos0;        // reference configuration (joint angles measured from it)
+  std::vector<double> qpos_spring;  // spring rest configuration
+
+  // ---- subsystems (nsubsystem): trees rooted at the world; their bodies and dofs are contiguous
+  std::vector<int> subsystem_root_body;  // top-level body of the tree
+  std::vector<int> subsystem_body_adr;   // first body
+  std::vector<int> subsystem_body_num;
+  std::vector<int> subsystem_dof_adr;  // first dof
+  std::vector<int> subsystem_dof_num;
+
+  // ---- geoms (ngeom)
+  std::vector<std::string> geom_name;
+  std::vector<GeomType> geom_type;
+  std::vector<int> geom_body;
+  std::vector<Vec3> geom_pos;   // in the body frame
+  std::vector<Quat> geom_quat;  // in the body frame
+  std::vector<Vec3> geom_size;  // MuJoCo's size parameters of the type (radius, half-lengths...)
+  std::vector<Vec3> geom_friction;  // sliding, torsional, rolling coefficients
+  std::vector<int> geom_contype;    // collision bitmask (MuJoCo's filtering rules)
+  std::vector<int> geom_conaffinity;
+  std::vector<int> geom_condim;     // contact dimensionality requested by the scene
+  std::vector<int> geom_priority;   // the higher priority geom's friction wins
+  std::vector<double> geom_margin;  // contacts are generated below this distance, m
+  std::vector<double> geom_gap;
+  std::vector<double> geom_rbound;  // bounding-sphere radius around geom_pos, m
+  std::vector<int> geom_mesh;       // mesh id for kMesh; -1 otherwise
+
+  // ---- meshes (nmesh); vertices are in the mesh frame, which MuJoCo aligns with the geom frame
+  std::vector<int> mesh_vert_adr;  // first vertex in mesh_vert
+  std::vector<int> mesh_vert_num;
+  std::vector<int> mesh_face_adr;  // first triangle in mesh_face
+  std::vector<int> mesh_face_num;
+  std::vector<int> mesh_hull_face_adr;  // first triangle of the convex hull in mesh_hull_face
+  std::vector<int> mesh_hull_face_num;  // 0 when MuJoCo built no hull
+  std::vector<Vec3> mesh_vert;
+  std::vector<Eigen::Vector3i> mesh_face;       // vertex indices, local to the mesh
+  std::vector<Eigen::Vector3i> mesh_hull_face;  // hull triangles, local vertex indices
+
+  // ---- actuators (nu): joint transmission, force = gain * ctrl + bias0 + bias1 * l + bias2 * v
+  //      with l = gear * q and v = gear * qdot of the joint; motor, position (kp) and velocity (kv)
+  //      actuators are all of this affine form.
+  std::vector<std::string> actuator_name;
+  std::vector<int> actuator_jnt;  // joint driven (hinge or slide)
+  std::vector<double> actuator_gear;
+  std::vector<double> actuator_gain;
+  std::vector<double> actuator_bias0;
+  std::vector<double> actuator_bias1;  // -kp for position servos
+  std::vector<double> actuator_bias2;  // -kv for velocity servos
+  std::vector<bool> actuator_ctrl_limited;
+  std::vector<double> actuator_ctrl_lower;
+  std::vector<double> actuator_ctrl_upper;
+  std::vector<bool> actuator_force_limited;
+  std::vector<double> actuator_force_lower;
+  std::vector<double> actuator_force_upper;
+
+  // ---- equality constraints (neq)
+  std::vector<EqualityType> eq_type;
+  std::vector<int> eq_body1;
+  std::vector<int> eq_body2;
+  std::vector<bool> eq_active;  // active at qpos0
+  std::vector<Vec3> eq_anchor;  // connect: anchor in body1's frame; weld: anchor in body2
+  std::vector<Vec3> eq_relpos;  // weld: body2 relative to body1 (MuJoCo's eq_data)
+  std::vector<Quat> eq_relquat;
+
+  // ---- import report
+  // Features of the source scene that alsim ignores because they do not change the dynamics it
+  // computes (visual elements, sensors, ...), one line each. Features that would change the
+  // physics make the import fail instead.
+  std::vector<std::string> warnings;
+};
+
+}  // namespace alsim

@@ -1,0 +1,466 @@
+#include "engine/model/model_import.h"
+
+#include <mujoco/mujoco.h>
+
+#include <algorithm>
+#include <fstream>
+#include <mutex>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+
+namespace alsim {
+namespace {
+
+// ---- MuJoCo's process-wide handlers, captured while we compile ----------------------------
+
+// MuJoCo's default error handler prints and exits; ours throws back to the importer.
+struct MujocoError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::mutex compile_mutex;                               // MuJoCo's handlers are globals
+std::vector<std::string>* captured_warnings = nullptr;  // guarded by compile_mutex
+
+void ThrowOnMujocoError(const char* message) { throw MujocoError(message); }
+void CaptureMujocoWarning(const char* message) {
+  if (captured_warnings != nullptr) captured_warnings->emplace_back(message);
+}
+
+// Installs the handlers above for the lifetime of the guard, under the compile mutex.
+class MujocoCompileGuard {
+ public:
+  explicit MujocoCompileGuard(std::vector<std::string>* warnings) : lock_(compile_mutex) {
+    saved_error_ = mju_user_error;
+    saved_warning_ = mju_user_warning;
+    mju_user_error = ThrowOnMujocoError;
+    mju_user_warning = CaptureMujocoWarning;
+    captured_warnings = warnings;
+  }
+  ~MujocoCompileGuard() {
+    mju_user_error = saved_error_;
+    mju_user_warning = saved_warning_;
+    captured_warnings = nullptr;
+  }
+  MujocoCompileGuard(const MujocoCompileGuard&) = delete;
+  MujocoCompileGuard& operator=(const MujocoCompileGuard&) = delete;
+
+ private:
+  std::lock_guard<std::mutex> lock_;
+  void (*saved_error_)(const char*) = nullptr;
+  void (*saved_warning_)(const char*) = nullptr;
+};
+
+struct MjModelDeleter {
+  void operator()(mjModel* m) const { mj_deleteModel(m); }
+};
+using MjModelPtr = std::unique_ptr<mjModel, MjModelDeleter>;
+
+// mjVFS holds 2000 fixed-size names (~2 MB): keep it on the heap.
+struct VirtualFileSystem {
+  VirtualFileSystem() : vfs(std::make_unique<mjVFS>()) { mj_defaultVFS(vfs.get()); }
+  ~VirtualFileSystem() { mj_deleteVFS(vfs.get()); }
+  VirtualFileSystem(const VirtualFileSystem&) = delete;
+  VirtualFileSystem& operator=(const VirtualFileSystem&) = delete;
+
+  // Returns an error message, empty on success.
+  std::string Add(const std::string& name, const std::string& bytes) {
+    if (mj_findFileVFS(vfs.get(), name.c_str()) >= 0) return "asset '" + name + "' given twice";
+    const int result = mj_makeEmptyFileVFS(vfs.get(), name.c_str(), static_cast<int>(bytes.size()));
+    if (result == 1) return "too many assets (MuJoCo's limit is " + std::to_string(mjMAXVFS) + ")";
+    if (result != 0) return "asset '" + name + "' cannot be added";
+    const int index = mj_findFileVFS(vfs.get(), name.c_str());
+    std::copy(bytes.begin(), bytes.end(), static_cast<char*>(vfs->filedata[index]));
+    return "";
+  }
+
+  std::unique_ptr<mjVFS> vfs;
+};
+
+// ---- scene text checks ----------------------------------------------------------------------
+
+std::string BaseName(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string DirName(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+}
+
+// Text of an included file: from the assets if given there, else from disk next to the scene.
+std::string ReadIncluded(const std::string& file, const std::string& directory,
+                         const std::vector<ModelAsset>& assets) {
+  for (const auto& asset : assets) {
+    if (BaseName(asset.name) == BaseName(file)) return asset.bytes;
+  }
+  std::ifstream in(directory + file);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// True if the MJCF text (or a file it includes) sets option/timestep. mjModel cannot tell an
+// explicit timestep from MuJoCo's default, and alsim's default differs (DESIGN.md: 1/240 s).
+bool SetsTimestep(const std::string& xml, const std::string& directory,
+                  const std::vector<ModelAsset>& assets, int depth = 0) {
+  static const std::regex option_timestep(R"(<option\b[^>]*\btimestep\s*=)");
+  static const std::regex include_file(R"(<include\b[^>]*\bfile\s*=\s*["']([^"']+)["'])");
+  if (std::regex_search(xml, option_timestep)) return true;
+  if (depth > 8) return false;
+  for (std::sregex_iterator it(xml.begin(), xml.end(), include_file), end; it != end; ++it) {
+    if (SetsTimestep(ReadIncluded((*it)[1], directory, assets), directory, assets, depth + 1)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// ---- feature checks -------------------------------------------------------------------------
+
+std::string Name(const mjModel* m, mjtObj type, int id) {
+  const char* name = mj_id2name(m, type, id);
+  return name != nullptr ? std::string(name) : std::string();
+}
+
+std::string Describe(const mjModel* m, mjtObj type, const char* kind, int id) {
+  const std::string name = Name(m, type, id);
+  return std::string(kind) + " " + (name.empty() ? "#" + std::to_string(id) : "'" + name + "'");
+}
+
+// Features whose absence would change the physics badly are errors; the first one found is
+// reported. Returns an empty string when the model is supported.
+std::string FindUnsupportedFeature(const mjModel* m) {
+  if (m->opt.density > 0 || m->opt.viscosity > 0) {
+    return "fluid forces (option density/viscosity) are not supported";
+  }
+  for (int i = 0; i < m->ntendon; ++i) {
+    if (m->tendon_stiffness[i] > 0 || m->tendon_damping[i] > 0 || m->tendon_limited[i] ||
+        m->tendon_frictionloss[i] > 0) {
+      return Describe(m, mjOBJ_TENDON, "tendon", i) +
+             " exerts forces (stiffness, damping, limit or friction); tendons are not supported";
+    }
+  }
+  for (int i = 0; i < m->nu; ++i) {
+    const std::string actuator = Describe(m, mjOBJ_ACTUATOR, "actuator", i);
+    const int trntype = m->actuator_trntype[i];
+    if (trntype != mjTRN_JOINT && trntype != mjTRN_JOINTINPARENT) {
+      return actuator + ": only joint transmissions are supported (this one drives a " +
+             (trntype == mjTRN_TENDON ? "tendon"
+              : trntype == mjTRN_SITE ? "site"
+              : trntype == mjTRN_BODY ? "body (adhesion)"
+                                      : "slider-crank") +
+             ")";
+    }
+    const int joint_type = m->jnt_type[m->actuator_trnid[2 * i]];
+    if (joint_type != mjJNT_HINGE && joint_type != mjJNT_SLIDE) {
+      return actuator + " drives a free or ball joint; only hinge and slide joints are supported";
+    }
+    if (m->actuator_dyntype[i] != mjDYN_NONE) {
+      return actuator + " has activation dynamics (dyntype); not supported";
+    }
+    if (m->actuator_gaintype[i] != mjGAIN_FIXED) {
+      return actuator + " has a non-constant gain (gaintype); not supported";
+    }
+    if (m->actuator_biastype[i] != mjBIAS_NONE && m->actuator_biastype[i] != mjBIAS_AFFINE) {
+      return actuator + " has a muscle or user bias (biastype); not supported";
+    }
+  }
+  for (int i = 0; i < m->neq; ++i) {
+    if (m->eq_type[i] != mjEQ_CONNECT && m->eq_type[i] != mjEQ_WELD) {
+      return Describe(m, mjOBJ_EQUALITY, "equality", i) +
+             ": only connect and weld equality constraints are supported";
+    }
+  }
+  for (int i = 0; i < m->ngeom; ++i) {
+    if (m->geom_type[i] == mjGEOM_HFIELD) {
+      return Describe(m, mjOBJ_GEOM, "geom", i) + " is a height field; not supported";
+    }
+  }
+  return "";
+}
+
+// Features alsim ignores because they do not change the dynamics it computes.
+void ListIgnoredFeatures(const mjModel* m, std::vector<std::string>& warnings) {
+  if (m->ntendon > 0) {
+    warnings.push_back(std::to_string(m->ntendon) +
+                       " tendon(s) ignored: they exert no force in this scene");
+  }
+  if (m->nsensor > 0) warnings.push_back(std::to_string(m->nsensor) + " sensor(s) ignored");
+  if (m->nkey > 0) warnings.push_back(std::to_string(m->nkey) + " keyframe(s) ignored");
+  int frictionloss_dofs = 0;
+  for (int i = 0; i < m->nv; ++i) frictionloss_dofs += m->dof_frictionloss[i] > 0;
+  if (frictionloss_dofs > 0) {
+    warnings.push_back("joint frictionloss on " + std::to_string(frictionloss_dofs) +
+                       " dof(s) ignored: dry joint friction is not supported");
+  }
+  int high_condim = 0;
+  for (int i = 0; i < m->ngeom; ++i) high_condim += m->geom_condim[i] > 3;
+  if (high_condim > 0) {
+    warnings.push_back(std::to_string(high_condim) +
+                       " geom(s) ask for torsional/rolling friction (condim 4 or 6); contacts use "
+                       "sliding friction only (condim 3)");
+  }
+  const int ignored_flags = m->opt.disableflags & ~mjDSBL_GRAVITY;
+  if (ignored_flags != 0) {
+    warnings.push_back("option/flag settings that disable features (mask " +
+                       std::to_string(ignored_flags) + ") are ignored; only gravity is honoured");
+  }
+}
+
+// ---- conversion -----------------------------------------------------------------------------
+
+Vec3 ToVec3(const mjtNum* v) { return Vec3(v[0], v[1], v[2]); }
+Quat ToQuat(const mjtNum* q) { return Quat(q[0], q[1], q[2], q[3]); }
+
+void ConvertOptions(const mjModel* m, bool scene_sets_timestep, Model& model) {
+  model.timestep = scene_sets_timestep ? m->opt.timestep : kDefaultTimestep;
+  model.gravity = (m->opt.disableflags & mjDSBL_GRAVITY) ? Vec3::Zero() : ToVec3(m->opt.gravity);
+}
+
+void ConvertBodies(const mjModel* m, Model& model) {
+  model.nbody = m->nbody;
+  for (int b = 0; b < m->nbody; ++b) {
+    model.body_name.push_back(Name(m, mjOBJ_BODY, b));
+    model.body_parent.push_back(b == 0 ? -1 : m->body_parentid[b]);
+    model.body_root.push_back(m->body_rootid[b]);
+    model.body_jnt_adr.push_back(m->body_jntnum[b] > 0 ? m->body_jntadr[b] : -1);
+    model.body_jnt_num.push_back(m->body_jntnum[b]);
+    model.body_dof_adr.push_back(m->body_dofnum[b] > 0 ? m->body_dofadr[b] : -1);
+    model.body_dof_num.push_back(m->body_dofnum[b]);
+    model.body_pos.push_back(ToVec3(m->body_pos + 3 * b));
+    model.body_quat.push_back(ToQuat(m->body_quat + 4 * b));
+    model.body_ipos.push_back(ToVec3(m->body_ipos + 3 * b));
+    model.body_iquat.push_back(ToQuat(m->body_iquat + 4 * b));
+    model.body_mass.push_back(m->body_mass[b]);
+    model.body_inertia.push_back(ToVec3(m->body_inertia + 3 * b));
+  }
+}
+
+void ConvertJointsAndDofs(const mjModel* m, Model& model) {
+  model.njnt = m->njnt;
+  model.nq = m->nq;
+  model.nv = m->nv;
+  for (int j = 0; j < m->njnt; ++j) {
+    model.jnt_name.push_back(Name(m, mjOBJ_JOINT, j));
+    model.jnt_type.push_back(static_cast<JointType>(m->jnt_type[j]));
+    model.jnt_body.push_back(m->jnt_bodyid[j]);
+    model.jnt_qpos_adr.push_back(m->jnt_qposadr[j]);
+    model.jnt_dof_adr.push_back(m->jnt_dofadr[j]);
+    model.jnt_pos.push_back(ToVec3(m->jnt_pos + 3 * j));
+    model.jnt_axis.push_back(ToVec3(m->jnt_axis + 3 * j));
+    model.jnt_stiffness.push_back(m->jnt_stiffness[j]);
+    model.jnt_limited.push_back(m->jnt_limited[j] != 0);
+    model.jnt_range_lower.push_back(m->jnt_range[2 * j]);
+    model.jnt_range_upper.push_back(m->jnt_range[2 * j + 1]);
+  }
+  for (int i = 0; i < m->nv; ++i) {
+    model.dof_body.push_back(m->dof_bodyid[i]);
+    model.dof_jnt.push_back(m->dof_jntid[i]);
+    model.dof_parent.push_back(m->dof_parentid[i]);
+    model.dof_armature.push_back(m->dof_armature[i]);
+    model.dof_damping.push_back(m->dof_damping[i]);
+    model.dof_frictionloss.push_back(m->dof_frictionloss[i]);
+  }
+  model.qpos0.assign(m->qpos0, m->qpos0 + m->nq);
+  model.qpos_spring.assign(m->qpos_spring, m->qpos_spring + m->nq);
+}
+
+// A subsystem is a tree hanging from the world that has at least one dof. MuJoCo numbers bodies
+// depth-first, so each tree's bodies, and therefore its dofs, are contiguous.
+void BuildSubsystems(const mjModel* m, Model& model) {
+  model.body_subsystem.assign(m->nbody, -1);
+  for (int root = 1; root < m->nbody; ++root) {
+    if (m->body_parentid[root] != 0) continue;
+    int end = root + 1;
+    while (end < m->nbody && m->body_rootid[end] == root) ++end;
+    int dof_num = 0;
+    for (int b = root; b < end; ++b) dof_num += m->body_dofnum[b];
+    if (dof_num == 0) continue;  // a static tree: part of the world
+    const int subsystem = model.nsubsystem++;
+    int dof_adr = -1;
+    for (int b = root; b < end; ++b) {
+      if (m->body_weldid[b] != 0) model.body_subsystem[b] = subsystem;  // moves
+      if (dof_adr < 0 && m->body_dofnum[b] > 0) dof_adr = m->body_dofadr[b];
+    }
+    model.subsystem_root_body.push_back(root);
+    model.subsystem_body_adr.push_back(root);
+    model.subsystem_body_num.push_back(end - root);
+    model.subsystem_dof_adr.push_back(dof_adr);
+    model.subsystem_dof_num.push_back(dof_num);
+  }
+}
+
+void ConvertGeomsAndMeshes(const mjModel* m, Model& model) {
+  model.ngeom = m->ngeom;
+  for (int g = 0; g < m->ngeom; ++g) {
+    model.geom_name.push_back(Name(m, mjOBJ_GEOM, g));
+    model.geom_type.push_back(static_cast<GeomType>(m->geom_type[g]));
+    model.geom_body.push_back(m->geom_bodyid[g]);
+    model.geom_pos.push_back(ToVec3(m->geom_pos + 3 * g));
+    model.geom_quat.push_back(ToQuat(m->geom_quat + 4 * g));
+    model.geom_size.push_back(ToVec3(m->geom_size + 3 * g));
+    model.geom_friction.push_back(ToVec3(m->geom_friction + 3 * g));
+    model.geom_contype.push_back(m->geom_contype[g]);
+    model.geom_conaffinity.push_back(m->geom_conaffinity[g]);
+    model.geom_condim.push_back(m->geom_condim[g]);
+    model.geom_priority.push_back(m->geom_priority[g]);
+    model.geom_margin.push_back(m->geom_margin[g]);
+    model.geom_gap.push_back(m->geom_gap[g]);
+    model.geom_rbound.push_back(m->geom_rbound[g]);
+    model.geom_mesh.push_back(m->geom_type[g] == mjGEOM_MESH ? m->geom_dataid[g] : -1);
+  }
+
+  model.nmesh = m->nmesh;
+  for (int k = 0; k < m->nmesh; ++k) {
+    model.mesh_vert_adr.push_back(static_cast<int>(model.mesh_vert.size()));
+    model.mesh_vert_num.push_back(m->mesh_vertnum[k]);
+    for (int v = 0; v < m->mesh_vertnum[k]; ++v) {
+      const float* p = m->mesh_vert + 3 * (m->mesh_vertadr[k] + v);
+      model.mesh_vert.emplace_back(p[0], p[1], p[2]);
+    }
+    model.mesh_face_adr.push_back(static_cast<int>(model.mesh_face.size()));
+    model.mesh_face_num.push_back(m->mesh_facenum[k]);
+    for (int f = 0; f < m->mesh_facenum[k]; ++f) {
+      const int* t = m->mesh_face + 3 * (m->mesh_faceadr[k] + f);
+      model.mesh_face.emplace_back(t[0], t[1], t[2]);
+    }
+    // MuJoCo's convex-hull graph: [numvert, numface, vert_edgeadr(numvert),
+    // vert_globalid(numvert), edge_localid(numvert + 3 numface), face_globalid(3 numface)];
+    // face_globalid holds the hull triangles as indices into the mesh's vertices.
+    model.mesh_hull_face_adr.push_back(static_cast<int>(model.mesh_hull_face.size()));
+    int hull_faces = 0;
+    if (m->mesh_graphadr[k] >= 0) {
+      const int* graph = m->mesh_graph + m->mesh_graphadr[k];
+      const int numvert = graph[0];
+      hull_faces = graph[1];
+      const int* face_globalid = graph + 2 + numvert + numvert + (numvert + 3 * hull_faces);
+      for (int f = 0; f < hull_faces; ++f) {
+        model.mesh_hull_face.emplace_back(face_globalid[3 * f], face_globalid[3 * f + 1],
+                                          face_globalid[3 * f + 2]);
+      }
+    }
+    model.mesh_hull_face_num.push_back(hull_faces);
+  }
+}
+
+void ConvertActuators(const mjModel* m, Model& model) {
+  model.nu = m->nu;
+  for (int i = 0; i < m->nu; ++i) {
+    const bool affine_bias = m->actuator_biastype[i] == mjBIAS_AFFINE;
+    const mjtNum* bias = m->actuator_biasprm + i * mjNBIAS;
+    model.actuator_name.push_back(Name(m, mjOBJ_ACTUATOR, i));
+    model.actuator_jnt.push_back(m->actuator_trnid[2 * i]);
+    model.actuator_gear.push_back(m->actuator_gear[6 * i]);
+    model.actuator_gain.push_back(m->actuator_gainprm[i * mjNGAIN]);
+    model.actuator_bias0.push_back(affine_bias ? bias[0] : 0.0);
+    model.actuator_bias1.push_back(affine_bias ? bias[1] : 0.0);
+    model.actuator_bias2.push_back(affine_bias ? bias[2] : 0.0);
+    model.actuator_ctrl_limited.push_back(m->actuator_ctrllimited[i] != 0);
+    model.actuator_ctrl_lower.push_back(m->actuator_ctrlrange[2 * i]);
+    model.actuator_ctrl_upper.push_back(m->actuator_ctrlrange[2 * i + 1]);
+    model.actuator_force_limited.push_back(m->actuator_forcelimited[i] != 0);
+    model.actuator_force_lower.push_back(m->actuator_forcerange[2 * i]);
+    model.actuator_force_upper.push_back(m->actuator_forcerange[2 * i + 1]);
+  }
+}
+
+// eq_data layout in MuJoCo 2.2.2 (checked by tests/model): connect = anchor in body1 (3), anchor
+// in body2 (3); weld = anchor in body2 (3), pose of body2 relative to body1 (position 3,
+// quaternion 4), torque scale (1).
+void ConvertEqualities(const mjModel* m, Model& model) {
+  model.neq = m->neq;
+  for (int i = 0; i < m->neq; ++i) {
+    const mjtNum* data = m->eq_data + i * mjNEQDATA;
+    const bool weld = m->eq_type[i] == mjEQ_WELD;
+    model.eq_type.push_back(weld ? EqualityType::kWeld : EqualityType::kConnect);
+    model.eq_body1.push_back(m->eq_obj1id[i]);
+    model.eq_body2.push_back(m->eq_obj2id[i]);
+    model.eq_active.push_back(m->eq_active[i] != 0);
+    model.eq_anchor.push_back(ToVec3(data));
+    model.eq_relpos.push_back(weld ? ToVec3(data + 3) : Vec3::Zero());
+    model.eq_relquat.push_back(weld ? ToQuat(data + 6) : Quat(1, 0, 0, 0));
+  }
+}
+
+// MuJoCo's compiler messages span lines and end with the offending element and its line
+// ("Element 'bogus', line 4" or "Line number=4"); users get one line "source:4: message".
+std::string LocatedMessage(const std::string& source, const std::string& mujoco_message) {
+  static const std::regex line_number(R"(line(?: number)?\s*=?\s*(\d+))", std::regex::icase);
+  std::string message;
+  for (char c : mujoco_message) {
+    if (c == '\n') {
+      if (!message.empty() && message.back() == ':') {
+        message += ' ';
+      } else if (!message.empty() && message.back() != ' ') {
+        message += "; ";
+      }
+    } else {
+      message += c;
+    }
+  }
+  while (!message.empty() && (message.back() == ' ' || message.back() == ';')) message.pop_back();
+  std::smatch match;
+  if (std::regex_search(mujoco_message, match, line_number)) {
+    return source + ":" + match[1].str() + ": " + message;
+  }
+  return source + ": " + message;
+}
+
+// Compiles with MuJoCo and converts. `source` names the scene in messages.
+ModelImport Compile(const std::string& source, const std::string& load_path, const mjVFS* vfs,
+                    bool scene_sets_timestep) {
+  auto model = std::make_shared<Model>();
+  MjModelPtr m;
+  {
+    MujocoCompileGuard guard(&model->warnings);
+    char error[1024] = "";
+    try {
+      m.reset(mj_loadXML(load_path.c_str(), vfs, error, sizeof error));
+    } catch (const MujocoError& e) {
+      return {nullptr, source + ": MuJoCo error: " + e.what()};
+    }
+    if (m == nullptr) {
+      return {nullptr,
+              LocatedMessage(source, error[0] != '\0' ? error : "MuJoCo could not load it")};
+    }
+  }
+  if (const std::string unsupported = FindUnsupportedFeature(m.get()); !unsupported.empty()) {
+    return {nullptr, source + ": " + unsupported};
+  }
+  ListIgnoredFeatures(m.get(), model->warnings);
+  ConvertOptions(m.get(), scene_sets_timestep, *model);
+  ConvertBodies(m.get(), *model);
+  ConvertJointsAndDofs(m.get(), *model);
+  BuildSubsystems(m.get(), *model);
+  ConvertGeomsAndMeshes(m.get(), *model);
+  ConvertActuators(m.get(), *model);
+  ConvertEqualities(m.get(), *model);
+  return {std::move(model), ""};
+}
+
+}  // namespace
+
+ModelImport ImportModelFromFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return {nullptr, path + ": cannot open the file"};
+  std::stringstream text;
+  text << in.rdbuf();
+  return Compile(path, path, nullptr, SetsTimestep(text.str(), DirName(path), {}));
+}
+
+ModelImport ImportModelFromString(const std::string& xml, const std::vector<ModelAsset>& assets,
+                                  const std::string& name) {
+  VirtualFileSystem files;
+  const std::string main_file = BaseName(name.empty() ? "model.xml" : name);
+  if (std::string error = files.Add(main_file, xml); !error.empty()) return {nullptr, error};
+  for (const auto& asset : assets) {
+    if (std::string error = files.Add(BaseName(asset.name), asset.bytes); !error.empty()) {
+      return {nullptr, name + ": " + error};
+    }
+  }
+  return Compile(name, main_file, files.vfs.get(), SetsTimestep(xml, "", assets));
+}
+
+}  // namespace alsim

@@ -1,0 +1,385 @@
+// The importer against MuJoCo's own compiled model (the conversion must keep every number), on
+// MuJoCo's sample scenes and on small scenes written here; and every way a scene can be bad.
+#include "engine/model/model_import.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <mujoco/mujoco.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <set>
+#include <thread>
+
+namespace alsim {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+const std::string kSamples = "/usr/share/mujoco/model/";
+
+struct MjModelDeleter {
+  void operator()(mjModel* m) const { mj_deleteModel(m); }
+};
+using MjModelPtr = std::unique_ptr<mjModel, MjModelDeleter>;
+
+MjModelPtr LoadWithMujoco(const std::string& path) {
+  char error[1000] = "";
+  MjModelPtr m(mj_loadXML(path.c_str(), nullptr, error, sizeof error));
+  EXPECT_NE(m, nullptr) << error;
+  return m;
+}
+
+void ExpectVec3(const Vec3& actual, const mjtNum* expected, const std::string& what) {
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(actual[k], expected[k]) << what << "[" << k << "]";
+}
+void ExpectQuat(const Quat& actual, const mjtNum* expected, const std::string& what) {
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(actual[k], expected[k]) << what << "[" << k << "]";
+}
+
+// Every converted number equals MuJoCo's compiled value exactly.
+void ExpectSameAsMujoco(const Model& model, const mjModel* m) {
+  ASSERT_EQ(model.nq, m->nq);
+  ASSERT_EQ(model.nv, m->nv);
+  ASSERT_EQ(model.nbody, m->nbody);
+  ASSERT_EQ(model.njnt, m->njnt);
+  ASSERT_EQ(model.ngeom, m->ngeom);
+  ASSERT_EQ(model.nu, m->nu);
+  ASSERT_EQ(model.nmesh, m->nmesh);
+  for (int b = 0; b < m->nbody; ++b) {
+    const std::string body = "body " + std::to_string(b);
+    EXPECT_EQ(model.body_parent[b], b == 0 ? -1 : m->body_parentid[b]) << body;
+    EXPECT_EQ(model.body_root[b], m->body_rootid[b]) << body;
+    EXPECT_EQ(model.body_dof_num[b], m->body_dofnum[b]) << body;
+    EXPECT_EQ(model.body_jnt_num[b], m->body_jntnum[b]) << body;
+    EXPECT_EQ(model.body_mass[b], m->body_mass[b]) << body;
+    ExpectVec3(model.body_pos[b], m->body_pos + 3 * b, body + " pos");
+    ExpectQuat(model.body_quat[b], m->body_quat + 4 * b, body + " quat");
+    ExpectVec3(model.body_ipos[b], m->body_ipos + 3 * b, body + " ipos");
+    ExpectQuat(model.body_iquat[b], m->body_iquat + 4 * b, body + " iquat");
+    ExpectVec3(model.body_inertia[b], m->body_inertia + 3 * b, body + " inertia");
+  }
+  for (int j = 0; j < m->njnt; ++j) {
+    const std::string joint = "joint " + std::to_string(j);
+    EXPECT_EQ(static_cast<int>(model.jnt_type[j]), m->jnt_type[j]) << joint;
+    EXPECT_EQ(model.jnt_body[j], m->jnt_bodyid[j]) << joint;
+    EXPECT_EQ(model.jnt_qpos_adr[j], m->jnt_qposadr[j]) << joint;
+    EXPECT_EQ(model.jnt_dof_adr[j], m->jnt_dofadr[j]) << joint;
+    ExpectVec3(model.jnt_pos[j], m->jnt_pos + 3 * j, joint + " pos");
+    ExpectVec3(model.jnt_axis[j], m->jnt_axis + 3 * j, joint + " axis");
+    EXPECT_EQ(model.jnt_stiffness[j], m->jnt_stiffness[j]) << joint;
+    EXPECT_EQ(model.jnt_limited[j], m->jnt_limited[j] != 0) << joint;
+    EXPECT_EQ(model.jnt_range_lower[j], m->jnt_range[2 * j]) << joint;
+    EXPECT_EQ(model.jnt_range_upper[j], m->jnt_range[2 * j + 1]) << joint;
+    EXPECT_EQ(model.jnt_name[j],
+              mj_id2name(m, mjOBJ_JOINT, j) ? mj_id2name(m, mjOBJ_JOINT, j) : "");
+  }
+  for (int i = 0; i < m->nv; ++i) {
+    EXPECT_EQ(model.dof_parent[i], m->dof_parentid[i]) << "dof " << i;
+    EXPECT_EQ(model.dof_body[i], m->dof_bodyid[i]) << "dof " << i;
+    EXPECT_EQ(model.dof_armature[i], m->dof_armature[i]) << "dof " << i;
+    EXPECT_EQ(model.dof_damping[i], m->dof_damping[i]) << "dof " << i;
+  }
+  for (int i = 0; i < m->nq; ++i) {
+    EXPECT_EQ(model.qpos0[i], m->qpos0[i]) << "qpos0 " << i;
+    EXPECT_EQ(model.qpos_spring[i], m->qpos_spring[i]) << "qpos_spring " << i;
+  }
+  for (int g = 0; g < m->ngeom; ++g) {
+    const std::string geom = "geom " + std::to_string(g);
+    EXPECT_EQ(static_cast<int>(model.geom_type[g]), m->geom_type[g]) << geom;
+    EXPECT_EQ(model.geom_body[g], m->geom_bodyid[g]) << geom;
+    ExpectVec3(model.geom_pos[g], m->geom_pos + 3 * g, geom + " pos");
+    ExpectQuat(model.geom_quat[g], m->geom_quat + 4 * g, geom + " quat");
+    ExpectVec3(model.geom_size[g], m->geom_size + 3 * g, geom + " size");
+    ExpectVec3(model.geom_friction[g], m->geom_friction + 3 * g, geom + " friction");
+    EXPECT_EQ(model.geom_contype[g], m->geom_contype[g]) << geom;
+    EXPECT_EQ(model.geom_conaffinity[g], m->geom_conaffinity[g]) << geom;
+    EXPECT_EQ(model.geom_margin[g], m->geom_margin[g]) << geom;
+    EXPECT_EQ(model.geom_rbound[g], m->geom_rbound[g]) << geom;
+  }
+  for (int i = 0; i < m->nu; ++i) {
+    EXPECT_EQ(model.actuator_jnt[i], m->actuator_trnid[2 * i]) << "actuator " << i;
+    EXPECT_EQ(model.actuator_gear[i], m->actuator_gear[6 * i]) << "actuator " << i;
+    EXPECT_EQ(model.actuator_gain[i], m->actuator_gainprm[i * mjNGAIN]) << "actuator " << i;
+    EXPECT_EQ(model.actuator_ctrl_lower[i], m->actuator_ctrlrange[2 * i]) << "actuator " << i;
+    EXPECT_EQ(model.actuator_ctrl_upper[i], m->actuator_ctrlrange[2 * i + 1]) << "actuator " << i;
+  }
+  for (int d = 0; d < 3; ++d) EXPECT_EQ(model.gravity[d], m->opt.gravity[d]);
+}
+
+// Subsystems tile the movable bodies and all dofs, each tree contiguous.
+void ExpectSubsystemsPartitionTheDofs(const Model& model) {
+  int next_dof = 0;
+  for (int s = 0; s < model.nsubsystem; ++s) {
+    EXPECT_EQ(model.subsystem_dof_adr[s], next_dof) << "subsystem " << s;
+    next_dof += model.subsystem_dof_num[s];
+    const int root = model.subsystem_root_body[s];
+    EXPECT_EQ(model.body_parent[root], 0) << "subsystem " << s << " root hangs from the world";
+    for (int b = 0; b < model.nbody; ++b) {
+      const bool in_range = b >= model.subsystem_body_adr[s] &&
+                            b < model.subsystem_body_adr[s] + model.subsystem_body_num[s];
+      EXPECT_EQ(in_range, model.body_root[b] == root) << "body " << b;
+    }
+  }
+  EXPECT_EQ(next_dof, model.nv);
+  for (int i = 0; i < model.nv; ++i) {
+    const int body = model.dof_body[i];
+    ASSERT_GE(model.body_subsystem[body], 0) << "dof " << i << " moves a body of no subsystem";
+    const int s = model.body_subsystem[body];
+    EXPECT_GE(i, model.subsystem_dof_adr[s]);
+    EXPECT_LT(i, model.subsystem_dof_adr[s] + model.subsystem_dof_num[s]);
+  }
+}
+
+class SampleModelTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SampleModelTest, ImportKeepsEveryNumberOfMujocosCompiledModel) {
+  const std::string path = kSamples + GetParam();
+  const ModelImport imported = ImportModelFromFile(path);
+  ASSERT_TRUE(imported) << imported.error;
+  const MjModelPtr m = LoadWithMujoco(path);
+  ASSERT_NE(m, nullptr);
+  ExpectSameAsMujoco(*imported.model, m.get());
+  ExpectSubsystemsPartitionTheDofs(*imported.model);
+  // MuJoCo's timestep where the scene sets one, alsim's 240 Hz default where it does not.
+  std::ifstream file(path);
+  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const bool sets_timestep = text.find("timestep=") != std::string::npos;
+  EXPECT_EQ(imported.model->timestep, sets_timestep ? m->opt.timestep : kDefaultTimestep);
+}
+
+INSTANTIATE_TEST_SUITE_P(MujocoSamples, SampleModelTest,
+                         ::testing::Values("humanoid/humanoid.xml", "humanoid/22_humanoids.xml",
+                                           "humanoid100/humanoid100.xml", "mug/mug.xml",
+                                           "composite/rope.xml", "composite/loop.xml",
+                                           "composite/particle.xml"));
+
+TEST(ModelImportTest, HumanoidHasTheExpectedStructure) {
+  const ModelImport imported = ImportModelFromFile(kSamples + "humanoid/humanoid.xml");
+  ASSERT_TRUE(imported) << imported.error;
+  const Model& model = *imported.model;
+  // A floating base (free joint: 7 qpos, 6 dofs) and 21 hinges; one actuator per hinge.
+  EXPECT_EQ(model.nq, 7 + 21);
+  EXPECT_EQ(model.nv, 6 + 21);
+  EXPECT_EQ(model.nu, 21);
+  EXPECT_EQ(model.jnt_type[0], JointType::kFree);
+  EXPECT_EQ(model.nsubsystem, 1);
+  EXPECT_EQ(model.subsystem_dof_num[0], 27);
+}
+
+TEST(ModelImportTest, TwentyTwoHumanoidsAreTwentyTwoSubsystems) {
+  const ModelImport imported = ImportModelFromFile(kSamples + "humanoid/22_humanoids.xml");
+  ASSERT_TRUE(imported) << imported.error;
+  ASSERT_EQ(imported.model->nsubsystem, 22);
+  for (int s = 0; s < 22; ++s) EXPECT_EQ(imported.model->subsystem_dof_num[s], 27);
+}
+
+TEST(ModelImportTest, ScenesWithForceProducingFeaturesAreRefusedByName) {
+  const ModelImport arm = ImportModelFromFile(kSamples + "tendon_arm/arm26.xml");
+  EXPECT_FALSE(arm);
+  EXPECT_THAT(arm.error, StartsWith(kSamples + "tendon_arm/arm26.xml: "));
+  EXPECT_THAT(arm.error, HasSubstr("tendon"));
+
+  const ModelImport flag = ImportModelFromFile(kSamples + "flag/flag.xml");
+  EXPECT_FALSE(flag);
+  EXPECT_THAT(flag.error, HasSubstr("fluid forces"));
+}
+
+// ---- scenes from text ------------------------------------------------------------------------
+
+TEST(ModelImportTest, TimestepDefaultsTo240HzUnlessTheSceneSetsIt) {
+  const std::string body = R"(<worldbody><body><freejoint/><geom size=".1"/></body></worldbody>)";
+  const ModelImport unset = ImportModelFromString("<mujoco>" + body + "</mujoco>");
+  ASSERT_TRUE(unset) << unset.error;
+  EXPECT_DOUBLE_EQ(unset.model->timestep, 1.0 / 240.0);
+
+  // Even MuJoCo's own default value counts when the scene states it.
+  const ModelImport explicit_default =
+      ImportModelFromString(R"(<mujoco><option timestep="0.002"/>)" + body + "</mujoco>");
+  ASSERT_TRUE(explicit_default) << explicit_default.error;
+  EXPECT_DOUBLE_EQ(explicit_default.model->timestep, 0.002);
+
+  // An option in an included file counts too.
+  const ModelImport included =
+      ImportModelFromString(R"(<mujoco><include file="options.xml"/>)" + body + "</mujoco>",
+                            {{"options.xml", R"(<mujoco><option timestep="0.001"/></mujoco>)"}});
+  ASSERT_TRUE(included) << included.error;
+  EXPECT_DOUBLE_EQ(included.model->timestep, 0.001);
+}
+
+TEST(ModelImportTest, DisabledGravityIsZeroGravity) {
+  const ModelImport imported = ImportModelFromString(
+      R"(<mujoco><option><flag gravity="disable"/></option>
+         <worldbody><body><freejoint/><geom size=".1"/></body></worldbody></mujoco>)");
+  ASSERT_TRUE(imported) << imported.error;
+  EXPECT_EQ(imported.model->gravity, Vec3::Zero());
+}
+
+TEST(ModelImportTest, UrdfLoadsThroughMujocosCompiler) {
+  const ModelImport imported = ImportModelFromString(R"(<robot name="pendulum">
+      <link name="base"/>
+      <link name="arm">
+        <inertial><origin xyz="0 0 -0.5"/><mass value="2"/>
+          <inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.01"/></inertial>
+      </link>
+      <joint name="swing" type="revolute">
+        <parent link="base"/><child link="arm"/><axis xyz="0 1 0"/>
+        <limit lower="-1" upper="1" effort="10" velocity="5"/>
+      </joint>
+    </robot>)",
+                                                     {}, "pendulum.urdf");
+  ASSERT_TRUE(imported) << imported.error;
+  const Model& model = *imported.model;
+  EXPECT_EQ(model.nv, 1);
+  EXPECT_EQ(model.jnt_type[0], JointType::kHinge);
+  EXPECT_EQ(model.jnt_name[0], "swing");
+  EXPECT_TRUE(model.jnt_limited[0]);
+  EXPECT_DOUBLE_EQ(model.jnt_range_upper[0], 1.0);
+  EXPECT_DOUBLE_EQ(model.timestep, 1.0 / 240.0);
+  EXPECT_DOUBLE_EQ(model.body_mass[model.dof_body[0]], 2.0);
+}
+
+// A binary STL of the axis-aligned cube [-h, h]^3: 80-byte header, triangle count, then per
+// triangle a normal, three vertices (float32) and a 2-byte attribute.
+std::string CubeStl(float h) {
+  const float corner[8][3] = {{-h, -h, -h}, {h, -h, -h}, {h, h, -h}, {-h, h, -h},
+                              {-h, -h, h},  {h, -h, h},  {h, h, h},  {-h, h, h}};
+  const int faces[12][3] = {{0, 2, 1}, {0, 3, 2}, {4, 5, 6}, {4, 6, 7}, {0, 1, 5}, {0, 5, 4},
+                            {1, 2, 6}, {1, 6, 5}, {2, 3, 7}, {2, 7, 6}, {3, 0, 4}, {3, 4, 7}};
+  std::string stl(80, '\0');
+  const uint32_t count = 12;
+  stl.append(reinterpret_cast<const char*>(&count), 4);
+  for (const auto& face : faces) {
+    const float normal[3] = {0, 0, 0};
+    stl.append(reinterpret_cast<const char*>(normal), 12);
+    for (int v : face) stl.append(reinterpret_cast<const char*>(corner[v]), 12);
+    stl.append(2, '\0');
+  }
+  return stl;
+}
+
+TEST(ModelImportTest, MeshAssetsComeAsBytesAndKeepTheirHull) {
+  const ModelImport imported = ImportModelFromString(R"(<mujoco>
+      <asset><mesh name="cube" file="meshes/cube.stl"/></asset>
+      <worldbody><body><freejoint/><geom type="mesh" mesh="cube"/></body></worldbody>
+    </mujoco>)",
+                                                     {{"cube.stl", CubeStl(0.5f)}});
+  ASSERT_TRUE(imported) << imported.error;
+  const Model& model = *imported.model;
+  ASSERT_EQ(model.nmesh, 1);
+  EXPECT_EQ(model.geom_mesh[0], 0);
+  std::set<std::tuple<double, double, double>> distinct;
+  for (int v = 0; v < model.mesh_vert_num[0]; ++v) {
+    const Vec3& p = model.mesh_vert[model.mesh_vert_adr[0] + v];
+    EXPECT_NEAR(p.cwiseAbs().maxCoeff(), 0.5, 1e-6) << "vertex " << v << " is on the cube";
+    distinct.emplace(p.x(), p.y(), p.z());
+  }
+  EXPECT_EQ(distinct.size(), 8u);
+  // The hull of a cube: 6 square faces, 12 triangles, every index a valid vertex.
+  EXPECT_EQ(model.mesh_hull_face_num[0], 12);
+  for (int f = 0; f < model.mesh_hull_face_num[0]; ++f) {
+    const auto& t = model.mesh_hull_face[model.mesh_hull_face_adr[0] + f];
+    EXPECT_GE(t.minCoeff(), 0);
+    EXPECT_LT(t.maxCoeff(), model.mesh_vert_num[0]);
+  }
+  // MuJoCo computes the inertia of the solid cube: mass = density * volume = 1000 kg.
+  EXPECT_NEAR(model.body_mass[1], 1000.0, 1e-6);
+}
+
+TEST(ModelImportTest, EqualityDataKeepsAnchorsAndRelativePose) {
+  const ModelImport imported = ImportModelFromString(R"(<mujoco><worldbody>
+      <body name="a" pos="0 0 1"><freejoint/><geom size=".1"/></body>
+      <body name="b" pos="0.5 0 1"><freejoint/><geom size=".1"/></body></worldbody>
+      <equality>
+        <connect body1="a" body2="b" anchor="0.1 0.2 0.3"/>
+        <weld body1="a" body2="b" relpose="1 2 3 1 0 0 0"/>
+      </equality></mujoco>)");
+  ASSERT_TRUE(imported) << imported.error;
+  const Model& model = *imported.model;
+  ASSERT_EQ(model.neq, 2);
+  EXPECT_EQ(model.eq_type[0], EqualityType::kConnect);
+  EXPECT_EQ(model.eq_anchor[0], Vec3(0.1, 0.2, 0.3));
+  EXPECT_EQ(model.eq_type[1], EqualityType::kWeld);
+  EXPECT_EQ(model.eq_relpos[1], Vec3(1, 2, 3));
+  EXPECT_EQ(model.eq_relquat[1], Quat(1, 0, 0, 0));
+  EXPECT_EQ(model.eq_body1[1], 1);
+  EXPECT_EQ(model.eq_body2[1], 2);
+}
+
+TEST(ModelImportTest, IgnoredFeaturesAreReportedAsWarnings) {
+  const ModelImport imported = ImportModelFromString(R"(<mujoco><worldbody>
+      <body><joint name="j" type="hinge" frictionloss="0.5"/><geom size=".1" condim="6"/>
+        <site name="s"/></body></worldbody>
+      <sensor><jointpos joint="j"/></sensor>
+      <keyframe><key qpos="0.3"/></keyframe></mujoco>)");
+  ASSERT_TRUE(imported) << imported.error;
+  const std::string all = ::testing::PrintToString(imported.model->warnings);
+  EXPECT_THAT(all, HasSubstr("1 sensor(s) ignored"));
+  EXPECT_THAT(all, HasSubstr("1 keyframe(s) ignored"));
+  EXPECT_THAT(all, HasSubstr("frictionloss on 1 dof(s) ignored"));
+  EXPECT_THAT(all, HasSubstr("condim 4 or 6"));
+}
+
+// ---- bad scenes: an error value naming the file and line, never an exit -------------------
+
+TEST(ModelImportTest, MalformedXmlNamesTheLine) {
+  const ModelImport imported = ImportModelFromString(
+      "<mujoco>\n  <worldbody>\n    <body>\n      <geom size=\"0.1\"\n  </worldbody>\n</mujoco>\n",
+      {}, "broken.xml");
+  EXPECT_FALSE(imported);
+  EXPECT_THAT(imported.error, StartsWith("broken.xml:4: "));
+  EXPECT_THAT(imported.error, HasSubstr("XML"));
+}
+
+TEST(ModelImportTest, UnknownElementNamesItAndTheLine) {
+  const ModelImport imported = ImportModelFromString(
+      "<mujoco>\n  <worldbody>\n    <body>\n      <bogus/>\n    </body>\n  </worldbody>\n</mujoco>",
+      {}, "scene.xml");
+  EXPECT_FALSE(imported);
+  EXPECT_THAT(imported.error, StartsWith("scene.xml:4: "));
+  EXPECT_THAT(imported.error, HasSubstr("'bogus'"));
+  EXPECT_EQ(imported.error.find('\n'), std::string::npos) << "one line";
+}
+
+TEST(ModelImportTest, MissingMeshAssetNamesTheFile) {
+  const ModelImport imported = ImportModelFromString(
+      "<mujoco>\n  <asset>\n    <mesh name=\"m\" file=\"missing.stl\"/>\n  </asset>\n"
+      "  <worldbody><geom type=\"mesh\" mesh=\"m\"/></worldbody>\n</mujoco>",
+      {}, "scene.xml");
+  EXPECT_FALSE(imported);
+  EXPECT_THAT(imported.error, StartsWith("scene.xml:3: "));
+  EXPECT_THAT(imported.error, HasSubstr("missing.stl"));
+}
+
+TEST(ModelImportTest, MissingFileIsAnError) {
+  const ModelImport imported = ImportModelFromFile("/nonexistent/scene.xml");
+  EXPECT_FALSE(imported);
+  EXPECT_EQ(imported.error, "/nonexistent/scene.xml: cannot open the file");
+}
+
+TEST(ModelImportTest, DuplicateAssetIsAnError) {
+  const ModelImport imported =
+      ImportModelFromString("<mujoco/>", {{"a.stl", "x"}, {"dir/a.stl", "y"}}, "scene.xml");
+  EXPECT_FALSE(imported);
+  EXPECT_THAT(imported.error, HasSubstr("asset 'a.stl' given twice"));
+}
+
+TEST(ModelImportTest, ConcurrentImportsAreSerializedAndAllSucceed) {
+  std::vector<ModelImport> results(4);
+  std::vector<std::thread> threads;
+  for (auto& result : results) {
+    threads.emplace_back(
+        [&result] { result = ImportModelFromFile(kSamples + "humanoid/humanoid.xml"); });
+  }
+  for (auto& thread : threads) thread.join();
+  for (const auto& result : results) {
+    ASSERT_TRUE(result) << result.error;
+    EXPECT_EQ(result.model->nv, 27);
+  }
+}
+
+}  // namespace
+}  // namespace alsim
