@@ -1,0 +1,15 @@
+// Actuator forces: joint transmissions with MuJoCo's affine force law.
+#pragma once
+
+#include "engine/model/model.h"
+#include "engine/sim/data.h"
+
+namespace alsim {
+
+// actuator_force and qfrc_actuator from ctrl, qpos and qvel. Per actuator, with l = gear q and
+// v = gear qdot of its joint: force = gain ctrl + bias0 + bias1 l + bias2 v (motor: bias = 0;
+// position servo: bias1 = -kp; velocity servo: bias2 = -kv), the control clamped to ctrlrange
+// and the force to forcerange when limited; the joint receives gear * force.
+void ActuatorForces(const Model& m, Data& d);
+
+}  // namespace alsim

@@ -1,0 +1,49 @@
+#include "engine/dynamics/passive_forces.h"
+
+#include "engine/math/spatial.h"
+
+namespace alsim {
+namespace {
+
+// Rotation vector from the spring's rest orientation to the current one, in the child frame.
+Vec3 RotationFromRest(const double* q, const double* q_rest) {
+  const Quat current = QuatNormalize(Quat(q[0], q[1], q[2], q[3]));
+  const Quat rest(q_rest[0], q_rest[1], q_rest[2], q_rest[3]);
+  return QuatToRotationVector(QuatMultiply(QuatConjugate(rest), current));
+}
+
+void AddJointSpring(const Model& m, int j, Data& d) {
+  const double stiffness = m.jnt_stiffness[j];
+  const int qadr = m.jnt_qpos_adr[j];
+  const double* q = d.qpos.data() + qadr;
+  const double* q_rest = m.qpos_spring.data() + qadr;
+  double* force = d.qfrc_passive.data() + m.jnt_dof_adr[j];
+  switch (m.jnt_type[j]) {
+    case JointType::kFree:
+      for (int k = 0; k < 3; ++k) force[k] -= stiffness * (q[k] - q_rest[k]);
+      q += 3;
+      q_rest += 3;
+      force += 3;
+      [[fallthrough]];
+    case JointType::kBall: {
+      const Vec3 r = RotationFromRest(q, q_rest);
+      for (int k = 0; k < 3; ++k) force[k] -= stiffness * r[k];
+      return;
+    }
+    case JointType::kSlide:
+    case JointType::kHinge:
+      force[0] -= stiffness * (q[0] - q_rest[0]);
+      return;
+  }
+}
+
+}  // namespace
+
+void PassiveForces(const Model& m, Data& d) {
+  for (int k = 0; k < m.nv; ++k) d.qfrc_passive[k] = -m.dof_damping[k] * d.qvel[k];
+  for (int j = 0; j < m.njnt; ++j) {
+    if (m.jnt_stiffness[j] != 0) AddJointSpring(m, j, d);
+  }
+}
+
+}  // namespace alsim

@@ -1,0 +1,54 @@
+#include "engine/dynamics/tree_ldl.h"
+
+#include <algorithm>
+
+namespace alsim {
+
+// RBDA Table 6.3 on the row storage: for k from the last dof down, each ancestor i of k (at
+// offset p in row k) receives H(i, j) -= H(k, j) H(k, i) / H(k, k) for every j on i's chain,
+// which is row i[t] -= row k[p + t] * a for t = 0 .. depth(i); then H(k, i) becomes a.
+void TreeLdlFactor(const TreeSparseLayout& layout, double* matrix) {
+  for (int k = layout.size - 1; k >= 0; --k) {
+    double* row_k = matrix + layout.row_adr[k];
+    const int nnz_k = layout.row_nnz[k];
+    const double inv_diag = 1.0 / row_k[0];
+    int i = layout.parent[k];
+    for (int p = 1; p < nnz_k; ++p, i = layout.parent[i]) {
+      const double a = row_k[p] * inv_diag;
+      double* row_i = matrix + layout.row_adr[i];
+      const double* tail_k = row_k + p;
+      const int nnz_i = nnz_k - p;
+      for (int t = 0; t < nnz_i; ++t) row_i[t] -= tail_k[t] * a;
+      row_k[p] = a;
+    }
+  }
+}
+
+void TreeLdlSolve(const TreeSparseLayout& layout, const double* factor, double* x) {
+  // L^T y = x: y_i is final once all its descendants (higher indices) have been folded in.
+  for (int i = layout.size - 1; i >= 0; --i) {
+    const double* row = factor + layout.row_adr[i];
+    const double xi = x[i];
+    int j = layout.parent[i];
+    for (int k = 1; k < layout.row_nnz[i]; ++k, j = layout.parent[j]) x[j] -= row[k] * xi;
+  }
+  // D z = y.
+  for (int i = 0; i < layout.size; ++i) x[i] /= factor[layout.row_adr[i]];
+  // L x = z: x_i depends only on its ancestors (lower indices).
+  for (int i = 0; i < layout.size; ++i) {
+    const double* row = factor + layout.row_adr[i];
+    double xi = x[i];
+    int j = layout.parent[i];
+    for (int k = 1; k < layout.row_nnz[i]; ++k, j = layout.parent[j]) xi -= row[k] * x[j];
+    x[i] = xi;
+  }
+}
+
+void FactorMassMatrix(const Model& /*m*/, Data& d) {
+  std::copy(d.M.begin(), d.M.end(), d.qLD.begin());
+  TreeLdlFactor(d.mass_layout, d.qLD.data());
+}
+
+void SolveMassMatrix(const Data& d, double* x) { TreeLdlSolve(d.mass_layout, d.qLD.data(), x); }
+
+}  // namespace alsim

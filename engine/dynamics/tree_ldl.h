@@ -1,0 +1,28 @@
+// Sparse LDL^T of matrices with branch-induced sparsity (RBDA §6.5, Table 6.3 "LTDL"):
+// M = L^T D L with L unit lower triangular and D diagonal. Because every dof's parent precedes
+// it, eliminating from the last dof to the first creates no fill-in: L has the sparsity of M and
+// is stored over it (TreeSparseLayout). Works on any matrix with that layout (the mass matrix,
+// or a solver's system matrix built from the same tree).
+#pragma once
+
+#include "engine/dynamics/tree_sparse_layout.h"
+#include "engine/model/model.h"
+#include "engine/sim/data.h"
+
+namespace alsim {
+
+// Factors `matrix` (layout storage, symmetric positive definite) in place: afterwards the
+// off-diagonal entries hold L and the diagonal entries hold D. Cost sum_i depth(i)^2.
+void TreeLdlFactor(const TreeSparseLayout& layout, double* matrix);
+
+// Overwrites x (layout.size) with M^{-1} x, given the factor from TreeLdlFactor:
+// solve L^T y = x, then D z = y, then L x = z (RBDA §6.5, back- and forward-substitution).
+void TreeLdlSolve(const TreeSparseLayout& layout, const double* factor, double* x);
+
+// d.qLD = factor of d.M; needs MassMatrix().
+void FactorMassMatrix(const Model& m, Data& d);
+
+// x (nv) = M^{-1} x with d.qLD; needs FactorMassMatrix().
+void SolveMassMatrix(const Data& d, double* x);
+
+}  // namespace alsim

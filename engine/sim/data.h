@@ -1,0 +1,82 @@
+// Everything one simulation instance owns: its state and the outputs of every stage, allocated
+// once from a Model so that a step allocates nothing. Fields are grouped by the stage that
+// computes them (engine/dynamics/*.h), MuJoCo-style; each comment ends with its length.
+//
+// Spatial convention. Spatial vectors (angular part first) and spatial inertias are expressed in
+// world orientation about a reference point per kinematic tree: the origin of the tree's root
+// body (the child of the world that the body descends from, Model::body_root), i.e.
+// SpatialReferencePoint(m, d, body) = xpos[body_root[body]]. One point per tree keeps the numbers
+// small for scenes with many robots far from the world origin (humanoid100), and needs no
+// transform between bodies of one tree, so CRBA and RNEA are plain sums (RBDA §2.11, "spatial
+// vectors in a single coordinate system"). Trees never exchange spatial quantities: the world's
+// velocity is zero and its acceleration (0, -gravity) is a pure translation, which is the same
+// about any point.
+#pragma once
+
+#include <vector>
+
+#include "engine/dynamics/tree_sparse_layout.h"
+#include "engine/math/spatial.h"
+#include "engine/math/types.h"
+#include "engine/model/model.h"
+
+namespace alsim {
+
+struct Data {
+  explicit Data(const Model& m);
+
+  // ---- topology derived from the Model, constant after construction
+  TreeSparseLayout mass_layout;    // sparsity of M, qLD (branch-induced, from dof_parent)
+  std::vector<int> body_last_dof;  // dof nearest to the body on its path to the world; -1 if
+                                   // the body cannot move (nbody)
+
+  // ---- state
+  double time = 0;           // s
+  std::vector<double> qpos;  // generalized positions, MuJoCo layout (nq)
+  std::vector<double> qvel;  // generalized velocities, MuJoCo layout (nv)
+  std::vector<double> ctrl;  // actuator controls (nu)
+
+  // ---- Kinematics() (engine/dynamics/kinematics.h)
+  std::vector<Vec3> xpos;            // body frame origin, world (nbody)
+  std::vector<Quat> xquat;           // body frame orientation, world, unit (nbody)
+  std::vector<Mat3> xmat;            // body frame rotation matrix, world (nbody)
+  std::vector<Vec3> xipos;           // body center of mass, world (nbody)
+  std::vector<Mat3> ximat;           // body principal inertia axes, world (nbody)
+  std::vector<Vec3> xanchor;         // joint anchor, world (njnt)
+  std::vector<Vec3> xaxis;           // hinge/slide axis, world; zero for ball/free (njnt)
+  std::vector<Vec6> cdof;            // dof motion subspace (unit-rate spatial velocity it
+                                     // produces), world orientation about the tree's reference
+                                     // point (nv)
+  std::vector<RigidInertia> cinert;  // body spatial inertia about the tree's reference point
+                                     // (nbody)
+
+  // ---- Velocity() (engine/dynamics/velocity.h)
+  std::vector<Vec6> cvel;      // body spatial velocity about the tree's reference point
+                               // (nbody)
+  std::vector<Vec6> cdof_dot;  // time derivative of cdof (nv)
+
+  // ---- MassMatrix() (engine/dynamics/mass_matrix.h)
+  std::vector<RigidInertia> crb;  // composite inertia of the body's subtree (nbody)
+  std::vector<double> M;          // joint-space inertia incl. armature, mass_layout (nnz)
+
+  // ---- FactorMassMatrix() (engine/dynamics/tree_ldl.h)
+  std::vector<double> qLD;  // M = L^T D L: unit-lower L off the diagonal, D on it,
+                            // mass_layout (nnz)
+
+  // ---- BiasForces() (engine/dynamics/bias_forces.h)
+  std::vector<double> qfrc_bias;  // Coriolis, centrifugal and gravity forces (nv)
+  std::vector<Vec6> cacc;         // body acceleration at qacc = 0 with the world accelerating
+                                  // at -gravity (nbody)
+  std::vector<Vec6> cfrc;         // spatial force the subtree needs (RNEA backward pass)
+                                  // (nbody)
+
+  // ---- PassiveForces() (engine/dynamics/passive_forces.h)
+  std::vector<double> qfrc_passive;  // joint springs and damping (nv)
+};
+
+// The point about which the spatial quantities of `body` are expressed (see the file comment).
+inline const Vec3& SpatialReferencePoint(const Model& m, const Data& d, int body) {
+  return d.xpos[m.body_root[body]];
+}
+
+}  // namespace alsim
