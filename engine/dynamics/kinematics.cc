@@ -88,7 +88,7 @@ void PlaceBody(const Model& m, int b, Data& d) {
   d.xquat[b] = QuatNormalize(frame.quat);
   d.xmat[b] = QuatToMatrix(d.xquat[b]);
   d.xipos[b] = d.xpos[b] + d.xmat[b] * m.body_ipos[b];
-  d.ximat[b] = d.xmat[b] * QuatToMatrix(m.body_iquat[b]);
+  d.ximat[b] = QuatToMatrix(QuatMultiply(d.xquat[b], m.body_iquat[b]));
 }
 
 // A rotation about axis a through the anchor p is the motion vector (a, (p - o) x a) about the
@@ -106,7 +106,8 @@ void CompleteDofSubspaces(const Model& m, int b, Data& d) {
 // Body inertia about the reference point: R diag(I) R^T about the COM, shifted (RBDA eq. 2.63).
 void ComputeBodyInertia(const Model& m, int b, Data& d) {
   const Mat3& r = d.ximat[b];
-  const Mat3 inertia_com = r * m.body_inertia[b].asDiagonal() * r.transpose();
+  Mat3 inertia_com;
+  inertia_com.noalias() = r * m.body_inertia[b].asDiagonal() * r.transpose();
   d.cinert[b] = RigidInertia::FromCom(m.body_mass[b], d.xipos[b] - SpatialReferencePoint(m, d, b),
                                       inertia_com);
 }
