@@ -3,9 +3,9 @@
 #include <mujoco/mujoco.h>
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <mutex>
-#include <regex>
 #include <sstream>
 #include <stdexcept>
 
@@ -101,16 +101,49 @@ std::string ReadIncluded(const std::string& file, const std::string& directory,
   return text.str();
 }
 
+// The tags named `element` in the XML text, each as the text between its '<' and '>'.
+std::vector<std::string> Tags(const std::string& xml, const std::string& element) {
+  std::vector<std::string> tags;
+  const std::string open = "<" + element;
+  for (size_t at = xml.find(open); at != std::string::npos; at = xml.find(open, at + 1)) {
+    const size_t after = at + open.size();
+    if (after < xml.size() && !std::isspace(static_cast<unsigned char>(xml[after])) &&
+        xml[after] != '/' && xml[after] != '>') {
+      continue;  // a longer element name, e.g. <optionfoo
+    }
+    tags.push_back(xml.substr(at, xml.find('>', at) - at));
+  }
+  return tags;
+}
+
+// The value of attribute `name` in a tag's text, or "" when absent.
+std::string Attribute(const std::string& tag, const std::string& name) {
+  for (size_t at = tag.find(name); at != std::string::npos; at = tag.find(name, at + 1)) {
+    if (!std::isspace(static_cast<unsigned char>(tag[at - 1]))) continue;
+    size_t i = at + name.size();
+    while (i < tag.size() && std::isspace(static_cast<unsigned char>(tag[i]))) ++i;
+    if (i >= tag.size() || tag[i] != '=') continue;
+    ++i;
+    while (i < tag.size() && std::isspace(static_cast<unsigned char>(tag[i]))) ++i;
+    if (i >= tag.size() || (tag[i] != '"' && tag[i] != '\'')) continue;
+    const size_t end = tag.find(tag[i], i + 1);
+    return tag.substr(i + 1, end == std::string::npos ? std::string::npos : end - i - 1);
+  }
+  return "";
+}
+
 // True if the MJCF text (or a file it includes) sets option/timestep. mjModel cannot tell an
 // explicit timestep from MuJoCo's default, and alsim's default differs (DESIGN.md: 1/240 s).
 bool SetsTimestep(const std::string& xml, const std::string& directory,
                   const std::vector<ModelAsset>& assets, int depth = 0) {
-  static const std::regex option_timestep(R"(<option\b[^>]*\btimestep\s*=)");
-  static const std::regex include_file(R"(<include\b[^>]*\bfile\s*=\s*["']([^"']+)["'])");
-  if (std::regex_search(xml, option_timestep)) return true;
+  for (const auto& tag : Tags(xml, "option")) {
+    if (!Attribute(tag, "timestep").empty()) return true;
+  }
   if (depth > 8) return false;
-  for (std::sregex_iterator it(xml.begin(), xml.end(), include_file), end; it != end; ++it) {
-    if (SetsTimestep(ReadIncluded((*it)[1], directory, assets), directory, assets, depth + 1)) {
+  for (const auto& tag : Tags(xml, "include")) {
+    const std::string file = Attribute(tag, "file");
+    if (!file.empty() &&
+        SetsTimestep(ReadIncluded(file, directory, assets), directory, assets, depth + 1)) {
       return true;
     }
   }
@@ -385,25 +418,32 @@ void ConvertEqualities(const mjModel* m, Model& model) {
 }
 
 // MuJoCo's compiler messages span lines and end with the offending element and its line
-// ("Element 'bogus', line 4" or "Line number=4"); users get one line "source:4: message".
+// ("Element 'bogus', line 4", "line = 3" or "Line number=4"); users get one line
+// "source:4: message".
 std::string LocatedMessage(const std::string& source, const std::string& mujoco_message) {
-  static const std::regex line_number(R"(line(?: number)?\s*=?\s*(\d+))", std::regex::icase);
   std::string message;
   for (char c : mujoco_message) {
-    if (c == '\n') {
-      if (!message.empty() && message.back() == ':') {
-        message += ' ';
-      } else if (!message.empty() && message.back() != ' ') {
-        message += "; ";
-      }
-    } else {
+    if (c != '\n') {
       message += c;
+    } else if (!message.empty() && message.back() == ':') {
+      message += ' ';
+    } else if (!message.empty() && message.back() != ' ') {
+      message += "; ";
     }
   }
   while (!message.empty() && (message.back() == ' ' || message.back() == ';')) message.pop_back();
-  std::smatch match;
-  if (std::regex_search(mujoco_message, match, line_number)) {
-    return source + ":" + match[1].str() + ": " + message;
+
+  // The first "line" (any case) followed by optional " number", '=' or spaces, then digits.
+  std::string lower = mujoco_message;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (size_t at = lower.find("line"); at != std::string::npos; at = lower.find("line", at + 1)) {
+    size_t i = at + 4;
+    if (lower.compare(i, 7, " number") == 0) i += 7;
+    while (i < lower.size() && (lower[i] == ' ' || lower[i] == '=')) ++i;
+    size_t end = i;
+    while (end < lower.size() && std::isdigit(static_cast<unsigned char>(lower[end]))) ++end;
+    if (end > i) return source + ":" + lower.substr(i, end - i) + ": " + message;
   }
   return source + ": " + message;
 }

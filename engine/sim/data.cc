@@ -39,6 +39,11 @@ Data::Data(const Model& m)
       qfrc_bias(m.nv, 0.0),
       cacc(m.nbody, Vec6::Zero()),
       cfrc(m.nbody, Vec6::Zero()),
-      qfrc_passive(m.nv, 0.0) {}
+      qfrc_passive(m.nv, 0.0),
+      actuator_force(m.nu, 0.0),
+      qfrc_actuator(m.nv, 0.0),
+      qH(mass_layout.nnz, 0.0),
+      qacc(m.nv, 0.0),
+      qvel_start(m.nv, 0.0) {}
 
 }  // namespace alsim

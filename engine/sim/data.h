@@ -72,6 +72,15 @@ struct Data {
 
   // ---- PassiveForces() (engine/dynamics/passive_forces.h)
   std::vector<double> qfrc_passive;  // joint springs and damping (nv)
+
+  // ---- ActuatorForces() (engine/dynamics/actuation.h)
+  std::vector<double> actuator_force;  // scalar force of each actuator, after clamping (nu)
+  std::vector<double> qfrc_actuator;   // joint forces of all actuators (nv)
+
+  // ---- Step() / Forward() (engine/sim/step.h)
+  std::vector<double> qH;    // M + (1 - theta) h D, then its tree LDL^T factor, mass_layout (nnz)
+  std::vector<double> qacc;  // generalized acceleration of the smooth dynamics (nv)
+  std::vector<double> qvel_start;  // v_k while bias forces are re-evaluated at v_theta (nv)
 };
 
 // The point about which the spatial quantities of `body` are expressed (see the file comment).
