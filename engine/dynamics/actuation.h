@@ -1,4 +1,4 @@
-// Actuator forces: joint transmissions with MuJoCo's affine force law.
+// Actuator forces through joint and slider-crank transmissions, with MuJoCo's affine force law.
 #pragma once
 
 #include "engine/model/model.h"
@@ -6,10 +6,11 @@
 
 namespace alsim {
 
-// actuator_force and qfrc_actuator from ctrl, qpos and qvel. Per actuator, with l = gear q and
-// v = gear qdot of its joint: force = gain ctrl + bias0 + bias1 l + bias2 v (motor: bias = 0;
-// position servo: bias1 = -kp; velocity servo: bias2 = -kv), the control clamped to ctrlrange
-// and the force to forcerange when limited; the joint receives gear * force.
+// actuator_length, actuator_force and qfrc_actuator from ctrl, qpos and qvel; needs Kinematics().
+// Per actuator, with l its transmission length times gear and v = dl/dt:
+//   force = gain ctrl + bias0 + bias1 l + bias2 v
+// (motor: bias = 0; position servo: bias1 = -kp; velocity servo: bias2 = -kv), the control clamped
+// to ctrlrange and the force to forcerange when limited; the joints receive (dl/dq)^T force.
 void ActuatorForces(const Model& m, Data& d);
 
 }  // namespace alsim

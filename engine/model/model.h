@@ -36,6 +36,12 @@ enum class GeomType : std::uint8_t {
   kMesh = 7,
 };
 
+// How an actuator applies its force (MuJoCo's mjtTrn, the kinds alsim supports).
+enum class ActuatorTransmission : std::uint8_t {
+  kJoint,        // a hinge or slide joint: length = q, moment arm = 1
+  kSliderCrank,  // a crank site driven by a rod of fixed length from a slider site
+};
+
 // Values equal MuJoCo's mjtEq (only the kinds alsim supports).
 enum class EqualityType : std::uint8_t { kConnect = 0, kWeld = 1 };
 
@@ -51,6 +57,7 @@ struct Model {
   int njnt = 0;        // joints
   int ngeom = 0;       // geoms
   int nmesh = 0;       // meshes
+  int nsite = 0;       // sites (named frames attached to bodies)
   int nu = 0;          // actuators
   int neq = 0;         // equality constraints
   int nsubsystem = 0;  // kinematic trees rooted at the world that have at least one dof
@@ -135,11 +142,21 @@ struct Model {
   std::vector<Eigen::Vector3i> mesh_face;       // vertex indices, local to the mesh
   std::vector<Eigen::Vector3i> mesh_hull_face;  // hull triangles, local vertex indices
 
-  // ---- actuators (nu): joint transmission, force = gain * ctrl + bias0 + bias1 * l + bias2 * v
-  //      with l = gear * q and v = gear * qdot of the joint; motor, position (kp) and velocity (kv)
+  // ---- sites (nsite)
+  std::vector<std::string> site_name;
+  std::vector<int> site_body;
+  std::vector<Vec3> site_pos;   // in the body frame
+  std::vector<Quat> site_quat;  // in the body frame
+
+  // ---- actuators (nu): force = gain * ctrl + bias0 + bias1 * l + bias2 * v, with l the
+  //      transmission's length times gear and v = dl/dt; motor, position (kp) and velocity (kv)
   //      actuators are all of this affine form.
   std::vector<std::string> actuator_name;
-  std::vector<int> actuator_jnt;  // joint driven (hinge or slide)
+  std::vector<ActuatorTransmission> actuator_transmission;
+  std::vector<int> actuator_jnt;          // kJoint: joint driven (hinge or slide); -1 otherwise
+  std::vector<int> actuator_crank_site;   // kSliderCrank: site the rod pulls; -1 otherwise
+  std::vector<int> actuator_slider_site;  // kSliderCrank: rod end, sliding along the site's z axis
+  std::vector<double> actuator_crank_length;  // kSliderCrank: rod length, m
   std::vector<double> actuator_gear;
   std::vector<double> actuator_gain;
   std::vector<double> actuator_bias0;

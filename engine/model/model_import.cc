@@ -178,17 +178,18 @@ std::string FindUnsupportedFeature(const mjModel* m) {
   for (int i = 0; i < m->nu; ++i) {
     const std::string actuator = Describe(m, mjOBJ_ACTUATOR, "actuator", i);
     const int trntype = m->actuator_trntype[i];
-    if (trntype != mjTRN_JOINT && trntype != mjTRN_JOINTINPARENT) {
-      return actuator + ": only joint transmissions are supported (this one drives a " +
-             (trntype == mjTRN_TENDON ? "tendon"
-              : trntype == mjTRN_SITE ? "site"
-              : trntype == mjTRN_BODY ? "body (adhesion)"
-                                      : "slider-crank") +
-             ")";
+    if (trntype == mjTRN_TENDON || trntype == mjTRN_SITE || trntype == mjTRN_BODY) {
+      const char* target = trntype == mjTRN_TENDON ? "tendon"
+                           : trntype == mjTRN_SITE ? "site"
+                                                   : "body (adhesion)";
+      return actuator + " drives a " + target +
+             "; only joint and slider-crank transmissions are supported";
     }
-    const int joint_type = m->jnt_type[m->actuator_trnid[2 * i]];
-    if (joint_type != mjJNT_HINGE && joint_type != mjJNT_SLIDE) {
-      return actuator + " drives a free or ball joint; only hinge and slide joints are supported";
+    if (trntype == mjTRN_JOINT || trntype == mjTRN_JOINTINPARENT) {
+      const int joint_type = m->jnt_type[m->actuator_trnid[2 * i]];
+      if (joint_type != mjJNT_HINGE && joint_type != mjJNT_SLIDE) {
+        return actuator + " drives a free or ball joint; only hinge and slide joints are supported";
+      }
     }
     if (m->actuator_dyntype[i] != mjDYN_NONE) {
       return actuator + " has activation dynamics (dyntype); not supported";
@@ -378,13 +379,29 @@ void ConvertGeomsAndMeshes(const mjModel* m, Model& model) {
   }
 }
 
+void ConvertSites(const mjModel* m, Model& model) {
+  model.nsite = m->nsite;
+  for (int i = 0; i < m->nsite; ++i) {
+    model.site_name.push_back(Name(m, mjOBJ_SITE, i));
+    model.site_body.push_back(m->site_bodyid[i]);
+    model.site_pos.push_back(ToVec3(m->site_pos + 3 * i));
+    model.site_quat.push_back(ToQuat(m->site_quat + 4 * i));
+  }
+}
+
 void ConvertActuators(const mjModel* m, Model& model) {
   model.nu = m->nu;
   for (int i = 0; i < m->nu; ++i) {
     const bool affine_bias = m->actuator_biastype[i] == mjBIAS_AFFINE;
     const mjtNum* bias = m->actuator_biasprm + i * mjNBIAS;
+    const bool slider_crank = m->actuator_trntype[i] == mjTRN_SLIDERCRANK;
     model.actuator_name.push_back(Name(m, mjOBJ_ACTUATOR, i));
-    model.actuator_jnt.push_back(m->actuator_trnid[2 * i]);
+    model.actuator_transmission.push_back(slider_crank ? ActuatorTransmission::kSliderCrank
+                                                       : ActuatorTransmission::kJoint);
+    model.actuator_jnt.push_back(slider_crank ? -1 : m->actuator_trnid[2 * i]);
+    model.actuator_crank_site.push_back(slider_crank ? m->actuator_trnid[2 * i] : -1);
+    model.actuator_slider_site.push_back(slider_crank ? m->actuator_trnid[2 * i + 1] : -1);
+    model.actuator_crank_length.push_back(slider_crank ? m->actuator_cranklength[i] : 0.0);
     model.actuator_gear.push_back(m->actuator_gear[6 * i]);
     model.actuator_gain.push_back(m->actuator_gainprm[i * mjNGAIN]);
     model.actuator_bias0.push_back(affine_bias ? bias[0] : 0.0);
@@ -475,6 +492,7 @@ ModelImport Compile(const std::string& source, const std::string& load_path, con
   ConvertJointsAndDofs(m.get(), *model);
   BuildSubsystems(m.get(), *model);
   ConvertGeomsAndMeshes(m.get(), *model);
+  ConvertSites(m.get(), *model);
   ConvertActuators(m.get(), *model);
   ConvertEqualities(m.get(), *model);
   return {std::move(model), ""};

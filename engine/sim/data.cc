@@ -14,6 +14,13 @@ std::vector<int> LastDofOnPath(const Model& m) {
   return last;
 }
 
+bool HasSliderCrank(const Model& m) {
+  for (const auto transmission : m.actuator_transmission) {
+    if (transmission == ActuatorTransmission::kSliderCrank) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 Data::Data(const Model& m)
@@ -40,10 +47,18 @@ Data::Data(const Model& m)
       cacc(m.nbody, Vec6::Zero()),
       cfrc(m.nbody, Vec6::Zero()),
       qfrc_passive(m.nv, 0.0),
+      actuator_length(m.nu, 0.0),
       actuator_force(m.nu, 0.0),
       qfrc_actuator(m.nv, 0.0),
       qH(mass_layout.nnz, 0.0),
       qacc(m.nv, 0.0),
-      qvel_start(m.nv, 0.0) {}
+      qvel_start(m.nv, 0.0) {
+  if (HasSliderCrank(m)) {
+    for (auto* jac : {&crank_jacp, &slider_jacp, &slider_jacr, &unused_jacr}) {
+      jac->setZero(3, m.nv);
+    }
+    transmission_moment.assign(m.nv, 0.0);
+  }
+}
 
 }  // namespace alsim

@@ -74,8 +74,13 @@ struct Data {
   std::vector<double> qfrc_passive;  // joint springs and damping (nv)
 
   // ---- ActuatorForces() (engine/dynamics/actuation.h)
-  std::vector<double> actuator_force;  // scalar force of each actuator, after clamping (nu)
-  std::vector<double> qfrc_actuator;   // joint forces of all actuators (nv)
+  std::vector<double> actuator_length;  // transmission length times gear (nu)
+  std::vector<double> actuator_force;   // scalar force of each actuator, after clamping (nu)
+  std::vector<double> qfrc_actuator;    // joint forces of all actuators (nv)
+  // Slider-crank scratch, sized only when the model has one: site Jacobians (3 x nv each) and the
+  // moment arm d length / d qpos of the current actuator (nv).
+  Eigen::Matrix<double, 3, Eigen::Dynamic> crank_jacp, slider_jacp, slider_jacr, unused_jacr;
+  std::vector<double> transmission_moment;
 
   // ---- Step() / Forward() (engine/sim/step.h)
   std::vector<double> qH;    // M + (1 - theta) h D, then its tree LDL^T factor, mass_layout (nnz)

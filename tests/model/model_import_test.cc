@@ -100,8 +100,22 @@ void ExpectSameAsMujoco(const Model& model, const mjModel* m) {
     EXPECT_EQ(model.geom_margin[g], m->geom_margin[g]) << geom;
     EXPECT_EQ(model.geom_rbound[g], m->geom_rbound[g]) << geom;
   }
+  ASSERT_EQ(model.nsite, m->nsite);
+  for (int i = 0; i < m->nsite; ++i) {
+    EXPECT_EQ(model.site_body[i], m->site_bodyid[i]) << "site " << i;
+    ExpectVec3(model.site_pos[i], m->site_pos + 3 * i, "site pos");
+    ExpectQuat(model.site_quat[i], m->site_quat + 4 * i, "site quat");
+  }
   for (int i = 0; i < m->nu; ++i) {
-    EXPECT_EQ(model.actuator_jnt[i], m->actuator_trnid[2 * i]) << "actuator " << i;
+    if (m->actuator_trntype[i] == mjTRN_SLIDERCRANK) {
+      EXPECT_EQ(model.actuator_transmission[i], ActuatorTransmission::kSliderCrank);
+      EXPECT_EQ(model.actuator_crank_site[i], m->actuator_trnid[2 * i]) << "actuator " << i;
+      EXPECT_EQ(model.actuator_slider_site[i], m->actuator_trnid[2 * i + 1]) << "actuator " << i;
+      EXPECT_EQ(model.actuator_crank_length[i], m->actuator_cranklength[i]) << "actuator " << i;
+    } else {
+      EXPECT_EQ(model.actuator_transmission[i], ActuatorTransmission::kJoint);
+      EXPECT_EQ(model.actuator_jnt[i], m->actuator_trnid[2 * i]) << "actuator " << i;
+    }
     EXPECT_EQ(model.actuator_gear[i], m->actuator_gear[6 * i]) << "actuator " << i;
     EXPECT_EQ(model.actuator_gain[i], m->actuator_gainprm[i * mjNGAIN]) << "actuator " << i;
     EXPECT_EQ(model.actuator_ctrl_lower[i], m->actuator_ctrlrange[2 * i]) << "actuator " << i;
@@ -155,7 +169,8 @@ INSTANTIATE_TEST_SUITE_P(MujocoSamples, SampleModelTest,
                          ::testing::Values("humanoid/humanoid.xml", "humanoid/22_humanoids.xml",
                                            "humanoid100/humanoid100.xml", "mug/mug.xml",
                                            "composite/rope.xml", "composite/loop.xml",
-                                           "composite/particle.xml"));
+                                           "composite/particle.xml",
+                                           "slider_crank/slider_crank.xml"));
 
 TEST(ModelImportTest, HumanoidHasTheExpectedStructure) {
   const ModelImport imported = ImportModelFromFile(kSamples + "humanoid/humanoid.xml");

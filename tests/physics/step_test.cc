@@ -263,6 +263,10 @@ TEST(StepTest, FollowsMujocosEulerStepOnHumanoid) {
   ExpectSameTrajectoryAsMujoco("/usr/share/mujoco/model/humanoid/humanoid.xml", 100, 1e-9);
 }
 
+TEST(StepTest, FollowsMujocosEulerStepOnSliderCrank) {
+  ExpectSameTrajectoryAsMujoco("/usr/share/mujoco/model/slider_crank/slider_crank.xml", 500, 1e-9);
+}
+
 TEST(StepTest, FollowsMujocosEulerStepOn22Humanoids) {
   ExpectSameTrajectoryAsMujoco("/usr/share/mujoco/model/humanoid/22_humanoids.xml", 50, 1e-9);
 }
