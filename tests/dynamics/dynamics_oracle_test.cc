@@ -227,13 +227,14 @@ TEST_P(SampleSceneOracleTest, MatchesMujocoAtRandomStates) {
   RunOracle(testing::kMujocoSamples + GetParam(), GetParam(), 20);
 }
 
-// The sample scenes the importer accepts (slider_crank, tendon_arm, flag, ... use transmissions,
-// tendons or flex features it refuses by design).
+// The sample scenes the importer accepts (tendon_arm, flag, hammock, ... use tendons or other
+// features it refuses by design).
 INSTANTIATE_TEST_SUITE_P(Samples, SampleSceneOracleTest,
                          ::testing::Values("humanoid/humanoid.xml", "humanoid/22_humanoids.xml",
                                            "humanoid100/humanoid100.xml", "mug/mug.xml",
                                            "composite/rope.xml", "composite/loop.xml",
-                                           "composite/particle.xml"));
+                                           "composite/particle.xml",
+                                           "slider_crank/slider_crank.xml"));
 
 TEST(WrittenSceneOracleTest, MixedJointsMatchMujocoAtRandomStates) {
   RunOracle(testing::WriteTempScene("mixed_joints.xml", kMixedJointsScene), "mixed_joints", 100);
