@@ -2,9 +2,6 @@
 // the global operator new (std::vector growth and any other C++ allocation) around the stages.
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
 #include <random>
 
 #include "engine/dynamics/bias_forces.h"
@@ -15,18 +12,7 @@
 #include "engine/dynamics/tree_ldl.h"
 #include "engine/dynamics/velocity.h"
 #include "tests/dynamics/mujoco_oracle.h"
-
-namespace {
-std::atomic<long> allocations{0};
-}  // namespace
-
-void* operator new(std::size_t size) {
-  allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t /*size*/) noexcept { std::free(p); }
+#include "tests/support/allocation_counter.h"
 
 namespace alsim {
 namespace {
@@ -43,7 +29,7 @@ TEST(NoAllocationTest, StagesAllocateNothing) {
   std::vector<int> dofs(m.nv);
   std::vector<double> rhs(m.nv, 1.0);
 
-  const long before = allocations.load();
+  const testing::AllocationCounter allocations;
   Kinematics(m, d);
   Velocity(m, d);
   MassMatrix(m, d);
@@ -54,12 +40,12 @@ TEST(NoAllocationTest, StagesAllocateNothing) {
   PointJacobian(m, d, m.nbody - 1, d.xipos[m.nbody - 1], jacp, jacr);
   BodyPathDofs(d, m.nbody - 1, dofs.data());
   BodyJacobian(m, d, m.nbody - 1, body_jac);
-  EXPECT_EQ(allocations.load() - before, 0);
+  EXPECT_EQ(allocations.count(), 0);
 
   // The counter works: a vector allocates.
   std::vector<double> grows;
   grows.push_back(1.0);
-  EXPECT_GT(allocations.load() - before, 0);
+  EXPECT_GT(allocations.count(), 0);
 }
 
 }  // namespace

@@ -5,10 +5,7 @@
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
 
-#include <atomic>
 #include <cmath>
-#include <cstdlib>
-#include <new>
 #include <random>
 #include <stdexcept>
 
@@ -16,20 +13,7 @@
 #include "engine/dynamics/mass_matrix.h"
 #include "engine/math/spatial.h"
 #include "engine/model/model_import.h"
-
-// ---- allocation counter: every operator new in this binary goes through here ---------------
-namespace {
-thread_local bool count_allocations = false;
-thread_local long allocations = 0;
-}  // namespace
-
-void* operator new(std::size_t size) {
-  if (count_allocations) ++allocations;
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#include "tests/support/allocation_counter.h"
 
 namespace alsim {
 namespace {
@@ -215,11 +199,9 @@ TEST(StepTest, AStepAllocatesNothing) {
   Data d(*imported.model);
   for (int u = 0; u < imported.model->nu; ++u) d.ctrl[u] = 0.3;
   Step(*imported.model, d, {0.5});  // warm-up: nothing to initialise lazily, but be fair
-  allocations = 0;
-  count_allocations = true;
+  const testing::AllocationCounter allocations;
   for (int n = 0; n < 10; ++n) Step(*imported.model, d, {0.5});
-  count_allocations = false;
-  EXPECT_EQ(allocations, 0);
+  EXPECT_EQ(allocations.count(), 0);
 }
 
 // ---- against MuJoCo's step ------------------------------------------------------------------
