@@ -81,7 +81,7 @@ void OracleScene::SetRandomState(std::mt19937& rng, double speed) {
 }
 
 std::string WriteTempScene(const std::string& name, const std::string& xml) {
-  const std::string path = ::testing::TempDir() + name;
+  std::string path = ::testing::TempDir() + name;
   std::ofstream(path) << xml;
   return path;
 }

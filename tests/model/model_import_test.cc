@@ -385,6 +385,7 @@ TEST(ModelImportTest, DuplicateAssetIsAnError) {
 TEST(ModelImportTest, ConcurrentImportsAreSerializedAndAllSucceed) {
   std::vector<ModelImport> results(4);
   std::vector<std::thread> threads;
+  threads.reserve(results.size());
   for (auto& result : results) {
     threads.emplace_back(
         [&result] { result = ImportModelFromFile(kSamples + "humanoid/humanoid.xml"); });
