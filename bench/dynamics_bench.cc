@@ -269,8 +269,6 @@ void RegisterAll() {
   for (const std::string scene : {"humanoid", "22_humanoids"}) {
     const std::string file = "humanoid/" + scene + ".xml";
     for (const auto& [name, fn] : benchmarks) {
-      // The library's registry owns the benchmark; the analyzer cannot see that.
-      // NOLINTNEXTLINE(clang-analyzer-cplusplus.NewDeleteLeaks)
       benchmark::RegisterBenchmark((name + "/" + scene).c_str(), fn, file)
           ->Unit(benchmark::kMicrosecond);
     }
