@@ -14,7 +14,7 @@
 #include "engine/dynamics/mass_matrix.h"
 #include "engine/dynamics/passive_forces.h"
 #include "engine/dynamics/velocity.h"
-#include "tests/dynamics/mujoco_oracle.h"
+#include "tests/support/mujoco_oracle.h"
 
 namespace alsim {
 namespace {

@@ -11,8 +11,8 @@
 #include "engine/dynamics/passive_forces.h"
 #include "engine/dynamics/tree_ldl.h"
 #include "engine/dynamics/velocity.h"
-#include "tests/dynamics/mujoco_oracle.h"
 #include "tests/support/allocation_counter.h"
+#include "tests/support/mujoco_oracle.h"
 
 namespace alsim {
 namespace {

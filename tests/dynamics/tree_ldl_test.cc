@@ -10,7 +10,7 @@
 
 #include "engine/dynamics/kinematics.h"
 #include "engine/dynamics/mass_matrix.h"
-#include "tests/dynamics/mujoco_oracle.h"
+#include "tests/support/mujoco_oracle.h"
 
 namespace alsim {
 namespace {

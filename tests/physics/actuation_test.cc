@@ -7,42 +7,31 @@
 #include <random>
 
 #include "engine/dynamics/kinematics.h"
-#include "engine/model/model_import.h"
+#include "tests/support/mujoco_oracle.h"
 
 namespace alsim {
 namespace {
 
 void ExpectActuationMatchesMujoco(const std::string& path) {
-  const ModelImport imported = ImportModelFromFile(path);
-  ASSERT_TRUE(imported) << imported.error;
-  const Model& model = *imported.model;
-  char error[1000] = "";
-  mjModel* m = mj_loadXML(path.c_str(), nullptr, error, sizeof error);
-  ASSERT_NE(m, nullptr) << error;
-  mjData* md = mj_makeData(m);
-  Data d(model);
+  testing::OracleScene scene(path);
+  ASSERT_TRUE(scene.ok());
+  const Model& model = scene.model();
+  Data& d = scene.data();
+  const mjModel* m = scene.mj_model();
+  mjData* md = scene.mj_data();
 
   std::mt19937 random(11);
-  std::uniform_real_distribution<double> angle(-3.0, 3.0), unit(-1.0, 1.0);
-  std::normal_distribution<double> normal;
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
   for (int trial = 0; trial < 20; ++trial) {
-    mj_resetData(m, md);
-    for (int j = 0; j < m->njnt; ++j) {
-      double* q = md->qpos + m->jnt_qposadr[j];
-      if (m->jnt_type[j] == mjJNT_HINGE || m->jnt_type[j] == mjJNT_SLIDE) q[0] = angle(random);
-    }
-    for (int i = 0; i < m->nv; ++i) md->qvel[i] = normal(random);
+    scene.SetRandomState(random);
     // Up to twice the control range, so that clamping is exercised.
     for (int u = 0; u < m->nu; ++u) {
       const double half = m->actuator_ctrllimited[u]
                               ? m->actuator_ctrlrange[2 * u + 1] - m->actuator_ctrlrange[2 * u]
                               : 1.0;
-      md->ctrl[u] = half * unit(random);
+      d.ctrl[u] = md->ctrl[u] = half * unit(random);
     }
     mj_forward(m, md);
-    std::copy(md->qpos, md->qpos + m->nq, d.qpos.begin());
-    std::copy(md->qvel, md->qvel + m->nv, d.qvel.begin());
-    std::copy(md->ctrl, md->ctrl + m->nu, d.ctrl.begin());
     Kinematics(model, d);
     ActuatorForces(model, d);
 
@@ -60,25 +49,18 @@ void ExpectActuationMatchesMujoco(const std::string& path) {
           << path << " dof " << i << " trial " << trial;
     }
   }
-  mj_deleteData(md);
-  mj_deleteModel(m);
 }
 
 TEST(ActuationTest, SliderCrankTransmissionsMatchMujoco) {
-  ExpectActuationMatchesMujoco("/usr/share/mujoco/model/slider_crank/slider_crank.xml");
+  ExpectActuationMatchesMujoco(testing::kMujocoSamples + "slider_crank/slider_crank.xml");
 }
 
 TEST(ActuationTest, JointMotorsMatchMujoco) {
-  ExpectActuationMatchesMujoco("/usr/share/mujoco/model/humanoid/humanoid.xml");
+  ExpectActuationMatchesMujoco(testing::kMujocoSamples + "humanoid/humanoid.xml");
 }
 
 TEST(ActuationTest, PositionAndVelocityServosMatchMujoco) {
-  const ModelImport probe = ImportModelFromString("<mujoco/>");
-  ASSERT_TRUE(probe) << probe.error;
-  const std::string path = ::testing::TempDir() + "servos.xml";
-  FILE* file = std::fopen(path.c_str(), "w");
-  ASSERT_NE(file, nullptr);
-  std::fputs(R"(<mujoco><worldbody>
+  ExpectActuationMatchesMujoco(testing::WriteTempScene("servos.xml", R"(<mujoco><worldbody>
       <body><joint name="a" type="hinge"/><geom size=".1" fromto="0 0 0 .3 0 0" type="capsule"/>
         <body pos=".3 0 0"><joint name="b" type="slide" axis="1 0 0"/>
           <geom size=".05" type="sphere"/></body></body></worldbody>
@@ -86,10 +68,7 @@ TEST(ActuationTest, PositionAndVelocityServosMatchMujoco) {
         <position joint="a" kp="20" gear="2" ctrlrange="-1 1" ctrllimited="true"/>
         <velocity joint="b" kv="3" forcerange="-0.5 0.5" forcelimited="true"/>
         <motor joint="b" gear="-1.5"/>
-      </actuator></mujoco>)",
-             file);
-  std::fclose(file);
-  ExpectActuationMatchesMujoco(path);
+      </actuator></mujoco>)"));
 }
 
 }  // namespace

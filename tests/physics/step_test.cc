@@ -14,6 +14,7 @@
 #include "engine/math/spatial.h"
 #include "engine/model/model_import.h"
 #include "tests/support/allocation_counter.h"
+#include "tests/support/mujoco_oracle.h"
 
 namespace alsim {
 namespace {
@@ -194,7 +195,8 @@ TEST(StepTest, NonFiniteStateIsReportedAsDivergence) {
 // ---- allocation-free ------------------------------------------------------------------------
 
 TEST(StepTest, AStepAllocatesNothing) {
-  const ModelImport imported = ImportModelFromFile("/usr/share/mujoco/model/humanoid/humanoid.xml");
+  const ModelImport imported =
+      ImportModelFromFile(testing::kMujocoSamples + "humanoid/humanoid.xml");
   ASSERT_TRUE(imported) << imported.error;
   Data d(*imported.model);
   for (int u = 0; u < imported.model->nu; ++u) d.ctrl[u] = 0.3;
@@ -208,19 +210,18 @@ TEST(StepTest, AStepAllocatesNothing) {
 
 // theta = 0 is MuJoCo's Euler integrator (semi-implicit, damping implicit): with constraints
 // disabled in MuJoCo, both must follow the same trajectory.
-void ExpectSameTrajectoryAsMujoco(const std::string& path, int steps, double tolerance) {
-  const ModelImport imported = ImportModelFromFile(path);
-  ASSERT_TRUE(imported) << imported.error;
-  const Model& model = *imported.model;
-  char error[1000] = "";
-  mjModel* m = mj_loadXML(path.c_str(), nullptr, error, sizeof error);
-  ASSERT_NE(m, nullptr) << error;
+void ExpectSameTrajectoryAsMujoco(const std::string& scene_file, int steps, double tolerance) {
+  const std::string path = testing::kMujocoSamples + scene_file;
+  testing::OracleScene scene(path);
+  ASSERT_TRUE(scene.ok());
+  const Model& model = scene.model();
+  Data& d = scene.data();
+  mjModel* m = scene.mutable_mj_model();
+  mjData* md = scene.mj_data();
   m->opt.integrator = mjINT_EULER;
   m->opt.disableflags |= mjDSBL_CONSTRAINT;
   m->opt.timestep = model.timestep;
-  mjData* md = mj_makeData(m);
 
-  Data d(model);
   std::mt19937 random(7);
   std::normal_distribution<double> normal;
   // Moderate controls: with joint limits disabled, full-scale random torques spin the limbs up
@@ -237,24 +238,22 @@ void ExpectSameTrajectoryAsMujoco(const std::string& path, int steps, double tol
   const Eigen::Map<const Eigen::VectorXd> mj_qpos(md->qpos, m->nq), mj_qvel(md->qvel, m->nv);
   EXPECT_LE((qpos - mj_qpos).norm(), tolerance * std::max(1.0, mj_qpos.norm())) << path;
   EXPECT_LE((qvel - mj_qvel).norm(), tolerance * std::max(1.0, mj_qvel.norm())) << path;
-  mj_deleteData(md);
-  mj_deleteModel(m);
 }
 
 TEST(StepTest, FollowsMujocosEulerStepOnHumanoid) {
-  ExpectSameTrajectoryAsMujoco("/usr/share/mujoco/model/humanoid/humanoid.xml", 100, 1e-9);
+  ExpectSameTrajectoryAsMujoco("humanoid/humanoid.xml", 100, 1e-9);
 }
 
 TEST(StepTest, FollowsMujocosEulerStepOnSliderCrank) {
-  ExpectSameTrajectoryAsMujoco("/usr/share/mujoco/model/slider_crank/slider_crank.xml", 500, 1e-9);
+  ExpectSameTrajectoryAsMujoco("slider_crank/slider_crank.xml", 500, 1e-9);
 }
 
 TEST(StepTest, FollowsMujocosEulerStepOn22Humanoids) {
-  ExpectSameTrajectoryAsMujoco("/usr/share/mujoco/model/humanoid/22_humanoids.xml", 50, 1e-9);
+  ExpectSameTrajectoryAsMujoco("humanoid/22_humanoids.xml", 50, 1e-9);
 }
 
 TEST(StepTest, FollowsMujocosEulerStepOnHumanoid100) {
-  ExpectSameTrajectoryAsMujoco("/usr/share/mujoco/model/humanoid100/humanoid100.xml", 50, 1e-9);
+  ExpectSameTrajectoryAsMujoco("humanoid100/humanoid100.xml", 50, 1e-9);
 }
 
 }  // namespace

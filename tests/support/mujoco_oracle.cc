@@ -1,4 +1,4 @@
-#include "tests/dynamics/mujoco_oracle.h"
+#include "tests/support/mujoco_oracle.h"
 
 #include <gtest/gtest.h>
 

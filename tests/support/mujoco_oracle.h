@@ -30,6 +30,7 @@ class OracleScene {
   const Model& model() const { return *model_; }
   Data& data() { return *data_; }
   const mjModel* mj_model() const { return mj_model_; }
+  mjModel* mutable_mj_model() { return mj_model_; }  // e.g. to change MuJoCo's options
   mjData* mj_data() { return mj_data_; }
 
   // Draws a random configuration and velocity and writes them to both engines' data: unit
