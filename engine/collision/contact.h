@@ -1,0 +1,21 @@
+// Contact points: what collision detection hands to the contact solvers.
+#pragma once
+
+#include "engine/math/types.h"
+
+namespace alsim {
+
+// One contact point between two geoms.
+struct Contact {
+  double dist = 0;  // signed distance between the surfaces along the normal (< 0: penetration), m
+  Vec3 pos = Vec3::Zero();     // midpoint between the two surfaces, world frame
+  Vec3 normal = Vec3::UnitZ(); // unit normal, world frame, pointing from geom1 toward geom2
+  // Contact frame R_i: columns normal, tangent1, tangent2 (right-handed, orthonormal). Set by the
+  // collision driver from `normal`; narrowphase functions leave it alone.
+  Mat3 frame = Mat3::Identity();
+  int geom1 = -1;
+  int geom2 = -1;
+  double friction = 0;  // combined sliding friction coefficient mu
+};
+
+}  // namespace alsim

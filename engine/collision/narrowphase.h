@@ -1,0 +1,20 @@
+// Narrowphase: contact points between two geoms.
+//
+// Every pair function has the same contract:
+//   int Collide<A><B>(const GeomShape& a, const GeomShape& b, double margin, Contact* out);
+// It writes at most kMaxContactsPerPair contacts whose dist < margin (dist may be positive, up to
+// the margin), each with dist, pos (midpoint between the surfaces) and normal (unit, from a toward
+// b), and returns how many it wrote. It leaves geom1/geom2/friction/frame to the driver. Flat
+// contacts (box on plane, box on box, cylinder on plane, capsule lying on a plane, flat mesh faces)
+// give several points spanning the contact area, so stacks and resting objects are stable.
+// Deterministic: the same input gives the same points in the same order. Allocates nothing.
+#pragma once
+
+#include "engine/collision/contact.h"
+#include "engine/collision/geom_shape.h"
+
+namespace alsim {
+
+inline constexpr int kMaxContactsPerPair = 8;
+
+}  // namespace alsim
