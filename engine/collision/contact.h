@@ -8,14 +8,22 @@ namespace alsim {
 // One contact point between two geoms.
 struct Contact {
   double dist = 0;  // signed distance between the surfaces along the normal (< 0: penetration), m
-  Vec3 pos = Vec3::Zero();     // midpoint between the two surfaces, world frame
-  Vec3 normal = Vec3::UnitZ(); // unit normal, world frame, pointing from geom1 toward geom2
+  Vec3 pos = Vec3::Zero();      // midpoint between the two surfaces, world frame
+  Vec3 normal = Vec3::UnitZ();  // unit normal, world frame, pointing from geom1 toward geom2
   // Contact frame R_i: columns normal, tangent1, tangent2 (right-handed, orthonormal). Set by the
   // collision driver from `normal`; narrowphase functions leave it alone.
   Mat3 frame = Mat3::Identity();
   int geom1 = -1;
   int geom2 = -1;
   double friction = 0;  // combined sliding friction coefficient mu
+};
+
+// A geom pair for the narrowphase, chosen by the broadphase; geom1 < geom2.
+struct CollisionCandidate {
+  int geom1 = -1;
+  int geom2 = -1;
+  int explicit_pair = -1;  // index into the Model's explicit pairs, -1 for a dynamic pair
+  double margin = 0;       // contacts are reported below this distance, m
 };
 
 }  // namespace alsim

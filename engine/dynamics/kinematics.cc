@@ -112,6 +112,15 @@ void ComputeBodyInertia(const Model& m, int b, Data& d) {
                                       inertia_com);
 }
 
+// Geom frames ride on their bodies: x_geom = x_body + R_body p_geom, R_geom = R_body R(q_geom).
+void PlaceGeoms(const Model& m, Data& d) {
+  for (int g = 0; g < m.ngeom; ++g) {
+    const int b = m.geom_body[g];
+    d.geom_xpos[g] = d.xpos[b] + d.xmat[b] * m.geom_pos[g];
+    d.geom_xmat[g] = d.xmat[b] * QuatToMatrix(m.geom_quat[g]);
+  }
+}
+
 }  // namespace
 
 void Kinematics(const Model& m, Data& d) {
@@ -128,6 +137,7 @@ void Kinematics(const Model& m, Data& d) {
     if (m.body_dof_num[b] > 0) CompleteDofSubspaces(m, b, d);
     ComputeBodyInertia(m, b, d);
   }
+  PlaceGeoms(m, d);
 }
 
 }  // namespace alsim

@@ -7,7 +7,8 @@
 
 namespace alsim {
 
-// Computes xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, cdof and cinert from d.qpos.
+// Computes xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, cdof, cinert and the geom frames
+// geom_xpos, geom_xmat from d.qpos.
 //
 // A body's frame is its parent's frame composed with (body_pos, body_quat), then moved by the
 // body's joints in order, each joint acting on the frame left by the previous one:

@@ -60,27 +60,36 @@ struct Model {
   int nsite = 0;       // sites (named frames attached to bodies)
   int nu = 0;          // actuators
   int neq = 0;         // equality constraints
+  int nexclude = 0;    // body pairs excluded from collision
+  int npair = 0;       // geom pairs always checked for collision, with their own parameters
   int nsubsystem = 0;  // kinematic trees rooted at the world that have at least one dof
 
   // ---- options
   double timestep = 1.0 / 240.0;  // s; MJCF option/timestep wins over the default
   Vec3 gravity{0, 0, -9.81};      // m/s^2; zero when the scene disables gravity
 
+  // ---- collision options
+  bool contact_enabled = true;  // false when the scene disables contacts (option/flag contact)
+  bool filter_parent = true;    // skip geoms of a body and its parent body, unless the parent is
+                                // the world (option/flag filterparent)
+
   // ---- bodies (nbody)
   std::vector<std::string> body_name;
   std::vector<int> body_parent;     // parent body; -1 for the world
   std::vector<int> body_root;       // top-level ancestor (child of the world); 0 for the world
   std::vector<int> body_subsystem;  // subsystem of the body; -1 if it cannot move (world, static)
-  std::vector<int> body_jnt_adr;    // first joint; -1 if none
-  std::vector<int> body_jnt_num;    // number of joints
-  std::vector<int> body_dof_adr;    // first dof; -1 if none
-  std::vector<int> body_dof_num;    // number of dofs
-  std::vector<Vec3> body_pos;       // body frame origin in the parent body frame (at qpos0)
-  std::vector<Quat> body_quat;      // body frame orientation in the parent body frame (at qpos0)
-  std::vector<Vec3> body_ipos;      // center of mass in the body frame
-  std::vector<Quat> body_iquat;     // principal inertia axes in the body frame
-  std::vector<double> body_mass;    // kg
-  std::vector<Vec3> body_inertia;   // principal moments of inertia about the COM, kg m^2
+  std::vector<int> body_weld;  // body it is welded to: the nearest ancestor-or-self with a joint,
+                               // 0 when welded to the world (MuJoCo's body_weldid)
+  std::vector<int> body_jnt_adr;   // first joint; -1 if none
+  std::vector<int> body_jnt_num;   // number of joints
+  std::vector<int> body_dof_adr;   // first dof; -1 if none
+  std::vector<int> body_dof_num;   // number of dofs
+  std::vector<Vec3> body_pos;      // body frame origin in the parent body frame (at qpos0)
+  std::vector<Quat> body_quat;     // body frame orientation in the parent body frame (at qpos0)
+  std::vector<Vec3> body_ipos;     // center of mass in the body frame
+  std::vector<Quat> body_iquat;    // principal inertia axes in the body frame
+  std::vector<double> body_mass;   // kg
+  std::vector<Vec3> body_inertia;  // principal moments of inertia about the COM, kg m^2
 
   // ---- joints (njnt)
   std::vector<std::string> jnt_name;
@@ -177,6 +186,15 @@ struct Model {
   std::vector<Vec3> eq_anchor;  // connect: anchor in body1's frame; weld: anchor in body2
   std::vector<Vec3> eq_relpos;  // weld: body2 relative to body1 (MuJoCo's eq_data)
   std::vector<Quat> eq_relquat;
+
+  // ---- collision filters: excluded body pairs (nexclude) and explicit geom pairs (npair)
+  std::vector<int> exclude_body1;
+  std::vector<int> exclude_body2;
+  std::vector<int> pair_geom1;
+  std::vector<int> pair_geom2;
+  std::vector<double> pair_margin;  // replaces the geoms' margins
+  std::vector<double> pair_gap;
+  std::vector<double> pair_friction;  // sliding friction, replaces the geoms' combination
 
   // ---- import report
   // Features of the source scene that alsim ignores because they do not change the dynamics it

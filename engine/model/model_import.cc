@@ -238,10 +238,13 @@ void ListIgnoredFeatures(const mjModel* m, std::vector<std::string>& warnings) {
                        " geom(s) ask for torsional/rolling friction (condim 4 or 6); contacts use "
                        "sliding friction only (condim 3)");
   }
-  const int ignored_flags = m->opt.disableflags & ~mjDSBL_GRAVITY;
+  // Gravity, contact and parent filtering are honoured; other disable flags are not.
+  const int honoured = mjDSBL_GRAVITY | mjDSBL_CONTACT | mjDSBL_FILTERPARENT;
+  const int ignored_flags = m->opt.disableflags & ~honoured;
   if (ignored_flags != 0) {
     warnings.push_back("option/flag settings that disable features (mask " +
-                       std::to_string(ignored_flags) + ") are ignored; only gravity is honoured");
+                       std::to_string(ignored_flags) +
+                       ") are ignored; only gravity, contact and filterparent are honoured");
   }
 }
 
@@ -252,6 +255,8 @@ Quat ToQuat(const mjtNum* q) { return Quat(q[0], q[1], q[2], q[3]); }
 
 void ConvertOptions(const mjModel* m, bool scene_sets_timestep, Model& model) {
   model.timestep = scene_sets_timestep ? m->opt.timestep : kDefaultTimestep;
+  model.contact_enabled = !(m->opt.disableflags & mjDSBL_CONTACT);
+  model.filter_parent = !(m->opt.disableflags & mjDSBL_FILTERPARENT);
   model.gravity = (m->opt.disableflags & mjDSBL_GRAVITY) ? Vec3::Zero() : ToVec3(m->opt.gravity);
 }
 
@@ -261,6 +266,7 @@ void ConvertBodies(const mjModel* m, Model& model) {
     model.body_name.push_back(Name(m, mjOBJ_BODY, b));
     model.body_parent.push_back(b == 0 ? -1 : m->body_parentid[b]);
     model.body_root.push_back(m->body_rootid[b]);
+    model.body_weld.push_back(m->body_weldid[b]);
     model.body_jnt_adr.push_back(m->body_jntnum[b] > 0 ? m->body_jntadr[b] : -1);
     model.body_jnt_num.push_back(m->body_jntnum[b]);
     model.body_dof_adr.push_back(m->body_dofnum[b] > 0 ? m->body_dofadr[b] : -1);
@@ -467,6 +473,24 @@ std::string LocatedMessage(const std::string& source, const std::string& mujoco_
   return source + ": " + message;
 }
 
+// MuJoCo encodes a body pair as the signature ((body1 + 1) << 16) + body2 + 1.
+void ConvertCollisionFilters(const mjModel* m, Model& model) {
+  model.nexclude = m->nexclude;
+  for (int i = 0; i < m->nexclude; ++i) {
+    const int signature = m->exclude_signature[i];
+    model.exclude_body1.push_back((signature >> 16) - 1);
+    model.exclude_body2.push_back((signature & 0xFFFF) - 1);
+  }
+  model.npair = m->npair;
+  for (int i = 0; i < m->npair; ++i) {
+    model.pair_geom1.push_back(m->pair_geom1[i]);
+    model.pair_geom2.push_back(m->pair_geom2[i]);
+    model.pair_margin.push_back(m->pair_margin[i]);
+    model.pair_gap.push_back(m->pair_gap[i]);
+    model.pair_friction.push_back(m->pair_friction[5 * i]);
+  }
+}
+
 // Compiles with MuJoCo and converts. `source` names the scene in messages.
 ModelImport Compile(const std::string& source, const std::string& load_path, const mjVFS* vfs,
                     bool scene_sets_timestep) {
@@ -497,6 +521,7 @@ ModelImport Compile(const std::string& source, const std::string& load_path, con
   ConvertSites(m.get(), *model);
   ConvertActuators(m.get(), *model);
   ConvertEqualities(m.get(), *model);
+  ConvertCollisionFilters(m.get(), *model);
   return {std::move(model), ""};
 }
 

@@ -21,6 +21,11 @@ bool HasSliderCrank(const Model& m) {
   return false;
 }
 
+// Geoms that can collide with something: a nonzero contype or conaffinity.
+bool Collidable(const Model& m, int g) {
+  return m.geom_contype[g] != 0 || m.geom_conaffinity[g] != 0;
+}
+
 }  // namespace
 
 Data::Data(const Model& m)
@@ -38,6 +43,8 @@ Data::Data(const Model& m)
       xaxis(m.njnt, Vec3::Zero()),
       cdof(m.nv, Vec6::Zero()),
       cinert(m.nbody),
+      geom_xpos(m.ngeom, Vec3::Zero()),
+      geom_xmat(m.ngeom, Mat3::Identity()),
       cvel(m.nbody, Vec6::Zero()),
       cdof_dot(m.nv, Vec6::Zero()),
       crb(m.nbody),
@@ -53,6 +60,14 @@ Data::Data(const Model& m)
       qH(mass_layout.nnz, 0.0),
       qacc(m.nv, 0.0),
       qvel_start(m.nv, 0.0) {
+  geom_aabb_lo.assign(m.ngeom, Vec3::Zero());
+  geom_aabb_hi.assign(m.ngeom, Vec3::Zero());
+  for (int g = 0; g < m.ngeom; ++g) {
+    if (!Collidable(m, g)) continue;
+    (m.geom_type[g] == GeomType::kPlane ? plane_geoms : sweep_order).push_back(g);
+  }
+  collision_candidates.reserve(4 * static_cast<size_t>(m.ngeom));
+  contact.reserve(4 * static_cast<size_t>(m.ngeom));
   if (HasSliderCrank(m)) {
     for (auto* jac : {&crank_jacp, &slider_jacp, &slider_jacr, &unused_jacr}) {
       jac->setZero(3, m.nv);

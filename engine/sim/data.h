@@ -15,6 +15,7 @@
 
 #include <vector>
 
+#include "engine/collision/contact.h"
 #include "engine/dynamics/tree_sparse_layout.h"
 #include "engine/math/spatial.h"
 #include "engine/math/types.h"
@@ -48,6 +49,8 @@ struct Data {
                                      // produces), world orientation about the tree's reference
                                      // point (nv)
   std::vector<RigidInertia> cinert;  // body spatial inertia about the tree's reference point
+  std::vector<Vec3> geom_xpos;       // geom frame origin, world (ngeom)
+  std::vector<Mat3> geom_xmat;       // geom frame orientation, world (ngeom)
                                      // (nbody)
 
   // ---- Velocity() (engine/dynamics/velocity.h)
@@ -81,6 +84,16 @@ struct Data {
   // moment arm d length / d qpos of the current actuator (nv).
   Eigen::Matrix<double, 3, Eigen::Dynamic> crank_jacp, slider_jacp, slider_jacr, unused_jacr;
   std::vector<double> transmission_moment;
+
+  // ---- Collision() (engine/collision/collision.h)
+  std::vector<int> plane_geoms;    // planes that can collide with something (constant)
+  std::vector<int> sweep_order;    // the other geoms that can collide, in sweep order
+  std::vector<Vec3> geom_aabb_lo;  // world bounding box grown by the geom's margin (ngeom)
+  std::vector<Vec3> geom_aabb_hi;  // (ngeom)
+  std::vector<CollisionCandidate> collision_candidates;  // broadphase output, by geom pair
+  std::vector<Contact> candidate_contacts;               // kMaxContactsPerPair slots per candidate
+  std::vector<int> candidate_contact_count;              // contacts found per candidate
+  std::vector<Contact> contact;  // this step's contacts, sorted by (geom1, geom2)
 
   // ---- Step() / Forward() (engine/sim/step.h)
   std::vector<double> qH;    // M + (1 - theta) h D, then its tree LDL^T factor, mass_layout (nnz)
