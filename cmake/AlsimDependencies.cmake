@@ -24,6 +24,17 @@ if(NOT TARGET alsim::mujoco)
   target_link_libraries(alsim::mujoco INTERFACE ${MUJOCO_LIBRARY})
 endif()
 
+# libccd 2.1 (GJK/MPR for the convex narrowphase), the build libmujoco links. Located directly
+# like MuJoCo, for one imported target whatever Debian's config or .pc files name it. Debian builds
+# it in double precision (ccd/config.h: CCD_DOUBLE); engine/collision/convex_pairs.cc asserts so.
+find_path(CCD_INCLUDE_DIR ccd/ccd.h REQUIRED)
+find_library(CCD_LIBRARY NAMES ccd REQUIRED)
+if(NOT TARGET alsim::ccd)
+  add_library(alsim::ccd INTERFACE IMPORTED)
+  target_include_directories(alsim::ccd INTERFACE ${CCD_INCLUDE_DIR})
+  target_link_libraries(alsim::ccd INTERFACE ${CCD_LIBRARY})
+endif()
+
 # CHOLMOD (SuiteSparse 5.12) has neither a CMake config nor a .pc file on Debian 12.
 find_path(CHOLMOD_INCLUDE_DIR cholmod.h PATH_SUFFIXES suitesparse REQUIRED)
 find_library(CHOLMOD_LIBRARY cholmod REQUIRED)

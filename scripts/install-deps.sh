@@ -21,6 +21,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   # MuJoCo 2.2.2: MJCF/URDF importer, test oracle, benchmark peer and sample scenes
   libmujoco-dev libmujoco-samples
+  # convex narrowphase: GJK/MPR from libccd 2.1 (the build libmujoco itself links)
+  libccd-dev
   # Python client (Debian's interpreter, /usr/bin/python3, sees these)
   python3 python3-grpcio python3-grpc-tools python3-protobuf python3-numpy
 )

@@ -1,0 +1,509 @@
+#include "engine/collision/convex_pairs.h"
+
+#include <ccd/ccd.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <type_traits>
+
+// Debian builds libccd in double precision (ccd/config.h defines CCD_DOUBLE), as does MuJoCo. A
+// single-precision build could not reach the 1e-6 MPR tolerance, so refuse it at compile time.
+static_assert(std::is_same_v<ccd_real_t, double>, "alsim needs libccd built with CCD_DOUBLE");
+
+namespace alsim {
+namespace {
+
+constexpr double kTiny = 1e-15;
+
+// ---------------------------------------------------------------- support functions
+
+Vec3 UnitOrZero(const Vec3& d) {
+  const double n = d.norm();
+  return n > kTiny ? Vec3(d / n) : Vec3::Zero();
+}
+
+// +1 or -1; zero counts as positive so that ties pick a fixed corner.
+double SignOrPlus(double x) { return x >= 0 ? 1.0 : -1.0; }
+
+// The farthest mesh vertex along d (geom frame); the first one on ties.
+Vec3 MeshSupport(const GeomShape& s, const Vec3& d) {
+  if (s.vertex_count == 0) return Vec3::Zero();
+  int best = 0;
+  double best_dot = s.vertices[0].dot(d);
+  for (int i = 1; i < s.vertex_count; ++i) {
+    const double dot = s.vertices[i].dot(d);
+    if (dot > best_dot) {
+      best_dot = dot;
+      best = i;
+    }
+  }
+  return s.vertices[best];
+}
+
+// Support point in the geom frame along the geom-frame direction d.
+Vec3 LocalSupport(const GeomShape& s, const Vec3& d) {
+  switch (s.type) {
+    case GeomType::kSphere:
+      return s.size[0] * UnitOrZero(d);
+    case GeomType::kCapsule:  // a sphere swept along z: sphere support plus the farther end
+      return s.size[0] * UnitOrZero(d) + Vec3(0, 0, SignOrPlus(d.z()) * s.size[1]);
+    case GeomType::kEllipsoid: {
+      // x^T S^-2 x = 1 has normal S^-2 x; it is parallel to d at x = S^2 d / |S d|.
+      const Vec3 scaled = s.size.cwiseProduct(d);
+      const double norm = scaled.norm();
+      if (norm < kTiny) return Vec3(s.size.x(), 0, 0);
+      return s.size.cwiseProduct(scaled) / norm;
+    }
+    case GeomType::kCylinder: {  // the rim point of the end disk that faces d
+      const double radial = std::hypot(d.x(), d.y());
+      const double scale = radial > kTiny ? s.size[0] / radial : 0.0;
+      return Vec3(scale * d.x(), scale * d.y(), SignOrPlus(d.z()) * s.size[1]);
+    }
+    case GeomType::kBox:
+      return Vec3(SignOrPlus(d.x()) * s.size.x(), SignOrPlus(d.y()) * s.size.y(),
+                  SignOrPlus(d.z()) * s.size.z());
+    case GeomType::kMesh:
+      return MeshSupport(s, d);
+    default:  // planes and height fields are not convex shapes
+      return Vec3::Zero();
+  }
+}
+
+// ---------------------------------------------------------------- MPR through libccd
+
+// A shape as libccd sees it: grown by `inflation` in every direction (Minkowski sum with a
+// ball), whose support is the shape's support plus inflation * unit(dir).
+struct InflatedShape {
+  const GeomShape* shape;
+  double inflation;
+};
+
+Vec3 FromCcd(const ccd_vec3_t& v) { return Vec3(v.v[0], v.v[1], v.v[2]); }
+void ToCcd(const Vec3& v, ccd_vec3_t* out) {
+  for (int i = 0; i < 3; ++i) out->v[i] = v[i];
+}
+
+void CcdSupport(const void* obj, const ccd_vec3_t* dir, ccd_vec3_t* out) {
+  const auto& inflated = *static_cast<const InflatedShape*>(obj);
+  const Vec3 d = FromCcd(*dir);
+  ToCcd(SupportPoint(*inflated.shape, d) + inflated.inflation * UnitOrZero(d), out);
+}
+
+// MPR needs a point inside each shape: the geom origin (MuJoCo centers meshes at their centroid).
+void CcdCenter(const void* obj, ccd_vec3_t* center) {
+  ToCcd(static_cast<const InflatedShape*>(obj)->shape->pos, center);
+}
+
+struct MprResult {
+  double depth;  // penetration of the inflated shapes
+  Vec3 normal;   // unit, from a toward b
+  Vec3 pos;
+};
+
+// Penetration of a and b, each inflated by `inflation`; false when they do not overlap.
+bool RunMpr(const GeomShape& a, const GeomShape& b, double inflation, MprResult* result) {
+  ccd_t ccd;
+  ccd.first_dir = ccdFirstDirDefault;
+  ccd.support1 = CcdSupport;
+  ccd.support2 = CcdSupport;
+  ccd.center1 = CcdCenter;
+  ccd.center2 = CcdCenter;
+  ccd.max_iterations = kMprMaxIterations;
+  ccd.mpr_tolerance = kMprTolerance;
+  ccd.epa_tolerance = kMprTolerance;  // unused by MPR
+  ccd.dist_tolerance = kMprTolerance;
+  const InflatedShape obj_a{&a, inflation};
+  const InflatedShape obj_b{&b, inflation};
+  ccd_real_t depth = 0;
+  ccd_vec3_t dir;
+  ccd_vec3_t pos;
+  // libccd: the penetration of obj2 into obj1; moving obj2 by depth * dir separates them.
+  if (ccdMPRPenetration(&obj_a, &obj_b, &ccd, &depth, &dir, &pos) != 0) return false;
+  const Vec3 normal = FromCcd(dir);
+  if (!(normal.norm() > 0.5)) return false;  // touching at the center: no usable normal
+  *result = {depth, normal.normalized(), FromCcd(pos)};
+  return true;
+}
+
+// ---------------------------------------------------------------- support faces
+
+constexpr int kMaxFaceVertices = 32;
+constexpr int kDiskVertices = 8;  // a cylinder's end disk as an inscribed octagon
+
+// A planar convex polygon on a shape's surface (world frame) with its outward unit normal.
+struct Face {
+  std::array<Vec3, kMaxFaceVertices> vertex;
+  int count = 0;
+  Vec3 normal = Vec3::Zero();
+};
+
+void SetFace(const GeomShape& s, const Vec3& local_normal, Face* face) {
+  for (int i = 0; i < face->count; ++i) face->vertex[i] = s.rot * face->vertex[i] + s.pos;
+  face->normal = s.rot * local_normal;
+}
+
+// The box face whose normal is closest to the geom-frame unit direction d.
+void BoxFace(const GeomShape& s, const Vec3& d, Face* face) {
+  int axis = 0;
+  d.cwiseAbs().maxCoeff(&axis);
+  const int j = (axis + 1) % 3;
+  const int k = (axis + 2) % 3;
+  const double side = SignOrPlus(d[axis]);
+  const double corner_j[4] = {1, -1, -1, 1};
+  const double corner_k[4] = {1, 1, -1, -1};
+  for (int c = 0; c < 4; ++c) {
+    Vec3& v = face->vertex[c];
+    v[axis] = side * s.size[axis];
+    v[j] = corner_j[c] * s.size[j];
+    v[k] = corner_k[c] * s.size[k];
+  }
+  face->count = 4;
+  SetFace(s, side * Vec3::Unit(axis), face);
+}
+
+// The end disk of a cylinder that faces d, as a regular polygon inscribed in its rim.
+void CylinderDiskFace(const GeomShape& s, const Vec3& d, Face* face) {
+  const double side = SignOrPlus(d.z());
+  for (int i = 0; i < kDiskVertices; ++i) {
+    const double angle = 2 * M_PI * i / kDiskVertices;
+    face->vertex[i] =
+        Vec3(s.size[0] * std::cos(angle), s.size[0] * std::sin(angle), side * s.size[1]);
+  }
+  face->count = kDiskVertices;
+  SetFace(s, Vec3(0, 0, side), face);
+}
+
+// 2D cross product of (b - o) and (c - o).
+double Cross2(const Eigen::Vector2d& o, const Eigen::Vector2d& b, const Eigen::Vector2d& c) {
+  return (b.x() - o.x()) * (c.y() - o.y()) - (b.y() - o.y()) * (c.x() - o.x());
+}
+
+// Indices of the convex hull of points[0..n) in counter-clockwise order (Andrew's monotone chain),
+// dropping collinear and repeated points; returns the hull size.
+int ConvexHull2(const Eigen::Vector2d* points, int n, int* order, int* hull) {
+  for (int i = 0; i < n; ++i) order[i] = i;
+  std::sort(order, order + n, [points](int a, int b) {
+    if (points[a].x() != points[b].x()) return points[a].x() < points[b].x();
+    if (points[a].y() != points[b].y()) return points[a].y() < points[b].y();
+    return a < b;
+  });
+  if (n < 3) return 0;
+  int size = 0;
+  for (int pass = 0; pass < 2; ++pass) {  // lower chain, then upper chain
+    const int start = size;
+    for (int step = 0; step < n; ++step) {
+      const int i = pass == 0 ? order[step] : order[n - 1 - step];
+      while (size >= start + 2 &&
+             Cross2(points[hull[size - 2]], points[hull[size - 1]], points[i]) <= 0) {
+        --size;
+      }
+      hull[size++] = i;
+    }
+    --size;  // the last point of each chain starts the other one
+  }
+  return size;
+}
+
+// A unit vector perpendicular to the unit vector n (deterministic).
+Vec3 Perpendicular(const Vec3& n) {
+  const Vec3 helper = std::abs(n.x()) < 0.6 ? Vec3::UnitX() : Vec3::UnitY();
+  return n.cross(helper).normalized();
+}
+
+// The hull face of a mesh whose normal is closest to the geom-frame unit direction d: the hull
+// triangle best aligned with d, grown to every vertex in its plane (qhull splits a planar face
+// into triangles). False when the mesh has no hull or the face has too many vertices.
+bool MeshFace(const GeomShape& s, const Vec3& d, Face* face) {
+  if (s.hull_face_count == 0 || s.vertex_count < 4) return false;
+  Vec3 interior = Vec3::Zero();  // orients the triangle normals outward
+  for (int i = 0; i < s.vertex_count; ++i) interior += s.vertices[i];
+  interior /= s.vertex_count;
+  double extent = 0;
+  for (int i = 0; i < s.vertex_count; ++i) {
+    extent = std::max(extent, (s.vertices[i] - interior).norm());
+  }
+  double best_cos = -2;
+  Vec3 normal = Vec3::Zero();
+  Vec3 on_plane = Vec3::Zero();
+  for (int f = 0; f < s.hull_face_count; ++f) {
+    const Eigen::Vector3i& t = s.hull_faces[f];
+    const Vec3& v0 = s.vertices[t[0]];
+    Vec3 n = (s.vertices[t[1]] - v0).cross(s.vertices[t[2]] - v0);
+    const double len = n.norm();
+    if (len <= 1e-12 * extent * extent) continue;  // sliver triangle
+    n /= len;
+    if (n.dot(v0 - interior) < 0) n = -n;
+    if (n.dot(d) > best_cos) {
+      best_cos = n.dot(d);
+      normal = n;
+      on_plane = v0;
+    }
+  }
+  if (best_cos < -1) return false;
+  // Vertices in the face's plane, in plane coordinates; their convex hull is the face.
+  const double offset = normal.dot(on_plane);
+  const double plane_tol = 1e-6 * extent;  // mesh vertices come from floats
+  const Vec3 u = Perpendicular(normal);
+  const Vec3 w = normal.cross(u);
+  constexpr int kMaxGather = 2 * kMaxFaceVertices;
+  std::array<Eigen::Vector2d, kMaxGather> flat;
+  std::array<int, kMaxGather> source;
+  int n = 0;
+  for (int i = 0; i < s.vertex_count; ++i) {
+    if (std::abs(normal.dot(s.vertices[i]) - offset) > plane_tol) continue;
+    if (n == kMaxGather) return false;
+    flat[n] = Eigen::Vector2d(u.dot(s.vertices[i]), w.dot(s.vertices[i]));
+    source[n++] = i;
+  }
+  std::array<int, kMaxGather> order;
+  std::array<int, 2 * kMaxGather> hull;  // the monotone chain holds up to 2n - 1 points
+  const int count = ConvexHull2(flat.data(), n, order.data(), hull.data());
+  if (count < 3 || count > kMaxFaceVertices) return false;
+  for (int i = 0; i < count; ++i) face->vertex[i] = s.vertices[source[hull[i]]];
+  face->count = count;
+  SetFace(s, normal, face);
+  return true;
+}
+
+// The flat feature of `s` facing the world unit direction `dir`, if `s` has one: a box face, a
+// cylinder end disk or a mesh hull face.
+bool SupportFace(const GeomShape& s, const Vec3& dir, Face* face) {
+  const Vec3 d = s.rot.transpose() * dir;
+  switch (s.type) {
+    case GeomType::kBox:
+      BoxFace(s, d, face);
+      return true;
+    case GeomType::kCylinder:
+      CylinderDiskFace(s, d, face);
+      return true;
+    case GeomType::kMesh:
+      return MeshFace(s, d, face);
+    default:
+      return false;
+  }
+}
+
+// ---------------------------------------------------------------- face clipping
+
+constexpr int kMaxClipVertices = 2 * kMaxFaceVertices;
+
+// A convex polygon in contact-plane coordinates.
+struct Polygon2 {
+  std::array<Eigen::Vector2d, kMaxClipVertices> vertex;
+  int count = 0;
+};
+
+// Keeps the part of `subject` on the left of the directed line c0 -> c1 (Sutherland-Hodgman step).
+void ClipByEdge(const Polygon2& subject, const Eigen::Vector2d& c0, const Eigen::Vector2d& c1,
+                Polygon2* out) {
+  out->count = 0;
+  for (int i = 0; i < subject.count; ++i) {
+    const Eigen::Vector2d& p = subject.vertex[i];
+    const Eigen::Vector2d& q = subject.vertex[(i + 1) % subject.count];
+    const double dp = Cross2(c0, c1, p);
+    const double dq = Cross2(c0, c1, q);
+    if (dp >= 0 && out->count < kMaxClipVertices) out->vertex[out->count++] = p;
+    if ((dp >= 0) != (dq >= 0) && out->count < kMaxClipVertices) {
+      out->vertex[out->count++] = p + (dp / (dp - dq)) * (q - p);  // edge crosses the line
+    }
+  }
+}
+
+// subject ∩ clip for convex polygons; the clip polygon may have either orientation.
+void ClipPolygon(const Polygon2& clip, Polygon2* subject) {
+  double area2 = 0;
+  for (int i = 0; i < clip.count; ++i) {
+    area2 += Cross2(Eigen::Vector2d::Zero(), clip.vertex[i], clip.vertex[(i + 1) % clip.count]);
+  }
+  Polygon2 scratch;
+  for (int i = 0; i < clip.count && subject->count > 0; ++i) {
+    const Eigen::Vector2d& c0 = clip.vertex[i];
+    const Eigen::Vector2d& c1 = clip.vertex[(i + 1) % clip.count];
+    if (area2 >= 0) {
+      ClipByEdge(*subject, c0, c1, &scratch);
+    } else {
+      ClipByEdge(*subject, c1, c0, &scratch);
+    }
+    *subject = scratch;
+  }
+}
+
+// The contact plane: an origin and an orthonormal frame (u, w, normal).
+struct ContactPlane {
+  Vec3 origin;
+  Vec3 u;
+  Vec3 w;
+  Vec3 normal;
+
+  Eigen::Vector2d Project(const Vec3& p) const { return {u.dot(p - origin), w.dot(p - origin)}; }
+  Vec3 Lift(const Eigen::Vector2d& p, double height) const {
+    return origin + p.x() * u + p.y() * w + height * normal;
+  }
+  // Height along `normal` at which the plane of `face` passes above the plane point p.
+  double FaceHeight(const Face& face, const Eigen::Vector2d& p) const {
+    return (face.vertex[0] - Lift(p, 0)).dot(face.normal) / normal.dot(face.normal);
+  }
+};
+
+Polygon2 ProjectFace(const ContactPlane& plane, const Face& face) {
+  Polygon2 polygon;
+  for (int i = 0; i < face.count; ++i) polygon.vertex[i] = plane.Project(face.vertex[i]);
+  polygon.count = face.count;
+  return polygon;
+}
+
+// ---------------------------------------------------------------- point selection
+
+constexpr int kMaxCandidates = kMaxClipVertices + 1;
+
+// Writes at most kMaxContactsPerPair of the candidates to `out`: the deepest first, then each
+// time the one farthest from those already taken, so the points span the contact area.
+// Candidates closer than `merge_dist` to a taken point are dropped as repeats.
+int SelectSpread(const Contact* candidates, int n, double merge_dist, Contact* out) {
+  if (n == 0) return 0;
+  std::array<bool, kMaxCandidates> taken{};
+  std::array<double, kMaxCandidates> gap2;  // squared distance to the nearest taken point
+  int first = 0;
+  for (int i = 1; i < n; ++i) {
+    if (candidates[i].dist < candidates[first].dist) first = i;
+  }
+  int count = 0;
+  int next = first;
+  gap2.fill(INFINITY);
+  while (next >= 0 && count < kMaxContactsPerPair) {
+    taken[next] = true;
+    out[count++] = candidates[next];
+    int farthest = -1;
+    for (int i = 0; i < n; ++i) {
+      if (taken[i]) continue;
+      gap2[i] = std::min(gap2[i], (candidates[i].pos - candidates[next].pos).squaredNorm());
+      if (gap2[i] > merge_dist * merge_dist && (farthest < 0 || gap2[i] > gap2[farthest])) {
+        farthest = i;
+      }
+    }
+    next = farthest;
+  }
+  return count;
+}
+
+// ---------------------------------------------------------------- flat contact
+
+// Alignment needed to treat the normal as a face normal of one shape (the reference face) and,
+// looser, for the other shape's facing feature to count as a face (the incident face): points of
+// a tilted incident face keep their true heights, so only the margin decides which of them count.
+const double kReferenceCos = std::cos(1e-3);
+const double kIncidentCos = std::cos(25 * M_PI / 180);
+
+// Several points for face-on-face contact; 0 when the contact is not flat. `deepest` is the MPR
+// point, which is added when it lies deeper than every clipped point (a tilted disk touches
+// between the vertices of its polygon).
+int FlatContacts(const GeomShape& a, const GeomShape& b, const Contact& deepest, double margin,
+                 Contact* out) {
+  Face face_a;
+  Face face_b;
+  if (!SupportFace(a, deepest.normal, &face_a) || !SupportFace(b, -deepest.normal, &face_b)) {
+    return 0;
+  }
+  const double cos_a = face_a.normal.dot(deepest.normal);
+  const double cos_b = -face_b.normal.dot(deepest.normal);
+  if (std::max(cos_a, cos_b) < kReferenceCos || std::min(cos_a, cos_b) < kIncidentCos) return 0;
+  // The better aligned face gives the normal exactly.
+  ContactPlane plane;
+  plane.normal = cos_a >= cos_b ? face_a.normal : Vec3(-face_b.normal);
+  plane.origin = deepest.pos;
+  plane.u = Perpendicular(plane.normal);
+  plane.w = plane.normal.cross(plane.u);
+
+  Polygon2 overlap = ProjectFace(plane, face_b);
+  ClipPolygon(ProjectFace(plane, face_a), &overlap);
+
+  std::array<Contact, kMaxCandidates> candidates;
+  int n = 0;
+  double deepest_clipped_dist = INFINITY;
+  for (int i = 0; i < overlap.count; ++i) {
+    const double height_a = plane.FaceHeight(face_a, overlap.vertex[i]);
+    const double height_b = plane.FaceHeight(face_b, overlap.vertex[i]);
+    const double dist = height_b - height_a;
+    deepest_clipped_dist = std::min(deepest_clipped_dist, dist);
+    if (!(dist < margin)) continue;
+    Contact& c = candidates[n++];
+    c.dist = dist;
+    c.pos = plane.Lift(overlap.vertex[i], (height_a + height_b) / 2);
+    c.normal = plane.normal;
+  }
+  if (n == 0) return 0;
+  if (deepest.dist < deepest_clipped_dist - kMprTolerance) {
+    candidates[n] = deepest;
+    candidates[n++].normal = plane.normal;
+  }
+  const double size = std::max((a.size.norm() + b.size.norm()), kTiny);
+  return SelectSpread(candidates.data(), n, 1e-6 * size, out);
+}
+
+// ---------------------------------------------------------------- canonical order
+
+// A strict order on shapes (type, pose, size, mesh) so that a pair is always solved the same way
+// round, which makes CollideConvex exactly antisymmetric.
+bool Precedes(const GeomShape& a, const GeomShape& b) {
+  const auto key = [](const GeomShape& s) {
+    std::array<double, 18> k;
+    k[0] = static_cast<double>(s.type);
+    for (int i = 0; i < 3; ++i) k[1 + i] = s.pos[i];
+    for (int i = 0; i < 9; ++i) k[4 + i] = s.rot(i / 3, i % 3);
+    for (int i = 0; i < 3; ++i) k[13 + i] = s.size[i];
+    k[16] = s.vertex_count;
+    k[17] = s.hull_face_count;
+    return k;
+  };
+  const auto ka = key(a);
+  const auto kb = key(b);
+  if (ka != kb) return ka < kb;
+  return std::less<const Vec3*>()(a.vertices, b.vertices);
+}
+
+bool StrictlyConvex(const GeomShape& s) {
+  return s.type == GeomType::kSphere || s.type == GeomType::kEllipsoid;
+}
+
+// The midpoint between the surfaces. MPR's own point is a blend of portal support points that
+// can sit millimetres off to the side; a strictly convex shape has a unique deepest point along
+// the normal, and the other surface lies `dist` beyond it.
+Vec3 ContactPoint(const GeomShape& a, const GeomShape& b, const Vec3& normal, double dist,
+                  const Vec3& mpr_pos) {
+  const Vec3 from_a = SupportPoint(a, normal) + normal * (dist / 2);
+  const Vec3 from_b = SupportPoint(b, -normal) - normal * (dist / 2);
+  if (StrictlyConvex(a) && StrictlyConvex(b)) return (from_a + from_b) / 2;
+  if (StrictlyConvex(a)) return from_a;
+  if (StrictlyConvex(b)) return from_b;
+  return mpr_pos;
+}
+
+int CollideOrdered(const GeomShape& a, const GeomShape& b, double margin, Contact* out) {
+  MprResult mpr;
+  if (!RunMpr(a, b, margin / 2, &mpr)) return 0;
+  Contact deepest;
+  deepest.dist = margin - mpr.depth;
+  if (!(deepest.dist < margin)) return 0;
+  deepest.normal = mpr.normal;
+  deepest.pos = ContactPoint(a, b, mpr.normal, deepest.dist, mpr.pos);
+  const int flat = FlatContacts(a, b, deepest, margin, out);
+  if (flat > 0) return flat;
+  out[0] = deepest;
+  return 1;
+}
+
+}  // namespace
+
+Vec3 SupportPoint(const GeomShape& shape, const Vec3& dir) {
+  return shape.rot * LocalSupport(shape, shape.rot.transpose() * dir) + shape.pos;
+}
+
+int CollideConvex(const GeomShape& a, const GeomShape& b, double margin, Contact* out) {
+  if (!Precedes(b, a)) return CollideOrdered(a, b, margin, out);
+  const int count = CollideOrdered(b, a, margin, out);
+  for (int i = 0; i < count; ++i) out[i].normal = -out[i].normal;
+  return count;
+}
+
+}  // namespace alsim
