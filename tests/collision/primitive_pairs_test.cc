@@ -362,7 +362,7 @@ TEST(BoxPairs, SphereBoxOutsideAndInside) {
 TEST(BoxPairs, CapsuleLyingOnBoxFaceAndAcrossEdge) {
   Contact c[kMaxContactsPerPair];
   const GeomShape box = Box(Vec3(0.5, 0.4, 0.1), Vec3::Zero(), Rotation(Vec3::UnitZ(), 0.3));
-  // Along world x, half of it beyond the box? No: fully over the top face, 0.002 deep.
+  // Along the box's x axis, wholly over its top face, 0.002 deep: two points, one per end.
   const Mat3 along = Rotation(Vec3::UnitZ(), 0.3) * Rotation(Vec3::UnitY(), kPi / 2);
   const GeomShape lying = Capsule(0.05, 0.3, box.rot * Vec3(0.1, 0.1, 0.148), along);
   int n = CollideCapsuleBox(lying, box, 0.0, c);
