@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/ratio_reporter.h"
 #include "engine/dynamics/bias_forces.h"
 #include "engine/dynamics/kinematics.h"
 #include "engine/dynamics/mass_matrix.h"
@@ -220,40 +221,6 @@ void BM_VelocityBias_mujoco(benchmark::State& state, const std::string& file) {
 }
 
 // Collects each benchmark's time per iteration (the median when repeated) to print the ratios.
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    ConsoleReporter::ReportRuns(runs);
-    for (const Run& run : runs) {
-      if (run.error_occurred) continue;
-      const bool aggregate = run.run_type == Run::RT_Aggregate;
-      if (aggregate && run.aggregate_name != "median") continue;
-      if (!aggregate && run.repetitions > 1) continue;
-      times_[run.run_name.str()] = run.GetAdjustedRealTime();
-    }
-  }
-
-  // Pairs "X_alsim/scene" with "X_mujoco/scene".
-  void PrintRatios() const {
-    std::printf("\n%-40s %12s %12s %8s\n", "stage / scene", "alsim", "MuJoCo", "ratio");
-    for (const auto& [name, alsim_time] : times_) {
-      const size_t at = name.find("_alsim");
-      if (at == std::string::npos) continue;
-      std::string peer = name;
-      peer.replace(at, 6, "_mujoco");
-      const auto it = times_.find(peer);
-      if (it == times_.end()) continue;
-      std::string label = name;
-      label.erase(at, 6);
-      std::printf("%-40s %12.3g %12.3g %8.2f\n", label.c_str(), alsim_time, it->second,
-                  alsim_time / it->second);
-    }
-  }
-
- private:
-  std::map<std::string, double> times_;
-};
-
 void RegisterAll() {
   using Fn = void (*)(benchmark::State&, const std::string&);
   const std::vector<std::pair<std::string, Fn>> benchmarks = {
@@ -281,7 +248,7 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   RegisterAll();
-  RatioReporter reporter;
+  alsim::bench::RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   reporter.PrintRatios();
   benchmark::Shutdown();

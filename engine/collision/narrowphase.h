@@ -12,9 +12,18 @@
 
 #include "engine/collision/contact.h"
 #include "engine/collision/geom_shape.h"
+#include "engine/sim/data.h"
 
 namespace alsim {
 
 inline constexpr int kMaxContactsPerPair = 8;
+
+// The pair function for the two geoms' types, called with the geoms in either order: contacts
+// come back with normals from `a` toward `b`. Returns 0 for pairs that never collide (plane-plane,
+// height fields).
+int CollideShapes(const GeomShape& a, const GeomShape& b, double margin, Contact* out);
+
+// The GeomShape of geom g at its current pose (needs Kinematics()).
+GeomShape ShapeOfGeom(const Model& m, const Data& d, int g);
 
 }  // namespace alsim

@@ -1,0 +1,130 @@
+// Collision detection per step, alsim's Collision() against MuJoCo's mj_collision() on the same
+// states in one binary: humanoid100 and 22_humanoids, falling (shortly after the start) and
+// settled (after MuJoCo has simulated them to rest). States come from MuJoCo's own simulation, so
+// both engines see exactly the same geometry.
+#include <benchmark/benchmark.h>
+#include <mujoco/mujoco.h>
+#include <oneapi/tbb/global_control.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "bench/ratio_reporter.h"
+#include "engine/collision/collision.h"
+#include "engine/dynamics/kinematics.h"
+#include "engine/model/model_import.h"
+#include "engine/sim/data.h"
+
+namespace {
+
+const std::string kSamples = "/usr/share/mujoco/model/";
+
+// One scene in both engines at one state.
+struct SceneState {
+  std::shared_ptr<const alsim::Model> model;
+  std::unique_ptr<alsim::Data> data;
+  mjModel* mj_model = nullptr;
+  mjData* mj_data = nullptr;
+
+  SceneState(const std::string& file, int mujoco_steps) {
+    const alsim::ModelImport imported = alsim::ImportModelFromFile(kSamples + file);
+    if (!imported) throw std::runtime_error(imported.error);
+    model = imported.model;
+    data = std::make_unique<alsim::Data>(*model);
+    char error[1000] = "";
+    mj_model = mj_loadXML((kSamples + file).c_str(), nullptr, error, sizeof error);
+    if (mj_model == nullptr) throw std::runtime_error(error);
+    mj_data = mj_makeData(mj_model);
+    for (int n = 0; n < mujoco_steps; ++n) mj_step(mj_model, mj_data);
+    mj_forward(mj_model, mj_data);
+    std::copy(mj_data->qpos, mj_data->qpos + mj_model->nq, data->qpos.begin());
+    alsim::Kinematics(*model, *data);
+    alsim::Collision(*model, *data);  // warm-up: sizes the buffers
+  }
+  ~SceneState() {
+    mj_deleteData(mj_data);
+    mj_deleteModel(mj_model);
+  }
+  SceneState(const SceneState&) = delete;
+  SceneState& operator=(const SceneState&) = delete;
+};
+
+// Falling: 0.6 s in (the first bodies landing); settled: 4 s in (MuJoCo's own solver at the scene's
+// settings).
+int StepsFor(const mjModel* m, bool settled) {
+  return static_cast<int>((settled ? 4.0 : 0.6) / m->opt.timestep);
+}
+
+// threads = 0: TBB's default (all cores); 1: the narrowphase on the calling thread only.
+void RunAlsim(benchmark::State& state, const std::string& file, bool settled, int threads) {
+  std::unique_ptr<tbb::global_control> limit;
+  if (threads > 0) {
+    limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
+                                                  threads);
+  }
+  char error[1000] = "";
+  mjModel* probe = mj_loadXML((kSamples + file).c_str(), nullptr, error, sizeof error);
+  const int steps = StepsFor(probe, settled);
+  mj_deleteModel(probe);
+  SceneState scene(file, steps);
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
+    alsim::Collision(*scene.model, *scene.data);
+    benchmark::DoNotOptimize(scene.data->contact.data());
+  }
+  state.counters["contacts"] = static_cast<double>(scene.data->contact.size());
+  state.counters["candidates"] = static_cast<double>(scene.data->collision_candidates.size());
+}
+
+void BM_Collision_alsim(benchmark::State& state, const std::string& file, bool settled) {
+  RunAlsim(state, file, settled, 0);
+}
+
+void BM_CollisionOneThread(benchmark::State& state, const std::string& file, bool settled) {
+  RunAlsim(state, file, settled, 1);
+}
+
+void BM_Collision_mujoco(benchmark::State& state, const std::string& file, bool settled) {
+  char error[1000] = "";
+  mjModel* probe = mj_loadXML((kSamples + file).c_str(), nullptr, error, sizeof error);
+  const int steps = StepsFor(probe, settled);
+  mj_deleteModel(probe);
+  SceneState scene(file, steps);
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
+    mj_collision(scene.mj_model, scene.mj_data);
+    benchmark::DoNotOptimize(scene.mj_data->ncon);
+  }
+  state.counters["contacts"] = scene.mj_data->ncon;
+}
+
+void RegisterAll() {
+  for (const char* scene : {"humanoid100/humanoid100.xml", "humanoid/22_humanoids.xml"}) {
+    for (const bool settled : {false, true}) {
+      std::string label = scene;
+      label = label.substr(label.find('/') + 1);
+      label = label.substr(0, label.find('.')) + (settled ? "_settled" : "_falling");
+      benchmark::RegisterBenchmark(("Collision_alsim/" + label).c_str(), BM_Collision_alsim,
+                                   std::string(scene), settled)
+          ->Unit(benchmark::kMicrosecond);
+      benchmark::RegisterBenchmark(("Collision_mujoco/" + label).c_str(), BM_Collision_mujoco,
+                                   std::string(scene), settled)
+          ->Unit(benchmark::kMicrosecond);
+      benchmark::RegisterBenchmark(("CollisionOneThread/" + label).c_str(), BM_CollisionOneThread,
+                                   std::string(scene), settled)
+          ->Unit(benchmark::kMicrosecond);
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  RegisterAll();
+  alsim::bench::RatioReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  reporter.PrintRatios();
+  benchmark::Shutdown();
+  return 0;
+}

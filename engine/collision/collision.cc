@@ -1,0 +1,88 @@
+#include "engine/collision/collision.h"
+
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_for.h>
+
+#include "engine/collision/broadphase.h"
+#include "engine/collision/narrowphase.h"
+
+namespace alsim {
+namespace {
+
+// Below this many candidate pairs the narrowphase runs on the calling thread: spawning tasks
+// costs more than it saves (see bench/collision_bench.cc).
+constexpr int kParallelCandidates = 64;
+constexpr int kCandidatesPerTask = 16;
+
+void CollideCandidate(const Model& m, Data& d, int k) {
+  const CollisionCandidate& candidate = d.collision_candidates[k];
+  d.candidate_contact_count[k] =
+      CollideShapes(ShapeOfGeom(m, d, candidate.geom1), ShapeOfGeom(m, d, candidate.geom2),
+                    candidate.margin, d.candidate_contacts.data() + k * kMaxContactsPerPair);
+}
+
+void Narrowphase(const Model& m, Data& d) {
+  const int n = static_cast<int>(d.collision_candidates.size());
+  if (static_cast<int>(d.candidate_contact_count.size()) < n) {
+    d.candidate_contact_count.resize(n);
+    d.candidate_contacts.resize(static_cast<size_t>(n) * kMaxContactsPerPair);
+  }
+  if (n < kParallelCandidates) {
+    for (int k = 0; k < n; ++k) CollideCandidate(m, d, k);
+    return;
+  }
+  // Each candidate writes only its own slots, so the tasks share nothing.
+  tbb::parallel_for(tbb::blocked_range<int>(0, n, kCandidatesPerTask),
+                    [&](const tbb::blocked_range<int>& range) {
+                      for (int k = range.begin(); k < range.end(); ++k) CollideCandidate(m, d, k);
+                    });
+}
+
+// Gathers the candidates' contacts in candidate order, which makes the output deterministic.
+void GatherContacts(const Model& m, Data& d) {
+  d.contact.clear();
+  const int n = static_cast<int>(d.collision_candidates.size());
+  for (int k = 0; k < n; ++k) {
+    const CollisionCandidate& candidate = d.collision_candidates[k];
+    const double friction =
+        ContactFriction(m, candidate.geom1, candidate.geom2, candidate.explicit_pair);
+    const Contact* found = d.candidate_contacts.data() + k * kMaxContactsPerPair;
+    for (int i = 0; i < d.candidate_contact_count[k]; ++i) {
+      Contact contact = found[i];
+      contact.geom1 = candidate.geom1;
+      contact.geom2 = candidate.geom2;
+      contact.friction = friction;
+      contact.frame = ContactFrame(contact.normal);
+      d.contact.push_back(contact);
+    }
+  }
+}
+
+}  // namespace
+
+double ContactFriction(const Model& m, int geom1, int geom2, int explicit_pair) {
+  if (explicit_pair >= 0) return m.pair_friction[explicit_pair];
+  const double f1 = m.geom_friction[geom1][0], f2 = m.geom_friction[geom2][0];
+  if (m.geom_priority[geom1] != m.geom_priority[geom2]) {
+    return m.geom_priority[geom1] > m.geom_priority[geom2] ? f1 : f2;
+  }
+  return std::max(f1, f2);
+}
+
+Mat3 ContactFrame(const Vec3& normal) {
+  // The world axis least aligned with the normal gives a well-conditioned first tangent.
+  int least = 0;
+  normal.cwiseAbs().minCoeff(&least);
+  const Vec3 tangent1 = normal.cross(Vec3::Unit(least)).normalized();
+  Mat3 frame;
+  frame << normal, tangent1, normal.cross(tangent1);
+  return frame;
+}
+
+void Collision(const Model& m, Data& d) {
+  Broadphase(m, d);
+  Narrowphase(m, d);
+  GatherContacts(m, d);
+}
+
+}  // namespace alsim

@@ -1,0 +1,24 @@
+// The collision stage: contact points between geoms for the contact solvers.
+#pragma once
+
+#include "engine/model/model.h"
+#include "engine/sim/data.h"
+
+namespace alsim {
+
+// Fills d.contact with this step's contact points, sorted by (geom1, geom2) with geom1 < geom2
+// and, within a pair, in the narrowphase's order: broadphase, then the pair function of each
+// candidate (in parallel when there are many; the result does not depend on the thread count),
+// then each contact's frame (normal, tangent1, tangent2) and combined friction. Needs Kinematics().
+// Allocates only when more candidates or contacts than ever before appear.
+void Collision(const Model& m, Data& d);
+
+// Friction of a contact between two geoms: the higher-priority geom's, else the larger of the
+// two (MuJoCo's rule), or the explicit pair's.
+double ContactFriction(const Model& m, int geom1, int geom2, int explicit_pair);
+
+// An orthonormal right-handed frame with `normal` as its first column; the tangents depend only
+// on the normal.
+Mat3 ContactFrame(const Vec3& normal);
+
+}  // namespace alsim
