@@ -12,8 +12,8 @@ namespace alsim {
 struct GeomShape {
   GeomType type = GeomType::kSphere;
   Vec3 size = Vec3::Zero();
-  Vec3 pos = Vec3::Zero();         // world position of the geom frame
-  Mat3 rot = Mat3::Identity();     // world orientation of the geom frame (columns = local axes)
+  Vec3 pos = Vec3::Zero();      // world position of the geom frame
+  Mat3 rot = Mat3::Identity();  // world orientation of the geom frame (columns = local axes)
   // kMesh only: the mesh's vertices (in the geom frame) and convex-hull triangles (local vertex
   // indices), pointing into the Model.
   const Vec3* vertices = nullptr;
