@@ -1,0 +1,42 @@
+// Distance between two convex sets given by their support mappings: GJK (Gilbert, Johnson and
+// Keerthi, 1988) on the Minkowski difference A - B, whose point closest to the origin is
+// point_a - point_b for the closest points of A and B.
+//
+// Each iteration asks for the support point w of A - B against the current closest point v and
+// replaces the simplex (at most a tetrahedron of such points) by the smallest face of
+// simplex + {w} that holds its closest point to the origin (Voronoi-region tests, the barycentric
+// form of Johnson's distance subalgorithm). It stops when
+//   - the lower bound v.w/|v| is within kGjkRelativeTolerance * |v| of the upper bound |v|,
+//   - w is already in the simplex or |v| stops decreasing (polytopes: the answer is exact), or
+//   - after kGjkMaxIterations (curved sets converge linearly; the answer is then an upper bound).
+// Sets closer than kGjkTouchTolerance times the size of A - B, or whose difference contains the
+// origin, count as touching. Deterministic, allocation-free.
+#pragma once
+
+#include "engine/math/types.h"
+
+namespace alsim {
+
+// A convex set through its support mapping: support(set, dir) is a point of the set farthest
+// along dir (dir is any nonzero vector).
+struct SupportMapping {
+  Vec3 (*support)(const void* set, const Vec3& dir);
+  const void* set;
+  Vec3 center;  // any point of the set; starts the search
+};
+
+inline constexpr int kGjkMaxIterations = 64;
+inline constexpr double kGjkRelativeTolerance = 1e-12;
+inline constexpr double kGjkTouchTolerance = 1e-12;
+
+struct GjkDistanceResult {
+  bool separated = false;       // false: the sets intersect or touch
+  double distance = 0;          // |point_b - point_a| when separated
+  Vec3 point_a = Vec3::Zero();  // closest points (witnesses) of A and B
+  Vec3 point_b = Vec3::Zero();
+  int iterations = 0;
+};
+
+GjkDistanceResult GjkDistance(const SupportMapping& a, const SupportMapping& b);
+
+}  // namespace alsim
