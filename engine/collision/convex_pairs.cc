@@ -7,6 +7,9 @@
 #include <cmath>
 #include <type_traits>
 
+#include "engine/collision/gjk_distance.h"
+#include "engine/collision/normal_refinement.h"
+
 // Debian builds libccd in double precision (ccd/config.h defines CCD_DOUBLE), as does MuJoCo. A
 // single-precision build could not reach the 1e-6 MPR tolerance, so refuse it at compile time.
 static_assert(std::is_same_v<ccd_real_t, double>, "alsim needs libccd built with CCD_DOUBLE");
@@ -479,16 +482,188 @@ Vec3 ContactPoint(const GeomShape& a, const GeomShape& b, const Vec3& normal, do
   return mpr_pos;
 }
 
-int CollideOrdered(const GeomShape& a, const GeomShape& b, double margin, Contact* out) {
+// ---------------------------------------------------------------- cores and GJK
+
+// A geom as a body for distance queries. A sphere is its center and a capsule its axis segment
+// (the core) grown by a ball of the geom's radius, so the geoms' distance is the cores' distance
+// minus the radii, exactly, as long as the cores do not touch. Other types are their whole shape.
+struct Body {
+  const GeomShape* shape;
+  bool core;
+};
+
+bool HasCore(const GeomShape& s) {
+  return s.type == GeomType::kSphere || s.type == GeomType::kCapsule;
+}
+
+double CoreRadius(const Body& body) { return body.core ? body.shape->size[0] : 0.0; }
+
+Vec3 BodySupport(const void* set, const Vec3& dir) {
+  const Body& body = *static_cast<const Body*>(set);
+  const GeomShape& s = *body.shape;
+  if (!body.core) return SupportPoint(s, dir);
+  if (s.type == GeomType::kSphere) return s.pos;
+  const Vec3 axis = s.rot.col(2);
+  return s.pos + SignOrPlus(axis.dot(dir)) * s.size[1] * axis;
+}
+
+// The body for RefineNormal; capsules and cylinders (and capsule cores) carry their axis, boxes
+// their edge directions.
+AxialBody Axial(const Body& body) {
+  AxialBody axial;
+  axial.mapping = {BodySupport, &body, body.shape->pos};
+  const GeomType type = body.shape->type;
+  if (type == GeomType::kCapsule || type == GeomType::kCylinder) {
+    axial.axes[axial.axis_count++] = body.shape->rot.col(2);
+  } else if (type == GeomType::kBox) {
+    for (int k = 0; k < 3; ++k) axial.axes[axial.axis_count++] = body.shape->rot.col(k);
+  }
+  return axial;
+}
+
+// True when the body touches others at a single point along any direction: a sphere's center,
+// a sphere or an ellipsoid.
+bool UniqueSupport(const Body& body) {
+  const GeomType type = body.shape->type;
+  return type == GeomType::kSphere || (!body.core && type == GeomType::kEllipsoid);
+}
+
+// Curved bodies, whose GJK answer converges only linearly and is refined by RefineNormal.
+bool Curved(const Body& body) {
+  const GeomType type = body.shape->type;
+  return !body.core && type != GeomType::kBox && type != GeomType::kMesh;
+}
+
+double PairScale(const GeomShape& a, const GeomShape& b) {
+  return (a.pos - b.pos).norm() + a.size.norm() + b.size.norm() + kTiny;
+}
+
+// The contact of separated cores (or whole shapes): GJK's closest points, then, for curved
+// bodies, the normal of least overlap with the distance along it. The touching point of a body
+// with a unique support is exact; the other lies core_dist along the normal from it.
+Contact SeparatedContact(const Body& a, const Body& b, const GjkDistanceResult& gjk) {
+  Vec3 normal = (gjk.point_b - gjk.point_a) / gjk.distance;
+  double core_dist = gjk.distance;
+  Vec3 witness_a = gjk.point_a;
+  if (Curved(a) || Curved(b)) {
+    const RefinedNormal refined =
+        RefineNormal(Axial(a), Axial(b), normal, PairScale(*a.shape, *b.shape));
+    if (refined.refined) {
+      normal = refined.normal;
+      core_dist = -refined.overlap;
+      if (UniqueSupport(a)) {
+        witness_a = BodySupport(&a, normal);
+      } else if (UniqueSupport(b)) {
+        witness_a = BodySupport(&b, -normal) - core_dist * normal;
+      }
+    }
+  }
+  Contact c;
+  c.normal = normal;
+  c.dist = core_dist - CoreRadius(a) - CoreRadius(b);
+  c.pos = witness_a + normal * (CoreRadius(a) + c.dist / 2);
+  return c;
+}
+
+// ---------------------------------------------------------------- MPR fallback
+
+// The deepest point of overlapping cores or shapes from MPR on the shapes inflated by margin/2.
+bool MprContact(const GeomShape& a, const GeomShape& b, double margin, Contact* deepest,
+                Vec3* mpr_pos) {
   MprResult mpr;
-  if (!RunMpr(a, b, margin / 2, &mpr)) return 0;
+  if (!RunMpr(a, b, margin / 2, &mpr)) return false;
+  deepest->dist = margin - mpr.depth;
+  deepest->normal = mpr.normal;
+  deepest->pos = ContactPoint(a, b, mpr.normal, deepest->dist, mpr.pos);
+  *mpr_pos = mpr.pos;
+  return true;
+}
+
+// The outward surface normal (world) of a smooth shape through the world point p, from the
+// level set of its shape function there; zero when undefined (p on the axis or the center).
+Vec3 SurfaceNormalAt(const GeomShape& s, const Vec3& p) {
+  const Vec3 local = s.rot.transpose() * (p - s.pos);
+  Vec3 gradient = Vec3::Zero();
+  switch (s.type) {
+    case GeomType::kSphere:
+      gradient = local;
+      break;
+    case GeomType::kCapsule:  // away from the nearest axis point
+      gradient = local - Vec3(0, 0, std::clamp(local.z(), -s.size[1], s.size[1]));
+      break;
+    case GeomType::kEllipsoid:  // grad of x^T diag(1/a^2) x
+      gradient = local.cwiseQuotient(s.size.cwiseAbs2());
+      break;
+    case GeomType::kCylinder:  // the curved side: radial
+      gradient = Vec3(local.x(), local.y(), 0);
+      break;
+    default:
+      break;
+  }
+  return s.rot * UnitOrZero(gradient);
+}
+
+// Directions where a face or a smooth surface may decide the contact: the face axes of boxes
+// and cylinders (toward `start`), and the outward surface normal of each smooth shape at MPR's
+// point (MuJoCo's correction), from a toward b. Returns the count (at most 8).
+int CandidateDirections(const GeomShape& a, const GeomShape& b, const Vec3& start,
+                        const Vec3& mpr_pos, Vec3* out) {
+  int count = 0;
+  const auto add = [&](const Vec3& n) {
+    if (n.squaredNorm() > 0.25) out[count++] = n;
+  };
+  const auto oriented = [&start](const Vec3& n) { return n.dot(start) >= 0 ? n : Vec3(-n); };
+  for (const GeomShape* s : {&a, &b}) {
+    if (s->type == GeomType::kBox) {
+      for (int k = 0; k < 3; ++k) add(oriented(s->rot.col(k)));
+    } else {
+      if (s->type == GeomType::kCylinder) add(oriented(s->rot.col(2)));
+      const Vec3 outward = SurfaceNormalAt(*s, mpr_pos);
+      add(s == &a ? outward : Vec3(-outward));
+    }
+  }
+  return count;
+}
+
+// MPR's direction is wherever its portal converged, not the least overlap: for a pair with a
+// curved shape, replace it by the refined normal (the surface normal of the smooth shape at its
+// touching point) and measure the depth along it from the two support points (MPR's own depth
+// can fall short of the overlap along its direction).
+void RefineMprContact(const GeomShape& a, const GeomShape& b, const Vec3& mpr_pos,
+                      Contact* deepest) {
+  const Body body_a{&a, false};
+  const Body body_b{&b, false};
+  if (!Curved(body_a) && !Curved(body_b)) return;
+  std::array<Vec3, 8> directions;
+  const int direction_count =
+      CandidateDirections(a, b, deepest->normal, mpr_pos, directions.data());
+  const RefinedNormal refined = RefineNormal(Axial(body_a), Axial(body_b), deepest->normal,
+                                             PairScale(a, b), directions.data(), direction_count);
+  deepest->normal = refined.normal;  // MPR's own when nothing did better
+  deepest->dist = -refined.overlap;
+  deepest->pos = ContactPoint(a, b, refined.normal, deepest->dist, mpr_pos);
+}
+
+// GJK between the cores (a sphere or capsule) or whole shapes first: apart, the contact is
+// exact; only touching cores fall back to MPR on the whole shapes.
+int CollideOrdered(const GeomShape& a, const GeomShape& b, double margin, Contact* out) {
+  const Body body_a{&a, HasCore(a)};
+  const Body body_b{&b, HasCore(b)};
+  const GjkDistanceResult gjk =
+      GjkDistance({BodySupport, &body_a, a.pos}, {BodySupport, &body_b, b.pos});
   Contact deepest;
-  deepest.dist = margin - mpr.depth;
+  Vec3 mpr_pos = Vec3::Zero();
+  if (gjk.separated) {
+    if (!(gjk.distance - CoreRadius(body_a) - CoreRadius(body_b) < margin + kTiny)) return 0;
+    deepest = SeparatedContact(body_a, body_b, gjk);
+  } else if (!MprContact(a, b, margin, &deepest, &mpr_pos)) {
+    return 0;
+  }
   if (!(deepest.dist < margin)) return 0;
-  deepest.normal = mpr.normal;
-  deepest.pos = ContactPoint(a, b, mpr.normal, deepest.dist, mpr.pos);
   const int flat = FlatContacts(a, b, deepest, margin, out);
   if (flat > 0) return flat;
+  if (!gjk.separated) RefineMprContact(a, b, mpr_pos, &deepest);
+  if (!(deepest.dist < margin)) return 0;
   out[0] = deepest;
   return 1;
 }

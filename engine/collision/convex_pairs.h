@@ -1,11 +1,19 @@
 // General convex narrowphase: any two of sphere, capsule, ellipsoid, cylinder, box and mesh (a
 // mesh collides as the convex hull of its vertices).
 //
-// The deepest point comes from libccd's MPR (Minkowski Portal Refinement) on support functions of
-// the two shapes, each inflated by margin/2, so one run also finds pairs that are separated by
-// less than the margin: for convex A and B, the penetration depth of (A + ball(m/2)) and
-// (B + ball(m/2)) is exactly m - dist(A, B). These are the settings and the inflation of MuJoCo
-// 2.2.2's convex collider, which therefore agrees to MPR's tolerance (tests/collision).
+// Sphere and capsule are a point and a segment (their cores) grown by a radius. GJK first
+// measures the distance between the cores, or the whole shapes for other types
+// (gjk_distance.h): when they are apart, the contact is exact: the normal joins the closest
+// points and dist is the core distance minus the radii, so a sphere or capsule overlapping any
+// shape by less than its radius is exact too. On curved shapes (ellipsoid, cylinder) GJK
+// converges only linearly, and the normal is polished to rounding by RefineNormal
+// (normal_refinement.h), the direction of least overlap.
+//
+// Only cores or shapes that touch fall back to libccd's MPR (Minkowski Portal Refinement) on the
+// shapes inflated by margin/2 (MuJoCo 2.2.2's settings). MPR's direction is where its portal
+// converged, not the least overlap; for pairs with a curved shape it seeds RefineNormal, which
+// also tries the face axes and the smooth shape's surface normal at MPR's point, and dist is the
+// overlap along the chosen normal, measured from the two support points.
 //
 // Flat contact gives several points: when the normal is a face normal of one shape and the other
 // shape's support feature along the normal is also a face (box and mesh faces, cylinder end

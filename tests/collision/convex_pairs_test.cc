@@ -148,11 +148,10 @@ TEST(ConvexPairsTest, BallOnABoxFaceMatchesClosedForm) {
   }
 }
 
-// Near an edge or corner of the box the inflated Minkowski difference is curved, and MPR's depth
-// is measured along the portal it reaches from the centers, not along the closest direction:
-// MuJoCo's collider (same algorithm) has the same error, up to a few 1e-4 m in distance and a
-// few tenths in the normal for these sizes. The test bounds it.
-TEST(ConvexPairsTest, SphereNearABoxEdgeOrCornerIsWithinMprAccuracy) {
+// Near an edge or corner of the box MPR on the inflated shapes measured its depth along the
+// portal it reached from the centers, off by up to 5e-4 m and 0.34 in the normal (as MuJoCo's
+// collider still is). GJK between the sphere's center and the box is exact.
+TEST(ConvexPairsTest, SphereNearABoxEdgeOrCornerIsExact) {
   std::mt19937 rng(3);
   const Vec3 half(0.5, 0.3, 0.2);
   double worst_dist = 0;
@@ -175,8 +174,8 @@ TEST(ConvexPairsTest, SphereNearABoxEdgeOrCornerIsWithinMprAccuracy) {
   }
   std::printf("sphere near box edge/corner: worst |ddist| %.2e, worst |dnormal| %.2e\n", worst_dist,
               worst_normal);
-  EXPECT_LT(worst_dist, 1e-3);
-  EXPECT_LT(worst_normal, 0.5);
+  EXPECT_LT(worst_dist, 1e-12);
+  EXPECT_LT(worst_normal, 1e-12);
 }
 
 TEST(ConvexPairsTest, SeparatedBeyondMarginGivesNothingWithinMarginGivesPositiveDistance) {
@@ -214,6 +213,312 @@ TEST(ConvexPairsTest, CubeMeshEqualsBox) {
     EXPECT_NEAR(b.dist, m.dist, 1e-9) << trial;
     EXPECT_LT((b.normal - m.normal).norm(), 1e-9) << trial;
   }
+}
+
+// ---------------------------------------------------------------- exact answers
+
+// Pairs with a sphere or capsule are solved by GJK between the cores (center, axis segment) and
+// the other shape, refined on curved shapes: the contact is the true one to rounding.
+constexpr double kExactTol = 1e-9;
+
+MeshData Octahedron();  // the meshes and names of the MuJoCo oracle section below
+const char* TypeName(GeomType t);
+
+// Independent references, all in the other shape's geom frame: the closest point of the shape to
+// an outside point p.
+Vec3 ClosestOnCylinder(double r, double h, const Vec3& p) {
+  const double radial = std::hypot(p.x(), p.y());
+  const double scale = radial > r ? r / radial : 1.0;
+  return Vec3(scale * p.x(), scale * p.y(), std::clamp(p.z(), -h, h));
+}
+
+// The ellipsoid sum (x_i / a_i)^2 = 1: x_i = a_i^2 p_i / (a_i^2 + t) where t >= 0 is the root of
+// F(t) = sum (a_i p_i / (a_i^2 + t))^2 - 1. F decreases and is convex for t > -min a_i^2 and
+// F(0) > 0 outside, so Newton's method from t = 0 climbs monotonically to the root.
+Vec3 ClosestOnEllipsoid(const Vec3& a, const Vec3& p) {
+  double t = 0;
+  for (int it = 0; it < 500; ++it) {
+    double f = -1;
+    double df = 0;
+    for (int i = 0; i < 3; ++i) {
+      const double q = a[i] * p[i] / (a[i] * a[i] + t);
+      f += q * q;
+      df -= 2 * q * q / (a[i] * a[i] + t);
+    }
+    const double step = f / df;
+    t -= step;
+    if (std::abs(step) <= 1e-16 * (1 + t)) break;
+  }
+  return Vec3(a[0] * a[0] * p[0] / (a[0] * a[0] + t), a[1] * a[1] * p[1] / (a[1] * a[1] + t),
+              a[2] * a[2] * p[2] / (a[2] * a[2] + t));
+}
+
+// Closest point of triangle (a, b, c) to p: the projection onto its plane when it falls inside,
+// else the closest point of the nearest edge.
+Vec3 ClosestOnTriangle(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& p) {
+  const Vec3 n = (b - a).cross(c - a).normalized();
+  const Vec3 projected = p - n * n.dot(p - a);
+  const bool inside = (b - a).cross(projected - a).dot(n) >= 0 &&
+                      (c - b).cross(projected - b).dot(n) >= 0 &&
+                      (a - c).cross(projected - c).dot(n) >= 0;
+  if (inside) return projected;
+  Vec3 best = a;
+  for (const auto& [p0, p1] : {std::pair(a, b), std::pair(b, c), std::pair(c, a)}) {
+    const double t = std::clamp((p - p0).dot(p1 - p0) / (p1 - p0).squaredNorm(), 0.0, 1.0);
+    const Vec3 q = p0 + t * (p1 - p0);
+    if ((q - p).norm() < (best - p).norm()) best = q;
+  }
+  return best;
+}
+
+// The point of `shape` closest to the world point p (outside it), by the references above.
+Vec3 ClosestOnShape(const GeomShape& shape, const Vec3& p) {
+  const Vec3 local = shape.rot.transpose() * (p - shape.pos);
+  Vec3 q = local;
+  switch (shape.type) {
+    case GeomType::kBox:
+      q = ClosestOnBox(shape.size, local);
+      break;
+    case GeomType::kCylinder:
+      q = ClosestOnCylinder(shape.size[0], shape.size[1], local);
+      break;
+    case GeomType::kEllipsoid:
+      q = ClosestOnEllipsoid(shape.size, local);
+      break;
+    case GeomType::kMesh:  // the nearest hull triangle
+      q = shape.vertices[0];
+      for (int f = 0; f < shape.hull_face_count; ++f) {
+        const Eigen::Vector3i& t = shape.hull_faces[f];
+        const Vec3 candidate = ClosestOnTriangle(shape.vertices[t[0]], shape.vertices[t[1]],
+                                                 shape.vertices[t[2]], local);
+        if ((candidate - local).norm() < (q - local).norm()) q = candidate;
+      }
+      break;
+    default:
+      ADD_FAILURE() << "no reference for this type";
+  }
+  return shape.rot * q + shape.pos;
+}
+
+bool InsideShape(const GeomShape& shape, const Vec3& p) {
+  const Vec3 local = shape.rot.transpose() * (p - shape.pos);
+  switch (shape.type) {
+    case GeomType::kEllipsoid:
+      return local.cwiseQuotient(shape.size).squaredNorm() <= 1;
+    case GeomType::kMesh:
+      return (ClosestOnShape(shape, p) - p).norm() < 1e-12 ||
+             std::all_of(shape.hull_faces, shape.hull_faces + shape.hull_face_count,
+                         [&](const Eigen::Vector3i& t) {
+                           const Vec3* v = shape.vertices;
+                           const Vec3 n = (v[t[1]] - v[t[0]]).cross(v[t[2]] - v[t[0]]);
+                           return n.dot(local - v[t[0]]) <= 0;  // outward triangles
+                         });
+    default:
+      return (ClosestOnShape(shape, p) - p).norm() == 0;
+  }
+}
+
+// True when the sphere's center or some point of the capsule's axis (sampled) is inside `shape`:
+// the references above need an outside core.
+bool CoreEntersShape(const GeomShape& core, const GeomShape& shape) {
+  const double half = core.type == GeomType::kCapsule ? core.size[1] : 0;
+  for (int i = 0; i <= 200; ++i) {
+    if (InsideShape(shape, core.pos + core.rot.col(2) * half * (i / 100.0 - 1))) return true;
+  }
+  return false;
+}
+
+// A capsule's axis point closest to `shape`: the distance along the axis is convex, so bisection
+// on the sign of its slope (axis . (point - closest point)) finds the minimiser to rounding.
+Vec3 CapsuleAxisPointClosestTo(const GeomShape& capsule, const GeomShape& shape) {
+  const Vec3 axis = capsule.rot.col(2);
+  const auto point = [&](double s) { return Vec3(capsule.pos + s * axis); };
+  const auto slope = [&](double s) { return axis.dot(point(s) - ClosestOnShape(shape, point(s))); };
+  double lo = -capsule.size[1];
+  double hi = capsule.size[1];
+  if (slope(lo) >= 0) return point(lo);
+  if (slope(hi) <= 0) return point(hi);
+  for (int it = 0; it < 100; ++it) {
+    const double mid = (lo + hi) / 2;
+    (slope(mid) < 0 ? lo : hi) = mid;
+  }
+  return point((lo + hi) / 2);
+}
+
+// The exact contact of a sphere or capsule `core_shape` (as geom a) with `shape` (geom b): the
+// core's closest point, the shape's closest point to it, and the normal between them.
+struct Reference {
+  double dist;
+  Vec3 normal;
+};
+Reference ExactReference(const GeomShape& core_shape, const GeomShape& shape) {
+  const Vec3 p = core_shape.type == GeomType::kSphere
+                     ? core_shape.pos
+                     : CapsuleAxisPointClosestTo(core_shape, shape);
+  const Vec3 q = ClosestOnShape(shape, p);
+  return {(q - p).norm() - core_shape.size[0], (q - p).normalized()};
+}
+
+// Expects CollideConvex to give one contact with this dist and normal (from a toward b), in
+// both orders of the geoms.
+void ExpectExactContact(const GeomShape& a, const GeomShape& b, double dist, const Vec3& normal,
+                        double tol, const std::string& what) {
+  for (const bool swap : {false, true}) {
+    Contact c[kMaxContactsPerPair];
+    const int count = swap ? CollideConvex(b, a, 0.05, c) : CollideConvex(a, b, 0.05, c);
+    ASSERT_EQ(count, 1) << what;
+    EXPECT_NEAR(c[0].dist, dist, tol) << what;
+    EXPECT_LT((c[0].normal - (swap ? Vec3(-normal) : normal)).norm(), tol)
+        << what << " normal " << c[0].normal.transpose() << " expected " << normal.transpose();
+  }
+}
+
+GeomShape RandomlyPlaced(std::mt19937& rng, GeomType type, const Vec3& size) {
+  return Shape(type, size, Vec3(Uniform(rng, -1, 1), Uniform(rng, -1, 1), Uniform(rng, -1, 1)),
+               RandomRotation(rng));
+}
+
+TEST(ConvexExactTest, SphereBesideAboveAndAtTheRimOfACylinder) {
+  std::mt19937 rng(11);
+  const double r = 0.2;
+  const double h = 0.3;
+  const double rs = 0.1;
+  for (int trial = 0; trial < 150; ++trial) {
+    const GeomShape cylinder = RandomlyPlaced(rng, GeomType::kCylinder, Vec3(r, h, 0));
+    const double dist = Uniform(rng, -0.5 * rs, 0.04);  // shallow overlap or within the margin
+    const double theta = Uniform(rng, -M_PI, M_PI);
+    const Vec3 radial(std::cos(theta), std::sin(theta), 0);
+    Vec3 surface;  // local closest point and outward normal
+    Vec3 outward;
+    switch (trial % 3) {
+      case 0:  // beside the curved side
+        surface = r * radial + Vec3(0, 0, Uniform(rng, -0.9 * h, 0.9 * h));
+        outward = radial;
+        break;
+      case 1:  // above an end disk
+        surface = Uniform(rng, 0, 0.9 * r) * radial + Vec3(0, 0, h);
+        outward = Vec3::UnitZ();
+        break;
+      default: {  // off the rim edge, between the side and the disk
+        const double phi = Uniform(rng, 0.05, M_PI / 2 - 0.05);
+        surface = r * radial + Vec3(0, 0, h);
+        outward = std::cos(phi) * radial + std::sin(phi) * Vec3::UnitZ();
+      }
+    }
+    const Vec3 center = cylinder.pos + cylinder.rot * (surface + outward * (rs + dist));
+    const GeomShape sphere = Shape(GeomType::kSphere, Vec3(rs, 0, 0), center);
+    ExpectExactContact(cylinder, sphere, dist, cylinder.rot * outward, kExactTol,
+                       "case " + std::to_string(trial % 3) + " trial " + std::to_string(trial));
+  }
+}
+
+TEST(ConvexExactTest, CapsuleParallelToAndCrossingACylinder) {
+  std::mt19937 rng(12);
+  const double r = 0.2;
+  const double h = 0.3;
+  const double rc = 0.05;
+  for (int trial = 0; trial < 100; ++trial) {
+    const GeomShape cylinder = RandomlyPlaced(rng, GeomType::kCylinder, Vec3(r, h, 0));
+    const double dist = Uniform(rng, -0.5 * rc, 0.04);
+    const double theta = Uniform(rng, -M_PI, M_PI);
+    const Vec3 radial(std::cos(theta), std::sin(theta), 0);
+    const bool parallel = trial % 2 == 0;
+    // Parallel: the axes overlap along z. Crossed: the capsule's axis is tangent to a circle
+    // around the cylinder's axis, so its middle is the closest point.
+    const Vec3 local_center = (r + rc + dist) * radial + Vec3(0, 0, Uniform(rng, -0.2, 0.2));
+    const Vec3 local_axis = parallel ? Vec3::UnitZ() : Vec3(-radial.y(), radial.x(), 0);
+    const Mat3 local_rot = Eigen::Quaterniond::FromTwoVectors(Vec3::UnitZ(), local_axis).matrix();
+    const GeomShape capsule =
+        Shape(GeomType::kCapsule, Vec3(rc, 0.2, 0), cylinder.pos + cylinder.rot * local_center,
+              cylinder.rot * local_rot);
+    ExpectExactContact(cylinder, capsule, dist, cylinder.rot * radial, kExactTol,
+                       (parallel ? "parallel trial " : "crossed trial ") + std::to_string(trial));
+  }
+}
+
+TEST(ConvexExactTest, SphereAndCapsuleAgainstAnEllipsoidMatchNewtonsClosestPoint) {
+  std::mt19937 rng(13);
+  int compared = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    const GeomShape ellipsoid = RandomlyPlaced(
+        rng, GeomType::kEllipsoid,
+        Vec3(Uniform(rng, 0.1, 0.3), Uniform(rng, 0.1, 0.3), Uniform(rng, 0.1, 0.3)));
+    const bool sphere = trial % 2 == 0;
+    const double radius = 0.08;
+    const GeomShape core =
+        Shape(sphere ? GeomType::kSphere : GeomType::kCapsule, Vec3(radius, 0.15, 0),
+              ellipsoid.pos + RandomUnit(rng) * Uniform(rng, 0.2, 0.5), RandomRotation(rng));
+    if (CoreEntersShape(core, ellipsoid)) continue;
+    const Reference ref = ExactReference(core, ellipsoid);
+    if (ref.dist < -0.5 * radius || ref.dist > 0.04) continue;  // shallow or within the margin
+    ++compared;
+    // Independent check of the reference: the normal is the ellipsoid's gradient direction at its
+    // closest point.
+    const Vec3 q =
+        ellipsoid.rot.transpose() * (ClosestOnShape(ellipsoid, core.pos) - ellipsoid.pos);
+    if (sphere) {
+      const Vec3 gradient = ellipsoid.rot * q.cwiseQuotient(ellipsoid.size.cwiseAbs2());
+      EXPECT_LT((-gradient.normalized() - ref.normal).norm(), 1e-12);
+    }
+    ExpectExactContact(
+        core, ellipsoid, ref.dist, ref.normal, kExactTol,
+        std::string(sphere ? "sphere" : "capsule") + " trial " + std::to_string(trial));
+  }
+  EXPECT_GT(compared, 50);
+}
+
+TEST(ConvexExactTest, ParallelCylindersSideBySide) {
+  std::mt19937 rng(14);
+  for (int trial = 0; trial < 100; ++trial) {
+    const GeomShape a = RandomlyPlaced(rng, GeomType::kCylinder, Vec3(0.2, 0.3, 0));
+    const double rb = Uniform(rng, 0.05, 0.25);
+    // Separated within the margin or overlapping by up to 5 mm (MPR, then the refined normal).
+    const double dist = Uniform(rng, -0.005, 0.04);
+    const Vec3 radial = a.rot * Vec3(std::cos(trial), std::sin(trial), 0);
+    const Vec3 pos_b = a.pos + radial * (0.2 + rb + dist) + a.rot.col(2) * Uniform(rng, -0.3, 0.3);
+    const Mat3 rot_b = a.rot * QuatToMatrix(QuatFromAxisAngle(Vec3::UnitZ(), Uniform(rng, 0, 6)));
+    const GeomShape b = Shape(GeomType::kCylinder, Vec3(rb, 0.2, 0), pos_b, rot_b);
+    ExpectExactContact(a, b, dist, radial, kExactTol, "trial " + std::to_string(trial));
+  }
+}
+
+// Random separated poses of a sphere or capsule against a box, mesh, cylinder or ellipsoid: the
+// distance matches the independent closest-point references (for a capsule, minimised over its
+// axis by bisection), and the normal joins the closest points.
+TEST(ConvexExactTest, SeparatedSphereAndCapsuleMatchBruteForceDistances) {
+  std::mt19937 rng(15);
+  const MeshData octahedron = Octahedron();
+  int compared = 0;
+  double worst_dist = 0;
+  double worst_normal = 0;
+  for (const GeomType core_type : {GeomType::kSphere, GeomType::kCapsule}) {
+    for (const GeomType other :
+         {GeomType::kBox, GeomType::kMesh, GeomType::kCylinder, GeomType::kEllipsoid}) {
+      for (int trial = 0; trial < 150; ++trial) {
+        const Vec3 size(Uniform(rng, 0.1, 0.3), Uniform(rng, 0.1, 0.3), Uniform(rng, 0.1, 0.3));
+        const GeomShape shape = other == GeomType::kMesh
+                                    ? octahedron.At(Vec3::Zero(), RandomRotation(rng))
+                                    : Shape(other, size, Vec3::Zero(), RandomRotation(rng));
+        const GeomShape core =
+            Shape(core_type, Vec3(0.05, 0.15, 0), RandomUnit(rng) * Uniform(rng, 0.25, 0.7),
+                  RandomRotation(rng));
+        if (CoreEntersShape(core, shape)) continue;
+        const Reference ref = ExactReference(core, shape);
+        if (ref.dist < 1e-4) continue;  // separated poses only
+        Contact c[kMaxContactsPerPair];
+        ASSERT_EQ(CollideConvex(core, shape, 1.0, c), 1);
+        worst_dist = std::max(worst_dist, std::abs(c[0].dist - ref.dist));
+        worst_normal = std::max(worst_normal, (c[0].normal - ref.normal).norm());
+        EXPECT_NEAR(c[0].dist, ref.dist, 1e-6) << TypeName(core_type) << "-" << TypeName(other);
+        ++compared;
+      }
+    }
+  }
+  std::printf(
+      "separated sphere/capsule vs box/mesh/cylinder/ellipsoid: %d poses, worst |ddist| "
+      "%.1e, worst |dnormal| %.1e\n",
+      compared, worst_dist, worst_normal);
+  EXPECT_GT(compared, 600);
 }
 
 // ---------------------------------------------------------------- antisymmetry
@@ -393,10 +698,17 @@ GeomShape ShapeAt(const OracleScene& scene, int g) {
 }
 
 struct Deviation {
-  double depth = 0;     // worst |dist - MuJoCo's dist| of the deepest point
-  double normal = 0;    // worst |normal - MuJoCo's normal|
-  int depth_over = 0;   // poses whose dist differs by more than kDepthTol
-  int normal_over = 0;  // poses whose normal differs by more than kDirectionTol
+  double depth = 0;   // worst |dist - MuJoCo's dist| of the deepest point
+  double normal = 0;  // worst |normal - MuJoCo's normal|
+  // Poses where the shapes overlap more along alsim's normal than along MuJoCo's: on the exact
+  // path (shapes or cores apart, GJK), and on the MPR path (cores or shapes overlapping).
+  int exact = 0;
+  int worse_normal_exact = 0;
+  int worse_normal_mpr = 0;
+  int inconsistent = 0;  // dist is not minus the overlap along the normal
+  int only_mujoco = 0;   // MuJoCo's MPR finds a contact within the margin, alsim's GJK none
+  int depth_over = 0;    // poses whose dist differs by more than kDepthTol
+  int normal_over = 0;   // poses whose normal differs by more than kDirectionTol
   int compared = 0;
   int decisions_differ = 0;
   // Poses where CollideConvex clipped faces (several points): its depth comes from the face
@@ -404,6 +716,17 @@ struct Deviation {
   int flat = 0;
   double flat_depth = 0;
 };
+
+// How far the two shapes overlap along the unit direction n (from a toward b):
+// h_a(n) + h_b(-n); the least over all n is minus the distance or the penetration depth.
+double OverlapAlong(const GeomShape& a, const GeomShape& b, const Vec3& n) {
+  return n.dot(SupportPoint(a, n)) - n.dot(SupportPoint(b, -n));
+}
+
+// The radius of the ball around a sphere's or capsule's core; 0 for other shapes.
+double CoreRadiusOf(const GeomShape& s) {
+  return s.type == GeomType::kSphere || s.type == GeomType::kCapsule ? s.size[0] : 0.0;
+}
 
 // Poses b around a near contact, runs both engines, returns the worst differences of the deepest
 // point's dist and normal.
@@ -458,6 +781,12 @@ Deviation CompareWithMujoco(const OraclePair& pair, double margin, int poses, un
     }
     Contact c[kMaxContactsPerPair];
     const int n = CollideConvex(a1, b1, margin, c);
+    if (n == 0 && n_mj > 0) {
+      // alsim's GJK has the cores (or shapes) apart by at least the margin: MPR's depth along a
+      // direction other than the closest one overstates the overlap.
+      ++dev.only_mujoco;
+      continue;
+    }
     if ((n > 0) != (n_mj > 0)) {
       // Only acceptable right at the margin boundary (MPR's tolerance decides there).
       const double boundary_gap =
@@ -482,6 +811,16 @@ Deviation CompareWithMujoco(const OraclePair& pair, double margin, int poses, un
       dev.flat_depth = std::max(dev.flat_depth, depth_error);
       continue;
     }
+    const double radii = CoreRadiusOf(a1) + CoreRadiusOf(b1);
+    const bool exact = ours.dist > 0 || (radii > 0 && ours.dist > -radii);
+    const bool worse = OverlapAlong(a1, b1, ours.normal) > OverlapAlong(a1, b1, ref_normal) + 1e-9;
+    dev.exact += exact;
+    (exact ? dev.worse_normal_exact : dev.worse_normal_mpr) += worse;
+    const bool curved = pair.a != GeomType::kBox && pair.a != GeomType::kMesh;  // b's type >= a's
+    // GJK converges linearly on a curved shape against a polytope face (no refinement family
+    // applies there): within kGjkMaxIterations the gap between its bounds is below ~2e-9 m.
+    dev.inconsistent +=
+        (exact || curved) && std::abs(ours.dist + OverlapAlong(a1, b1, ours.normal)) > 1e-8;
     dev.depth = std::max(dev.depth, depth_error);
     dev.normal = std::max(dev.normal, normal_error);
     dev.depth_over += depth_error > kDepthTol;
@@ -513,29 +852,35 @@ TEST(ConvexPairsOracleTest, AgreesWithMujocoNearContact) {
   };
   unsigned seed = 100;
   for (const OraclePair& pair : pairs) {
-    // MuJoCo replaces the MPR normal of spheres, capsules, ellipsoids and cylinders by the
-    // surface normal at its contact point (its mjc_fixNormal); alsim keeps MPR's normal.
-    const bool curved = pair.a != GeomType::kBox && pair.a != GeomType::kMesh;
     for (const double margin : {0.0, 0.02}) {
       const Deviation dev = CompareWithMujoco(pair, margin, 600, seed++);
       std::printf(
           "%-9s %-9s %-10s margin %.2f: %3d single-point poses, %d decisions differ; dist: "
           "worst %.1e, %2d over %.0e; normal: worst %.1e, %3d over %.0e; %3d flat poses, dist "
-          "worst %.1e\n",
+          "worst %.1e; %d only for MuJoCo; %d exact; normal worse than MuJoCo's: %d exact, %d "
+          "MPR\n",
           TypeName(pair.a), TypeName(pair.b), pair.mesh.c_str(), margin, dev.compared,
           dev.decisions_differ, dev.depth, dev.depth_over, kDepthTol, dev.normal, dev.normal_over,
-          kDirectionTol, dev.flat, dev.flat_depth);
+          kDirectionTol, dev.flat, dev.flat_depth, dev.only_mujoco, dev.exact,
+          dev.worse_normal_exact, dev.worse_normal_mpr);
       EXPECT_GE(dev.compared + dev.flat, 200);
       EXPECT_LT(dev.flat_depth, 5e-3);  // face clipping against MPR's portal
-      // Same algorithm, same settings: most poses agree to 1e-13. Pairs with a cylinder differ on
-      // up to ~17% of poses by up to 5e-4, and a wedge mesh pair on 1% by up to 4e-3: MPR jumps
-      // to another portal after a rounding or tie-breaking difference in the supports (alsim's
-      // are its own; MuJoCo hill-climbs mesh vertices). The cause is not pinned down further.
-      EXPECT_LE(dev.depth_over, dev.compared / 5);
-      EXPECT_LT(dev.depth, 5e-3);
-      if (!curved) {
-        EXPECT_LE(dev.normal_over, dev.compared / 20);
-      }
+      // alsim's contacts are exact where the shapes or the cores of spheres and capsules are
+      // apart (GJK), and elsewhere use the direction of least overlap found from MPR's. MuJoCo
+      // 2.2.2 reports MPR's depth along the direction its portal converged to (on the shapes
+      // inflated by margin/2: their rounded edges move it further), which is neither the least
+      // overlap nor even the overlap along that direction (it can fall short of it by 5e-5),
+      // and swaps in the surface normal at MPR's point (mjc_fixNormal). So the distances differ
+      // by up to a few cm (printed above; the exact tests above pin down which is right), and
+      // what must hold is that MuJoCo's normal is never better: the shapes never overlap more
+      // along alsim's normal than along MuJoCo's, and alsim's dist is measured along its normal
+      // (pairs with a curved shape, and exact poses; polytope pairs in MPR keep its depth).
+      EXPECT_EQ(dev.worse_normal_exact, 0);
+      EXPECT_EQ(dev.inconsistent, 0);
+      // Known gap: overlapping pairs that touch through a mesh edge (or a cylinder rim against
+      // an edge) have no smooth family for the refinement, and keep MPR's direction, which
+      // MuJoCo's surface normal beats on up to ~8% of those poses.
+      EXPECT_LE(dev.worse_normal_mpr, (dev.compared - dev.exact) / 12);
     }
   }
 }
