@@ -474,8 +474,8 @@ bool StrictlyConvex(const GeomShape& s) {
 // the normal, and the other surface lies `dist` beyond it.
 Vec3 ContactPoint(const GeomShape& a, const GeomShape& b, const Vec3& normal, double dist,
                   const Vec3& mpr_pos) {
-  const Vec3 from_a = SupportPoint(a, normal) + normal * (dist / 2);
-  const Vec3 from_b = SupportPoint(b, -normal) - normal * (dist / 2);
+  Vec3 from_a = SupportPoint(a, normal) + normal * (dist / 2);
+  Vec3 from_b = SupportPoint(b, -normal) - normal * (dist / 2);
   if (StrictlyConvex(a) && StrictlyConvex(b)) return (from_a + from_b) / 2;
   if (StrictlyConvex(a)) return from_a;
   if (StrictlyConvex(b)) return from_b;

@@ -257,7 +257,7 @@ Vec3 ClosestOnEllipsoid(const Vec3& a, const Vec3& p) {
 // else the closest point of the nearest edge.
 Vec3 ClosestOnTriangle(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& p) {
   const Vec3 n = (b - a).cross(c - a).normalized();
-  const Vec3 projected = p - n * n.dot(p - a);
+  Vec3 projected = p - n * n.dot(p - a);
   const bool inside = (b - a).cross(projected - a).dot(n) >= 0 &&
                       (c - b).cross(projected - b).dot(n) >= 0 &&
                       (a - c).cross(projected - c).dot(n) >= 0;

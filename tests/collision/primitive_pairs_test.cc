@@ -647,10 +647,9 @@ double SmallestSize(const GeomShape& g) {
     case GeomType::kMesh:
       return 0.1;
     case GeomType::kSphere:
-      return g.size[0];
     case GeomType::kCapsule:
     case GeomType::kCylinder:
-      return g.size[0];
+      return g.size[0];  // the radius
     default:
       return g.size.minCoeff();
   }
