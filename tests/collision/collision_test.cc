@@ -247,7 +247,7 @@ TEST(CollisionTest, ResultsAreBitIdenticalForAnyThreadCountAndAllocateNothingOnc
   scene.SetRandomState(random, 0.0);
   Data& d = scene.data();
   const auto one = CollideWithThreads(scene, d, 1);
-  ASSERT_GT(d.collision_candidates.size(), 64u) << "large enough to run in parallel";
+  ASSERT_GT(d.collision_candidates.size(), 128u) << "large enough to run in parallel";
   for (const int threads : {2, 8}) {
     const auto many = CollideWithThreads(scene, d, threads);
     ASSERT_EQ(many.size(), one.size());
