@@ -52,10 +52,16 @@ struct SceneState {
   SceneState& operator=(const SceneState&) = delete;
 };
 
-// Falling: 0.6 s in (the first bodies landing); settled: 4 s in (MuJoCo's own solver at the scene's
-// settings).
-int StepsFor(const mjModel* m, bool settled) {
-  return static_cast<int>((settled ? 4.0 : 0.6) / m->opt.timestep);
+// The scene in both engines after MuJoCo has simulated it: falling, 0.6 s in (the first bodies
+// landing), or settled, 4 s in.
+std::unique_ptr<SceneState> SceneAt(const std::string& file, bool settled) {
+  const double seconds = settled ? 4.0 : 0.6;
+  char error[1000] = "";
+  mjModel* probe = mj_loadXML((kSamples + file).c_str(), nullptr, error, sizeof error);
+  if (probe == nullptr) throw std::runtime_error(error);
+  const int steps = static_cast<int>(seconds / probe->opt.timestep);
+  mj_deleteModel(probe);
+  return std::make_unique<SceneState>(file, steps);
 }
 
 // threads = 0: TBB's default (all cores); 1: the narrowphase on the calling thread only.
@@ -65,11 +71,8 @@ void RunAlsim(benchmark::State& state, const std::string& file, bool settled, in
     limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
                                                   threads);
   }
-  char error[1000] = "";
-  mjModel* probe = mj_loadXML((kSamples + file).c_str(), nullptr, error, sizeof error);
-  const int steps = StepsFor(probe, settled);
-  mj_deleteModel(probe);
-  SceneState scene(file, steps);
+  const auto scene_ptr = SceneAt(file, settled);
+  SceneState& scene = *scene_ptr;
   for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
     alsim::Collision(*scene.model, *scene.data);
     benchmark::DoNotOptimize(scene.data->contact.data());
@@ -87,11 +90,8 @@ void BM_CollisionOneThread(benchmark::State& state, const std::string& file, boo
 }
 
 void BM_Collision_mujoco(benchmark::State& state, const std::string& file, bool settled) {
-  char error[1000] = "";
-  mjModel* probe = mj_loadXML((kSamples + file).c_str(), nullptr, error, sizeof error);
-  const int steps = StepsFor(probe, settled);
-  mj_deleteModel(probe);
-  SceneState scene(file, steps);
+  const auto scene_ptr = SceneAt(file, settled);
+  SceneState& scene = *scene_ptr;
   for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
     mj_collision(scene.mj_model, scene.mj_data);
     benchmark::DoNotOptimize(scene.mj_data->ncon);
@@ -102,11 +102,8 @@ void BM_Collision_mujoco(benchmark::State& state, const std::string& file, bool 
 // The broadphase alone, and the all-pairs box test it replaces (same boxes, same filter): the
 // measurement behind choosing sweep and prune.
 void BM_BroadphaseSweep(benchmark::State& state, const std::string& file, bool settled) {
-  char error[1000] = "";
-  mjModel* probe = mj_loadXML((kSamples + file).c_str(), nullptr, error, sizeof error);
-  const int steps = StepsFor(probe, settled);
-  mj_deleteModel(probe);
-  SceneState scene(file, steps);
+  const auto scene_ptr = SceneAt(file, settled);
+  SceneState& scene = *scene_ptr;
   for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
     alsim::Broadphase(*scene.model, *scene.data);
     benchmark::DoNotOptimize(scene.data->collision_candidates.data());
@@ -114,11 +111,8 @@ void BM_BroadphaseSweep(benchmark::State& state, const std::string& file, bool s
 }
 
 void BM_BroadphaseAllPairs(benchmark::State& state, const std::string& file, bool settled) {
-  char error[1000] = "";
-  mjModel* probe = mj_loadXML((kSamples + file).c_str(), nullptr, error, sizeof error);
-  const int steps = StepsFor(probe, settled);
-  mj_deleteModel(probe);
-  SceneState scene(file, steps);
+  const auto scene_ptr = SceneAt(file, settled);
+  SceneState& scene = *scene_ptr;
   const alsim::Model& m = *scene.model;
   const alsim::Data& d = *scene.data;  // boxes from the warm-up Collision() call
   const std::vector<int>& geoms = d.sweep_order;
@@ -165,13 +159,4 @@ void RegisterAll() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  RegisterAll();
-  alsim::bench::RatioReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  reporter.PrintRatios();
-  benchmark::Shutdown();
-  return 0;
-}
+int main(int argc, char** argv) { return alsim::bench::RunWithRatios(argc, argv, RegisterAll); }

@@ -45,4 +45,16 @@ class RatioReporter : public benchmark::ConsoleReporter {
   std::map<std::string, double> times_;
 };
 
+// main() of a side-by-side benchmark: parses the flags, registers, runs, prints the ratios.
+inline int RunWithRatios(int argc, char** argv, void (*register_benchmarks)()) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  register_benchmarks();
+  RatioReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  reporter.PrintRatios();
+  benchmark::Shutdown();
+  return 0;
+}
+
 }  // namespace alsim::bench

@@ -14,24 +14,20 @@
 #include <vector>
 
 #include "engine/math/spatial.h"
+#include "tests/support/collision_shapes.h"
 #include "tests/support/mujoco_oracle.h"
 
 namespace alsim {
 namespace {
 
+using testing::Deepest;
 using testing::OracleScene;
+using testing::RandomRotation;
+using testing::RandomUnit;
+using testing::Shape;
+using testing::Uniform;
 
 // ---------------------------------------------------------------- shapes
-
-GeomShape Shape(GeomType type, const Vec3& size, const Vec3& pos = Vec3::Zero(),
-                const Mat3& rot = Mat3::Identity()) {
-  GeomShape s;
-  s.type = type;
-  s.size = size;
-  s.pos = pos;
-  s.rot = rot;
-  return s;
-}
 
 // A convex polyhedron given by its vertices and outward triangles.
 struct MeshData {
@@ -57,29 +53,6 @@ MeshData CubeMesh(double h) {
   m.faces = {{0, 2, 3}, {0, 3, 1}, {4, 5, 7}, {4, 7, 6}, {0, 1, 5}, {0, 5, 4},
              {2, 6, 7}, {2, 7, 3}, {0, 4, 6}, {0, 6, 2}, {1, 3, 7}, {1, 7, 5}};
   return m;
-}
-
-Mat3 RandomRotation(std::mt19937& rng) {
-  std::normal_distribution<double> normal;
-  const Quat q = Quat(normal(rng), normal(rng), normal(rng), normal(rng)).normalized();
-  return QuatToMatrix(q);
-}
-
-Vec3 RandomUnit(std::mt19937& rng) {
-  std::normal_distribution<double> normal;
-  return Vec3(normal(rng), normal(rng), normal(rng)).normalized();
-}
-
-double Uniform(std::mt19937& rng, double lo, double hi) {
-  return std::uniform_real_distribution<double>(lo, hi)(rng);
-}
-
-int Deepest(const Contact* c, int n) {
-  int best = 0;
-  for (int i = 1; i < n; ++i) {
-    if (c[i].dist < c[best].dist) best = i;
-  }
-  return best;
 }
 
 // ---------------------------------------------------------------- analytic answers

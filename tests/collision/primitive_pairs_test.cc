@@ -19,6 +19,7 @@
 #include <Eigen/Geometry>
 
 #include "tests/support/allocation_counter.h"
+#include "tests/support/collision_shapes.h"
 
 namespace alsim {
 namespace {
@@ -27,16 +28,10 @@ constexpr double kTol = 1e-12;
 constexpr double kPi = 3.14159265358979323846;
 
 using PairFunction = int (*)(const GeomShape&, const GeomShape&, double, Contact*);
-
-GeomShape Shape(GeomType type, const Vec3& size, const Vec3& pos,
-                const Mat3& rot = Mat3::Identity()) {
-  GeomShape g;
-  g.type = type;
-  g.size = size;
-  g.pos = pos;
-  g.rot = rot;
-  return g;
-}
+using testing::Deepest;
+using testing::RandomRotation;
+using testing::Shape;
+using testing::Uniform;
 
 GeomShape Plane(const Vec3& pos = Vec3::Zero(), const Mat3& rot = Mat3::Identity()) {
   return Shape(GeomType::kPlane, Vec3(1, 1, 0.1), pos, rot);
@@ -51,24 +46,6 @@ GeomShape Box(const Vec3& half, const Vec3& pos, const Mat3& rot = Mat3::Identit
 
 Mat3 Rotation(const Vec3& axis, double angle) {
   return Eigen::AngleAxisd(angle, axis.normalized()).toRotationMatrix();
-}
-
-Mat3 RandomRotation(std::mt19937& rng) {
-  std::normal_distribution<double> normal;
-  Eigen::Quaterniond q(normal(rng), normal(rng), normal(rng), normal(rng));
-  return q.normalized().toRotationMatrix();
-}
-
-double Uniform(std::mt19937& rng, double lo, double hi) {
-  return std::uniform_real_distribution<double>(lo, hi)(rng);
-}
-
-int Deepest(const Contact* c, int n) {
-  int best = 0;
-  for (int i = 1; i < n; ++i) {
-    if (c[i].dist < c[best].dist) best = i;
-  }
-  return best;
 }
 
 void ExpectVecNear(const Vec3& a, const Vec3& b, double tol, const std::string& what) {

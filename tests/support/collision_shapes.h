@@ -1,0 +1,49 @@
+// Test support for narrowphase tests: shapes at a pose, random draws, the deepest contact.
+#pragma once
+
+#include <random>
+
+#include <Eigen/Geometry>
+
+#include "engine/collision/contact.h"
+#include "engine/collision/geom_shape.h"
+
+namespace alsim::testing {
+
+inline GeomShape Shape(GeomType type, const Vec3& size, const Vec3& pos = Vec3::Zero(),
+                       const Mat3& rot = Mat3::Identity()) {
+  GeomShape shape;
+  shape.type = type;
+  shape.size = size;
+  shape.pos = pos;
+  shape.rot = rot;
+  return shape;
+}
+
+// A rotation drawn uniformly (a normalized 4-D Gaussian is a uniform unit quaternion).
+inline Mat3 RandomRotation(std::mt19937& rng) {
+  std::normal_distribution<double> normal;
+  return Eigen::Quaterniond(normal(rng), normal(rng), normal(rng), normal(rng))
+      .normalized()
+      .toRotationMatrix();
+}
+
+inline Vec3 RandomUnit(std::mt19937& rng) {
+  std::normal_distribution<double> normal;
+  return Vec3(normal(rng), normal(rng), normal(rng)).normalized();
+}
+
+inline double Uniform(std::mt19937& rng, double lo, double hi) {
+  return std::uniform_real_distribution<double>(lo, hi)(rng);
+}
+
+// Index of the contact with the smallest (most negative) distance among c[0 .. n).
+inline int Deepest(const Contact* c, int n) {
+  int best = 0;
+  for (int i = 1; i < n; ++i) {
+    if (c[i].dist < c[best].dist) best = i;
+  }
+  return best;
+}
+
+}  // namespace alsim::testing
