@@ -1,10 +1,8 @@
 #include "engine/collision/collision.h"
 
-#include <oneapi/tbb/blocked_range.h>
-#include <oneapi/tbb/parallel_for.h>
-
 #include "engine/collision/broadphase.h"
 #include "engine/collision/narrowphase.h"
+#include "engine/core/parallel.h"
 
 namespace alsim {
 namespace {
@@ -34,10 +32,7 @@ void Narrowphase(const Model& m, Data& d) {
     return;
   }
   // Each candidate writes only its own slots, so the tasks share nothing.
-  tbb::parallel_for(tbb::blocked_range<int>(0, n, kCandidatesPerTask),
-                    [&](const tbb::blocked_range<int>& range) {
-                      for (int k = range.begin(); k < range.end(); ++k) CollideCandidate(m, d, k);
-                    });
+  ParallelFor(0, n, kCandidatesPerTask, [&](int k) { CollideCandidate(m, d, k); });
 }
 
 // Gathers the candidates' contacts in candidate order, which makes the output deterministic.
