@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/collision/narrowphase.h"
 #include "engine/math/spatial.h"
 #include "tests/support/collision_shapes.h"
 #include "tests/support/mujoco_oracle.h"
@@ -653,20 +654,11 @@ struct OraclePair {
 
 // The two geoms of a scene at MuJoCo's current pose, as CollideConvex sees them.
 GeomShape ShapeAt(const OracleScene& scene, int g) {
-  const Model& m = scene.model();
-  const mjData* d = const_cast<OracleScene&>(scene).mj_data();
-  GeomShape s;
-  s.type = m.geom_type[g];
-  s.size = m.geom_size[g];
+  auto& mutable_scene = const_cast<OracleScene&>(scene);
+  GeomShape s = ShapeOfGeom(scene.model(), mutable_scene.data(), g);  // type, size, mesh
+  const mjData* d = mutable_scene.mj_data();                          // the pose as MuJoCo has it
   s.pos = Vec3(d->geom_xpos[3 * g], d->geom_xpos[3 * g + 1], d->geom_xpos[3 * g + 2]);
   for (int i = 0; i < 9; ++i) s.rot(i / 3, i % 3) = d->geom_xmat[9 * g + i];
-  const int mesh = m.geom_mesh[g];
-  if (mesh >= 0) {
-    s.vertices = m.mesh_vert.data() + m.mesh_vert_adr[mesh];
-    s.vertex_count = m.mesh_vert_num[mesh];
-    s.hull_faces = m.mesh_hull_face.data() + m.mesh_hull_face_adr[mesh];
-    s.hull_face_count = m.mesh_hull_face_num[mesh];
-  }
   return s;
 }
 
