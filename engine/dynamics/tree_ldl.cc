@@ -8,7 +8,15 @@ namespace alsim {
 // offset p in row k) receives H(i, j) -= H(k, j) H(k, i) / H(k, k) for every j on i's chain,
 // which is row i[t] -= row k[p + t] * a for t = 0 .. depth(i); then H(k, i) becomes a.
 void TreeLdlFactor(const TreeSparseLayout& layout, double* matrix) {
-  for (int k = layout.size - 1; k >= 0; --k) {
+  TreeLdlFactorRange(layout, 0, layout.size, matrix);
+}
+
+void TreeLdlSolve(const TreeSparseLayout& layout, const double* factor, double* x) {
+  TreeLdlSolveRange(layout, 0, layout.size, factor, x);
+}
+
+void TreeLdlFactorRange(const TreeSparseLayout& layout, int begin, int end, double* matrix) {
+  for (int k = end - 1; k >= begin; --k) {
     double* row_k = matrix + layout.row_adr[k];
     const int nnz_k = layout.row_nnz[k];
     const double inv_diag = 1.0 / row_k[0];
@@ -24,18 +32,19 @@ void TreeLdlFactor(const TreeSparseLayout& layout, double* matrix) {
   }
 }
 
-void TreeLdlSolve(const TreeSparseLayout& layout, const double* factor, double* x) {
+void TreeLdlSolveRange(const TreeSparseLayout& layout, int begin, int end, const double* factor,
+                       double* x) {
   // L^T y = x: y_i is final once all its descendants (higher indices) have been folded in.
-  for (int i = layout.size - 1; i >= 0; --i) {
+  for (int i = end - 1; i >= begin; --i) {
     const double* row = factor + layout.row_adr[i];
     const double xi = x[i];
     int j = layout.parent[i];
     for (int k = 1; k < layout.row_nnz[i]; ++k, j = layout.parent[j]) x[j] -= row[k] * xi;
   }
   // D z = y.
-  for (int i = 0; i < layout.size; ++i) x[i] /= factor[layout.row_adr[i]];
+  for (int i = begin; i < end; ++i) x[i] /= factor[layout.row_adr[i]];
   // L x = z: x_i depends only on its ancestors (lower indices).
-  for (int i = 0; i < layout.size; ++i) {
+  for (int i = begin; i < end; ++i) {
     const double* row = factor + layout.row_adr[i];
     double xi = x[i];
     int j = layout.parent[i];

@@ -19,6 +19,13 @@ void TreeLdlFactor(const TreeSparseLayout& layout, double* matrix);
 // solve L^T y = x, then D z = y, then L x = z (RBDA §6.5, back- and forward-substitution).
 void TreeLdlSolve(const TreeSparseLayout& layout, const double* factor, double* x);
 
+// The same on the dofs [begin, end) only, which must be closed under parents (a union of whole
+// kinematic trees, e.g. one subsystem): trees share no entries, so each can be factored and
+// solved on its own, in parallel. x is indexed by global dof.
+void TreeLdlFactorRange(const TreeSparseLayout& layout, int begin, int end, double* matrix);
+void TreeLdlSolveRange(const TreeSparseLayout& layout, int begin, int end, const double* factor,
+                       double* x);
+
 // d.qLD = factor of d.M; needs MassMatrix().
 void FactorMassMatrix(const Model& m, Data& d);
 

@@ -69,9 +69,12 @@ struct Model {
   Vec3 gravity{0, 0, -9.81};      // m/s^2; zero when the scene disables gravity
 
   // ---- collision options
-  bool contact_enabled = true;  // false when the scene disables contacts (option/flag contact)
-  bool filter_parent = true;    // skip geoms of a body and its parent body, unless the parent is
-                                // the world (option/flag filterparent)
+  bool constraints_enabled = true;  // false when the scene disables every constraint: contacts,
+                                    // limits, implicit servos (option/flag constraint)
+  bool limits_enabled = true;       // false when the scene disables joint limits (flag limit)
+  bool contact_enabled = true;      // false when the scene disables contacts (option/flag contact)
+  bool filter_parent = true;  // skip geoms of a body and its parent body, unless the parent is
+                              // the world (option/flag filterparent)
 
   // ---- bodies (nbody)
   std::vector<std::string> body_name;

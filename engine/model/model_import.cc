@@ -238,13 +238,16 @@ void ListIgnoredFeatures(const mjModel* m, std::vector<std::string>& warnings) {
                        " geom(s) ask for torsional/rolling friction (condim 4 or 6); contacts use "
                        "sliding friction only (condim 3)");
   }
-  // Gravity, contact and parent filtering are honoured; other disable flags are not.
-  const int honoured = mjDSBL_GRAVITY | mjDSBL_CONTACT | mjDSBL_FILTERPARENT;
+  // Constraints, limits, gravity, contact and parent filtering are honoured; other disable flags
+  // are not.
+  const int honoured =
+      mjDSBL_CONSTRAINT | mjDSBL_LIMIT | mjDSBL_GRAVITY | mjDSBL_CONTACT | mjDSBL_FILTERPARENT;
   const int ignored_flags = m->opt.disableflags & ~honoured;
   if (ignored_flags != 0) {
-    warnings.push_back("option/flag settings that disable features (mask " +
-                       std::to_string(ignored_flags) +
-                       ") are ignored; only gravity, contact and filterparent are honoured");
+    warnings.push_back(
+        "option/flag settings that disable features (mask " + std::to_string(ignored_flags) +
+        ") are ignored; only constraint, limit, gravity, contact and filterparent are "
+        "honoured");
   }
 }
 
@@ -255,6 +258,8 @@ Quat ToQuat(const mjtNum* q) { return Quat(q[0], q[1], q[2], q[3]); }
 
 void ConvertOptions(const mjModel* m, bool scene_sets_timestep, Model& model) {
   model.timestep = scene_sets_timestep ? m->opt.timestep : kDefaultTimestep;
+  model.constraints_enabled = !(m->opt.disableflags & mjDSBL_CONSTRAINT);
+  model.limits_enabled = !(m->opt.disableflags & mjDSBL_LIMIT);
   model.contact_enabled = !(m->opt.disableflags & mjDSBL_CONTACT);
   model.filter_parent = !(m->opt.disableflags & mjDSBL_FILTERPARENT);
   model.gravity = (m->opt.disableflags & mjDSBL_GRAVITY) ? Vec3::Zero() : ToVec3(m->opt.gravity);

@@ -1,5 +1,8 @@
 #include "engine/sim/data.h"
 
+#include "engine/collision/narrowphase.h"
+#include "engine/solver/solver.h"
+
 namespace alsim {
 namespace {
 
@@ -59,7 +62,12 @@ Data::Data(const Model& m)
       qfrc_actuator(m.nv, 0.0),
       qH(mass_layout.nnz, 0.0),
       qacc(m.nv, 0.0),
-      qvel_start(m.nv, 0.0) {
+      qvel_start(m.nv, 0.0),
+      qA(mass_layout.nnz, 0.0),
+      qA_factor(mass_layout.nnz, 0.0),
+      v_free(m.nv, 0.0),
+      solver_rhs(m.nv, 0.0),
+      v_hat(m.nv, 0.0) {
   geom_aabb_lo.assign(m.ngeom, Vec3::Zero());
   geom_aabb_hi.assign(m.ngeom, Vec3::Zero());
   for (int g = 0; g < m.ngeom; ++g) {
@@ -67,7 +75,26 @@ Data::Data(const Model& m)
     (m.geom_type[g] == GeomType::kPlane ? plane_geoms : sweep_order).push_back(g);
   }
   collision_candidates.reserve(4 * static_cast<size_t>(m.ngeom));
+  candidate_contact_count.reserve(collision_candidates.capacity());
+  candidate_contacts.reserve(collision_candidates.capacity() * kMaxContactsPerPair);
   contact.reserve(4 * static_cast<size_t>(m.ngeom));
+  // Room for as many constraints as that many contacts plus every limit and servo, so that
+  // ordinary scenes never grow these during a step.
+  const size_t max_constraints = contact.capacity() + 2 * static_cast<size_t>(m.njnt) + m.nu;
+  constraints.constraints.reserve(max_constraints);
+  constraints.blocks.reserve(2 * max_constraints);
+  constraints.bias.reserve(3 * max_constraints);
+  constraints.lambda.reserve(3 * max_constraints);
+  constraints.z.reserve(6 * max_constraints);
+  warm_start.key.reserve(max_constraints);
+  warm_start.position.reserve(max_constraints);
+  warm_start.impulse.reserve(max_constraints);
+  islands.constraints.reserve(max_constraints);
+  islands.subsystem_island.reserve(m.nsubsystem);
+  islands.parent.reserve(m.nsubsystem + 1);
+  islands.subsystem_adr.reserve(m.nsubsystem + 1);
+  islands.subsystems.reserve(m.nsubsystem);
+  islands.constraint_adr.reserve(m.nsubsystem + 1);
   if (HasSliderCrank(m)) {
     for (auto* jac : {&crank_jacp, &slider_jacp, &slider_jacr, &unused_jacr}) {
       jac->setZero(3, m.nv);
@@ -75,5 +102,9 @@ Data::Data(const Model& m)
     transmission_moment.assign(m.nv, 0.0);
   }
 }
+
+Data::~Data() = default;
+Data::Data(Data&&) noexcept = default;
+Data& Data::operator=(Data&&) noexcept = default;
 
 }  // namespace alsim

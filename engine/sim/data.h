@@ -13,18 +13,35 @@
 // about any point.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "engine/collision/contact.h"
+#include "engine/constraint/constraint_set.h"
 #include "engine/dynamics/tree_sparse_layout.h"
+#include "engine/island/islands.h"
 #include "engine/math/spatial.h"
 #include "engine/math/types.h"
 #include "engine/model/model.h"
+#include "engine/solver/solver_options.h"
 
 namespace alsim {
 
+class ConstraintSolver;
+
+// The impulses of last step's constraints, for the next step's warm start (SaveWarmStart in
+// engine/constraint/build_constraints.h). Sorted by key, as the constraints are.
+struct WarmStart {
+  std::vector<ConstraintKey> key;
+  std::vector<Vec3> position;  // contacts: the contact point, world
+  std::vector<Vec3> impulse;   // contacts: the impulse in the world frame; else (lambda, 0, 0)
+};
+
 struct Data {
   explicit Data(const Model& m);
+  ~Data();
+  Data(Data&&) noexcept;
+  Data& operator=(Data&&) noexcept;
 
   // ---- topology derived from the Model, constant after construction
   TreeSparseLayout mass_layout;    // sparsity of M, qLD (branch-induced, from dof_parent)
@@ -99,6 +116,19 @@ struct Data {
   std::vector<double> qH;    // M + (1 - theta) h D, then its tree LDL^T factor, mass_layout (nnz)
   std::vector<double> qacc;  // generalized acceleration of the smooth dynamics (nv)
   std::vector<double> qvel_start;  // v_k while bias forces are re-evaluated at v_theta (nv)
+
+  // ---- the constraint solve of Step() (engine/constraint, engine/island, engine/solver)
+  std::vector<double> qA;          // A = (M + (1 - theta) h D) / (1 - theta) of eq. (2) with
+                                   // damping implicit, mass_layout (nnz)
+  std::vector<double> qA_factor;   // its tree LDL^T (nnz)
+  std::vector<double> v_free;      // v_hat without constraints, A^{-1} b (nv)
+  std::vector<double> solver_rhs;  // b = A v_free (nv)
+  std::vector<double> v_hat;       // v_hat with constraints: the solver's answer (nv)
+  ConstraintSet constraints;       // this step's constraint rows and impulses
+  Islands islands;
+  WarmStart warm_start;
+  SolverStatistics solver_statistics;        // of the last step
+  std::unique_ptr<ConstraintSolver> solver;  // created by the first Step() with a solver type
 };
 
 // The point about which the spatial quantities of `body` are expressed (see the file comment).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/collision/collision.h"
 #include "engine/dynamics/actuation.h"
 #include "engine/dynamics/bias_forces.h"
 #include "engine/dynamics/kinematics.h"
@@ -10,7 +11,9 @@
 #include "engine/dynamics/passive_forces.h"
 #include "engine/dynamics/tree_ldl.h"
 #include "engine/dynamics/velocity.h"
+#include "engine/island/islands.h"
 #include "engine/sim/integrate_positions.h"
+#include "engine/solver/solver.h"
 
 namespace alsim {
 namespace {
@@ -65,6 +68,60 @@ void CorrectBiasAtThetaVelocity(const Model& m, Data& d, double theta) {
   SolveAcceleration(m, d);
 }
 
+bool ValidOptions(const StepOptions& options) {
+  const SolverOptions& solver = options.solver;
+  return options.theta >= 0.0 && options.theta < 1.0 && solver.max_iterations >= 1 &&
+         solver.tolerance >= 0 && solver.time_budget_us >= 0 && solver.beta_gamma > 1 &&
+         options.constraints.error_reduction >= 0 && options.constraints.error_reduction <= 1;
+}
+
+// Servos solved as soft constraints must not also act as explicit forces.
+void RemoveImplicitServoForces(const Model& m, Data& d, const ConstraintOptions& options) {
+  for (int a = 0; a < m.nu; ++a) {
+    if (!IsImplicitServo(m, a, options)) continue;
+    d.qfrc_actuator[m.jnt_dof_adr[m.actuator_jnt[a]]] -= m.actuator_gear[a] * d.actuator_force[a];
+  }
+}
+
+// y = matrix x for a matrix stored in `layout` (symmetric: each stored entry acts twice).
+void TreeSparseMultiply(const TreeSparseLayout& layout, const double* matrix, const double* x,
+                        double* y) {
+  for (int i = 0; i < layout.size; ++i) y[i] = 0;
+  for (int i = 0; i < layout.size; ++i) {
+    const double* row = matrix + layout.row_adr[i];
+    y[i] += row[0] * x[i];
+    int j = layout.parent[i];
+    for (int k = 1; k < layout.row_nnz[i]; ++k, j = layout.parent[j]) {
+      y[i] += row[k] * x[j];
+      y[j] += row[k] * x[i];
+    }
+  }
+}
+
+// A = (M + (1 - theta) h D) / (1 - theta) and b = A v_free of eq. (2), from qH (factored) and M:
+// A's tree LDL^T is qH's with D divided by 1 - theta.
+void PrepareSolverProblem(const Model& m, Data& d, double theta) {
+  const double scale = 1.0 / (1.0 - theta);
+  const double damping_scale = (1.0 - theta) * m.timestep;
+  const TreeSparseLayout& layout = d.mass_layout;
+  for (int k = 0; k < layout.nnz; ++k) d.qA[k] = scale * d.M[k];
+  for (int i = 0; i < m.nv; ++i) {
+    d.qA[layout.row_adr[i]] += scale * damping_scale * m.dof_damping[i];
+  }
+  std::copy(d.qH.begin(), d.qH.end(), d.qA_factor.begin());
+  for (int i = 0; i < m.nv; ++i) d.qA_factor[layout.row_adr[i]] *= scale;
+  TreeSparseMultiply(layout, d.qA.data(), d.v_free.data(), d.solver_rhs.data());
+}
+
+// Servo forces for observers: the soft constraint's impulse over the step.
+void ReportServoForces(const Model& m, Data& d) {
+  for (const Constraint& c : d.constraints.constraints) {
+    if (c.type == ConstraintType::kSoft) {
+      d.actuator_force[c.key.a] = d.constraints.lambda[c.row_adr] / m.timestep;
+    }
+  }
+}
+
 }  // namespace
 
 void Forward(const Model& m, Data& d, const StepOptions& options) {
@@ -75,18 +132,49 @@ void Forward(const Model& m, Data& d, const StepOptions& options) {
 }
 
 StepStatus Step(const Model& m, Data& d, const StepOptions& options) {
+  if (!ValidOptions(options)) return StepStatus::kInvalidOptions;
+  if (d.solver == nullptr || d.solver->type() != options.solver.type) {
+    d.solver = MakeConstraintSolver(options.solver.type, m);
+    if (d.solver == nullptr) return StepStatus::kInvalidOptions;
+  }
+  const double start_us = SteadyMicroseconds();
   const double theta = options.theta;
-  if (!(theta >= 0.0 && theta < 1.0)) return StepStatus::kInvalidOptions;
   const double h = m.timestep;
 
   // drift to q_theta with v_k
   if (theta > 0) IntegratePositions(m, d.qvel.data(), theta * h, d.qpos.data());
 
-  // kick: v_{k+1} from the forces at (q_theta, v_k)
-  Forward(m, d, options);
-  for (int i = 0; i < m.nv; ++i) d.qvel[i] += h * d.qacc[i];
+  // smooth dynamics at (q_theta, v_k): v_free = v_k + (1 - theta) h qacc
+  SmoothDynamics(m, d);
+  RemoveImplicitServoForces(m, d, options.constraints);
+  FactorStepMatrix(m, d, theta);
+  SolveAcceleration(m, d);
+  if (theta > 0) CorrectBiasAtThetaVelocity(m, d, theta);
+  for (int i = 0; i < m.nv; ++i) d.v_free[i] = d.qvel[i] + (1.0 - theta) * h * d.qacc[i];
 
-  // drift to q_{k+1} with v_{k+1}
+  // constraints: v_hat from the solver
+  if (m.constraints_enabled) {
+    Collision(m, d);
+    BuildConstraints(m, d, options.constraints, h);
+  } else {
+    d.contact.clear();
+    d.constraints.Clear();
+  }
+  std::copy(d.v_free.begin(), d.v_free.end(), d.v_hat.begin());
+  if (d.constraints.constraints.empty()) {
+    d.islands.num = 0;
+    d.solver_statistics = SolverStatistics{};
+  } else {
+    PrepareSolverProblem(m, d, theta);
+    BuildIslands(m, d.constraints, d.islands);
+    const double budget = options.solver.time_budget_us;
+    d.solver->Solve(m, d, options.solver, budget > 0 ? start_us + budget : 0, &d.solver_statistics);
+    ReportServoForces(m, d);
+  }
+  SaveWarmStart(d);
+
+  // kick: v_{k+1} = v_k + (v_hat - v_k) / (1 - theta); then drift to q_{k+1} with v_{k+1}
+  for (int i = 0; i < m.nv; ++i) d.qvel[i] += (d.v_hat[i] - d.qvel[i]) / (1.0 - theta);
   IntegratePositions(m, d.qvel.data(), (1.0 - theta) * h, d.qpos.data());
   d.time += h;
 

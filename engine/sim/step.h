@@ -9,12 +9,15 @@
 // integrator), theta = 1/2 the second-order leapfrog ("midpoint"); both keep the energy of a
 // conservative system bounded. Joint damping is implicit in v_hat, so any damping is stable.
 //
-// Contact and joint-limit constraints (J^T lambda) arrive with the solver issue; until then a step
-// integrates the smooth dynamics only.
+// Constraints (contacts, joint limits, PD servos) enter through J^T lambda: after the smooth
+// dynamics, Step() detects contacts, assembles the constraints (engine/constraint), groups them
+// into islands (engine/island) and solves for v_hat with the chosen solver (engine/solver).
 #pragma once
 
+#include "engine/constraint/build_constraints.h"
 #include "engine/model/model.h"
 #include "engine/sim/data.h"
+#include "engine/solver/solver_options.h"
 
 namespace alsim {
 
@@ -23,20 +26,25 @@ struct StepOptions {
   // v_{k+1,n} = -theta / (1 - theta) v_{k,n} = 0) and symplectic Euler, the usual robotics choice
   // and MuJoCo's default integrator. 1/2 gives the energy-conserving midpoint but elastic impacts.
   double theta = 0.0;
+  SolverOptions solver;
+  ConstraintOptions constraints;
 };
 
 enum class StepStatus {
   kOk,
-  kInvalidOptions,  // theta outside [0, 1); nothing was changed
+  kInvalidOptions,  // theta outside [0, 1), or solver options out of range; nothing was changed
   kDiverged,        // the new state has a NaN or infinite entry; the instance needs a reset
 };
 
 // Advances d by one m.timestep: q_theta, kinematics, velocities, mass matrix, bias, passive and
-// actuator forces, the velocity update, the position update, time. Allocates nothing.
+// actuator forces, collision, constraints, islands, the constraint solve for v_hat, the velocity
+// update, the position update, time. d.solver_statistics describes the solve. Allocates nothing
+// once the instance has seen its largest number of contacts (the first step creates the solver).
 StepStatus Step(const Model& m, Data& d, const StepOptions& options = {});
 
 // Stages 1-5 of Step at the current state without advancing it (kinematics through forces and
-// qacc), as MuJoCo's mj_forward: for observers, energy and tests.
+// qacc of the smooth dynamics, all actuators explicit, no constraints): for observers, energy and
+// tests.
 void Forward(const Model& m, Data& d, const StepOptions& options = {});
 
 }  // namespace alsim

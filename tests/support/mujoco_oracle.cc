@@ -46,6 +46,13 @@ OracleScene::~OracleScene() {
   if (mj_model_ != nullptr) mj_deleteModel(mj_model_);
 }
 
+void OracleScene::DisableConstraints() {
+  mj_model_->opt.disableflags |= mjDSBL_CONSTRAINT;
+  auto model = std::make_shared<Model>(*model_);
+  model->constraints_enabled = false;
+  model_ = std::move(model);
+}
+
 void OracleScene::SetRandomState(std::mt19937& rng, double speed) {
   const Model& m = *model_;
   std::vector<double>& qpos = data_->qpos;

@@ -32,6 +32,8 @@ class OracleScene {
   const mjModel* mj_model() const { return mj_model_; }
   mjModel* mutable_mj_model() { return mj_model_; }  // e.g. to change MuJoCo's options
   mjData* mj_data() { return mj_data_; }
+  // Turns every constraint off in both engines (MuJoCo's disable flag "constraint").
+  void DisableConstraints();
 
   // Draws a random configuration and velocity and writes them to both engines' data: unit
   // quaternions for free/ball joints, angles within the range (else +-pi) for hinges, offsets

@@ -1,0 +1,222 @@
+#include "engine/constraint/build_constraints.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "engine/math/spatial.h"
+
+namespace alsim {
+namespace {
+
+constexpr int kKindContact = 0;
+constexpr int kKindLimit = 1;
+constexpr int kKindSoft = 2;
+
+bool KeyLess(const ConstraintKey& x, const ConstraintKey& y) {
+  if (x.kind != y.kind) return x.kind < y.kind;
+  if (x.a != y.a) return x.a < y.a;
+  return x.b < y.b;
+}
+
+// Gap-dependent bias of eqs. (3) and (5): a gap may close within the step (phi / h); a
+// penetration is removed at the rate `erp` per step.
+double PositionBias(double phi, double h, double erp) { return (phi >= 0 ? phi : erp * phi) / h; }
+
+// Appends a constraint with `dim` rows and zero impulse, bias and blocks to be filled in.
+Constraint& AddConstraint(ConstraintSet& set, ConstraintType type, int dim,
+                          const ConstraintKey& key) {
+  Constraint c;
+  c.type = type;
+  c.dim = dim;
+  c.row_adr = set.num_rows;
+  c.block_adr = static_cast<int>(set.blocks.size());
+  c.key = key;
+  set.num_rows += dim;
+  set.bias.resize(set.num_rows, 0.0);
+  set.lambda.resize(set.num_rows, 0.0);
+  set.constraints.push_back(c);
+  return set.constraints.back();
+}
+
+void AddBlock(ConstraintSet& set, ConstraintBlock block) {
+  Constraint& c = set.constraints.back();
+  block.constraint = static_cast<int>(set.constraints.size()) - 1;
+  block.z_adr = static_cast<int>(set.z.size());
+  set.z.resize(set.z.size() + c.dim, 0.0);
+  set.blocks.push_back(block);
+  ++c.block_num;
+}
+
+// The body-space block of a contact on `body`: sign * R^T [-[r]x  I] with r the contact point
+// from the body's reference point, i.e. the frame components of the velocity of the body-fixed
+// point at the contact (eq. 44 in alsim's (angular, linear) order).
+void AddContactBlock(const Model& m, const Data& d, ConstraintSet& set, int body, double sign,
+                     const Contact& contact) {
+  const int subsystem = m.body_subsystem[body];
+  if (subsystem < 0) return;  // the world or a static body: no slack block
+  ConstraintBlock block;
+  block.subsystem = subsystem;
+  block.body = body;
+  const Vec3 r = contact.pos - SpatialReferencePoint(m, d, body);
+  const Mat3 frame_t = contact.frame.transpose();
+  block.map.leftCols<3>() = -sign * frame_t * Skew(r);
+  block.map.rightCols<3>() = sign * frame_t;
+  AddBlock(set, block);
+}
+
+void AddJointBlock(const Model& m, ConstraintSet& set, int dof, double coefficient) {
+  ConstraintBlock block;
+  block.subsystem = m.body_subsystem[m.dof_body[dof]];
+  block.dof = dof;
+  block.dof_coefficient = coefficient;
+  AddBlock(set, block);
+}
+
+void AddContacts(const Model& m, const Data& d, ConstraintSet& set, double h, double erp) {
+  for (int k = 0; k < static_cast<int>(d.contact.size()); ++k) {
+    const Contact& contact = d.contact[k];
+    const int body1 = m.geom_body[contact.geom1], body2 = m.geom_body[contact.geom2];
+    if (m.body_subsystem[body1] < 0 && m.body_subsystem[body2] < 0) continue;
+    Constraint& c = AddConstraint(set, ConstraintType::kContact, 3,
+                                  {kKindContact, contact.geom1, contact.geom2});
+    c.contact = k;
+    c.friction = contact.friction;
+    set.bias[c.row_adr] = PositionBias(contact.dist, h, erp);
+    AddContactBlock(m, d, set, body2, +1.0, contact);
+    AddContactBlock(m, d, set, body1, -1.0, contact);
+    ++set.num_contacts;
+  }
+}
+
+void AddLimit(const Model& m, ConstraintSet& set, int joint, int side, double phi, double sign,
+              double h, double erp) {
+  AddConstraint(set, ConstraintType::kLimit, 1, {kKindLimit, joint, side});
+  set.bias.back() = PositionBias(phi, h, erp);
+  AddJointBlock(m, set, m.jnt_dof_adr[joint], sign);
+}
+
+// Hinge and slide limits, eq. (3): lower q - lower >= 0 with J = e_dof, upper upper - q >= 0 with
+// J = -e_dof; a row exists only near a bound.
+void AddJointLimits(const Model& m, const Data& d, ConstraintSet& set, const ConstraintOptions& o,
+                    double h) {
+  for (int j = 0; j < m.njnt; ++j) {
+    if (!m.jnt_limited[j]) continue;
+    if (m.jnt_type[j] != JointType::kHinge && m.jnt_type[j] != JointType::kSlide) continue;
+    if (m.body_subsystem[m.jnt_body[j]] < 0) continue;
+    const double q = d.qpos[m.jnt_qpos_adr[j]];
+    const double v = d.qvel[m.jnt_dof_adr[j]];
+    const double lower_gap = q - m.jnt_range_lower[j];
+    const double upper_gap = m.jnt_range_upper[j] - q;
+    if (lower_gap + h * std::min(v, 0.0) < o.limit_margin) {
+      AddLimit(m, set, j, 0, lower_gap, +1.0, h, o.error_reduction);
+    }
+    if (upper_gap - h * std::max(v, 0.0) < o.limit_margin) {
+      AddLimit(m, set, j, 1, upper_gap, -1.0, h, o.error_reduction);
+    }
+  }
+}
+
+// A servo's force on its actuator length l = gear q is f = c0 - K l - D dl/dt with c0 = gain ctrl
+// + bias0, K = -bias1, D = -bias2. Its impulse over the step with l at the end of the step,
+// l + h J v_hat, is lambda = h (c0 - K l) - (h^2 K + h D) J v_hat: eq. (4) with k e = h (K l - c0)
+// and b = h^2 K + h D (the digest's k = h K, b = h^2 K + h D), J = gear e_dof.
+void AddServos(const Model& m, const Data& d, ConstraintSet& set, const ConstraintOptions& o,
+               double h) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  for (int a = 0; a < m.nu; ++a) {
+    if (!IsImplicitServo(m, a, o)) continue;
+    const int joint = m.actuator_jnt[a];
+    if (m.body_subsystem[m.jnt_body[joint]] < 0) continue;
+    const double stiffness = -m.actuator_bias1[a], damping = -m.actuator_bias2[a];
+    double ctrl = d.ctrl[a];
+    if (m.actuator_ctrl_limited[a]) {
+      ctrl = std::clamp(ctrl, m.actuator_ctrl_lower[a], m.actuator_ctrl_upper[a]);
+    }
+    const double c0 = m.actuator_gain[a] * ctrl + m.actuator_bias0[a];
+    Constraint& c = AddConstraint(set, ConstraintType::kSoft, 1, {kKindSoft, a, 0});
+    c.soft_bias = h * (stiffness * d.actuator_length[a] - c0);
+    c.soft_damping = h * h * stiffness + h * damping;
+    c.lambda_lower = m.actuator_force_limited[a] ? h * m.actuator_force_lower[a] : -kInf;
+    c.lambda_upper = m.actuator_force_limited[a] ? h * m.actuator_force_upper[a] : kInf;
+    AddJointBlock(m, set, m.jnt_dof_adr[joint], m.actuator_gear[a]);
+  }
+}
+
+// Warm start: each constraint takes the impulse of last step's constraint with the same key; a
+// contact takes the nearest of last step's contacts between the same geoms (within `radius`),
+// its impulse rotated into the new contact frame.
+void WarmStartImpulses(const Data& d, ConstraintSet& set, double radius) {
+  const WarmStart& warm = d.warm_start;
+  for (const Constraint& c : set.constraints) {
+    const auto first = std::lower_bound(warm.key.begin(), warm.key.end(), c.key, KeyLess);
+    double* lambda = set.lambda.data() + c.row_adr;
+    if (c.type != ConstraintType::kContact) {
+      if (first != warm.key.end() && *first == c.key) {
+        lambda[0] = warm.impulse[first - warm.key.begin()][0];
+      }
+      continue;
+    }
+    const Contact& contact = d.contact[c.contact];
+    double best = radius * radius;
+    int found = -1;
+    for (auto it = first; it != warm.key.end() && *it == c.key; ++it) {
+      const int k = static_cast<int>(it - warm.key.begin());
+      const double distance2 = (warm.position[k] - contact.pos).squaredNorm();
+      if (distance2 < best) {
+        best = distance2;
+        found = k;
+      }
+    }
+    if (found < 0) continue;
+    const Vec3 local = contact.frame.transpose() * warm.impulse[found];
+    lambda[0] = std::max(0.0, local[0]);
+    lambda[1] = local[1];
+    lambda[2] = local[2];
+  }
+}
+
+}  // namespace
+
+bool IsImplicitServo(const Model& m, int actuator, const ConstraintOptions& options) {
+  if (!options.implicit_servos || !m.constraints_enabled) return false;
+  if (m.actuator_transmission[actuator] != ActuatorTransmission::kJoint) return false;
+  const JointType type = m.jnt_type[m.actuator_jnt[actuator]];
+  if (type != JointType::kHinge && type != JointType::kSlide) return false;
+  const double bias1 = m.actuator_bias1[actuator], bias2 = m.actuator_bias2[actuator];
+  // A spring or damper that pulls back (K, D >= 0, not both zero); anything else stays explicit.
+  return bias1 <= 0 && bias2 <= 0 && (bias1 < 0 || bias2 < 0);
+}
+
+void SaveWarmStart(Data& d) {
+  const ConstraintSet& set = d.constraints;
+  WarmStart& warm = d.warm_start;
+  const size_t n = set.constraints.size();
+  warm.key.resize(n);
+  warm.position.resize(n);
+  warm.impulse.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const Constraint& c = set.constraints[i];
+    const double* lambda = set.lambda.data() + c.row_adr;
+    warm.key[i] = c.key;
+    if (c.type == ConstraintType::kContact) {
+      const Contact& contact = d.contact[c.contact];
+      warm.position[i] = contact.pos;
+      warm.impulse[i] = contact.frame * Vec3(lambda[0], lambda[1], lambda[2]);
+    } else {
+      warm.position[i].setZero();
+      warm.impulse[i] = Vec3(lambda[0], 0, 0);
+    }
+  }
+}
+
+void BuildConstraints(const Model& m, Data& d, const ConstraintOptions& options, double h) {
+  ConstraintSet& set = d.constraints;
+  set.Clear();
+  AddContacts(m, d, set, h, options.error_reduction);
+  if (m.limits_enabled) AddJointLimits(m, d, set, options, h);
+  AddServos(m, d, set, options, h);
+  WarmStartImpulses(d, set, options.warm_start_radius);
+}
+
+}  // namespace alsim

@@ -1,0 +1,96 @@
+// The constraints of one step in the split form of the SubADMM paper (Sec. III-B and VI-A).
+//
+// Every constraint i has `dim` rows, an impulse lambda_i (dim) and a bias e_i (dim), and acts on
+// one or two *slack blocks* z_ij (eqs. 30-31): the part of J_i that one body (body-space block)
+// or one dof (joint-space block) contributes. Two-body constraints keep one block per body even
+// when both bodies belong to one subsystem (the row stacking of eq. 31), so the subsystem matrix
+// A_j + beta sum_i J_ij^T J_ij keeps the sparsity of the mass matrix (eq. 40).
+//
+// Body-space block: J_ij v_j = G V_b, with V_b the body's spatial velocity (angular, linear at the
+// tree's reference point; see engine/sim/data.h) and G the dim x 6 map below. Joint-space block:
+// J_ij v_j = c v[dof].
+//
+// Row conventions. Contact rows are (normal, tangent1, tangent2): the columns of Contact::frame,
+// measuring the velocity of geom2 relative to geom1, so the normal row is the separating speed.
+// (The paper orders them (t1, t2, n); only the order differs.)
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "engine/math/types.h"
+
+namespace alsim {
+
+enum class ConstraintType : std::uint8_t {
+  kContact,  // eq. (5): 3 rows, Signorini-Coulomb with the elliptic cone ||lambda_t|| <= mu
+             // lambda_n
+  kLimit,    // eq. (3): 1 row, 0 <= lambda  perp  J v_hat + e >= 0 (joint limits)
+  kSoft,     // eq. (4): 1 row, lambda = -k e - b J v_hat, clamped to [lambda_lower, lambda_upper]
+};
+
+// Where a constraint came from, to carry its impulse over to the next step (warm start).
+struct ConstraintKey {
+  int kind = 0;  // the ConstraintType as an int, plus a per-source discriminator (limit side)
+  int a = -1;    // contact: geom1; limit: joint; soft: actuator
+  int b = -1;    // contact: geom2
+  friend bool operator==(const ConstraintKey& x, const ConstraintKey& y) {
+    return x.kind == y.kind && x.a == y.a && x.b == y.b;
+  }
+};
+
+struct Constraint {
+  ConstraintType type = ConstraintType::kContact;
+  int dim = 0;        // rows
+  int row_adr = 0;    // first row in ConstraintSet::lambda and ::bias
+  int block_adr = 0;  // first block in ConstraintSet::blocks
+  int block_num = 0;  // |Z_i|: 1 or 2
+  int island = -1;    // island it belongs to (engine/island)
+  ConstraintKey key;
+  int contact = -1;         // index into Data::contact for contacts
+  double friction = 0;      // contacts: mu
+  double soft_bias = 0;     // soft: k_i e_i of eq. (4), N s
+  double soft_damping = 0;  // soft: b_i of eq. (4), N s per unit of J v_hat
+  double lambda_lower = 0;  // soft: impulse range, N s (force range times the step)
+  double lambda_upper = 0;
+};
+
+// One slack block z_ij: the part of constraint i acting on subsystem j through one body or dof.
+struct ConstraintBlock {
+  int constraint = -1;
+  int subsystem = -1;
+  int body = -1;  // body-space block: the body whose velocity `map` reads; -1 for joint-space
+  int dof = -1;   // joint-space block: the dof; -1 for body-space
+  double dof_coefficient = 0;  // joint-space: J_ij = c e_dof^T
+  int z_adr = 0;               // first of `dim` rows in ConstraintSet::z
+  // Body-space: rows 0 .. dim-1 map the body's spatial velocity to constraint space (eq. 44 with
+  // alsim's (angular, linear) order and the tree's reference point). Unused rows are zero.
+  Eigen::Matrix<double, 3, 6> map = Eigen::Matrix<double, 3, 6>::Zero();
+};
+
+// All constraints of one step of one instance, in a deterministic order: contacts (in
+// Data::contact order), then joint limits (by joint, lower before upper), then soft servos (by
+// actuator). Storage is reused from step to step and only grows.
+struct ConstraintSet {
+  std::vector<Constraint> constraints;
+  std::vector<ConstraintBlock> blocks;
+  std::vector<double> bias;    // e_i per row (eqs. 3-5), m/s (or rad/s)
+  std::vector<double> lambda;  // impulse per row, N s; the warm start on entry to the solver
+  std::vector<double> z;       // slack per block row (eq. 32)
+  int num_rows = 0;
+  int num_contacts = 0;
+
+  void Clear() {
+    constraints.clear();
+    blocks.clear();
+    bias.clear();
+    lambda.clear();
+    z.clear();
+    num_rows = 0;
+    num_contacts = 0;
+  }
+};
+
+}  // namespace alsim

@@ -1,0 +1,89 @@
+// Products with the split constraint Jacobian (eqs. 30-31) that every solver needs: J_ij v_j
+// block by block, and J^T y gathered per subsystem, both through body spatial velocities and
+// forces so that a block costs O(6 dim) and a subsystem O(its dofs x depth) (RBDA's forward
+// velocity and backward force passes).
+#pragma once
+
+#include <vector>
+
+#include "engine/constraint/constraint_set.h"
+#include "engine/island/islands.h"
+#include "engine/model/model.h"
+#include "engine/sim/data.h"
+
+namespace alsim {
+
+// The blocks of each subsystem: blocks[adr[j] .. adr[j + 1]) in increasing order.
+struct SubsystemBlocks {
+  std::vector<int> adr;     // (nsubsystem + 1)
+  std::vector<int> blocks;  // block indices grouped by subsystem
+  std::vector<int> cursor;  // scratch
+  void Build(const Model& m, const ConstraintSet& set);
+};
+
+// Spatial velocities (Data's convention) of subsystem j's bodies for the joint velocities v (nv;
+// only j's dofs are read), into body_velocity (nbody; only j's bodies are written).
+void SubsystemBodyVelocities(const Model& m, const Data& d, int subsystem, const double* v,
+                             Vec6* body_velocity);
+
+// J_ij v_j of one block (dim values) from the body velocities (body-space) or v (joint-space).
+inline void ApplyBlock(const ConstraintBlock& block, int dim, const Vec6* body_velocity,
+                       const double* v, double* out) {
+  if (block.body >= 0) {
+    const Vec6& velocity = body_velocity[block.body];
+    for (int r = 0; r < dim; ++r) out[r] = block.map.row(r).dot(velocity);
+  } else {
+    out[0] = block.dof_coefficient * v[block.dof];
+  }
+}
+
+// tau = sum over the subsystem's blocks k of J_k^T y_k, written to subsystem j's dofs of tau
+// (nv), with y_k = value(block index) (dim values). body_force (nbody) is scratch.
+template <class BlockValue>
+void GatherSubsystemForces(const Model& m, const Data& d, const ConstraintSet& set,
+                           const SubsystemBlocks& subsystem_blocks, int subsystem,
+                           const BlockValue& value, Vec6* body_force, double* tau) {
+  const int body_begin = m.subsystem_body_adr[subsystem];
+  const int body_end = body_begin + m.subsystem_body_num[subsystem];
+  const int dof_begin = m.subsystem_dof_adr[subsystem];
+  const int dof_end = dof_begin + m.subsystem_dof_num[subsystem];
+  for (int b = body_begin; b < body_end; ++b) body_force[b].setZero();
+  for (int i = dof_begin; i < dof_end; ++i) tau[i] = 0;
+  for (int k = subsystem_blocks.adr[subsystem]; k < subsystem_blocks.adr[subsystem + 1]; ++k) {
+    const int index = subsystem_blocks.blocks[k];
+    const ConstraintBlock& block = set.blocks[index];
+    const int dim = set.constraints[block.constraint].dim;
+    const double* y = value(index);
+    if (block.body >= 0) {
+      for (int r = 0; r < dim; ++r) body_force[block.body] += block.map.row(r).transpose() * y[r];
+    } else {
+      tau[block.dof] += block.dof_coefficient * y[0];
+    }
+  }
+  // Backward pass: a body's force acts on every dof between it and the root.
+  for (int b = body_end - 1; b >= body_begin; --b) {
+    for (int k = 0; k < m.body_dof_num[b]; ++k) {
+      const int dof = m.body_dof_adr[b] + k;
+      tau[dof] += d.cdof[dof].dot(body_force[b]);
+    }
+    const int parent = m.body_parent[b];
+    if (parent >= body_begin) body_force[parent] += body_force[b];
+  }
+}
+
+// Scratch for StatisticsOfSolution (sized for the model once).
+struct ResidualWorkspace {
+  std::vector<double> v;            // nv
+  std::vector<double> tau;          // nv
+  std::vector<Vec6> body_velocity;  // nbody
+  std::vector<Vec6> body_force;     // nbody
+  std::vector<double> velocity;     // per row
+  void Resize(const Model& m, int rows);
+};
+
+// The Sec. VII accuracy metric of the impulses in d.constraints.lambda (see
+// SolverStatistics::contact_residual).
+double ContactResidual(const Model& m, const Data& d, const SubsystemBlocks& subsystem_blocks,
+                       ResidualWorkspace& work);
+
+}  // namespace alsim

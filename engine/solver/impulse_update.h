@@ -1,0 +1,61 @@
+// The closed-form per-constraint operators of the SubADMM paper (Sec. IV-C, eqs. 14-17 and their
+// split forms 36-38), shared by every solver and by the accuracy metric.
+#pragma once
+
+#include <cmath>
+
+#include "engine/constraint/constraint_set.h"
+#include "engine/math/types.h"
+
+namespace alsim {
+
+// The strict operator of eq. (17) on x = (x_n, x_t1, x_t2): the normal part is projected on
+// [0, inf) first and never changed by the tangential clamp onto the disk of radius mu lambda_n.
+//   open  (x_n <= 0):                lambda = 0
+//   stick (||x_t|| <= mu x_n):       lambda = x
+//   slip  (otherwise):               lambda = (x_n, mu x_n x_t / ||x_t||)
+inline Vec3 StrictConeProjection(const Vec3& x, double mu) {
+  if (x[0] <= 0) return Vec3::Zero();
+  const double tangent = std::hypot(x[1], x[2]);
+  const double limit = mu * x[0];
+  if (tangent <= limit) return x;
+  const double scale = limit / tangent;
+  return Vec3(x[0], scale * x[1], scale * x[2]);
+}
+
+// The impulse update of constraint c with |Z_i| = `blocks` slack blocks and penalty beta, in the
+// compact form u = -lambda (digest 6.4, from eqs. 36-39):
+//   hard, contact: lambda' = T(lambda - (beta / |Z|) (J v + e))      T = max(., 0) or eq. (17)
+//   soft:          lambda' = -(b sum_j y_j + beta k e) / (b |Z| + beta),  sum_j y_j =
+//                  beta J v - |Z| lambda (eq. 37), then clamped to the soft impulse range
+// `velocity` is J_i v = sum_j J_ij v_j (dim), `bias` e_i (dim), `lambda` the current impulse.
+// With beta = 1 and blocks = 1 this is the map whose fixed points solve eq. (13); the accuracy
+// metric of Sec. VII measures its residual.
+inline void UpdateImpulse(const Constraint& c, const double* velocity, const double* bias,
+                          const double* lambda, double beta, int blocks, double* lambda_out) {
+  const double step = beta / blocks;
+  switch (c.type) {
+    case ConstraintType::kContact: {
+      const Vec3 x(lambda[0] - step * (velocity[0] + bias[0]),
+                   lambda[1] - step * (velocity[1] + bias[1]),
+                   lambda[2] - step * (velocity[2] + bias[2]));
+      const Vec3 projected = StrictConeProjection(x, c.friction);
+      lambda_out[0] = projected[0];
+      lambda_out[1] = projected[1];
+      lambda_out[2] = projected[2];
+      return;
+    }
+    case ConstraintType::kLimit:
+      lambda_out[0] = std::max(0.0, lambda[0] - step * (velocity[0] + bias[0]));
+      return;
+    case ConstraintType::kSoft: {
+      const double sum_y = beta * velocity[0] - blocks * lambda[0];
+      const double value =
+          -(c.soft_damping * sum_y + beta * c.soft_bias) / (c.soft_damping * blocks + beta);
+      lambda_out[0] = std::min(c.lambda_upper, std::max(c.lambda_lower, value));
+      return;
+    }
+  }
+}
+
+}  // namespace alsim

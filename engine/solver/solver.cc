@@ -1,0 +1,55 @@
+#include "engine/solver/solver.h"
+
+#include <chrono>
+#include <cstring>
+
+#include "engine/solver/subadmm/subadmm_solver.h"
+
+namespace alsim {
+namespace {
+
+struct SolverNameEntry {
+  SolverType type;
+  const char* name;
+};
+constexpr SolverNameEntry kSolverNames[] = {
+    {SolverType::kSubAdmm, "subadmm"},
+    {SolverType::kPgs, "pgs"},
+    {SolverType::kAdmmNoSub, "admm-nosub"},
+    {SolverType::kAdmmNoBody, "admm-nobody"},
+};
+
+}  // namespace
+
+const char* SolverName(SolverType type) {
+  for (const SolverNameEntry& entry : kSolverNames) {
+    if (entry.type == type) return entry.name;
+  }
+  return "unknown";
+}
+
+bool ParseSolverName(const char* name, SolverType* type) {
+  for (const SolverNameEntry& entry : kSolverNames) {
+    if (std::strcmp(entry.name, name) == 0) {
+      *type = entry.type;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::unique_ptr<ConstraintSolver> MakeConstraintSolver(SolverType type, const Model& m) {
+  switch (type) {
+    case SolverType::kSubAdmm:
+      return std::make_unique<SubAdmmSolver>(m);
+    default:
+      return nullptr;
+  }
+}
+
+double SteadyMicroseconds() {
+  using Clock = std::chrono::steady_clock;
+  return std::chrono::duration<double, std::micro>(Clock::now().time_since_epoch()).count();
+}
+
+}  // namespace alsim

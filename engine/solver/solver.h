@@ -1,0 +1,36 @@
+// The contact solvers behind one interface: SubADMM (Sec. VI of the SubADMM paper), PGS, and the
+// ADMM ablations "No Sub" and "No Body" of Table III.
+//
+// Every solver receives the same problem, per island (engine/island): for each subsystem j in
+// the island,
+//   A_j v_hat_j = b_j + sum_i J_ij^T lambda_i,   (J_i v_hat, lambda_i) in S_c,i      (eqs. 8, 29)
+// with A = (M + (1 - theta) h D) / (1 - theta) and b = A v_free (Data::qA, Data::solver_rhs),
+// the constraints of Data::constraints (warm-start impulses in lambda), and writes v_hat
+// (Data::v_hat) for the island's dofs and the final impulses. Dofs of subsystems without
+// constraints keep v_hat = v_free, set by the caller.
+#pragma once
+
+#include <memory>
+
+#include "engine/model/model.h"
+#include "engine/sim/data.h"
+#include "engine/solver/solver_options.h"
+
+namespace alsim {
+
+class ConstraintSolver {
+ public:
+  virtual ~ConstraintSolver() = default;
+  virtual SolverType type() const = 0;
+  // Solves every island of d.constraints / d.islands; see the file comment. `deadline_us` is the
+  // time, in microseconds of SteadyMicroseconds(), after which islands stop iterating (0: none).
+  virtual void Solve(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
+                     SolverStatistics* stats) = 0;
+};
+
+std::unique_ptr<ConstraintSolver> MakeConstraintSolver(SolverType type, const Model& m);
+
+// Monotonic clock in microseconds, for time budgets.
+double SteadyMicroseconds();
+
+}  // namespace alsim

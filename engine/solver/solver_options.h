@@ -1,0 +1,52 @@
+// Options and per-step statistics shared by every contact solver (engine/solver/solver.h).
+#pragma once
+
+namespace alsim {
+
+enum class SolverType {
+  kSubAdmm,     // subsystem- and body-split ADMM, Algorithm 2
+  kPgs,         // projected Gauss-Seidel on the Delassus operator, the paper's baseline
+  kAdmmNoSub,   // ADMM on one global system, eq. (28), factored with CHOLMOD
+  kAdmmNoBody,  // subsystem split without the body-level split of eqs. (30)-(31)
+};
+
+// "subadmm", "pgs", "admm-nosub", "admm-nobody".
+const char* SolverName(SolverType type);
+// Parses a SolverName; false for an unknown name.
+bool ParseSolverName(const char* name, SolverType* type);
+
+struct SolverOptions {
+  SolverType type = SolverType::kSubAdmm;
+  // Stop an island after this many iterations (the paper's Table III uses 100).
+  int max_iterations = 100;
+  // Stop an island once theta_p + theta_d < tolerance (eq. 42; theta_p in m/s, theta_d in N s,
+  // SI units as the paper). PGS stops once no impulse changed by more than `tolerance` N s.
+  double tolerance = 1e-8;
+  // Stop every island once the step's solve has taken this long, in microseconds (the paper's
+  // 0.5 ms and 1 ms budgets); 0 for no budget. A budget makes results depend on the machine.
+  double time_budget_us = 0;
+  // Adaptive beta of eq. (43): rebalance when theta_p > gamma theta_d or theta_d > gamma theta_p.
+  bool adaptive_beta = true;
+  double beta_gamma = 10;
+  // Compute SolverStatistics::contact_residual (one extra solve per subsystem; not counted in
+  // solve_seconds).
+  bool compute_residual = true;
+};
+
+// What a step's solve reports (DESIGN.md: the same diagnostics for every solver).
+struct SolverStatistics {
+  int islands = 0;
+  int constraints = 0;
+  int contacts = 0;
+  int max_iterations = 0;      // the most any island took
+  double mean_iterations = 0;  // over islands
+  double primal_residual = 0;  // theta_p, the largest over islands (m/s); PGS: 0
+  double dual_residual = 0;    // theta_d, the largest over islands (N s); PGS: 0
+  // Sec. VII accuracy metric: from the final impulses, v_hat = A^{-1}(b + J^T lambda), then
+  // ||lambda - T(lambda - (J v_hat + e))|| over every constraint row, divided by the number of
+  // contacts (by 1 when there are none). Zero iff the impulses solve the NCP exactly.
+  double contact_residual = 0;
+  double solve_seconds = 0;  // wall time of the solve, including setup and factorizations
+};
+
+}  // namespace alsim

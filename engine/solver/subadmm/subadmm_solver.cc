@@ -1,0 +1,317 @@
+#include "engine/solver/subadmm/subadmm_solver.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/core/parallel.h"
+#include "engine/dynamics/tree_ldl.h"
+#include "engine/solver/impulse_update.h"
+
+namespace alsim {
+namespace {
+
+// Below these sizes an island's loops run on the calling thread: a task costs a few
+// microseconds, more than a small loop. Islands themselves always run in parallel.
+constexpr int kParallelSubsystems = 4;    // subsystems per island
+constexpr int kParallelConstraints = 96;  // constraints per island
+constexpr int kConstraintsPerTask = 32;
+
+// beta stays within these factors of beta0 (a safety net; not in the paper).
+constexpr double kBetaRange = 1e3;
+
+template <class Body>
+void MaybeParallel(int n, int threshold, int grain, const Body& body) {
+  if (n < threshold) {
+    for (int i = 0; i < n; ++i) body(i);
+  } else {
+    ParallelFor(0, n, grain, body);
+  }
+}
+
+int SubsystemNnzBegin(const Model& m, const Data& d, int j) {
+  return d.mass_layout.row_adr[m.subsystem_dof_adr[j]];
+}
+int SubsystemNnzEnd(const Model& m, const Data& d, int j) {
+  const int last = m.subsystem_dof_adr[j] + m.subsystem_dof_num[j] - 1;
+  return d.mass_layout.row_adr[last] + d.mass_layout.row_nnz[last];
+}
+
+}  // namespace
+
+SubAdmmSolver::SubAdmmSolver(const Model& m)
+    : body_gram_(m.nbody, Mat6::Zero()),
+      body_has_gram_(m.nbody, 0),
+      body_block_count_(m.nbody, 0),
+      dof_gram_(m.nv, 0.0),
+      dof_block_count_(m.nv, 0),
+      body_velocity_(m.nbody, Vec6::Zero()),
+      body_force_(m.nbody, Vec6::Zero()),
+      slack_force_(m.nv, 0.0),
+      impulse_force_(m.nv, 0.0),
+      previous_slack_force_(m.nv, 0.0),
+      subsystem_dual_(m.nsubsystem, 0.0) {
+  subsystem_blocks_.adr.reserve(m.nsubsystem + 1);
+  subsystem_blocks_.cursor.reserve(m.nsubsystem + 1);
+  island_results_.reserve(m.nsubsystem);
+  const int nnz = TreeSparseLayout::FromParents(m.dof_parent).nnz;
+  gram_matrix_.resize(nnz);
+  system_factor_.resize(nnz);
+  // As Data's constraint storage (engine/sim/data.cc): room for every ordinary step.
+  const size_t max_constraints = 4 * static_cast<size_t>(m.ngeom) + 2 * m.njnt + m.nu;
+  subsystem_blocks_.blocks.reserve(2 * max_constraints);
+  impulse_change_.reserve(max_constraints);
+  residual_.Resize(m, static_cast<int>(3 * max_constraints));
+}
+
+// sum_i J_ij^T J_ij of eq. (40) for subsystem j: per body the 6x6 sum of map^T map (eq. 41 without
+// the inertia), combined by the CRBA (composite sums, then S_m^T H^c S_n), plus the joint-space
+// blocks' c^2 on the diagonal. Same sparsity as the mass matrix.
+void SubAdmmSolver::BuildGramMatrix(const Model& m, const Data& d, int j) {
+  const ConstraintSet& set = d.constraints;
+  const int body_begin = m.subsystem_body_adr[j];
+  const int body_end = body_begin + m.subsystem_body_num[j];
+  const int dof_begin = m.subsystem_dof_adr[j];
+  const int dof_end = dof_begin + m.subsystem_dof_num[j];
+  for (int b = body_begin; b < body_end; ++b) {
+    body_gram_[b].setZero();
+    body_has_gram_[b] = 0;
+    body_block_count_[b] = 0;
+  }
+  for (int i = dof_begin; i < dof_end; ++i) {
+    dof_gram_[i] = 0;
+    dof_block_count_[i] = 0;
+  }
+  for (int k = subsystem_blocks_.adr[j]; k < subsystem_blocks_.adr[j + 1]; ++k) {
+    const ConstraintBlock& block = set.blocks[subsystem_blocks_.blocks[k]];
+    const int dim = set.constraints[block.constraint].dim;
+    if (block.body >= 0) {
+      body_gram_[block.body].noalias() +=
+          block.map.topRows(dim).transpose() * block.map.topRows(dim);
+      body_has_gram_[block.body] = 1;
+      ++body_block_count_[block.body];
+    } else {
+      dof_gram_[block.dof] += block.dof_coefficient * block.dof_coefficient;
+      ++dof_block_count_[block.dof];
+    }
+  }
+  for (int b = body_end - 1; b > body_begin; --b) {
+    const int parent = m.body_parent[b];
+    if (parent >= body_begin && body_has_gram_[b]) {
+      body_gram_[parent] += body_gram_[b];
+      body_has_gram_[parent] = 1;
+    }
+  }
+  const TreeSparseLayout& layout = d.mass_layout;
+  for (int i = dof_begin; i < dof_end; ++i) {
+    double* row = gram_matrix_.data() + layout.row_adr[i];
+    const int body = m.dof_body[i];
+    if (body_has_gram_[body]) {
+      const Vec6 force = body_gram_[body] * d.cdof[i];
+      int k = 0;
+      for (int n = i; n >= 0; n = layout.parent[n], ++k) row[k] = d.cdof[n].dot(force);
+    } else {
+      std::fill(row, row + layout.row_nnz[i], 0.0);
+    }
+    row[0] += dof_gram_[i];
+  }
+}
+
+void SubAdmmSolver::Refactor(const Model& m, const Data& d, int j, double beta) {
+  const int begin = SubsystemNnzBegin(m, d, j), end = SubsystemNnzEnd(m, d, j);
+  for (int k = begin; k < end; ++k) system_factor_[k] = d.qA[k] + beta * gram_matrix_[k];
+  TreeLdlFactorRange(d.mass_layout, m.subsystem_dof_adr[j],
+                     m.subsystem_dof_adr[j] + m.subsystem_dof_num[j], system_factor_.data());
+}
+
+// Algorithm 2, line 3: beta0 = geometric mean over bodies with contacts of m_k / n_k, beta being
+// a "pseudo-density" (Sec. VI-D). Joint-space blocks count with their dof's diagonal of A as the
+// mass [OURS]. Needs BuildGramMatrix (the block counts) for the island's subsystems.
+double SubAdmmSolver::InitialBeta(const Model& m, const Data& d, int island) {
+  const Islands& islands = d.islands;
+  double log_sum = 0;
+  int count = 0;
+  for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
+    const int j = islands.subsystems[s];
+    const int body_begin = m.subsystem_body_adr[j];
+    for (int b = body_begin; b < body_begin + m.subsystem_body_num[j]; ++b) {
+      if (body_block_count_[b] > 0 && m.body_mass[b] > 0) {
+        log_sum += std::log(m.body_mass[b] / body_block_count_[b]);
+        ++count;
+      }
+    }
+    const int dof_begin = m.subsystem_dof_adr[j];
+    for (int i = dof_begin; i < dof_begin + m.subsystem_dof_num[j]; ++i) {
+      const double diagonal = d.qA[d.mass_layout.row_adr[i]];
+      if (dof_block_count_[i] > 0 && diagonal > 0) {
+        log_sum += std::log(diagonal / dof_block_count_[i]);
+        ++count;
+      }
+    }
+  }
+  return count > 0 ? std::exp(log_sum / count) : 1.0;
+}
+
+void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& options,
+                                double deadline_us, int island) {
+  ConstraintSet& set = d.constraints;
+  const Islands& islands = d.islands;
+  const int* subsystems = islands.subsystems.data() + islands.subsystem_adr[island];
+  const int num_subsystems = islands.subsystem_adr[island + 1] - islands.subsystem_adr[island];
+  const int* constraints = islands.constraints.data() + islands.constraint_adr[island];
+  const int num_constraints = islands.constraint_adr[island + 1] - islands.constraint_adr[island];
+  IslandResult& result = island_results_[island];
+  result = IslandResult{};
+
+  auto for_subsystems = [&](const auto& body) {
+    MaybeParallel(num_subsystems, kParallelSubsystems, 1, [&](int s) { body(subsystems[s]); });
+  };
+  auto for_constraints = [&](const auto& body) {
+    MaybeParallel(num_constraints, kParallelConstraints, kConstraintsPerTask,
+                  [&](int s) { body(constraints[s]); });
+  };
+  auto impulse_of = [&](int block) {
+    return set.lambda.data() + set.constraints[set.blocks[block].constraint].row_adr;
+  };
+  auto slack_of = [&](int block) { return set.z.data() + set.blocks[block].z_adr; };
+
+  // Lines 4-7: matrices, beta0, factorizations, and z^0_ij = J_ij v_k [OURS] (the warm-start
+  // impulses are already in lambda).
+  for_subsystems([&](int j) { BuildGramMatrix(m, d, j); });
+  double beta = InitialBeta(m, d, island);
+  result.beta0 = beta;
+  for_subsystems([&](int j) {
+    Refactor(m, d, j, beta);
+    SubsystemBodyVelocities(m, d, j, d.qvel.data(), body_velocity_.data());
+  });
+  for_constraints([&](int i) {
+    const Constraint& c = set.constraints[i];
+    for (int k = 0; k < c.block_num; ++k) {
+      const ConstraintBlock& block = set.blocks[c.block_adr + k];
+      ApplyBlock(block, c.dim, body_velocity_.data(), d.qvel.data(), set.z.data() + block.z_adr);
+    }
+  });
+  for_subsystems([&](int j) {
+    GatherSubsystemForces(m, d, set, subsystem_blocks_, j, slack_of, body_force_.data(),
+                          slack_force_.data());
+    GatherSubsystemForces(m, d, set, subsystem_blocks_, j, impulse_of, body_force_.data(),
+                          impulse_force_.data());
+  });
+
+  while (true) {
+    // Line 9, eq. (34): the velocity step.
+    for_subsystems([&](int j) {
+      const int begin = m.subsystem_dof_adr[j], end = begin + m.subsystem_dof_num[j];
+      for (int i = begin; i < end; ++i) {
+        d.v_hat[i] = d.solver_rhs[i] + beta * slack_force_[i] + impulse_force_[i];
+      }
+      TreeLdlSolveRange(d.mass_layout, begin, end, system_factor_.data(), d.v_hat.data());
+      SubsystemBodyVelocities(m, d, j, d.v_hat.data(), body_velocity_.data());
+    });
+    // Lines 10-11, eqs. (35)-(39): impulses and slacks per constraint.
+    for_constraints([&](int i) {
+      const Constraint& c = set.constraints[i];
+      double block_velocity[2][6];
+      double velocity[6] = {0, 0, 0, 0, 0, 0};
+      for (int k = 0; k < c.block_num; ++k) {
+        ApplyBlock(set.blocks[c.block_adr + k], c.dim, body_velocity_.data(), d.v_hat.data(),
+                   block_velocity[k]);
+        for (int r = 0; r < c.dim; ++r) velocity[r] += block_velocity[k][r];
+      }
+      double* lambda = set.lambda.data() + c.row_adr;
+      double updated[6] = {0, 0, 0, 0, 0, 0};
+      UpdateImpulse(c, velocity, set.bias.data() + c.row_adr, lambda, beta, c.block_num, updated);
+      double change2 = 0;
+      for (int r = 0; r < c.dim; ++r) {
+        const double change = updated[r] - lambda[r];
+        change2 += change * change;
+        for (int k = 0; k < c.block_num; ++k) {
+          set.z[set.blocks[c.block_adr + k].z_adr + r] = block_velocity[k][r] + change / beta;
+        }
+        lambda[r] = updated[r];
+      }
+      impulse_change_[i] = std::sqrt(change2);
+    });
+    // Eq. (42) through its identities: J_ij v_j - z_ij = -(lambda change) / beta, and the dual
+    // residual beta sum_i J_ij^T (z^l - z^{l+1}).
+    for_subsystems([&](int j) {
+      const int begin = m.subsystem_dof_adr[j], end = begin + m.subsystem_dof_num[j];
+      std::copy(slack_force_.begin() + begin, slack_force_.begin() + end,
+                previous_slack_force_.begin() + begin);
+      GatherSubsystemForces(m, d, set, subsystem_blocks_, j, slack_of, body_force_.data(),
+                            slack_force_.data());
+      GatherSubsystemForces(m, d, set, subsystem_blocks_, j, impulse_of, body_force_.data(),
+                            impulse_force_.data());
+      double dual2 = 0;
+      for (int i = begin; i < end; ++i) {
+        const double diff = slack_force_[i] - previous_slack_force_[i];
+        dual2 += diff * diff;
+      }
+      subsystem_dual_[j] = beta * std::sqrt(dual2);
+    });
+    double primal = 0, dual = 0;
+    for (int s = 0; s < num_constraints; ++s)
+      primal = std::max(primal, impulse_change_[constraints[s]]);
+    primal /= beta;
+    for (int s = 0; s < num_subsystems; ++s) dual = std::max(dual, subsystem_dual_[subsystems[s]]);
+    ++result.iterations;
+    result.primal_residual = primal;
+    result.dual_residual = dual;
+    if (record_history_ && island == 0) history_.push_back(primal + dual);
+
+    // Line 13: stop on tolerance, iteration cap or time budget.
+    if (primal + dual < options.tolerance) {
+      result.converged = true;
+      break;
+    }
+    if (result.iterations >= options.max_iterations) break;
+    if (deadline_us > 0 && SteadyMicroseconds() >= deadline_us) break;
+
+    // Line 16, eq. (43): rebalance beta; lambda (and so u) is kept, z too.
+    if (options.adaptive_beta && primal > 0 && dual > 0 &&
+        (primal > options.beta_gamma * dual || dual > options.beta_gamma * primal)) {
+      const double scaled = std::clamp(beta * std::sqrt(primal / dual), result.beta0 / kBetaRange,
+                                       result.beta0 * kBetaRange);
+      if (scaled != beta) {
+        beta = scaled;
+        for_subsystems([&](int j) { Refactor(m, d, j, beta); });
+      }
+    }
+  }
+  result.beta = beta;
+}
+
+void SubAdmmSolver::Solve(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
+                          SolverStatistics* stats) {
+  const double start = SteadyMicroseconds();
+  const ConstraintSet& set = d.constraints;
+  const Islands& islands = d.islands;
+  subsystem_blocks_.Build(m, set);
+  if (impulse_change_.size() < set.constraints.size()) {
+    impulse_change_.resize(set.constraints.size());
+  }
+  island_results_.resize(islands.num);
+  if (record_history_) history_.clear();
+
+  ParallelFor(0, islands.num, 1, [&](int k) { SolveIsland(m, d, options, deadline_us, k); });
+
+  SolverStatistics& s = *stats;
+  s = SolverStatistics{};
+  s.islands = islands.num;
+  s.constraints = static_cast<int>(set.constraints.size());
+  s.contacts = set.num_contacts;
+  long total_iterations = 0;
+  for (const IslandResult& r : island_results_) {
+    total_iterations += r.iterations;
+    s.max_iterations = std::max(s.max_iterations, r.iterations);
+    s.primal_residual = std::max(s.primal_residual, r.primal_residual);
+    s.dual_residual = std::max(s.dual_residual, r.dual_residual);
+  }
+  s.mean_iterations = islands.num > 0 ? static_cast<double>(total_iterations) / islands.num : 0;
+  s.solve_seconds = (SteadyMicroseconds() - start) * 1e-6;
+  if (options.compute_residual) {
+    residual_.Resize(m, set.num_rows);
+    s.contact_residual = ContactResidual(m, d, subsystem_blocks_, residual_);
+  }
+}
+
+}  // namespace alsim

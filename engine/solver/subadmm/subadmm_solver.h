@@ -1,0 +1,70 @@
+// SubADMM: the subsystem-based ADMM of Sec. VI of the SubADMM paper (Algorithm 2).
+//
+// Per island, with slack blocks z_ij split by body (eqs. 30-31) and u_ij = -lambda_i (eq. 39):
+//   v-step (34), per subsystem:  (A_j + beta sum_i J_ij^T J_ij) v_j = b_j + sum_i J_ij^T (beta z_ij
+//                                + lambda_i), the matrix built by a CRBA over the per-body
+//                                "virtual inertias" sum_i J_i,b^T J_i,b (eqs. 40-41) and factored
+//                                by the tree LDL^T with the mass matrix's sparsity;
+//   lambda/z-step (35-38), per constraint: closed forms, the strict operator for contacts;
+//   residuals (42) and adaptive beta (43), refactoring every subsystem when beta changes.
+// The per-subsystem and per-constraint steps are Jacobi-like, so they run in parallel and the
+// result does not depend on the thread count.
+#pragma once
+
+#include <vector>
+
+#include "engine/solver/constraint_ops.h"
+#include "engine/solver/solver.h"
+
+namespace alsim {
+
+class SubAdmmSolver final : public ConstraintSolver {
+ public:
+  explicit SubAdmmSolver(const Model& m);
+  SolverType type() const override { return SolverType::kSubAdmm; }
+  void Solve(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
+             SolverStatistics* stats) override;
+
+  // Per-island results of the last Solve (for tests and diagnostics).
+  struct IslandResult {
+    int iterations = 0;
+    double primal_residual = 0;  // theta_p of eq. (42), m/s
+    double dual_residual = 0;    // theta_d of eq. (42), N s
+    double beta0 = 0;            // initial penalty: geometric mean of pseudo-densities, kg
+    double beta = 0;             // final penalty, kg
+    bool converged = false;
+  };
+  const std::vector<IslandResult>& island_results() const { return island_results_; }
+  // theta_p + theta_d after each iteration of island 0 in the last Solve, when recording is on.
+  void set_record_history(bool on) { record_history_ = on; }
+  const std::vector<double>& history() const { return history_; }
+
+ private:
+  void SolveIsland(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
+                   int island);
+  void BuildGramMatrix(const Model& m, const Data& d, int subsystem);
+  void Refactor(const Model& m, const Data& d, int subsystem, double beta);
+  double InitialBeta(const Model& m, const Data& d, int island);
+
+  SubsystemBlocks subsystem_blocks_;
+  std::vector<Mat6> body_gram_;      // sum of map^T map over the body's blocks, then composite
+  std::vector<char> body_has_gram_;  // the body's subtree has a body-space block
+  std::vector<int> body_block_count_;
+  std::vector<double> dof_gram_;  // sum of c^2 over the dof's joint-space blocks (nv)
+  std::vector<int> dof_block_count_;
+  std::vector<double> gram_matrix_;           // sum_i J_ij^T J_ij, mass_layout (nnz)
+  std::vector<double> system_factor_;         // A + beta sum_i J_ij^T J_ij, factored (nnz)
+  std::vector<Vec6> body_velocity_;           // nbody
+  std::vector<Vec6> body_force_;              // nbody
+  std::vector<double> slack_force_;           // sum_i J_ij^T z_ij (nv)
+  std::vector<double> impulse_force_;         // sum_i J_ij^T lambda_i (nv)
+  std::vector<double> previous_slack_force_;  // nv
+  std::vector<double> impulse_change_;        // ||lambda_i^{l+1} - lambda_i^l|| per constraint
+  std::vector<double> subsystem_dual_;        // theta_d term per subsystem
+  std::vector<IslandResult> island_results_;
+  ResidualWorkspace residual_;
+  bool record_history_ = false;
+  std::vector<double> history_;
+};
+
+}  // namespace alsim
