@@ -33,8 +33,10 @@ Vec3 HalfExtents(const Model& m, const Data& d, int g) {
   }
 }
 
-double PairMargin(const Model& m, int g1, int g2) {
-  return std::max(m.geom_margin[g1], m.geom_margin[g2]);
+// The scene's margin plus both geoms' speculative margins (SpeculativeMargins in collision.h).
+double PairMargin(const Model& m, const Data& d, int g1, int g2) {
+  return std::max(m.geom_margin[g1], m.geom_margin[g2]) + d.geom_speculative_margin[g1] +
+         d.geom_speculative_margin[g2];
 }
 
 void AddCandidate(Data& d, int g1, int g2, int explicit_pair, double margin) {
@@ -74,7 +76,8 @@ int SweepAxis(const Data& d) {
 
 void SweepAndPrune(const Model& m, Data& d) {
   for (const int g : d.sweep_order) {
-    const Vec3 reach = HalfExtents(m, d, g) + Vec3::Constant(m.geom_margin[g]);
+    const Vec3 reach =
+        HalfExtents(m, d, g) + Vec3::Constant(m.geom_margin[g] + d.geom_speculative_margin[g]);
     d.geom_aabb_lo[g] = d.geom_xpos[g] - reach;
     d.geom_aabb_hi[g] = d.geom_xpos[g] + reach;
   }
@@ -88,7 +91,7 @@ void SweepAndPrune(const Model& m, Data& d) {
       if (d.geom_aabb_lo[b][axis] > d.geom_aabb_hi[a][axis]) break;  // no later box reaches a
       const bool overlap = (d.geom_aabb_lo[a].array() <= d.geom_aabb_hi[b].array()).all() &&
                            (d.geom_aabb_lo[b].array() <= d.geom_aabb_hi[a].array()).all();
-      if (overlap && MayCollide(m, a, b)) AddCandidate(d, a, b, -1, PairMargin(m, a, b));
+      if (overlap && MayCollide(m, a, b)) AddCandidate(d, a, b, -1, PairMargin(m, d, a, b));
     }
   }
 }
@@ -99,11 +102,12 @@ void PlanesAgainstGeoms(const Model& m, Data& d) {
     const Vec3 normal = d.geom_xmat[p].col(2);
     for (const int g : d.sweep_order) {
       if (!MayCollide(m, p, g)) continue;
-      const double margin = PairMargin(m, p, g);
+      const double margin = PairMargin(m, d, p, g);
       const double center_height = normal.dot(d.geom_xpos[g] - d.geom_xpos[p]);
       const Vec3 half = 0.5 * (d.geom_aabb_hi[g] - d.geom_aabb_lo[g]);
       const double reach =
-          std::min(half.dot(normal.cwiseAbs()), m.geom_rbound[g] + m.geom_margin[g]);
+          std::min(half.dot(normal.cwiseAbs()),
+                   m.geom_rbound[g] + m.geom_margin[g] + d.geom_speculative_margin[g]);
       if (center_height - reach < margin) AddCandidate(d, p, g, -1, margin);
     }
   }
@@ -117,7 +121,9 @@ void Broadphase(const Model& m, Data& d) {
   SweepAndPrune(m, d);
   PlanesAgainstGeoms(m, d);
   for (int i = 0; i < m.npair; ++i)
-    AddCandidate(d, m.pair_geom1[i], m.pair_geom2[i], i, m.pair_margin[i]);
+    AddCandidate(d, m.pair_geom1[i], m.pair_geom2[i], i,
+                 m.pair_margin[i] + d.geom_speculative_margin[m.pair_geom1[i]] +
+                     d.geom_speculative_margin[m.pair_geom2[i]]);
   std::sort(d.collision_candidates.begin(), d.collision_candidates.end(),
             [](const CollisionCandidate& a, const CollisionCandidate& b) {
               return a.geom1 < b.geom1 || (a.geom1 == b.geom1 && a.geom2 < b.geom2);

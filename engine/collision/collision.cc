@@ -76,6 +76,22 @@ Mat3 ContactFrame(const Vec3& normal) {
   return frame;
 }
 
+void SpeculativeMargins(const Model& m, Data& d, double horizon, double slop) {
+  for (int g = 0; g < m.ngeom; ++g) {
+    const int body = m.geom_body[g];
+    if (m.body_subsystem[body] < 0) {
+      d.geom_speculative_margin[g] = 0;  // static geoms do not move; the other side covers it
+      continue;
+    }
+    const Vec6& velocity = d.cvel[body];
+    const Vec3 omega = velocity.head<3>();
+    const Vec3 center_velocity =
+        velocity.tail<3>() + omega.cross(d.geom_xpos[g] - SpatialReferencePoint(m, d, body));
+    d.geom_speculative_margin[g] =
+        horizon * (center_velocity.norm() + omega.norm() * m.geom_rbound[g]) + slop;
+  }
+}
+
 void Collision(const Model& m, Data& d) {
   Broadphase(m, d);
   Narrowphase(m, d);

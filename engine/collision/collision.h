@@ -13,6 +13,15 @@ namespace alsim {
 // Allocates only when more candidates or contacts than ever before appear.
 void Collision(const Model& m, Data& d);
 
+// Speculative contacts (as in Jolt and Box2D): grows each geom's margin by how far its surface can
+// move within `horizon` seconds at the current velocities (|v at the geom center| + |omega| times
+// its bounding radius) plus a constant `slop` (m), into d.geom_speculative_margin, so that
+// Collision() also reports pairs that may touch before the end of the step and the solver can
+// stop them at the surface (a gap phi >= 0 has the bias phi / h) instead of after they
+// penetrate. Without this call the margins stay zero (the scene's own margins only, as MuJoCo).
+// Needs Velocity().
+void SpeculativeMargins(const Model& m, Data& d, double horizon, double slop);
+
 // Friction of a contact between two geoms: the higher-priority geom's, else the larger of the
 // two (MuJoCo's rule), or the explicit pair's.
 double ContactFriction(const Model& m, int geom1, int geom2, int explicit_pair);

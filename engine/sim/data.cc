@@ -68,6 +68,7 @@ Data::Data(const Model& m)
       v_free(m.nv, 0.0),
       solver_rhs(m.nv, 0.0),
       v_hat(m.nv, 0.0) {
+  geom_speculative_margin.assign(m.ngeom, 0.0);
   geom_aabb_lo.assign(m.ngeom, Vec3::Zero());
   geom_aabb_hi.assign(m.ngeom, Vec3::Zero());
   for (int g = 0; g < m.ngeom; ++g) {

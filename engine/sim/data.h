@@ -103,8 +103,10 @@ struct Data {
   std::vector<double> transmission_moment;
 
   // ---- Collision() (engine/collision/collision.h)
-  std::vector<int> plane_geoms;    // planes that can collide with something (constant)
-  std::vector<int> sweep_order;    // the other geoms that can collide, in sweep order
+  std::vector<int> plane_geoms;                 // planes that can collide with something (constant)
+  std::vector<int> sweep_order;                 // the other geoms that can collide, in sweep order
+  std::vector<double> geom_speculative_margin;  // extra margin per geom, SpeculativeMargins()
+                                                // (ngeom)
   std::vector<Vec3> geom_aabb_lo;  // world bounding box grown by the geom's margin (ngeom)
   std::vector<Vec3> geom_aabb_hi;  // (ngeom)
   std::vector<CollisionCandidate> collision_candidates;  // broadphase output, by geom pair

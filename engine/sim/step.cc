@@ -154,6 +154,9 @@ StepStatus Step(const Model& m, Data& d, const StepOptions& options) {
 
   // constraints: v_hat from the solver
   if (m.constraints_enabled) {
+    if (options.constraints.speculative_contacts) {
+      SpeculativeMargins(m, d, h, options.constraints.contact_slop);
+    }
     Collision(m, d);
     BuildConstraints(m, d, options.constraints, h);
   } else {

@@ -37,12 +37,18 @@ inline void ApplyBlock(const ConstraintBlock& block, int dim, const Vec6* body_v
   }
 }
 
-// tau = sum over the subsystem's blocks k of J_k^T y_k, written to subsystem j's dofs of tau
-// (nv), with y_k = value(block index) (dim values). body_force (nbody) is scratch.
-template <class BlockValue>
+struct UnitBlockScale {
+  double operator()(int /*block*/) const { return 1.0; }
+};
+
+// tau = sum over the subsystem's blocks k of s_k J_k^T y_k, written to subsystem j's dofs of tau
+// (nv), with y_k = value(block index) (dim values) and s_k = scale(block index) (default 1).
+// body_force (nbody) is scratch.
+template <class BlockValue, class BlockScale = UnitBlockScale>
 void GatherSubsystemForces(const Model& m, const Data& d, const ConstraintSet& set,
                            const SubsystemBlocks& subsystem_blocks, int subsystem,
-                           const BlockValue& value, Vec6* body_force, double* tau) {
+                           const BlockValue& value, Vec6* body_force, double* tau,
+                           const BlockScale& scale = {}) {
   const int body_begin = m.subsystem_body_adr[subsystem];
   const int body_end = body_begin + m.subsystem_body_num[subsystem];
   const int dof_begin = m.subsystem_dof_adr[subsystem];
@@ -54,10 +60,13 @@ void GatherSubsystemForces(const Model& m, const Data& d, const ConstraintSet& s
     const ConstraintBlock& block = set.blocks[index];
     const int dim = set.constraints[block.constraint].dim;
     const double* y = value(index);
+    const double s = scale(index);
     if (block.body >= 0) {
-      for (int r = 0; r < dim; ++r) body_force[block.body] += block.map.row(r).transpose() * y[r];
+      for (int r = 0; r < dim; ++r) {
+        body_force[block.body] += block.map.row(r).transpose() * (s * y[r]);
+      }
     } else {
-      tau[block.dof] += block.dof_coefficient * y[0];
+      tau[block.dof] += block.dof_coefficient * s * y[0];
     }
   }
   // Backward pass: a body's force acts on every dof between it and the root.

@@ -42,7 +42,6 @@ SubAdmmSolver::SubAdmmSolver(const Model& m)
     : body_gram_(m.nbody, Mat6::Zero()),
       body_has_gram_(m.nbody, 0),
       body_block_count_(m.nbody, 0),
-      dof_gram_(m.nv, 0.0),
       dof_block_count_(m.nv, 0),
       body_velocity_(m.nbody, Vec6::Zero()),
       body_force_(m.nbody, Vec6::Zero()),
@@ -60,6 +59,7 @@ SubAdmmSolver::SubAdmmSolver(const Model& m)
   const size_t max_constraints = 4 * static_cast<size_t>(m.ngeom) + 2 * m.njnt + m.nu;
   subsystem_blocks_.blocks.reserve(2 * max_constraints);
   impulse_change_.reserve(max_constraints);
+  penalty_scale_.reserve(max_constraints);
   residual_.Resize(m, static_cast<int>(3 * max_constraints));
 }
 
@@ -77,10 +77,7 @@ void SubAdmmSolver::BuildGramMatrix(const Model& m, const Data& d, int j) {
     body_has_gram_[b] = 0;
     body_block_count_[b] = 0;
   }
-  for (int i = dof_begin; i < dof_end; ++i) {
-    dof_gram_[i] = 0;
-    dof_block_count_[i] = 0;
-  }
+  for (int i = dof_begin; i < dof_end; ++i) dof_block_count_[i] = 0;
   for (int k = subsystem_blocks_.adr[j]; k < subsystem_blocks_.adr[j + 1]; ++k) {
     const ConstraintBlock& block = set.blocks[subsystem_blocks_.blocks[k]];
     const int dim = set.constraints[block.constraint].dim;
@@ -90,7 +87,6 @@ void SubAdmmSolver::BuildGramMatrix(const Model& m, const Data& d, int j) {
       body_has_gram_[block.body] = 1;
       ++body_block_count_[block.body];
     } else {
-      dof_gram_[block.dof] += block.dof_coefficient * block.dof_coefficient;
       ++dof_block_count_[block.dof];
     }
   }
@@ -112,7 +108,18 @@ void SubAdmmSolver::BuildGramMatrix(const Model& m, const Data& d, int j) {
     } else {
       std::fill(row, row + layout.row_nnz[i], 0.0);
     }
-    row[0] += dof_gram_[i];
+  }
+}
+
+// The joint-space blocks' share of eq. (40): s_i c^2 on their dof's diagonal (needs the penalty
+// scales).
+void SubAdmmSolver::AddJointGram(const Model& /*m*/, const Data& d, int j) {
+  const ConstraintSet& set = d.constraints;
+  for (int k = subsystem_blocks_.adr[j]; k < subsystem_blocks_.adr[j + 1]; ++k) {
+    const ConstraintBlock& block = set.blocks[subsystem_blocks_.blocks[k]];
+    if (block.body >= 0) continue;
+    gram_matrix_[d.mass_layout.row_adr[block.dof]] +=
+        penalty_scale_[block.constraint] * block.dof_coefficient * block.dof_coefficient;
   }
 }
 
@@ -124,31 +131,55 @@ void SubAdmmSolver::Refactor(const Model& m, const Data& d, int j, double beta) 
 }
 
 // Algorithm 2, line 3: beta0 = geometric mean over bodies with contacts of m_k / n_k, beta being
-// a "pseudo-density" (Sec. VI-D). Joint-space blocks count with their dof's diagonal of A as the
-// mass [OURS]. Needs BuildGramMatrix (the block counts) for the island's subsystems.
+// a "pseudo-density" (Sec. VI-D). Needs BuildGramMatrix (the block counts) for the island. An
+// island with joint-space rows only uses their pseudo-densities (see PenaltyScales).
 double SubAdmmSolver::InitialBeta(const Model& m, const Data& d, int island) {
   const Islands& islands = d.islands;
-  double log_sum = 0;
-  int count = 0;
+  double body_log_sum = 0, joint_log_sum = 0;
+  int body_count = 0, joint_count = 0;
   for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
     const int j = islands.subsystems[s];
     const int body_begin = m.subsystem_body_adr[j];
     for (int b = body_begin; b < body_begin + m.subsystem_body_num[j]; ++b) {
       if (body_block_count_[b] > 0 && m.body_mass[b] > 0) {
-        log_sum += std::log(m.body_mass[b] / body_block_count_[b]);
-        ++count;
+        body_log_sum += std::log(m.body_mass[b] / body_block_count_[b]);
+        ++body_count;
       }
     }
     const int dof_begin = m.subsystem_dof_adr[j];
     for (int i = dof_begin; i < dof_begin + m.subsystem_dof_num[j]; ++i) {
       const double diagonal = d.qA[d.mass_layout.row_adr[i]];
       if (dof_block_count_[i] > 0 && diagonal > 0) {
-        log_sum += std::log(diagonal / dof_block_count_[i]);
-        ++count;
+        joint_log_sum += std::log(diagonal / dof_block_count_[i]);
+        ++joint_count;
       }
     }
   }
-  return count > 0 ? std::exp(log_sum / count) : 1.0;
+  if (body_count > 0) return std::exp(body_log_sum / body_count);
+  return joint_count > 0 ? std::exp(joint_log_sum / joint_count) : 1.0;
+}
+
+// Per-constraint penalties beta_i = s_i beta [OURS]. A single beta cannot suit both contact rows
+// (impulses in N s on velocities in m/s: beta in kg) and joint-space rows (N m s on rad/s: kg m^2),
+// whose pseudo-densities differ by orders of magnitude (a Laikago knee: 0.02 kg m^2 against a
+// 3 kg foot share). So a joint-space row starts at its own pseudo-density, A_mm / (c^2 n_m) with
+// n_m the rows on its dof, and beta's adaptation (eq. 43) scales all rows together. ADMM remains
+// ADMM with a diagonal penalty matrix; body-space rows keep s_i = 1 as in the paper.
+void SubAdmmSolver::PenaltyScales(const Data& d, int island, double beta0) {
+  const ConstraintSet& set = d.constraints;
+  const Islands& islands = d.islands;
+  for (int s = islands.constraint_adr[island]; s < islands.constraint_adr[island + 1]; ++s) {
+    const int i = islands.constraints[s];
+    const Constraint& c = set.constraints[i];
+    const ConstraintBlock& block = set.blocks[c.block_adr];
+    double scale = 1.0;
+    if (block.body < 0) {
+      const double diagonal = d.qA[d.mass_layout.row_adr[block.dof]];
+      const double c2 = block.dof_coefficient * block.dof_coefficient;
+      if (diagonal > 0 && c2 > 0) scale = diagonal / (c2 * dof_block_count_[block.dof]) / beta0;
+    }
+    penalty_scale_[i] = scale;
+  }
 }
 
 void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& options,
@@ -173,13 +204,16 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
     return set.lambda.data() + set.constraints[set.blocks[block].constraint].row_adr;
   };
   auto slack_of = [&](int block) { return set.z.data() + set.blocks[block].z_adr; };
+  auto scale_of = [&](int block) { return penalty_scale_[set.blocks[block].constraint]; };
 
   // Lines 4-7: matrices, beta0, factorizations, and z^0_ij = J_ij v_k [OURS] (the warm-start
   // impulses are already in lambda).
   for_subsystems([&](int j) { BuildGramMatrix(m, d, j); });
   double beta = InitialBeta(m, d, island);
   result.beta0 = beta;
+  PenaltyScales(d, island, beta);
   for_subsystems([&](int j) {
+    AddJointGram(m, d, j);
     Refactor(m, d, j, beta);
     SubsystemBodyVelocities(m, d, j, d.qvel.data(), body_velocity_.data());
   });
@@ -192,7 +226,7 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
   });
   for_subsystems([&](int j) {
     GatherSubsystemForces(m, d, set, subsystem_blocks_, j, slack_of, body_force_.data(),
-                          slack_force_.data());
+                          slack_force_.data(), scale_of);
     GatherSubsystemForces(m, d, set, subsystem_blocks_, j, impulse_of, body_force_.data(),
                           impulse_force_.data());
   });
@@ -219,17 +253,18 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
       }
       double* lambda = set.lambda.data() + c.row_adr;
       double updated[6] = {0, 0, 0, 0, 0, 0};
-      UpdateImpulse(c, velocity, set.bias.data() + c.row_adr, lambda, beta, c.block_num, updated);
+      const double beta_i = beta * penalty_scale_[i];
+      UpdateImpulse(c, velocity, set.bias.data() + c.row_adr, lambda, beta_i, c.block_num, updated);
       double change2 = 0;
       for (int r = 0; r < c.dim; ++r) {
         const double change = updated[r] - lambda[r];
         change2 += change * change;
         for (int k = 0; k < c.block_num; ++k) {
-          set.z[set.blocks[c.block_adr + k].z_adr + r] = block_velocity[k][r] + change / beta;
+          set.z[set.blocks[c.block_adr + k].z_adr + r] = block_velocity[k][r] + change / beta_i;
         }
         lambda[r] = updated[r];
       }
-      impulse_change_[i] = std::sqrt(change2);
+      impulse_change_[i] = std::sqrt(change2) / beta_i;  // ||J_ij v_j - z_ij||
     });
     // Eq. (42) through its identities: J_ij v_j - z_ij = -(lambda change) / beta, and the dual
     // residual beta sum_i J_ij^T (z^l - z^{l+1}).
@@ -238,7 +273,7 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
       std::copy(slack_force_.begin() + begin, slack_force_.begin() + end,
                 previous_slack_force_.begin() + begin);
       GatherSubsystemForces(m, d, set, subsystem_blocks_, j, slack_of, body_force_.data(),
-                            slack_force_.data());
+                            slack_force_.data(), scale_of);
       GatherSubsystemForces(m, d, set, subsystem_blocks_, j, impulse_of, body_force_.data(),
                             impulse_force_.data());
       double dual2 = 0;
@@ -251,7 +286,6 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
     double primal = 0, dual = 0;
     for (int s = 0; s < num_constraints; ++s)
       primal = std::max(primal, impulse_change_[constraints[s]]);
-    primal /= beta;
     for (int s = 0; s < num_subsystems; ++s) dual = std::max(dual, subsystem_dual_[subsystems[s]]);
     ++result.iterations;
     result.primal_residual = primal;
@@ -267,7 +301,8 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
     if (deadline_us > 0 && SteadyMicroseconds() >= deadline_us) break;
 
     // Line 16, eq. (43): rebalance beta; lambda (and so u) is kept, z too.
-    if (options.adaptive_beta && primal > 0 && dual > 0 &&
+    if (options.adaptive_beta && result.iterations % options.beta_update_interval == 0 &&
+        primal > 0 && dual > 0 &&
         (primal > options.beta_gamma * dual || dual > options.beta_gamma * primal)) {
       const double scaled = std::clamp(beta * std::sqrt(primal / dual), result.beta0 / kBetaRange,
                                        result.beta0 * kBetaRange);
@@ -288,6 +323,7 @@ void SubAdmmSolver::Solve(const Model& m, Data& d, const SolverOptions& options,
   subsystem_blocks_.Build(m, set);
   if (impulse_change_.size() < set.constraints.size()) {
     impulse_change_.resize(set.constraints.size());
+    penalty_scale_.resize(set.constraints.size());
   }
   island_results_.resize(islands.num);
   if (record_history_) history_.clear();

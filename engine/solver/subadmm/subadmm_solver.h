@@ -44,7 +44,9 @@ class SubAdmmSolver final : public ConstraintSolver {
                    int island);
   void BuildGramMatrix(const Model& m, const Data& d, int subsystem);
   void Refactor(const Model& m, const Data& d, int subsystem, double beta);
+  void AddJointGram(const Model& m, const Data& d, int subsystem);
   double InitialBeta(const Model& m, const Data& d, int island);
+  void PenaltyScales(const Data& d, int island, double beta0);
 
   SubsystemBlocks subsystem_blocks_;
   std::vector<Mat6> body_gram_;      // sum of map^T map over the body's blocks, then composite
@@ -59,7 +61,8 @@ class SubAdmmSolver final : public ConstraintSolver {
   std::vector<double> slack_force_;           // sum_i J_ij^T z_ij (nv)
   std::vector<double> impulse_force_;         // sum_i J_ij^T lambda_i (nv)
   std::vector<double> previous_slack_force_;  // nv
-  std::vector<double> impulse_change_;        // ||lambda_i^{l+1} - lambda_i^l|| per constraint
+  std::vector<double> impulse_change_;        // ||J_ij v_j - z_ij|| = ||lambda change|| / beta_i
+  std::vector<double> penalty_scale_;         // s_i: constraint i has the penalty s_i beta
   std::vector<double> subsystem_dual_;        // theta_d term per subsystem
   std::vector<IslandResult> island_results_;
   ResidualWorkspace residual_;
