@@ -1,0 +1,269 @@
+// Frictional contact with the SubADMM solver: the closed-form operators against hand-computed
+// values, analytic incline motion, resting stacks, long runs of MuJoCo's sample scenes, and
+// determinism across thread counts.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include <oneapi/tbb/global_control.h>
+
+#include "engine/model/model_import.h"
+#include "engine/sim/step.h"
+#include "engine/solver/impulse_update.h"
+#include "engine/solver/subadmm/subadmm_solver.h"
+#include "tests/support/mujoco_oracle.h"
+
+namespace alsim {
+namespace {
+
+const std::string kScenes = std::string(ALSIM_SCENES_DIR) + "/";
+constexpr double kPi = 3.14159265358979323846;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::shared_ptr<const Model> LoadFile(const std::string& path) {
+  const ModelImport imported = ImportModelFromFile(path);
+  if (!imported) throw std::runtime_error(imported.error);
+  return imported.model;
+}
+
+std::shared_ptr<const Model> LoadString(const std::string& xml) {
+  const ModelImport imported = ImportModelFromString(xml);
+  if (!imported) throw std::runtime_error(imported.error);
+  return imported.model;
+}
+
+double MaxPenetration(const Data& d) {
+  double deepest = 0;
+  for (const Contact& contact : d.contact) deepest = std::max(deepest, -contact.dist);
+  return deepest;
+}
+
+// ---- the closed-form operators (Sec. IV-C), alsim's row order (normal, t1, t2) ----------------
+
+TEST(StrictOperatorTest, OpenStickAndSlipCases) {
+  const double mu = 0.5;
+  // open: a separating normal impulse gives nothing, whatever the tangent
+  EXPECT_EQ(StrictConeProjection(Vec3(-1, 0.3, -0.1), mu), Vec3::Zero());
+  EXPECT_EQ(StrictConeProjection(Vec3(-0.5, 2, 0), mu), Vec3::Zero());
+  EXPECT_EQ(StrictConeProjection(Vec3(0, 1, 1), mu), Vec3::Zero());
+  // stick: inside the cone, unchanged (||(0.1, 0.2)|| = 0.224 <= 0.5)
+  EXPECT_EQ(StrictConeProjection(Vec3(1, 0.1, 0.2), mu), Vec3(1, 0.1, 0.2));
+  // slip: the normal part is kept, the tangent scaled onto the circle of radius mu x_n
+  const Vec3 slip = StrictConeProjection(Vec3(1, 2, 0), mu);
+  EXPECT_DOUBLE_EQ(slip[0], 1.0);
+  EXPECT_DOUBLE_EQ(slip[1], 0.5);
+  EXPECT_DOUBLE_EQ(slip[2], 0.0);
+  // slip in an oblique direction: (3, 4) has length 5, the limit is 0.5 * 2 = 1
+  const Vec3 oblique = StrictConeProjection(Vec3(2, 3, 4), mu);
+  EXPECT_DOUBLE_EQ(oblique[0], 2.0);
+  EXPECT_NEAR(oblique[1], 0.6, 1e-15);
+  EXPECT_NEAR(oblique[2], 0.8, 1e-15);
+}
+
+TEST(StrictOperatorTest, UpdatesOfHardAndSoftRows) {
+  // Hard row, eq. (36): lambda' = max(0, lambda - beta/|Z| (J v + e)).
+  Constraint limit;
+  limit.type = ConstraintType::kLimit;
+  limit.dim = 1;
+  double velocity = -0.2, bias = 0.05, lambda = 0.1, out = 0;
+  UpdateImpulse(limit, &velocity, &bias, &lambda, 2.0, 1, &out);
+  EXPECT_DOUBLE_EQ(out, 0.1 - 2.0 * (-0.2 + 0.05));  // 0.4
+  velocity = 1.0;
+  UpdateImpulse(limit, &velocity, &bias, &lambda, 2.0, 2, &out);
+  EXPECT_EQ(out, 0.0);  // 0.1 - 1.05 < 0
+  // Soft row, eq. (37) with u = -lambda: lambda' = -(b (beta J v - |Z| lambda) + beta k e) /
+  // (b |Z| + beta); k e = 0.3, b = 0.5, beta = 2, J v = 0.4, lambda = 0.1, |Z| = 1:
+  // -(0.5 (0.8 - 0.1) + 0.6) / 2.5 = -0.38.
+  Constraint soft;
+  soft.type = ConstraintType::kSoft;
+  soft.dim = 1;
+  soft.soft_bias = 0.3;
+  soft.soft_damping = 0.5;
+  soft.lambda_lower = -1;
+  soft.lambda_upper = 1;
+  velocity = 0.4;
+  UpdateImpulse(soft, &velocity, &bias, &lambda, 2.0, 1, &out);
+  EXPECT_NEAR(out, -0.38, 1e-15);
+  // Its fixed point is eq. (4): with lambda = -k e - b J v the update returns lambda.
+  lambda = -0.3 - 0.5 * 0.4;
+  UpdateImpulse(soft, &velocity, &bias, &lambda, 2.0, 1, &out);
+  EXPECT_NEAR(out, lambda, 1e-15);
+  // ... and the force range clamps it.
+  soft.lambda_lower = -0.2;
+  UpdateImpulse(soft, &velocity, &bias, &lambda, 2.0, 1, &out);
+  EXPECT_EQ(out, -0.2);
+}
+
+// ---- a box on a 30 degree incline (scenes/box_incline.xml) -------------------------------------
+
+// Position of the box along the incline's downhill direction (cos 30, 0, -sin 30).
+double Downhill(const Data& d) {
+  return d.qpos[0] * std::cos(kPi / 6) - d.qpos[2] * std::sin(kPi / 6);
+}
+
+TEST(InclineTest, FrictionAboveTanThetaSticks) {
+  const auto model = LoadFile(kScenes + "box_incline.xml");
+  ASSERT_GT(0.8, std::tan(kPi / 6));
+  Data d(*model);
+  const double start = Downhill(d);
+  const Vec3 start_position(d.qpos[0], d.qpos[1], d.qpos[2]);
+  while (d.time < 2.0) ASSERT_EQ(Step(*model, d), StepStatus::kOk);
+  EXPECT_LT(std::abs(Downhill(d) - start), 1e-4);
+  EXPECT_LT((Vec3(d.qpos[0], d.qpos[1], d.qpos[2]) - start_position).norm(), 1e-4);
+  EXPECT_LT(MaxPenetration(d), 1e-3);
+}
+
+TEST(InclineTest, FrictionBelowTanThetaSlidesWithTheCoulombAcceleration) {
+  std::string xml = ReadFile(kScenes + "box_incline.xml");
+  const std::string key = "friction=\"0.8";
+  const size_t at = xml.find(key);
+  ASSERT_NE(at, std::string::npos);
+  xml.replace(at, key.size(), "friction=\"0.3");
+  const auto model = LoadString(xml);
+  Data d(*model);
+  const double g = 9.81, mu = 0.3;
+  const double expected = g * (std::sin(kPi / 6) - mu * std::cos(kPi / 6));  // 2.356 m/s^2
+  // Measure between 0.5 s and 1.5 s: the average acceleration, free of the first step.
+  while (d.time < 0.5 - 1e-9) ASSERT_EQ(Step(*model, d), StepStatus::kOk);
+  const double t0 = d.time;
+  const double v0 = d.qvel[0] * std::cos(kPi / 6) - d.qvel[2] * std::sin(kPi / 6);
+  while (d.time < 1.5 - 1e-9) ASSERT_EQ(Step(*model, d), StepStatus::kOk);
+  const double v1 = d.qvel[0] * std::cos(kPi / 6) - d.qvel[2] * std::sin(kPi / 6);
+  const double acceleration = (v1 - v0) / (d.time - t0);
+  EXPECT_NEAR(acceleration / expected, 1.0, 0.01) << acceleration << " vs " << expected;
+  // It slides on the surface: no velocity along the normal, no penetration.
+  EXPECT_LT(std::abs(d.qvel[0] * std::sin(kPi / 6) + d.qvel[2] * std::cos(kPi / 6)), 1e-3);
+  EXPECT_LT(MaxPenetration(d), 1e-3);
+}
+
+// ---- resting scenes ------------------------------------------------------------------------
+
+TEST(RestingTest, BoxStackStandsTenSeconds) {
+  const auto model = LoadFile(kScenes + "box_stack.xml");
+  ASSERT_EQ(model->nsubsystem, 10);
+  Data d(*model);
+  const std::vector<double> start = d.qpos;
+  double deepest = 0;
+  while (d.time < 10.0) {
+    ASSERT_EQ(Step(*model, d), StepStatus::kOk);
+    deepest = std::max(deepest, MaxPenetration(d));
+  }
+  for (int box = 0; box < 10; ++box) {
+    const Vec3 moved(d.qpos[7 * box] - start[7 * box], d.qpos[7 * box + 1] - start[7 * box + 1],
+                     d.qpos[7 * box + 2] - start[7 * box + 2]);
+    EXPECT_LT(moved.norm(), 1e-3) << "box " << box;
+  }
+  EXPECT_LT(deepest, 1e-3);
+}
+
+// Every authored scene comes to rest without sinking: over its last half second no contact is
+// deeper than 1 mm.
+class SceneRestsTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(SceneRestsTest, RestingPenetrationBelowOneMillimetre) {
+  const auto model = LoadFile(kScenes + GetParam());
+  Data d(*model);
+  double deepest = 0;
+  while (d.time < 3.0) {
+    ASSERT_EQ(Step(*model, d), StepStatus::kOk) << "t = " << d.time;
+    if (d.time > 2.5) deepest = std::max(deepest, MaxPenetration(d));
+  }
+  EXPECT_GT(d.solver_statistics.contacts, 0);
+  EXPECT_LT(deepest, 1e-3);
+}
+
+INSTANTIATE_TEST_SUITE_P(Scenes, SceneRestsTest,
+                         ::testing::Values("box_stack.xml", "box_incline.xml", "ball_pile.xml",
+                                           "quadruped_drop_8.xml", "quadruped_drop_27.xml"));
+
+// ---- MuJoCo's 22 humanoids ---------------------------------------------------------------------
+
+TEST(LongRunTest, TwentyTwoHumanoidsRunTwoThousandSteps) {
+  const auto model = LoadFile(testing::kMujocoSamples + "humanoid/22_humanoids.xml");
+  Data d(*model);
+  double deepest = 0;
+  for (int n = 0; n < 2000; ++n) {
+    ASSERT_EQ(Step(*model, d), StepStatus::kOk) << "step " << n;
+    deepest = std::max(deepest, MaxPenetration(d));
+  }
+  // No body below the floor (z = 0): every body's center of mass stays above it.
+  for (int b = 1; b < model->nbody; ++b) EXPECT_GT(d.xipos[b][2], 0.0) << model->body_name[b];
+  EXPECT_LT(deepest, 5e-3);
+  EXPECT_GT(d.solver_statistics.contacts, 22);  // they all lie on the floor
+}
+
+// ---- convergence ---------------------------------------------------------------------------
+
+// From a cold start, SubADMM's residual theta_p + theta_d falls by orders of magnitude over the
+// iterations, with a fixed beta and faster with the adaptive beta of eq. (43) (not strictly
+// monotonically: digest 11.16). The scene: the 10-box tower, one island of 10 subsystems.
+std::vector<double> ResidualHistory(bool adaptive_beta, double* contact_residual) {
+  const auto model = LoadFile(kScenes + "box_stack.xml");
+  Data d(*model);
+  StepOptions options;
+  for (int n = 0; n < 10; ++n) Step(*model, d, options);  // settle; creates the solver
+  d.warm_start = WarmStart{};                             // then solve one step from scratch
+  options.solver.adaptive_beta = adaptive_beta;
+  options.solver.max_iterations = 400;
+  options.solver.tolerance = 0;
+  auto* solver = dynamic_cast<SubAdmmSolver*>(d.solver.get());
+  if (solver == nullptr) return {};
+  solver->set_record_history(true);
+  if (Step(*model, d, options) != StepStatus::kOk) return {};
+  *contact_residual = d.solver_statistics.contact_residual;
+  return solver->history();
+}
+
+TEST(SubAdmmConvergenceTest, ResidualsFallOverIterations) {
+  double fixed_metric = 0, adaptive_metric = 0;
+  const std::vector<double> fixed = ResidualHistory(false, &fixed_metric);
+  const std::vector<double> adaptive = ResidualHistory(true, &adaptive_metric);
+  ASSERT_EQ(fixed.size(), 400u);
+  ASSERT_EQ(adaptive.size(), 400u);
+  EXPECT_LT(fixed.back(), 1e-2 * fixed.front());
+  EXPECT_LT(fixed[399], fixed[100]);
+  EXPECT_LT(adaptive.back(), 1e-4 * adaptive.front());
+  EXPECT_LT(adaptive_metric, fixed_metric);
+  EXPECT_LT(adaptive_metric, 1e-6);
+}
+
+// ---- determinism ---------------------------------------------------------------------------
+
+std::vector<double> FinalState(const Model& model, int threads, int steps) {
+  tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+  Data d(model);
+  for (int u = 0; u < model.nu; ++u) d.ctrl[u] = 0.2 * std::sin(u);
+  for (int n = 0; n < steps; ++n) Step(model, d);
+  std::vector<double> state = d.qpos;
+  state.insert(state.end(), d.qvel.begin(), d.qvel.end());
+  return state;
+}
+
+TEST(DeterminismTest, BitIdenticalForOneTwoAndEightThreads) {
+  for (const char* scene : {"quadruped_drop_27.xml", "ball_pile.xml"}) {
+    const auto model = LoadFile(kScenes + scene);
+    const std::vector<double> one = FinalState(*model, 1, 300);
+    for (const int threads : {2, 8}) {
+      const std::vector<double> many = FinalState(*model, threads, 300);
+      ASSERT_EQ(one.size(), many.size());
+      EXPECT_EQ(0, std::memcmp(one.data(), many.data(), one.size() * sizeof(double)))
+          << scene << " with " << threads << " threads";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace alsim
