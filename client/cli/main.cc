@@ -1,4 +1,4 @@
-// alsim: command-line client of an alsim server.
+// alsim: command-line client of an alsim server, and the headless runner (`alsim run`).
 #include <algorithm>
 #include <cstdlib>
 #include <iomanip>
@@ -8,19 +8,22 @@
 
 #include <google/protobuf/util/json_util.h>
 
+#include "client/cli/run_command.h"
 #include "client/client.h"
 
 namespace {
 
-constexpr char kUsage[] =
+// The help is split around `run`'s part, which prints this build's defaults.
+constexpr char kUsageCommands[] =
     "Usage: alsim [GLOBAL OPTIONS] COMMAND [OPTIONS]\n"
     "\n"
     "Commands:\n"
     "  server-info [--json]   health status, version and build of the server\n"
     "  health [--service S]   grpc.health.v1 status of the server (or of service S);\n"
-    "                         exits 0 only when SERVING\n"
+    "                         exits 0 only when SERVING\n";
+constexpr char kUsageGlobalOptions[] =
     "\n"
-    "Global options:\n"
+    "Global options (the server commands; run ignores them):\n"
     "  --address ADDR   server address, host:port or unix:PATH\n"
     "                   [$ALSIM_ADDRESS, default 127.0.0.1:50051]\n"
     "  --wait SECONDS   wait up to SECONDS for the server to accept connections [default 0]\n"
@@ -61,7 +64,7 @@ CliOptions ParseArgs(int argc, char** argv) {
   for (; i < args.size() && options.command.empty(); ++i) {
     const std::string& arg = args[i];
     if (arg == "--help" || arg == "-h") {
-      std::cout << kUsage;
+      std::cout << kUsageCommands << alsim::cli::RunUsage() << kUsageGlobalOptions;
       std::exit(0);
     } else if (arg == "--address") {
       options.address = value_of(arg);
@@ -161,6 +164,8 @@ int RunServerInfo(alsim::client::Client& client, const std::vector<std::string>&
 
 int main(int argc, char** argv) {
   const CliOptions options = ParseArgs(argc, argv);
+  // The runner works in this process: it needs no channel.
+  if (options.command == "run") return alsim::cli::RunCommand(options.command_args);
   alsim::client::Client client(options.address, ToMilliseconds(options.timeout_seconds));
   if (options.command == "health") {
     Connect(client, options.wait_seconds);

@@ -1,0 +1,350 @@
+#include "client/cli/run_command.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+#include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/info.h>
+#include <oneapi/tbb/task_arena.h>
+
+#include "client/cli/json_writer.h"
+#include "engine/model/model_import.h"
+#include "engine/sim/data.h"
+#include "engine/sim/state_hash.h"
+#include "engine/sim/step.h"
+#include "engine/solver/solver.h"
+#include "engine/solver/solver_options.h"
+
+namespace alsim::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr long long kDefaultSteps = 1000;
+// More threads than this is a typo, not a machine; TBB would still try to create them.
+constexpr int kMaxThreads = 4096;
+
+struct RunOptions {
+  std::string scene;
+  long long steps = kDefaultSteps;
+  int threads = 0;  // 0 until parsed: all hardware threads
+  SolverOptions solver;
+  bool json = false;
+  bool help = false;
+};
+
+// What the stepping loop observed.
+struct RunStatistics {
+  long long steps = 0;  // steps taken, a diverged one included
+  double wall_seconds = 0;
+  double sum_contacts = 0;
+  double sum_islands = 0;
+  double sum_iterations = 0;
+  double sum_contact_residual = 0;
+  double max_penetration = 0;  // m, >= 0
+  StepStatus status = StepStatus::kOk;
+
+  double Mean(double sum) const { return steps > 0 ? sum / static_cast<double>(steps) : 0.0; }
+  double StepsPerSecond() const {
+    return wall_seconds > 0 ? static_cast<double>(steps) / wall_seconds : 0.0;
+  }
+};
+
+int UsageError(const std::string& message) {
+  std::cerr << "alsim: run: " << message << "\nTry 'alsim --help'.\n";
+  return 2;
+}
+
+bool ParseInteger(const std::string& text, long long* value) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  errno = 0;
+  *value = std::strtoll(text.c_str(), &end, 10);
+  return *end == '\0' && errno != ERANGE;
+}
+
+bool ParseNumber(const std::string& text, double* value) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  *value = std::strtod(text.c_str(), &end);
+  return *end == '\0' && std::isfinite(*value);
+}
+
+// Fills `options` from the arguments after "run"; returns an error message, empty on success.
+std::string ParseRunArgs(const std::vector<std::string>& args, RunOptions* options) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    const bool takes_value = arg == "--steps" || arg == "--solver" || arg == "--threads" ||
+                             arg == "--iterations" || arg == "--tolerance" || arg == "--budget-us";
+    if (takes_value && i + 1 >= args.size()) return arg + " needs a value";
+    const std::string value = takes_value ? args[++i] : "";
+    long long integer = 0;
+    double number = 0;
+    if (arg == "--help" || arg == "-h") {
+      options->help = true;
+    } else if (arg == "--json") {
+      options->json = true;
+    } else if (arg == "--steps") {
+      if (!ParseInteger(value, &integer) || integer < 0) {
+        return "--steps '" + value + "' is not a non-negative integer";
+      }
+      options->steps = integer;
+    } else if (arg == "--threads") {
+      if (!ParseInteger(value, &integer) || integer < 1 || integer > kMaxThreads) {
+        return "--threads '" + value + "' is not an integer from 1 to " +
+               std::to_string(kMaxThreads);
+      }
+      options->threads = static_cast<int>(integer);
+    } else if (arg == "--iterations") {
+      if (!ParseInteger(value, &integer) || integer < 1 || integer > 1000000000) {
+        return "--iterations '" + value + "' is not a positive integer";
+      }
+      options->solver.max_iterations = static_cast<int>(integer);
+    } else if (arg == "--tolerance") {
+      if (!ParseNumber(value, &number) || number < 0) {
+        return "--tolerance '" + value + "' is not a non-negative number";
+      }
+      options->solver.tolerance = number;
+    } else if (arg == "--budget-us") {
+      if (!ParseNumber(value, &number) || number < 0) {
+        return "--budget-us '" + value + "' is not a non-negative number of microseconds";
+      }
+      options->solver.time_budget_us = number;
+    } else if (arg == "--solver") {
+      if (!ParseSolverName(value.c_str(), &options->solver.type)) {
+        return "--solver '" + value + "' is not one of subadmm, pgs, admm-nosub, admm-nobody";
+      }
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      return "unknown option '" + arg + "'";
+    } else if (options->scene.empty()) {
+      options->scene = arg;
+    } else {
+      return "unexpected argument '" + arg + "' (one scene file only)";
+    }
+  }
+  if (options->help) return "";
+  if (options->scene.empty()) return "no scene file given";
+  if (options->threads == 0) options->threads = tbb::info::default_concurrency();
+  return "";
+}
+
+// A one-line progress bar on stderr. Redraws at most every 100 ms, so its cost per step is one
+// clock read; disabled it costs nothing.
+class ProgressBar {
+ public:
+  ProgressBar(long long total, bool enabled)
+      : total_(total), enabled_(enabled && total > 0), start_(Clock::now()), next_draw_(start_) {}
+
+  void Update(long long done) {
+    if (!enabled_) return;
+    const Clock::time_point now = Clock::now();
+    if (now < next_draw_ && done < total_) return;
+    next_draw_ = now + std::chrono::milliseconds(100);
+    constexpr int kWidth = 30;
+    const double fraction = static_cast<double>(done) / static_cast<double>(total_);
+    const int filled = static_cast<int>(fraction * kWidth);
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    std::string bar(static_cast<size_t>(filled), '#');
+    bar.resize(kWidth, '.');
+    // \r returns to the line start and \033[K erases what a longer previous line left behind.
+    std::fprintf(stderr, "\r[%s] %3d%%  %lld/%lld steps  %.0f steps/s\033[K", bar.c_str(),
+                 static_cast<int>(fraction * 100), done, total_,
+                 elapsed > 0 ? static_cast<double>(done) / elapsed : 0.0);
+    std::fflush(stderr);
+    drawn_ = true;
+  }
+
+  // Erases the bar so that the summary starts on a clean line.
+  void Clear() {
+    if (!drawn_) return;
+    std::fputs("\r\033[K", stderr);
+    std::fflush(stderr);
+    drawn_ = false;
+  }
+
+ private:
+  long long total_;
+  bool enabled_;
+  bool drawn_ = false;
+  Clock::time_point start_;
+  Clock::time_point next_draw_;
+};
+
+// Steps with zero controls until options.steps are done, the state diverges or the engine refuses
+// the options.
+RunStatistics Simulate(const Model& m, Data& d, const RunOptions& options) {
+  StepOptions step_options;
+  step_options.solver = options.solver;
+  ProgressBar progress(options.steps, !options.json && isatty(STDERR_FILENO) != 0);
+  RunStatistics stats;
+  const Clock::time_point start = Clock::now();
+  for (long long k = 0; k < options.steps; ++k) {
+    stats.status = Step(m, d, step_options);
+    if (stats.status == StepStatus::kInvalidOptions) break;  // nothing changed: not a step
+    ++stats.steps;
+    stats.sum_contacts += static_cast<double>(d.contact.size());
+    stats.sum_islands += d.islands.num;
+    stats.sum_iterations += d.solver_statistics.mean_iterations;
+    stats.sum_contact_residual += d.solver_statistics.contact_residual;
+    for (const Contact& contact : d.contact) {
+      stats.max_penetration = std::max(stats.max_penetration, -contact.dist);
+    }
+    if (stats.status == StepStatus::kDiverged) break;
+    progress.Update(stats.steps);
+  }
+  stats.wall_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  progress.Clear();
+  return stats;
+}
+
+void PrintJson(const RunOptions& options, const Model& m, const Data& d,
+               const RunStatistics& stats) {
+  JsonObjectWriter json;
+  json.String("scene", options.scene);
+  json.String("solver", SolverName(options.solver.type));
+  json.Int("threads", options.threads);
+  json.Int("steps", stats.steps);
+  json.Int("dof", m.nv);
+  json.Int("nq", m.nq);
+  json.Int("subsystems", m.nsubsystem);
+  json.Double("timestep", m.timestep);
+  json.Int("max_iterations", options.solver.max_iterations);
+  json.Double("tolerance", options.solver.tolerance);
+  json.Double("time_budget_us", options.solver.time_budget_us);
+  json.Double("mean_contacts", stats.Mean(stats.sum_contacts));
+  json.Double("mean_islands", stats.Mean(stats.sum_islands));
+  json.Double("mean_iterations", stats.Mean(stats.sum_iterations));
+  json.Double("mean_contact_residual", stats.Mean(stats.sum_contact_residual));
+  json.Double("max_penetration_m", stats.max_penetration);
+  json.Double("wall_seconds", stats.wall_seconds);
+  json.Double("steps_per_second", stats.StepsPerSecond());
+  json.Double("time", d.time);
+  const bool diverged = stats.status == StepStatus::kDiverged;
+  json.Bool("diverged", diverged);
+  if (diverged) {
+    json.Int("diverged_step", stats.steps);
+    json.Double("diverged_time", d.time);
+  }
+  json.String("state_hash", FormatStateHash(StateHash(m, d)));
+  json.DoubleArray("qpos", d.qpos);
+  std::cout << json.Finish() << "\n";
+}
+
+void PrintSummary(const RunOptions& options, const Model& m, const Data& d,
+                  const RunStatistics& stats) {
+  const double simulated = static_cast<double>(stats.steps) * m.timestep;
+  std::printf("scene     %s: nq %d, nv %d, %d subsystem%s, timestep %g s\n", options.scene.c_str(),
+              m.nq, m.nv, m.nsubsystem, m.nsubsystem == 1 ? "" : "s", m.timestep);
+  std::printf("solver    %s: at most %d iterations, tolerance %g, ",
+              SolverName(options.solver.type), options.solver.max_iterations,
+              options.solver.tolerance);
+  if (options.solver.time_budget_us > 0) {
+    std::printf("budget %g us per step; %d threads\n", options.solver.time_budget_us,
+                options.threads);
+  } else {
+    std::printf("no time budget; %d threads\n", options.threads);
+  }
+  std::printf("stepped   %lld steps (%g s simulated) in %.3f s: %.0f steps/s, %.2fx real time\n",
+              stats.steps, simulated, stats.wall_seconds, stats.StepsPerSecond(),
+              stats.wall_seconds > 0 ? simulated / stats.wall_seconds : 0.0);
+  std::printf("contacts  %.2f per step in %.2f islands on average; max penetration %.3f mm\n",
+              stats.Mean(stats.sum_contacts), stats.Mean(stats.sum_islands),
+              stats.max_penetration * 1e3);
+  std::printf("solve     %.2f iterations per island, contact residual %.3g, on average\n",
+              stats.Mean(stats.sum_iterations), stats.Mean(stats.sum_contact_residual));
+  std::printf("final     t = %g s, state hash %s\n", d.time,
+              FormatStateHash(StateHash(m, d)).c_str());
+}
+
+}  // namespace
+
+std::string RunUsage() {
+  const SolverOptions defaults;
+  char text[2048];
+  std::snprintf(
+      text, sizeof(text),
+      "  run SCENE [OPTIONS]    load an MJCF or URDF scene and step it in this process (no\n"
+      "                         server) with zero controls; prints a summary, or one JSON object\n"
+      "                         with --json. Exits 0 when done, 1 if the simulation diverged,\n"
+      "                         2 for bad arguments, scenes or options\n"
+      "    --steps N            steps to take [default %lld]\n"
+      "    --solver NAME        contact solver: subadmm, pgs, admm-nosub or admm-nobody\n"
+      "                         [default %s]\n"
+      "    --threads T          worker threads [default: all hardware threads, %d here]\n"
+      "    --iterations N       most solver iterations per island and step [default %d]\n"
+      "    --tolerance X        an island stops once its residual is below X [default %g]\n"
+      "    --budget-us U        wall-time budget of each step's solve in microseconds, 0 for\n"
+      "                         none (results then depend on the machine) [default %g]\n"
+      "    --json               print one JSON object on stdout (keys in README.md); no\n"
+      "                         progress bar (it is shown on stderr only when that is a\n"
+      "                         terminal)\n",
+      kDefaultSteps, SolverName(defaults.type), tbb::info::default_concurrency(),
+      defaults.max_iterations, defaults.tolerance, defaults.time_budget_us);
+  return text;
+}
+
+int RunCommand(const std::vector<std::string>& args) {
+  RunOptions options;
+  if (const std::string error = ParseRunArgs(args, &options); !error.empty()) {
+    return UsageError(error);
+  }
+  if (options.help) {
+    std::cout << "Usage: alsim run SCENE [OPTIONS]\n\n" << RunUsage();
+    return 0;
+  }
+
+  const ModelImport imported = ImportModelFromFile(options.scene);
+  if (!imported) {
+    std::cerr << "alsim: run: " << imported.error << "\n";
+    return 2;
+  }
+  const Model& model = *imported.model;
+  for (const std::string& warning : model.warnings) {
+    std::cerr << "alsim: run: warning: " << options.scene << ": " << warning << "\n";
+  }
+  Data data(model);
+  // Creating the solver here, as Step() would on its first call, keeps its setup out of the
+  // timed loop and tells an unimplemented solver apart from bad options.
+  data.solver = MakeConstraintSolver(options.solver.type, model);
+  if (data.solver == nullptr) {
+    std::cerr << "alsim: run: solver '" << SolverName(options.solver.type)
+              << "' is not implemented in this build of the engine\n";
+    return 2;
+  }
+
+  // global_control caps TBB's workers at T (also below the default); the arena gives T slots so
+  // that T above the core count still runs T threads (how determinism across counts is tested).
+  const tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism,
+                                        static_cast<size_t>(options.threads));
+  tbb::task_arena arena(options.threads);
+  RunStatistics stats;
+  arena.execute([&] { stats = Simulate(model, data, options); });
+
+  if (stats.status == StepStatus::kInvalidOptions) {
+    std::cerr << "alsim: run: the engine refused the step options (solver "
+              << SolverName(options.solver.type) << ", " << options.solver.max_iterations
+              << " iterations, tolerance " << options.solver.tolerance << ", budget "
+              << options.solver.time_budget_us << " us)\n";
+    return 2;
+  }
+  if (options.json) {
+    PrintJson(options, model, data, stats);
+  } else {
+    PrintSummary(options, model, data, stats);
+  }
+  if (stats.status == StepStatus::kDiverged) {
+    std::cerr << "alsim: run: the simulation diverged at step " << stats.steps
+              << " (t = " << data.time << " s): the state is no longer finite\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace alsim::cli

@@ -1,0 +1,240 @@
+"""End to end: `alsim run`, the in-process headless runner, on a scene written here.
+
+Python standard library only. CTest passes --bin-dir, the folder holding the alsim binary.
+"""
+import argparse
+import json
+import os
+import pty
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+BIN_DIR = None
+
+# Boxes dropped 2 cm onto a plane in three separate stacks (two boxes, one, one), so that at
+# rest the contacts form three islands. (x, y, half-height) of each box, bottom first per stack.
+BOXES = [
+    ("a0", 0.0, 0.0, 0.05),
+    ("a1", 0.0, 0.0, 0.04),
+    ("b0", 1.0, 0.0, 0.05),
+    ("c0", -1.0, 1.0, 0.03),
+]
+DROP = 0.02  # m of free fall before the first contact
+
+
+def scene_xml():
+    """The MJCF text, and the resting height of each box centre (in BOXES order)."""
+    bodies = []
+    resting_z = []
+    top = {}  # (x, y) of a stack -> height of its top face at rest so far
+    below = {}  # (x, y) of a stack -> boxes placed in it so far
+    for name, x, y, half in BOXES:
+        base = top.get((x, y), 0.0)
+        resting_z.append(base + half)
+        top[(x, y)] = base + 2 * half
+        below[(x, y)] = below.get((x, y), 0) + 1
+        # A gap of DROP under every box of the stack, so each one falls onto the one below it.
+        z = base + half + DROP * below[(x, y)]
+        bodies.append(
+            '<body name="%s" pos="%g %g %g"><freejoint/>'
+            '<geom type="box" size="0.1 0.1 %g" mass="1"/></body>' % (name, x, y, z, half))
+    xml = """<mujoco model="three_stacks">
+  <option timestep="0.004166666666666667"/>
+  <default><geom friction="0.8 0.005 0.0001" condim="3"/></default>
+  <worldbody>
+    <geom name="floor" type="plane" size="0 0 1"/>
+    %s
+  </worldbody>
+</mujoco>
+""" % "\n    ".join(bodies)
+    return xml, resting_z
+
+
+class RunCommandTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        xml, cls.resting_z = scene_xml()
+        cls.scene = os.path.join(cls.tmp.name, "three_stacks.xml")
+        with open(cls.scene, "w") as f:
+            f.write(xml)
+        cls.results = {}
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def alsim(self, *args, **kwargs):
+        return subprocess.run([os.path.join(BIN_DIR, "alsim"), *args],
+                              capture_output=True, text=True, timeout=120, **kwargs)
+
+    def run_json(self, threads, steps=600):
+        """`alsim run --json` on the scene (cached per thread count); returns the parsed object."""
+        key = (threads, steps)
+        if key not in self.results:
+            out = self.alsim("run", self.scene, "--steps", str(steps), "--threads", str(threads),
+                             "--json")
+            self.assertEqual(out.returncode, 0, out.stderr)
+            lines = out.stdout.splitlines()
+            self.assertEqual(len(lines), 1, "stdout must be exactly one JSON object: %r" % out.stdout)
+            self.results[key] = json.loads(lines[0])
+        return self.results[key]
+
+    def test_json_has_every_key_with_its_type(self):
+        result = self.run_json(threads=2)
+        types = {
+            "scene": str, "solver": str, "threads": int, "steps": int, "dof": int,
+            "subsystems": int, "mean_contacts": (int, float), "mean_islands": (int, float),
+            "steps_per_second": (int, float), "mean_iterations": (int, float),
+            "mean_contact_residual": (int, float), "max_penetration_m": (int, float),
+            "state_hash": str, "qpos": list, "diverged": bool,
+        }
+        for key, expected in types.items():
+            self.assertIn(key, result)
+            self.assertIsInstance(result[key], expected, key)
+            if expected is not bool:  # json gives booleans as bool, a subclass of int
+                self.assertNotIsInstance(result[key], bool, key)
+        self.assertEqual(result["scene"], self.scene)
+        self.assertEqual(result["solver"], "subadmm")
+        self.assertEqual(result["threads"], 2)
+        self.assertRegex(result["state_hash"], r"^[0-9a-f]{16}$")
+        self.assertTrue(all(isinstance(x, (int, float)) for x in result["qpos"]))
+        self.assertFalse(result["diverged"])
+
+    def test_sizes_and_statistics_match_the_scene(self):
+        result = self.run_json(threads=2)
+        self.assertEqual(result["steps"], 600)
+        self.assertEqual(result["dof"], 6 * len(BOXES))
+        self.assertEqual(result["subsystems"], len(BOXES))
+        self.assertEqual(len(result["qpos"]), 7 * len(BOXES))
+        self.assertGreater(result["steps_per_second"], 0)
+        # Each resting face-face contact has 4 corner points; three stacks are three islands for
+        # all but the first few falling steps.
+        self.assertGreater(result["mean_contacts"], 10)
+        self.assertGreater(result["mean_islands"], 2.5)
+        self.assertLessEqual(result["mean_islands"], 3)
+        self.assertGreater(result["mean_iterations"], 0)
+        self.assertGreaterEqual(result["mean_contact_residual"], 0)
+        self.assertGreaterEqual(result["max_penetration_m"], 0)
+        self.assertLess(result["max_penetration_m"], 0.005)
+
+    def test_boxes_end_resting(self):
+        qpos = self.run_json(threads=2)["qpos"]
+        for i, (name, x, y, _) in enumerate(BOXES):
+            px, py, pz, qw = qpos[7 * i:7 * i + 4]
+            self.assertAlmostEqual(pz, self.resting_z[i], delta=0.002, msg=name)
+            self.assertAlmostEqual(px, x, delta=0.002, msg=name)
+            self.assertAlmostEqual(py, y, delta=0.002, msg=name)
+            self.assertAlmostEqual(abs(qw), 1.0, delta=1e-3, msg=name)  # still upright
+
+    def test_state_hash_is_the_same_for_any_thread_count(self):
+        hashes = {threads: self.run_json(threads)["state_hash"] for threads in (1, 2, 8)}
+        self.assertEqual(len(set(hashes.values())), 1, hashes)
+        qpos = {threads: self.run_json(threads)["qpos"] for threads in (1, 2, 8)}
+        self.assertEqual(qpos[1], qpos[8])
+        self.assertEqual(self.run_json(8)["threads"], 8)
+
+    def test_solver_options_are_taken(self):
+        out = self.alsim("run", self.scene, "--steps", "50", "--iterations", "7", "--tolerance",
+                         "1e-6", "--budget-us", "0", "--json")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        result = json.loads(out.stdout)
+        self.assertEqual(result["steps"], 50)
+        self.assertLessEqual(result["mean_iterations"], 7)
+
+    def test_summary_without_json(self):
+        out = self.alsim("run", self.scene, "--steps", "20")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("state hash", out.stdout)
+        self.assertIn("20 steps", out.stdout)
+        self.assertEqual(out.stderr, "")  # stderr is no terminal here: no progress bar
+
+    def test_progress_bar_only_on_a_terminal_and_never_with_json(self):
+        for extra, expect_bar in (([], True), (["--json"], False)):
+            controller, terminal = pty.openpty()
+            try:
+                out = subprocess.run(
+                    [os.path.join(BIN_DIR, "alsim"), "run", self.scene, "--steps", "50", *extra],
+                    stdout=subprocess.PIPE, stderr=terminal, text=True, timeout=120)
+                os.close(terminal)
+                terminal = None
+                shown = b""
+                while True:
+                    try:
+                        chunk = os.read(controller, 4096)
+                    except OSError:  # EIO: the terminal's other end is closed
+                        break
+                    if not chunk:
+                        break
+                    shown += chunk
+            finally:
+                if terminal is not None:
+                    os.close(terminal)
+                os.close(controller)
+            self.assertEqual(out.returncode, 0)
+            self.assertEqual(b"50/50 steps" in shown, expect_bar, shown)
+            if extra:
+                json.loads(out.stdout)  # stdout stays one clean JSON object
+
+    def test_help_documents_run_and_every_flag(self):
+        out = self.alsim("--help")
+        self.assertEqual(out.returncode, 0)
+        for flag in ("run SCENE", "--steps", "--solver", "--threads", "--iterations",
+                     "--tolerance", "--budget-us", "--json", "server-info", "health"):
+            self.assertIn(flag, out.stdout)
+        self.assertIn("[default 1000]", out.stdout)
+
+    def test_missing_file(self):
+        missing = os.path.join(self.tmp.name, "no_such_scene.xml")
+        out = self.alsim("run", missing)
+        self.assertEqual(out.returncode, 2)
+        self.assertIn(missing, out.stderr)
+        self.assertEqual(out.stdout, "")
+
+    def test_malformed_xml_reports_file_and_line(self):
+        bad = os.path.join(self.tmp.name, "bad.xml")
+        with open(bad, "w") as f:
+            f.write('<mujoco>\n<worldbody>\n<body>\n<geom type="box"\n</worldbody>\n</mujoco>\n')
+        out = self.alsim("run", bad, "--json")
+        self.assertEqual(out.returncode, 2)
+        self.assertRegex(out.stderr, re.escape(bad) + r":\d+: ")
+        self.assertEqual(out.stdout, "")
+
+    def test_bad_values_exit_2(self):
+        for args in (["--solver", "nope"], ["--steps", "-1"], ["--steps", "ten"],
+                     ["--threads", "0"], ["--iterations", "0"], ["--tolerance", "-1"],
+                     ["--budget-us", "x"], ["--steps"], ["--no-such-flag"]):
+            out = self.alsim("run", self.scene, *args)
+            self.assertEqual(out.returncode, 2, args)
+            self.assertIn("alsim: run: ", out.stderr, args)
+            self.assertEqual(out.stdout, "", args)
+        out = self.alsim("run")
+        self.assertEqual(out.returncode, 2)
+        self.assertIn("no scene file", out.stderr)
+
+    def test_divergence_exits_1_and_names_the_step(self):
+        # A hinge spring far too stiff for the step: symplectic Euler grows it until it overflows.
+        scene = os.path.join(self.tmp.name, "diverges.xml")
+        with open(scene, "w") as f:
+            f.write("""<mujoco><option timestep="0.01"/><worldbody><body>
+  <joint type="hinge" axis="0 0 1" stiffness="1e10" springref="1"/>
+  <geom type="capsule" fromto="0 0 0 0.1 0 0" size="0.01" mass="0.1" contype="0" conaffinity="0"/>
+</body></worldbody></mujoco>""")
+        out = self.alsim("run", scene, "--json")
+        self.assertEqual(out.returncode, 1)
+        result = json.loads(out.stdout)
+        self.assertTrue(result["diverged"])
+        self.assertEqual(result["diverged_step"], result["steps"])
+        self.assertLess(result["steps"], 1000)
+        self.assertIn("diverged at step %d" % result["steps"], out.stderr)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin-dir", required=True)
+    args, rest = parser.parse_known_args()
+    BIN_DIR = args.bin_dir
+    unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
