@@ -16,7 +16,7 @@ namespace alsim {
 //   slip  (otherwise):               lambda = (x_n, mu x_n x_t / ||x_t||)
 inline Vec3 StrictConeProjection(const Vec3& x, double mu) {
   if (x[0] <= 0) return Vec3::Zero();
-  const double tangent = std::hypot(x[1], x[2]);
+  const double tangent = std::sqrt(x[1] * x[1] + x[2] * x[2]);  // hypot's overflow care is slow
   const double limit = mu * x[0];
   if (tangent <= limit) return x;
   const double scale = limit / tangent;

@@ -45,6 +45,7 @@ SubAdmmSolver::SubAdmmSolver(const Model& m)
       dof_block_count_(m.nv, 0),
       body_velocity_(m.nbody, Vec6::Zero()),
       body_force_(m.nbody, Vec6::Zero()),
+      body_impulse_(m.nbody, Vec6::Zero()),
       slack_force_(m.nv, 0.0),
       impulse_force_(m.nv, 0.0),
       previous_slack_force_(m.nv, 0.0),
@@ -225,10 +226,9 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
     }
   });
   for_subsystems([&](int j) {
-    GatherSubsystemForces(m, d, set, subsystem_blocks_, j, slack_of, body_force_.data(),
-                          slack_force_.data(), scale_of);
-    GatherSubsystemForces(m, d, set, subsystem_blocks_, j, impulse_of, body_force_.data(),
-                          impulse_force_.data());
+    GatherSubsystemForcePair(m, d, set, subsystem_blocks_, j, slack_of, scale_of, impulse_of,
+                             body_has_gram_.data(), body_force_.data(), body_impulse_.data(),
+                             slack_force_.data(), impulse_force_.data());
   });
 
   while (true) {
@@ -272,10 +272,9 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
       const int begin = m.subsystem_dof_adr[j], end = begin + m.subsystem_dof_num[j];
       std::copy(slack_force_.begin() + begin, slack_force_.begin() + end,
                 previous_slack_force_.begin() + begin);
-      GatherSubsystemForces(m, d, set, subsystem_blocks_, j, slack_of, body_force_.data(),
-                            slack_force_.data(), scale_of);
-      GatherSubsystemForces(m, d, set, subsystem_blocks_, j, impulse_of, body_force_.data(),
-                            impulse_force_.data());
+      GatherSubsystemForcePair(m, d, set, subsystem_blocks_, j, slack_of, scale_of, impulse_of,
+                               body_has_gram_.data(), body_force_.data(), body_impulse_.data(),
+                               slack_force_.data(), impulse_force_.data());
       double dual2 = 0;
       for (int i = begin; i < end; ++i) {
         const double diff = slack_force_[i] - previous_slack_force_[i];

@@ -57,7 +57,8 @@ class SubAdmmSolver final : public ConstraintSolver {
   std::vector<double> gram_matrix_;           // sum_i J_ij^T J_ij, mass_layout (nnz)
   std::vector<double> system_factor_;         // A + beta sum_i J_ij^T J_ij, factored (nnz)
   std::vector<Vec6> body_velocity_;           // nbody
-  std::vector<Vec6> body_force_;              // nbody
+  std::vector<Vec6> body_force_;              // nbody: sum s_i J_i,b^T z_ib over the subtree
+  std::vector<Vec6> body_impulse_;            // nbody: sum J_i,b^T lambda_i over the subtree
   std::vector<double> slack_force_;           // sum_i J_ij^T z_ij (nv)
   std::vector<double> impulse_force_;         // sum_i J_ij^T lambda_i (nv)
   std::vector<double> previous_slack_force_;  // nv

@@ -1,0 +1,227 @@
+// Side-by-side solver benchmarks, printed as the Markdown tables of BENCHMARKS.md:
+//   table3   Table III of the SubADMM paper: ms per solve for SubADMM, No Sub and No Body at a
+//            fixed 100 iterations on the quadruped drops, and the ratios;
+//   mujoco   alsim (SubADMM, default options) against MuJoCo 2.2.2's mj_step on MuJoCo's own
+//            humanoid scenes, in one run: steps/s at 1 and 2 threads, contacts, penetration.
+// Usage: solver_bench [table3|mujoco|all] [--scenes DIR] [--repeats N]
+// Timings are medians over N repeats (default 3) of the same trajectory, so noise from the
+// shared machine shows as spread, not as bias in one direction.
+#include <mujoco/mujoco.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <oneapi/tbb/global_control.h>
+
+#include "engine/model/model_import.h"
+#include "engine/sim/step.h"
+
+namespace alsim {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+std::shared_ptr<const Model> Load(const std::string& path) {
+  const ModelImport imported = ImportModelFromFile(path);
+  if (!imported) {
+    std::fprintf(stderr, "solver_bench: %s\n", imported.error.c_str());
+    std::exit(1);
+  }
+  return imported.model;
+}
+
+// ---- Table III -----------------------------------------------------------------------------
+
+struct SolveSample {
+  bool ok = false;
+  double solve_ms = 0;  // mean solver time per step over the measured window
+  double residual = 0;  // mean Sec. VII residual over the window
+  double contacts = 0;  // mean contacts
+};
+
+// Lands the robots (1 s with default SubADMM), then measures `window` steps with `type` at a
+// fixed 100 iterations (tolerance 0, so every island runs all of them, as in the paper).
+SolveSample MeasureSolver(const Model& model, SolverType type, int threads, int window) {
+  tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+  Data d(model);
+  while (d.time < 1.0) Step(model, d);
+  StepOptions options;
+  options.solver.type = type;
+  options.solver.max_iterations = 100;
+  options.solver.tolerance = 0;
+  SolveSample sample;
+  if (Step(model, d, options) != StepStatus::kOk) return sample;  // warm-up: creates the solver
+  for (int n = 0; n < window; ++n) {
+    if (Step(model, d, options) != StepStatus::kOk) return sample;
+    sample.solve_ms += 1e3 * d.solver_statistics.solve_seconds;
+    sample.residual += d.solver_statistics.contact_residual;
+    sample.contacts += d.solver_statistics.contacts;
+  }
+  sample.ok = true;
+  sample.solve_ms /= window;
+  sample.residual /= window;
+  sample.contacts /= window;
+  return sample;
+}
+
+void TableThree(const std::string& scenes, int repeats, int threads) {
+  std::printf("\n### Table III: ms per solve at 100 iterations, %d thread(s)\n\n", threads);
+  std::printf(
+      "| scene | dof | contacts | SubADMM ms | No Sub ms | No Body ms | "
+      "No Sub / SubADMM | No Body / SubADMM | residual SubADMM / No Sub / No Body |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+  const SolverType types[] = {SolverType::kSubAdmm, SolverType::kAdmmNoSub,
+                              SolverType::kAdmmNoBody};
+  for (const char* scene : {"quadruped_drop_8.xml", "quadruped_drop_27.xml"}) {
+    const auto model = Load(scenes + "/" + scene);
+    double ms[3] = {0, 0, 0}, residual[3] = {0, 0, 0}, contacts = 0;
+    bool ok[3] = {true, true, true};
+    for (int t = 0; t < 3; ++t) {
+      std::vector<double> times;
+      for (int r = 0; r < repeats; ++r) {
+        const SolveSample sample = MeasureSolver(*model, types[t], threads, 240);
+        ok[t] = ok[t] && sample.ok;
+        times.push_back(sample.solve_ms);
+        residual[t] = sample.residual;
+        contacts = sample.contacts;
+      }
+      ms[t] = Median(times);
+    }
+    auto cell = [&](int t) { return ok[t] ? ms[t] : NAN; };
+    std::printf("| %s | %d | %.0f | %.3f | %.3f | %.3f | %.2fx | %.2fx | %.1f / %.1f / %.1f |\n",
+                scene, model->nv, contacts, cell(0), cell(1), cell(2), cell(1) / cell(0),
+                cell(2) / cell(0), -std::log10(residual[0]), -std::log10(residual[1]),
+                -std::log10(residual[2]));
+    std::fflush(stdout);
+  }
+}
+
+// ---- against MuJoCo ------------------------------------------------------------------------
+
+struct RunSample {
+  double steps_per_second = 0;
+  double mean_contacts = 0;
+  double max_penetration = 0;
+  double mean_residual = 0;
+};
+
+RunSample RunAlsim(const Model& model, int threads, int steps) {
+  tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+  Data d(model);
+  RunSample sample;
+  const auto start = Clock::now();
+  for (int n = 0; n < steps; ++n) {
+    Step(model, d);
+    sample.mean_contacts += d.solver_statistics.contacts;
+    sample.mean_residual += d.solver_statistics.contact_residual;
+    for (const Contact& c : d.contact)
+      sample.max_penetration = std::max(sample.max_penetration, -c.dist);
+  }
+  sample.steps_per_second = steps / Seconds(start);
+  sample.mean_contacts /= steps;
+  sample.mean_residual /= steps;
+  return sample;
+}
+
+RunSample RunMujoco(const std::string& path, int steps) {
+  char error[1000] = "";
+  mjModel* m = mj_loadXML(path.c_str(), nullptr, error, sizeof(error));
+  if (m == nullptr) {
+    std::fprintf(stderr, "solver_bench: MuJoCo: %s\n", error);
+    std::exit(1);
+  }
+  mjData* d = mj_makeData(m);
+  RunSample sample;
+  const auto start = Clock::now();
+  for (int n = 0; n < steps; ++n) {
+    mj_step(m, d);
+    sample.mean_contacts += d->ncon;
+    for (int i = 0; i < d->ncon; ++i) {
+      sample.max_penetration = std::max(sample.max_penetration, -d->contact[i].dist);
+    }
+  }
+  sample.steps_per_second = steps / Seconds(start);
+  sample.mean_contacts /= steps;
+  mj_deleteData(d);
+  mj_deleteModel(m);
+  return sample;
+}
+
+void AgainstMujoco(int repeats) {
+  std::printf("\n### alsim (SubADMM) vs MuJoCo 2.2.2 mj_step, same scenes, same initial state\n\n");
+  std::printf(
+      "| scene | steps | MuJoCo steps/s | alsim 1 thread | alsim 2 threads | "
+      "alsim/MuJoCo 1t | alsim/MuJoCo 2t | contacts MuJoCo / alsim | "
+      "max penetration mm MuJoCo / alsim | alsim residual |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+  struct Case {
+    const char* file;
+    int steps;
+  };
+  for (const Case& c :
+       {Case{"humanoid/humanoid.xml", 2000}, Case{"humanoid/22_humanoids.xml", 1000},
+        Case{"humanoid100/humanoid100.xml", 500}}) {
+    const std::string path = std::string("/usr/share/mujoco/model/") + c.file;
+    const auto model = Load(path);
+    std::vector<double> mj, one, two;
+    RunSample mj_sample, one_sample, two_sample;
+    for (int r = 0; r < repeats; ++r) {  // interleaved, so drifts in machine load hit all three
+      mj_sample = RunMujoco(path, c.steps);
+      one_sample = RunAlsim(*model, 1, c.steps);
+      two_sample = RunAlsim(*model, 2, c.steps);
+      mj.push_back(mj_sample.steps_per_second);
+      one.push_back(one_sample.steps_per_second);
+      two.push_back(two_sample.steps_per_second);
+    }
+    const double mj_rate = Median(mj), one_rate = Median(one), two_rate = Median(two);
+    std::printf(
+        "| %s | %d | %.0f | %.0f | %.0f | %.2fx | %.2fx | %.1f / %.1f | %.2f / %.3f | "
+        "%.1e |\n",
+        c.file, c.steps, mj_rate, one_rate, two_rate, one_rate / mj_rate, two_rate / mj_rate,
+        mj_sample.mean_contacts, one_sample.mean_contacts, 1e3 * mj_sample.max_penetration,
+        1e3 * one_sample.max_penetration, one_sample.mean_residual);
+    std::fflush(stdout);
+  }
+}
+
+}  // namespace
+}  // namespace alsim
+
+int main(int argc, char** argv) {
+  std::string what = "all", scenes = ALSIM_SCENES_DIR;
+  int repeats = 3;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--scenes" && i + 1 < argc) {
+      scenes = argv[++i];
+    } else if (arg == "--repeats" && i + 1 < argc) {
+      repeats = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "table3" || arg == "mujoco" || arg == "all") {
+      what = arg;
+    } else {
+      std::fprintf(stderr,
+                   "usage: solver_bench [table3|mujoco|all] [--scenes DIR] [--repeats N]\n");
+      return 2;
+    }
+  }
+  if (what != "mujoco") {
+    alsim::TableThree(scenes, repeats, 1);
+    alsim::TableThree(scenes, repeats, 2);
+  }
+  if (what != "table3") alsim::AgainstMujoco(repeats);
+  return 0;
+}
