@@ -223,6 +223,11 @@ void ListIgnoredFeatures(const mjModel* m, std::vector<std::string>& warnings) {
     warnings.push_back(std::to_string(m->ntendon) +
                        " tendon(s) ignored: they exert no force in this scene");
   }
+  if (m->neq > 0) {
+    warnings.push_back(std::to_string(m->neq) +
+                       " equality constraint(s) (connect/weld) imported but not yet enforced by "
+                       "the contact solvers: the bodies move as if unconnected");
+  }
   if (m->nsensor > 0) warnings.push_back(std::to_string(m->nsensor) + " sensor(s) ignored");
   if (m->nkey > 0) warnings.push_back(std::to_string(m->nkey) + " keyframe(s) ignored");
   int frictionloss_dofs = 0;
