@@ -3,6 +3,9 @@
 #include <chrono>
 #include <cstring>
 
+#include "engine/solver/admm_baselines/admm_nobody_solver.h"
+#include "engine/solver/admm_baselines/admm_nosub_solver.h"
+#include "engine/solver/pgs/pgs_solver.h"
 #include "engine/solver/subadmm/subadmm_solver.h"
 
 namespace alsim {
@@ -42,9 +45,14 @@ std::unique_ptr<ConstraintSolver> MakeConstraintSolver(SolverType type, const Mo
   switch (type) {
     case SolverType::kSubAdmm:
       return std::make_unique<SubAdmmSolver>(m);
-    default:
-      return nullptr;
+    case SolverType::kPgs:
+      return std::make_unique<PgsSolver>(m);
+    case SolverType::kAdmmNoSub:
+      return std::make_unique<AdmmNoSubSolver>(m);
+    case SolverType::kAdmmNoBody:
+      return std::make_unique<AdmmNoBodySolver>(m);
   }
+  return nullptr;
 }
 
 double SteadyMicroseconds() {

@@ -1,0 +1,289 @@
+#include "engine/solver/admm_baselines/admm_nobody_solver.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/core/parallel.h"
+#include "engine/solver/admm_baselines/island_parallel.h"
+#include "engine/solver/impulse_update.h"
+
+namespace alsim {
+
+AdmmNoBodySolver::AdmmNoBodySolver(const Model& m)
+    : penalty_(m),
+      force_(m.nv, 0.0),
+      subsystem_dual_(m.nsubsystem, 0.0),
+      factored_(m.nsubsystem, 0) {
+  mass_.reserve(m.nsubsystem);
+  gram_.reserve(m.nsubsystem);
+  llt_.reserve(m.nsubsystem);
+  for (int j = 0; j < m.nsubsystem; ++j) {
+    const int n = m.subsystem_dof_num[j];
+    mass_.emplace_back(n, n);
+    gram_.emplace_back(n, n);
+    llt_.emplace_back(n);
+  }
+  // As Data's constraint storage (engine/sim/data.cc): room for every ordinary step.
+  const size_t max_constraints = 4 * static_cast<size_t>(m.ngeom) + 2 * m.njnt + m.nu;
+  subsystem_blocks_.adr.reserve(m.nsubsystem + 1);
+  subsystem_blocks_.cursor.reserve(m.nsubsystem + 1);
+  subsystem_blocks_.blocks.reserve(2 * max_constraints);
+  jacobian_.Reserve(m, max_constraints);
+  slack_split_.reserve(max_constraints);
+  penalty_scale_.reserve(max_constraints);
+  slack_.reserve(6 * max_constraints);
+  slack_change_.reserve(6 * max_constraints);
+  primal_.reserve(max_constraints);
+  island_results_.reserve(m.nsubsystem);
+  residual_.Resize(m, static_cast<int>(3 * max_constraints));
+}
+
+template <class Visit>
+void AdmmNoBodySolver::ForEachSlack(const Model& m, const Data& d, int j,
+                                    const Visit& visit) const {
+  const ConstraintSet& set = d.constraints;
+  const int dof_begin = m.subsystem_dof_adr[j];
+  const int dof_end = dof_begin + m.subsystem_dof_num[j];
+  const int block_begin = subsystem_blocks_.adr[j], block_end = subsystem_blocks_.adr[j + 1];
+  int previous = -1;
+  for (int k = block_begin; k < block_end; ++k) {
+    // A constraint's blocks in j are adjacent: one slack for all of them.
+    const int c = set.blocks[subsystem_blocks_.blocks[k]].constraint;
+    if (c == previous) continue;
+    previous = c;
+    int begin, end;
+    jacobian_.EntriesInDofs(c, dof_begin, dof_end, &begin, &end);
+    visit(c, begin == jacobian_.entry_adr[c] ? 0 : 1, begin, end);
+  }
+}
+
+void AdmmNoBodySolver::Assemble(const Model& m, const Data& d, int j) {
+  const ConstraintSet& set = d.constraints;
+  const TreeSparseLayout& layout = d.mass_layout;
+  const int dof_begin = m.subsystem_dof_adr[j];
+  const int dof_end = dof_begin + m.subsystem_dof_num[j];
+  Eigen::MatrixXd& mass = mass_[j];
+  Eigen::MatrixXd& gram = gram_[j];
+  mass.setZero();
+  gram.setZero();
+  for (int i = dof_begin; i < dof_end; ++i) {
+    const double* row = d.qA.data() + layout.row_adr[i];
+    int k = 0;
+    for (int p = i; p >= 0; p = layout.parent[p], ++k) {
+      mass(i - dof_begin, p - dof_begin) = row[k];
+      mass(p - dof_begin, i - dof_begin) = row[k];
+    }
+  }
+  // s_i J_ij^T J_ij, J_ij the sum of the constraint's blocks in j: dense, cross terms included.
+  ForEachSlack(m, d, j, [&](int c, int /*slack*/, int begin, int end) {
+    const int dim = set.constraints[c].dim;
+    const double scale = penalty_scale_[c];
+    for (int a = begin; a < end; ++a) {
+      for (int b = begin; b < end; ++b) {
+        double product = 0;
+        for (int r = 0; r < dim; ++r) product += jacobian_.value[a][r] * jacobian_.value[b][r];
+        gram(jacobian_.dof[a] - dof_begin, jacobian_.dof[b] - dof_begin) += scale * product;
+      }
+    }
+  });
+}
+
+bool AdmmNoBodySolver::Refactor(int j, double beta) {
+  llt_[j].compute(mass_[j] + beta * gram_[j]);
+  return llt_[j].info() == Eigen::Success;
+}
+
+void AdmmNoBodySolver::SolveIsland(const Model& m, Data& d, const SolverOptions& options,
+                                   double deadline_us, int island) {
+  ConstraintSet& set = d.constraints;
+  const Islands& islands = d.islands;
+  IslandSolveResult& result = island_results_[island];
+  result = IslandSolveResult{};
+  const int* subsystems = islands.subsystems.data() + islands.subsystem_adr[island];
+  const int num_subsystems = islands.subsystem_adr[island + 1] - islands.subsystem_adr[island];
+  const int* constraints = islands.constraints.data() + islands.constraint_adr[island];
+  const int num_constraints = islands.constraint_adr[island + 1] - islands.constraint_adr[island];
+  auto for_subsystems = [&](const auto& body) {
+    IslandParallelFor(num_subsystems, kIslandParallelSubsystems, 1,
+                      [&](int s) { body(subsystems[s]); });
+  };
+  auto for_constraints = [&](const auto& body) {
+    IslandParallelFor(num_constraints, kIslandParallelConstraints, kIslandConstraintsPerTask,
+                      [&](int s) { body(constraints[s]); });
+  };
+  auto slack_of = [&](int c, int slack) {
+    const Constraint& constraint = set.constraints[c];
+    return 2 * constraint.row_adr + slack * constraint.dim;
+  };
+  // J_ij x_j over the entries [begin, end) (dim values), x indexed by global dof.
+  auto apply = [&](int dim, int begin, int end, const double* x, double* out) {
+    for (int r = 0; r < dim; ++r) out[r] = 0;
+    for (int e = begin; e < end; ++e) {
+      for (int r = 0; r < dim; ++r) out[r] += jacobian_.value[e][r] * x[jacobian_.dof[e]];
+    }
+  };
+  // x (global dofs) += J_ij^T y over the entries [begin, end).
+  auto scatter = [&](int dim, int begin, int end, const double* y, double* x) {
+    for (int e = begin; e < end; ++e) {
+      double sum = 0;
+      for (int r = 0; r < dim; ++r) sum += jacobian_.value[e][r] * y[r];
+      x[jacobian_.dof[e]] += sum;
+    }
+  };
+
+  // Setup: Jacobian rows and slack runs, beta0, penalties, the dense matrices and factors.
+  for_constraints([&](int c) {
+    jacobian_.Fill(m, d, c);
+    const int first = jacobian_.entry_adr[c], last = first + jacobian_.entry_num[c];
+    const int subsystem = m.body_subsystem[m.dof_body[jacobian_.dof[first]]];
+    const int end = m.subsystem_dof_adr[subsystem] + m.subsystem_dof_num[subsystem];
+    int split = first;
+    while (split < last && jacobian_.dof[split] < end) ++split;
+    slack_split_[c] = split;
+  });
+  double beta = penalty_.InitialBeta(m, d, island);
+  result.beta0 = beta;
+  penalty_.Scales(d, island, beta, penalty_scale_.data());
+  // A_j + beta sum_i s_i J_ij^T J_ij is positive definite when A_j is; a failed factorization
+  // means a broken input (NaN): the island then keeps v_free and is reported unconverged.
+  auto factor_all = [&] {
+    for_subsystems([&](int j) { factored_[j] = Refactor(j, beta) ? 1 : 0; });
+    for (int s = 0; s < num_subsystems; ++s) {
+      if (!factored_[subsystems[s]]) return false;
+    }
+    return true;
+  };
+  auto keep_free_velocity = [&] {
+    for (int s = 0; s < num_subsystems; ++s) {
+      const int begin = m.subsystem_dof_adr[subsystems[s]];
+      const int end = begin + m.subsystem_dof_num[subsystems[s]];
+      std::copy(d.v_free.begin() + begin, d.v_free.begin() + end, d.v_hat.begin() + begin);
+    }
+    result.beta = beta;
+  };
+  for_subsystems([&](int j) { Assemble(m, d, j); });
+  if (!factor_all()) return keep_free_velocity();
+  // z^0_ij = J_ij v_k [OURS, as SubADMM].
+  for_constraints([&](int c) {
+    const int dim = set.constraints[c].dim;
+    const int first = jacobian_.entry_adr[c], last = first + jacobian_.entry_num[c];
+    apply(dim, first, slack_split_[c], d.qvel.data(), slack_.data() + slack_of(c, 0));
+    if (slack_split_[c] < last) {
+      apply(dim, slack_split_[c], last, d.qvel.data(), slack_.data() + slack_of(c, 1));
+    }
+  });
+
+  while (true) {
+    // Eq. (34) per subsystem, with u = -lambda.
+    for_subsystems([&](int j) {
+      const int begin = m.subsystem_dof_adr[j], n = m.subsystem_dof_num[j];
+      for (int i = begin; i < begin + n; ++i) d.v_hat[i] = d.solver_rhs[i];
+      ForEachSlack(m, d, j, [&](int c, int slack, int entry_begin, int entry_end) {
+        const Constraint& constraint = set.constraints[c];
+        const double beta_i = beta * penalty_scale_[c];
+        const double* z = slack_.data() + slack_of(c, slack);
+        const double* lambda = set.lambda.data() + constraint.row_adr;
+        double y[3];
+        for (int r = 0; r < constraint.dim; ++r) y[r] = beta_i * z[r] + lambda[r];
+        scatter(constraint.dim, entry_begin, entry_end, y, d.v_hat.data());
+      });
+      Eigen::Map<Eigen::VectorXd> v(d.v_hat.data() + begin, n);
+      llt_[j].solveInPlace(v);
+    });
+
+    // Eqs. (35)-(39) per constraint with |Z_i| = its number of subsystems.
+    for_constraints([&](int c) {
+      const Constraint& constraint = set.constraints[c];
+      const int first = jacobian_.entry_adr[c], last = first + jacobian_.entry_num[c];
+      const int split = slack_split_[c];
+      const int blocks = split < last ? 2 : 1;
+      double slack_velocity[2][3] = {{0, 0, 0}, {0, 0, 0}};
+      apply(constraint.dim, first, split, d.v_hat.data(), slack_velocity[0]);
+      if (blocks == 2) apply(constraint.dim, split, last, d.v_hat.data(), slack_velocity[1]);
+      double velocity[3];
+      for (int r = 0; r < constraint.dim; ++r)
+        velocity[r] = slack_velocity[0][r] + slack_velocity[1][r];
+      double* lambda = set.lambda.data() + constraint.row_adr;
+      double updated[3] = {0, 0, 0};
+      const double beta_i = beta * penalty_scale_[c];
+      UpdateImpulse(constraint, velocity, set.bias.data() + constraint.row_adr, lambda, beta_i,
+                    blocks, updated);
+      double change2 = 0;
+      for (int r = 0; r < constraint.dim; ++r) {
+        const double change = updated[r] - lambda[r];
+        change2 += change * change;
+        for (int s = 0; s < blocks; ++s) {
+          const int at = slack_of(c, s) + r;
+          const double slack_new = slack_velocity[s][r] + change / beta_i;
+          slack_change_[at] = beta_i * (slack_[at] - slack_new);
+          slack_[at] = slack_new;
+        }
+        lambda[r] = updated[r];
+      }
+      primal_[c] = std::sqrt(change2) / beta_i;
+    });
+
+    // Eq. (42): theta_p = max ||J_ij v_j - z_ij'||, theta_d = max_j ||sum_i J_ij^T beta_i (z_ij -
+    // z_ij')||.
+    for_subsystems([&](int j) {
+      const int begin = m.subsystem_dof_adr[j], end = begin + m.subsystem_dof_num[j];
+      std::fill(force_.begin() + begin, force_.begin() + end, 0.0);
+      ForEachSlack(m, d, j, [&](int c, int slack, int entry_begin, int entry_end) {
+        scatter(set.constraints[c].dim, entry_begin, entry_end,
+                slack_change_.data() + slack_of(c, slack), force_.data());
+      });
+      double dual2 = 0;
+      for (int i = begin; i < end; ++i) dual2 += force_[i] * force_[i];
+      subsystem_dual_[j] = std::sqrt(dual2);
+    });
+    double primal = 0, dual = 0;
+    for (int s = 0; s < num_constraints; ++s) primal = std::max(primal, primal_[constraints[s]]);
+    for (int s = 0; s < num_subsystems; ++s) dual = std::max(dual, subsystem_dual_[subsystems[s]]);
+    ++result.iterations;
+    result.primal_residual = primal;
+    result.dual_residual = dual;
+
+    if (primal + dual < options.tolerance) {
+      result.converged = true;
+      break;
+    }
+    if (result.iterations >= options.max_iterations) break;
+    if (deadline_us > 0 && SteadyMicroseconds() >= deadline_us) break;
+
+    // Eq. (43): rebalance beta and refactor every subsystem; lambda and z are kept.
+    const double adapted =
+        AdaptedBeta(beta, result.beta0, primal, dual, result.iterations, options);
+    if (adapted != beta) {
+      beta = adapted;
+      if (!factor_all()) return keep_free_velocity();
+    }
+  }
+  result.beta = beta;
+}
+
+void AdmmNoBodySolver::Solve(const Model& m, Data& d, const SolverOptions& options,
+                             double deadline_us, SolverStatistics* stats) {
+  const double start = SteadyMicroseconds();
+  const ConstraintSet& set = d.constraints;
+  const Islands& islands = d.islands;
+  subsystem_blocks_.Build(m, set);
+  jacobian_.Layout(m, d);
+  penalty_.CountBlocks(m, d);
+  const size_t num_constraints = set.constraints.size();
+  if (penalty_scale_.size() < num_constraints) {
+    penalty_scale_.resize(num_constraints);
+    slack_split_.resize(num_constraints);
+    primal_.resize(num_constraints);
+  }
+  if (slack_.size() < 2 * static_cast<size_t>(set.num_rows)) {
+    slack_.resize(2 * set.num_rows);
+    slack_change_.resize(2 * set.num_rows);
+  }
+  island_results_.resize(islands.num);
+
+  ParallelFor(0, islands.num, 1, [&](int k) { SolveIsland(m, d, options, deadline_us, k); });
+
+  ReportSolveStatistics(m, d, options, island_results_, start, subsystem_blocks_, residual_, stats);
+}
+
+}  // namespace alsim

@@ -1,0 +1,372 @@
+#include "engine/solver/admm_baselines/admm_nosub_solver.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/core/parallel.h"
+#include "engine/solver/admm_baselines/island_parallel.h"
+#include "engine/solver/impulse_update.h"
+
+namespace alsim {
+namespace {
+
+unsigned long long EntryKey(int column, int row) {
+  return (static_cast<unsigned long long>(column) << 32) | static_cast<unsigned>(row);
+}
+
+// Position of (row, column) among the stored entries of `column` (rows increasing).
+int EntryPosition(const int* column_start, const int* row_index, int column, int row) {
+  const int* begin = row_index + column_start[column];
+  const int* end = row_index + column_start[column + 1];
+  return static_cast<int>(std::lower_bound(begin, end, row) - row_index);
+}
+
+}  // namespace
+
+AdmmNoSubSolver::AdmmNoSubSolver(const Model& m) : penalty_(m), local_dof_(m.nv, 0) {
+  // As Data's constraint storage (engine/sim/data.cc): room for every ordinary step.
+  const size_t max_constraints = 4 * static_cast<size_t>(m.ngeom) + 2 * m.njnt + m.nu;
+  subsystem_blocks_.adr.reserve(m.nsubsystem + 1);
+  subsystem_blocks_.cursor.reserve(m.nsubsystem + 1);
+  subsystem_blocks_.blocks.reserve(2 * max_constraints);
+  jacobian_.Reserve(m, max_constraints);
+  island_dofs_.reserve(m.nsubsystem);
+  island_dof_adr_.reserve(m.nsubsystem);
+  island_nnz_adr_.reserve(m.nsubsystem);
+  island_nnz_.reserve(m.nsubsystem);
+  column_start_.reserve(m.nv + m.nsubsystem);
+  velocity_.reserve(m.nv);
+  force_.reserve(m.nv);
+  penalty_scale_.reserve(max_constraints);
+  slack_.reserve(3 * max_constraints);
+  slack_change_.reserve(3 * max_constraints);
+  primal_.reserve(max_constraints);
+  factors_.reserve(m.nsubsystem);
+  island_results_.reserve(m.nsubsystem);
+  residual_.Resize(m, static_cast<int>(3 * max_constraints));
+}
+
+long AdmmNoSubSolver::analyses() const {
+  long total = 0;
+  for (const auto& factor : factors_) total += factor->analyses();
+  return total;
+}
+
+// The pattern: A's branch-induced entries within each subsystem, and every pair of dofs that one
+// constraint reaches (J_i^T J_i), as sorted unique (column, row) keys with row <= column. Then
+// the values of A and of J^T S J at those entries.
+void AdmmNoSubSolver::Assemble(const Model& m, const Data& d, int island) {
+  const ConstraintSet& set = d.constraints;
+  const Islands& islands = d.islands;
+  const TreeSparseLayout& layout = d.mass_layout;
+  const int n = island_dofs_[island];
+  const size_t nnz_adr = island_nnz_adr_[island];
+  unsigned long long* keys = keys_.data() + nnz_adr;
+  int count = 0;
+  for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
+    const int j = islands.subsystems[s];
+    for (int i = m.subsystem_dof_adr[j]; i < m.subsystem_dof_adr[j] + m.subsystem_dof_num[j]; ++i) {
+      for (int p = i; p >= 0; p = layout.parent[p])
+        keys[count++] = EntryKey(local_dof_[i], local_dof_[p]);
+    }
+  }
+  for (int s = islands.constraint_adr[island]; s < islands.constraint_adr[island + 1]; ++s) {
+    const int c = islands.constraints[s];
+    const int first = jacobian_.entry_adr[c], last = first + jacobian_.entry_num[c];
+    for (int b = first; b < last; ++b) {
+      for (int a = first; a <= b; ++a) {
+        keys[count++] = EntryKey(local_dof_[jacobian_.dof[b]], local_dof_[jacobian_.dof[a]]);
+      }
+    }
+  }
+  std::sort(keys, keys + count);
+  const int nnz = static_cast<int>(std::unique(keys, keys + count) - keys);
+  island_nnz_[island] = nnz;
+
+  int* column_start = column_start_.data() + island_dof_adr_[island] + island;
+  int* row_index = row_index_.data() + nnz_adr;
+  std::fill(column_start, column_start + n + 1, 0);
+  for (int k = 0; k < nnz; ++k) {
+    ++column_start[(keys[k] >> 32) + 1];
+    row_index[k] = static_cast<int>(keys[k] & 0xffffffffULL);
+  }
+  for (int c = 0; c < n; ++c) column_start[c + 1] += column_start[c];
+
+  double* mass = mass_values_.data() + nnz_adr;
+  double* gram = gram_values_.data() + nnz_adr;
+  std::fill(mass, mass + nnz, 0.0);
+  std::fill(gram, gram + nnz, 0.0);
+  for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
+    const int j = islands.subsystems[s];
+    for (int i = m.subsystem_dof_adr[j]; i < m.subsystem_dof_adr[j] + m.subsystem_dof_num[j]; ++i) {
+      const double* row = d.qA.data() + layout.row_adr[i];
+      int k = 0;
+      for (int p = i; p >= 0; p = layout.parent[p], ++k) {
+        mass[EntryPosition(column_start, row_index, local_dof_[i], local_dof_[p])] += row[k];
+      }
+    }
+  }
+  for (int s = islands.constraint_adr[island]; s < islands.constraint_adr[island + 1]; ++s) {
+    const int c = islands.constraints[s];
+    const int dim = set.constraints[c].dim;
+    const double scale = penalty_scale_[c];
+    const int first = jacobian_.entry_adr[c], last = first + jacobian_.entry_num[c];
+    for (int b = first; b < last; ++b) {
+      for (int a = first; a <= b; ++a) {
+        double product = 0;
+        for (int r = 0; r < dim; ++r) product += jacobian_.value[a][r] * jacobian_.value[b][r];
+        const int column = local_dof_[jacobian_.dof[b]], row = local_dof_[jacobian_.dof[a]];
+        gram[EntryPosition(column_start, row_index, column, row)] += scale * product;
+      }
+    }
+  }
+  factors_[island]->SetPattern(n, column_start, row_index);
+}
+
+bool AdmmNoSubSolver::Refactor(int island, double beta) {
+  const size_t nnz_adr = island_nnz_adr_[island];
+  const double* mass = mass_values_.data() + nnz_adr;
+  const double* gram = gram_values_.data() + nnz_adr;
+  double* values = factors_[island]->values();
+  for (int k = 0; k < island_nnz_[island]; ++k) values[k] = mass[k] + beta * gram[k];
+  return factors_[island]->Factor();
+}
+
+void AdmmNoSubSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& options,
+                                  double deadline_us, int island) {
+  ConstraintSet& set = d.constraints;
+  const Islands& islands = d.islands;
+  IslandSolveResult& result = island_results_[island];
+  result = IslandSolveResult{};
+  const int* constraints = islands.constraints.data() + islands.constraint_adr[island];
+  const int num_constraints = islands.constraint_adr[island + 1] - islands.constraint_adr[island];
+  const int n = island_dofs_[island];
+  double* velocity = velocity_.data() + island_dof_adr_[island];
+  double* force = force_.data() + island_dof_adr_[island];
+  auto for_constraints = [&](const auto& body) {
+    IslandParallelFor(num_constraints, kIslandParallelConstraints, kIslandConstraintsPerTask,
+                      [&](int s) { body(constraints[s]); });
+  };
+  // J_i x (dim values) for x over the island's dofs.
+  auto apply = [&](int c, const double* x, double* out) {
+    const int dim = set.constraints[c].dim;
+    for (int r = 0; r < dim; ++r) out[r] = 0;
+    for (int e = jacobian_.entry_adr[c]; e < jacobian_.entry_adr[c] + jacobian_.entry_num[c]; ++e) {
+      const double xe = x[local_dof_[jacobian_.dof[e]]];
+      for (int r = 0; r < dim; ++r) out[r] += jacobian_.value[e][r] * xe;
+    }
+  };
+  // out (island dofs) += sum_i J_i^T y_i with y_i = value(i).
+  auto gather = [&](const auto& value, double* out) {
+    for (int s = 0; s < num_constraints; ++s) {
+      const int c = constraints[s];
+      const int dim = set.constraints[c].dim;
+      double y[3];
+      value(c, y);
+      for (int e = jacobian_.entry_adr[c]; e < jacobian_.entry_adr[c] + jacobian_.entry_num[c];
+           ++e) {
+        double sum = 0;
+        for (int r = 0; r < dim; ++r) sum += jacobian_.value[e][r] * y[r];
+        out[local_dof_[jacobian_.dof[e]]] += sum;
+      }
+    }
+  };
+
+  // Setup: the island's local dofs, Jacobian rows, beta0 and penalties, the matrix and its factor.
+  int local = 0;
+  for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
+    const int j = islands.subsystems[s];
+    for (int i = m.subsystem_dof_adr[j]; i < m.subsystem_dof_adr[j] + m.subsystem_dof_num[j]; ++i) {
+      local_dof_[i] = local++;
+    }
+  }
+  for (int s = 0; s < num_constraints; ++s) jacobian_.Fill(m, d, constraints[s]);
+  double beta = penalty_.InitialBeta(m, d, island);
+  result.beta0 = beta;
+  penalty_.Scales(d, island, beta, penalty_scale_.data());
+  Assemble(m, d, island);
+  // A + beta J^T S J is positive definite when A is; a failed factorization means a broken input
+  // (NaN): the island then keeps v_free and is reported unconverged.
+  auto keep_free_velocity = [&] {
+    for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
+      const int j = islands.subsystems[s];
+      const int begin = m.subsystem_dof_adr[j], end = begin + m.subsystem_dof_num[j];
+      std::copy(d.v_free.begin() + begin, d.v_free.begin() + end, d.v_hat.begin() + begin);
+    }
+    result.beta = beta;
+  };
+  if (!Refactor(island, beta)) return keep_free_velocity();
+  // z^0_i = J_i v_k [OURS, as SubADMM]; lambda^0 is the warm start already in lambda.
+  for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
+    const int j = islands.subsystems[s];
+    for (int i = m.subsystem_dof_adr[j]; i < m.subsystem_dof_adr[j] + m.subsystem_dof_num[j]; ++i) {
+      velocity[local_dof_[i]] = d.qvel[i];
+    }
+  }
+  for_constraints([&](int c) { apply(c, velocity, slack_.data() + set.constraints[c].row_adr); });
+
+  while (true) {
+    // Eq. (28): (A + beta J^T S J) v = b + J^T (beta S z + lambda).
+    for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
+      const int j = islands.subsystems[s];
+      for (int i = m.subsystem_dof_adr[j]; i < m.subsystem_dof_adr[j] + m.subsystem_dof_num[j];
+           ++i) {
+        velocity[local_dof_[i]] = d.solver_rhs[i];
+      }
+    }
+    gather(
+        [&](int c, double* y) {
+          const Constraint& constraint = set.constraints[c];
+          const double beta_i = beta * penalty_scale_[c];
+          for (int r = 0; r < constraint.dim; ++r) {
+            y[r] = beta_i * slack_[constraint.row_adr + r] + set.lambda[constraint.row_adr + r];
+          }
+        },
+        velocity);
+    factors_[island]->Solve(velocity);
+
+    // Eqs. (36)-(39) with |Z_i| = 1: impulses and slacks per constraint.
+    for_constraints([&](int c) {
+      const Constraint& constraint = set.constraints[c];
+      double constraint_velocity[3];
+      apply(c, velocity, constraint_velocity);
+      double* lambda = set.lambda.data() + constraint.row_adr;
+      double* slack = slack_.data() + constraint.row_adr;
+      double* slack_change = slack_change_.data() + constraint.row_adr;
+      double updated[3] = {0, 0, 0};
+      const double beta_i = beta * penalty_scale_[c];
+      UpdateImpulse(constraint, constraint_velocity, set.bias.data() + constraint.row_adr, lambda,
+                    beta_i, 1, updated);
+      double change2 = 0;
+      for (int r = 0; r < constraint.dim; ++r) {
+        const double change = updated[r] - lambda[r];
+        change2 += change * change;
+        const double slack_new = constraint_velocity[r] + change / beta_i;
+        slack_change[r] = beta_i * (slack[r] - slack_new);
+        slack[r] = slack_new;
+        lambda[r] = updated[r];
+      }
+      primal_[c] = std::sqrt(change2) / beta_i;
+    });
+
+    // Eq. (42): theta_p = max_i ||J_i v - z_i'||; theta_d = max_j ||sum_i J_ij^T beta_i (z_i -
+    // z_i')|| (= ||A_j v_j - b_j - sum_i J_ij^T lambda_i'||).
+    std::fill(force, force + n, 0.0);
+    gather(
+        [&](int c, double* y) {
+          const Constraint& constraint = set.constraints[c];
+          for (int r = 0; r < constraint.dim; ++r) {
+            y[r] = slack_change_[constraint.row_adr + r];
+          }
+        },
+        force);
+    double primal = 0, dual = 0;
+    for (int s = 0; s < num_constraints; ++s) primal = std::max(primal, primal_[constraints[s]]);
+    for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
+      const int j = islands.subsystems[s];
+      const int begin = local_dof_[m.subsystem_dof_adr[j]];
+      double dual2 = 0;
+      for (int i = begin; i < begin + m.subsystem_dof_num[j]; ++i) dual2 += force[i] * force[i];
+      dual = std::max(dual, std::sqrt(dual2));
+    }
+    ++result.iterations;
+    result.primal_residual = primal;
+    result.dual_residual = dual;
+
+    if (primal + dual < options.tolerance) {
+      result.converged = true;
+      break;
+    }
+    if (result.iterations >= options.max_iterations) break;
+    if (deadline_us > 0 && SteadyMicroseconds() >= deadline_us) break;
+
+    // Eq. (43): rebalance beta and refactor (numeric only); lambda and z are kept.
+    const double adapted =
+        AdaptedBeta(beta, result.beta0, primal, dual, result.iterations, options);
+    if (adapted != beta) {
+      beta = adapted;
+      if (!Refactor(island, beta)) return keep_free_velocity();
+    }
+  }
+  result.beta = beta;
+
+  for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
+    const int j = islands.subsystems[s];
+    for (int i = m.subsystem_dof_adr[j]; i < m.subsystem_dof_adr[j] + m.subsystem_dof_num[j]; ++i) {
+      d.v_hat[i] = velocity[local_dof_[i]];
+    }
+  }
+}
+
+void AdmmNoSubSolver::Solve(const Model& m, Data& d, const SolverOptions& options,
+                            double deadline_us, SolverStatistics* stats) {
+  const double start = SteadyMicroseconds();
+  const ConstraintSet& set = d.constraints;
+  const Islands& islands = d.islands;
+  subsystem_blocks_.Build(m, set);
+  jacobian_.Layout(m, d);
+  penalty_.CountBlocks(m, d);
+
+  // Per-island storage (sequential prefix sums): dofs, and room for the pattern's keys.
+  const size_t num_constraints = set.constraints.size();
+  if (penalty_scale_.size() < num_constraints) {
+    penalty_scale_.resize(num_constraints);
+    primal_.resize(num_constraints);
+  }
+  if (slack_.size() < static_cast<size_t>(set.num_rows)) {
+    slack_.resize(set.num_rows);
+    slack_change_.resize(set.num_rows);
+  }
+  if (island_dofs_.size() < static_cast<size_t>(islands.num)) {
+    island_dofs_.resize(islands.num);
+    island_dof_adr_.resize(islands.num);
+    island_nnz_adr_.resize(islands.num);
+    island_nnz_.resize(islands.num);
+  }
+  while (factors_.size() < static_cast<size_t>(islands.num)) {
+    factors_.push_back(std::make_unique<CholmodLlt>());
+  }
+  int total_dofs = 0;
+  size_t total_keys = 0;
+  for (int k = 0; k < islands.num; ++k) {
+    int dofs = 0;
+    size_t keys = 0;
+    for (int s = islands.subsystem_adr[k]; s < islands.subsystem_adr[k + 1]; ++s) {
+      const int j = islands.subsystems[s];
+      dofs += m.subsystem_dof_num[j];
+      for (int i = m.subsystem_dof_adr[j]; i < m.subsystem_dof_adr[j] + m.subsystem_dof_num[j];
+           ++i) {
+        keys += d.mass_layout.row_nnz[i];
+      }
+    }
+    for (int s = islands.constraint_adr[k]; s < islands.constraint_adr[k + 1]; ++s) {
+      const size_t capacity = jacobian_.capacity[islands.constraints[s]];
+      keys += capacity * (capacity + 1) / 2;
+    }
+    island_dofs_[k] = dofs;
+    island_dof_adr_[k] = total_dofs;
+    island_nnz_adr_[k] = total_keys;
+    total_dofs += dofs;
+    total_keys += keys;
+  }
+  if (velocity_.size() < static_cast<size_t>(total_dofs)) {
+    velocity_.resize(total_dofs);
+    force_.resize(total_dofs);
+  }
+  if (column_start_.size() < static_cast<size_t>(total_dofs + islands.num)) {
+    column_start_.resize(total_dofs + islands.num);
+  }
+  if (keys_.size() < total_keys) {
+    keys_.resize(total_keys);
+    row_index_.resize(total_keys);
+    mass_values_.resize(total_keys);
+    gram_values_.resize(total_keys);
+  }
+  island_results_.resize(islands.num);
+
+  ParallelFor(0, islands.num, 1, [&](int k) { SolveIsland(m, d, options, deadline_us, k); });
+
+  ReportSolveStatistics(m, d, options, island_results_, start, subsystem_blocks_, residual_, stats);
+}
+
+}  // namespace alsim

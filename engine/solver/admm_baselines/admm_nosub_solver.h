@@ -1,0 +1,79 @@
+// "No Sub": vanilla ADMM on one global system per island, eq. (28) of the SubADMM paper, the first
+// ablation of Table III. Every constraint has a single slack z_i (|Z_i| = 1) for its whole
+// Jacobian J_i, whatever subsystems and bodies it touches; with u = -lambda (eq. 39):
+//   v-step (28):   (A + beta J^T S J) v = b + J^T (beta S z + lambda)   over all the island's dofs
+//   lambda-step:   lambda_i' = T_i(lambda_i - beta_i (J_i v + e_i))     (UpdateImpulse, |Z_i| = 1)
+//   z-step:        z_i' = J_i v + (lambda_i' - lambda_i) / beta_i
+// with S = diag(s_i) and beta_i = s_i beta the per-constraint penalties of AdmmPenalty (SubADMM's
+// rule). The matrix couples every pair of dofs that one constraint reaches, across subsystems,
+// so it is assembled as a sparse matrix (A's tree-sparse entries plus J^T S J) and factored by
+// CHOLMOD (CholmodLlt): the symbolic analysis when the island's pattern changes, the numeric
+// factorization every step and whenever beta changes.
+//
+// Residuals (eq. 42), through the identities of the digest (6.6): theta_p = max_i ||lambda_i' -
+// lambda_i|| / beta_i; theta_d = max over subsystems j of ||sum_i J_ij^T beta_i (z_i - z_i')||,
+// which equals ||A_j v_j - b_j - sum_i J_ij^T lambda_i'|| after this v-step. Stopping, adaptive
+// beta (eq. 43, every options.beta_update_interval iterations) and beta0 as SubADMM; z^0 = J v_k.
+//
+// Islands run in parallel, each with its own CholmodLlt; within an island the lambda-step runs in
+// parallel over constraints for large islands (Jacobi-like), so results do not depend on the
+// thread count. Memory: linear storage is reserved by the constructor; the per-island pattern
+// storage grows with the largest step seen. CHOLMOD itself allocates (see cholmod_llt.h).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "engine/linalg/cholmod_llt.h"
+#include "engine/solver/admm_baselines/admm_penalty.h"
+#include "engine/solver/constraint_ops.h"
+#include "engine/solver/joint_space_jacobian.h"
+#include "engine/solver/solve_statistics.h"
+#include "engine/solver/solver.h"
+
+namespace alsim {
+
+class AdmmNoSubSolver final : public ConstraintSolver {
+ public:
+  explicit AdmmNoSubSolver(const Model& m);
+  SolverType type() const override { return SolverType::kAdmmNoSub; }
+  void Solve(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
+             SolverStatistics* stats) override;
+
+  const std::vector<IslandSolveResult>& island_results() const { return island_results_; }
+  // Symbolic analyses of the island factorizations so far (pattern changes), for tests.
+  long analyses() const;
+
+ private:
+  void SolveIsland(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
+                   int island);
+  // Pattern of A + J^T J over the island's dofs (upper triangle) and the values of A and J^T S J.
+  void Assemble(const Model& m, const Data& d, int island);
+  // Values A + beta J^T S J into the island's factorization, then factors.
+  bool Refactor(int island, double beta);
+
+  AdmmPenalty penalty_;
+  SubsystemBlocks subsystem_blocks_;
+  JointSpaceJacobian jacobian_;
+  std::vector<int> local_dof_;            // nv: index within its island's dofs
+  std::vector<int> island_dofs_;          // per island: n
+  std::vector<int> island_dof_adr_;       // per island: first entry in the per-dof arrays below
+  std::vector<size_t> island_nnz_adr_;    // per island: first entry in the per-entry arrays below
+  std::vector<int> island_nnz_;           // per island: stored entries of the upper triangle
+  std::vector<int> column_start_;         // per island: n + 1 (offset island_dof_adr_ + island)
+  std::vector<unsigned long long> keys_;  // per island entry: (column << 32) | row, scratch
+  std::vector<int> row_index_;            // per island entry
+  std::vector<double> mass_values_;       // per island entry: A
+  std::vector<double> gram_values_;       // per island entry: J^T S J
+  std::vector<double> velocity_;          // per island dof: v during the iterations
+  std::vector<double> force_;             // per island dof: right-hand side, then J^T (dual terms)
+  std::vector<double> penalty_scale_;     // per constraint: s_i
+  std::vector<double> slack_;             // per constraint row: z_i
+  std::vector<double> slack_change_;      // per constraint row: beta_i (z_i - z_i')
+  std::vector<double> primal_;  // per constraint: ||J_i v - z_i'|| = ||lambda change|| / beta_i
+  std::vector<std::unique_ptr<CholmodLlt>> factors_;  // per island slot
+  std::vector<IslandSolveResult> island_results_;
+  ResidualWorkspace residual_;
+};
+
+}  // namespace alsim

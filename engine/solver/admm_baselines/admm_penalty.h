@@ -1,0 +1,48 @@
+// The penalty beta of the ADMM baselines ("No Sub", "No Body"), chosen exactly as SubAdmmSolver
+// chooses its own, so that the ablations of Table III differ from SubADMM only in their
+// splitting:
+// - beta0 (Algorithm 2, line 3; Sec. VI-D): the geometric mean over the island's bodies that
+//   carry constraint blocks of m_k / n_k, n_k the number of blocks on body k (beta as a
+//   "pseudo-density" of mass per contact point); an island with joint-space rows only uses the
+//   dofs' A_mm / n_m instead;
+// - per-constraint penalties beta_i = s_i beta [OURS, as SubADMM]: s_i = 1 for body-space rows,
+//   and for a joint-space row on dof m with coefficient c its own pseudo-density,
+//   s_i = A_mm / (c^2 n_m) / beta0, so that rows in N m s on rad/s get a penalty in kg m^2;
+// - adaptation, eq. (43): beta <- beta sqrt(theta_p / theta_d) when one residual exceeds gamma
+//   times the other, kept within [beta0 / 1e3, beta0 1e3] (a safety net, not in the paper).
+#pragma once
+
+#include <vector>
+
+#include "engine/model/model.h"
+#include "engine/sim/data.h"
+#include "engine/solver/solver_options.h"
+
+namespace alsim {
+
+class AdmmPenalty {
+ public:
+  explicit AdmmPenalty(const Model& m);
+
+  // Counts the blocks of d.constraints on every body and the joint-space blocks on every dof
+  // (sequential; once per Solve, before the islands run).
+  void CountBlocks(const Model& m, const Data& d);
+
+  // beta0 of `island` (see the file comment). Needs CountBlocks.
+  double InitialBeta(const Model& m, const Data& d, int island) const;
+
+  // s_i of every constraint i of `island`, written to scale[i]. Needs CountBlocks.
+  void Scales(const Data& d, int island, double beta0, double* scale) const;
+
+ private:
+  std::vector<int> body_block_count_;  // nbody
+  std::vector<int> dof_block_count_;   // nv
+};
+
+// Eq. (43) after `iteration` iterations: the rebalanced beta, or `beta` itself when the residuals
+// are within options.beta_gamma of each other, adaptation is off, or it is not a check iteration
+// (every options.beta_update_interval iterations).
+double AdaptedBeta(double beta, double beta0, double primal, double dual, int iteration,
+                   const SolverOptions& options);
+
+}  // namespace alsim

@@ -1,0 +1,72 @@
+// Projected Gauss-Seidel on the Delassus operator: the baseline of the SubADMM paper's
+// experiments (Sec. VII), which leaves its details open; alsim follows the digest's section 10
+// ("Baseline PGS" [OURS]).
+//
+// Per island, with W = J A^{-1} J^T (dense over the island's rows, assembled from per-subsystem
+// solves with the factor of A on the columns of J^T) and the free velocity J v_free
+// (v_free = A^{-1} b), sweep the constraints in their fixed order, without over-relaxation:
+//   contact: lambda_i <- T(lambda_i - D_i^{-1} (W lambda + J v_free + e)_i),
+//            D_i = diag(W_nn, w_t, w_t) with w_t the mean of the two tangential diagonals (one
+//            step size for both tangents keeps the fixed points of the strict operator (17) equal
+//            to the Signorini-Coulomb solutions), T the strict operator;
+//   limit:   lambda_i <- max(lambda_i - (W lambda + J v_free + e)_i / W_ii, 0);
+//   soft:    the exact solve of eq. (4) in lambda_i with the other impulses fixed,
+//            lambda_i (1 + b W_ii) = -k e - b (J v without lambda_i's own term), then clamped.
+// A sweep updates each constraint with the newest impulses of those before it (Gauss-Seidel),
+// so an island is sequential; islands run in parallel and are independent, so the result does
+// not depend on the thread count. An island stops after options.max_iterations sweeps, once no
+// constraint's impulse changed by more than options.tolerance (N s, the 2-norm of its change) in
+// a sweep, or at the deadline. Finally v_hat = A^{-1} (b + J^T lambda) per subsystem.
+//
+// The primal and dual residuals of eq. (42) belong to the ADMM splitting and are not defined for
+// PGS: SolverStatistics reports 0 for both; contact_residual (Sec. VII) is the comparable measure.
+//
+// Memory: everything linear in the model is reserved by the constructor; W grows with the largest
+// sum over islands of (rows per island)^2 seen so far and is then reused.
+#pragma once
+
+#include <vector>
+
+#include "engine/solver/constraint_ops.h"
+#include "engine/solver/joint_space_jacobian.h"
+#include "engine/solver/solve_statistics.h"
+#include "engine/solver/solver.h"
+
+namespace alsim {
+
+class PgsSolver final : public ConstraintSolver {
+ public:
+  explicit PgsSolver(const Model& m);
+  SolverType type() const override { return SolverType::kPgs; }
+  void Solve(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
+             SolverStatistics* stats) override;
+
+  // Per-island outcomes of the last Solve (iterations are sweeps).
+  const std::vector<IslandSolveResult>& island_results() const { return island_results_; }
+
+ private:
+  void SolveIsland(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
+                   int island);
+  // W of the island, row-major over its rows (constraint order, each constraint's rows in order).
+  void BuildDelassus(const Model& m, const Data& d, int island);
+  // One Gauss-Seidel sweep over the island; returns the largest impulse change.
+  double Sweep(const Data& d, int island);
+  // v_hat = A^{-1} (b + J^T lambda) on the island's subsystems.
+  void FinalVelocity(const Model& m, Data& d, int island);
+
+  SubsystemBlocks subsystem_blocks_;
+  JointSpaceJacobian jacobian_;
+  std::vector<int> local_row_;         // per constraint: its first row within its island
+  std::vector<int> island_rows_;       // per island: rows R
+  std::vector<int> island_row_adr_;    // per island: first row in free_velocity_ and impulse_
+  std::vector<size_t> delassus_adr_;   // per island: first entry of its R x R block of delassus_
+  std::vector<double> delassus_;       // W per island
+  std::vector<double> free_velocity_;  // per island row: J v_free
+  std::vector<double> impulse_;        // per island row: lambda during the sweeps
+  std::vector<double> column_;         // nv: A^{-1} J^T e_r on one subsystem's dofs
+  std::vector<double> force_;          // nv: J^T lambda
+  std::vector<IslandSolveResult> island_results_;
+  ResidualWorkspace residual_;
+};
+
+}  // namespace alsim

@@ -1,0 +1,34 @@
+// What every solver reports about a step's solve (SolverStatistics, DESIGN.md: the same
+// diagnostics for every solver), from the per-island outcomes of its iterations.
+#pragma once
+
+#include <vector>
+
+#include "engine/model/model.h"
+#include "engine/sim/data.h"
+#include "engine/solver/constraint_ops.h"
+#include "engine/solver/solver_options.h"
+
+namespace alsim {
+
+// How one island's iterations ended.
+struct IslandSolveResult {
+  int iterations = 0;          // ADMM iterations, or PGS sweeps
+  double primal_residual = 0;  // theta_p of eq. (42), m/s (0 for PGS)
+  double dual_residual = 0;    // theta_d of eq. (42), N s (0 for PGS)
+  double beta0 = 0;            // ADMM: initial penalty, kg (0 for PGS)
+  double beta = 0;             // ADMM: final penalty, kg (0 for PGS)
+  bool converged = false;      // stopped by the tolerance, not by the cap or the deadline
+};
+
+// Fills *stats: island, constraint and contact counts, iterations (the most and the mean over
+// islands), the largest residuals over islands, solve_seconds since `start_us`
+// (SteadyMicroseconds()), then, when options.compute_residual, the Sec. VII contact_residual of
+// the impulses in d.constraints.lambda (not counted in solve_seconds). `subsystem_blocks` must be
+// built for d.constraints; `residual` is scratch sized for the model.
+void ReportSolveStatistics(const Model& m, const Data& d, const SolverOptions& options,
+                           const std::vector<IslandSolveResult>& islands, double start_us,
+                           const SubsystemBlocks& subsystem_blocks, ResidualWorkspace& residual,
+                           SolverStatistics* stats);
+
+}  // namespace alsim

@@ -1,0 +1,353 @@
+// The baseline solvers (PGS, ADMM "No Sub", ADMM "No Body") next to SubADMM: analytic stick and
+// slip of a box, the same v_hat from every solver on scenes with a unique solution, the Sec. VII
+// residual at convergence, determinism across thread counts, and no allocation once warm.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <oneapi/tbb/global_control.h>
+
+#include "engine/model/model_import.h"
+#include "engine/sim/step.h"
+#include "engine/solver/admm_baselines/admm_nosub_solver.h"
+#include "engine/solver/solver.h"
+#include "tests/support/allocation_counter.h"
+
+namespace alsim {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+constexpr double kGravity = 9.81;
+constexpr double kStep = 1.0 / 240.0;
+
+constexpr SolverType kAllSolvers[] = {SolverType::kSubAdmm, SolverType::kPgs,
+                                      SolverType::kAdmmNoSub, SolverType::kAdmmNoBody};
+
+std::shared_ptr<const Model> Load(const std::string& xml) {
+  const ModelImport imported = ImportModelFromString(xml);
+  if (!imported) throw std::runtime_error(imported.error);
+  return imported.model;
+}
+
+// Converged solves: tight tolerance, generous iteration cap.
+StepOptions Tight(SolverType type, int max_iterations = 2000) {
+  StepOptions options;
+  options.solver.type = type;
+  options.solver.tolerance = 1e-12;
+  options.solver.max_iterations = max_iterations;
+  return options;
+}
+
+// A 1 x 1 x 0.2 m box of 1 kg lying exactly on a plane tilted by `degrees` about y (normal
+// (sin a, 0, cos a)), both geoms with friction `mu`: four corner contacts.
+std::string BoxOnIncline(double degrees, double mu) {
+  const double a = degrees * kPi / 180;
+  const std::string tilt = "euler=\"0 " + std::to_string(degrees) + " 0\"";
+  char center[128], timestep[64];
+  std::snprintf(center, sizeof(center), "%.17g 0 %.17g", 0.1 * std::sin(a), 0.1 * std::cos(a));
+  std::snprintf(timestep, sizeof(timestep), "%.17g", kStep);
+  return R"(<mujoco><compiler angle="degree"/><option timestep=")" + std::string(timestep) +
+         R"("/><default><geom friction=")" + std::to_string(mu) +
+         R"( 0.005 0.0001" condim="3" margin="0" gap="0"/></default><worldbody>
+      <geom type="plane" size="3 3 0.1" )" +
+         tilt + R"(/>
+      <body pos=")" +
+         center + "\" " + tilt +
+         R"(><freejoint/><geom type="box" size="0.5 0.5 0.1" mass="1"/></body>
+    </worldbody></mujoco>)";
+}
+
+struct BoxStep {
+  Vec3 velocity;          // COM velocity after the step, world
+  Vec3 angular_velocity;  // body frame
+  double normal_impulse = 0;
+  double friction_impulse = 0;  // |sum of the tangential impulses|, world
+  int contacts = 0;
+  SolverStatistics stats;
+};
+
+BoxStep StepBoxFromRest(double degrees, double mu, SolverType type) {
+  const auto model = Load(BoxOnIncline(degrees, mu));
+  Data d(*model);
+  EXPECT_EQ(Step(*model, d, Tight(type)), StepStatus::kOk) << SolverName(type);
+  BoxStep result;
+  result.velocity = Vec3(d.qvel[0], d.qvel[1], d.qvel[2]);
+  result.angular_velocity = Vec3(d.qvel[3], d.qvel[4], d.qvel[5]);
+  Vec3 friction = Vec3::Zero();
+  for (const Constraint& c : d.constraints.constraints) {
+    const double* lambda = d.constraints.lambda.data() + c.row_adr;
+    const Mat3& frame = d.contact[c.contact].frame;
+    result.normal_impulse += lambda[0];
+    friction += frame.col(1) * lambda[1] + frame.col(2) * lambda[2];
+  }
+  result.friction_impulse = friction.norm();
+  result.contacts = d.constraints.num_contacts;
+  result.stats = d.solver_statistics;
+  return result;
+}
+
+// ---- analytic stick and slip (digest section 11, tests 11 and 12) ---------------------------
+
+TEST(SolverBaselinesTest, BoxOnAPlaneStaysAtRest) {
+  for (const SolverType type : kAllSolvers) {
+    const BoxStep step = StepBoxFromRest(0, 0.8, type);
+    EXPECT_EQ(step.contacts, 4) << SolverName(type);
+    EXPECT_LT(step.velocity.norm(), 1e-6) << SolverName(type);
+    EXPECT_LT(step.angular_velocity.norm(), 1e-6) << SolverName(type);
+    EXPECT_NEAR(step.normal_impulse, kGravity * kStep, 1e-9) << SolverName(type);
+    EXPECT_LT(step.friction_impulse, 1e-9) << SolverName(type);
+  }
+}
+
+TEST(SolverBaselinesTest, BoxSticksOnAThirtyDegreeInclineWithFrictionPointEight) {
+  // mu = 0.8 > tan 30 = 0.577: friction holds the box; the impulses balance m g h.
+  for (const SolverType type : kAllSolvers) {
+    const BoxStep step = StepBoxFromRest(30, 0.8, type);
+    EXPECT_EQ(step.contacts, 4) << SolverName(type);
+    EXPECT_LT(step.velocity.norm(), 1e-6) << SolverName(type);
+    EXPECT_LT(step.angular_velocity.norm(), 1e-6) << SolverName(type);
+    EXPECT_NEAR(step.normal_impulse, kGravity * std::cos(kPi / 6) * kStep, 1e-9)
+        << SolverName(type);
+    EXPECT_NEAR(step.friction_impulse, kGravity * std::sin(kPi / 6) * kStep, 1e-9)
+        << SolverName(type);
+  }
+}
+
+TEST(SolverBaselinesTest, BoxSlidesOnAThirtyDegreeInclineWithFrictionPointThree) {
+  // mu = 0.3 < tan 30: after one step from rest the speed down the incline is
+  // h g (sin 30 - mu cos 30) = 0.0098177 m/s, the normal impulse m g cos 30 h and the friction
+  // impulse mu times it.
+  const double mu = 0.3;
+  const double expected_speed = kStep * kGravity * (std::sin(kPi / 6) - mu * std::cos(kPi / 6));
+  EXPECT_NEAR(expected_speed, 0.0098179, 1e-7);  // the digest's 0.0098177 is truncated
+  const Vec3 downhill(std::cos(kPi / 6), 0, -std::sin(kPi / 6));
+  for (const SolverType type : kAllSolvers) {
+    const BoxStep step = StepBoxFromRest(30, mu, type);
+    EXPECT_EQ(step.contacts, 4) << SolverName(type);
+    EXPECT_NEAR(step.velocity.dot(downhill), expected_speed, 1e-6) << SolverName(type);
+    EXPECT_LT((step.velocity - downhill * step.velocity.dot(downhill)).norm(), 1e-6)
+        << SolverName(type);
+    EXPECT_NEAR(step.normal_impulse, kGravity * std::cos(kPi / 6) * kStep, 1e-8)
+        << SolverName(type);
+    EXPECT_NEAR(step.friction_impulse, mu * step.normal_impulse, 1e-8) << SolverName(type);
+    std::printf("[ slip     ] %-12s speed %.10f m/s (expected %.10f), %d iterations\n",
+                SolverName(type), step.velocity.dot(downhill), expected_speed,
+                step.stats.max_iterations);
+  }
+}
+
+// A heavy tripod (2 kg plate on three sphere feet) on the floor and a light one (0.5 kg) standing
+// on its plate: three point contacts per interface (the digest's 11.14 stack, without the
+// non-unique velocities of four coplanar sliding contacts).
+const char kTripodStack[] = R"(<mujoco><option timestep="0.0041666666666666667"/>
+  <default><geom friction="0.5 0.005 0.0001" condim="3"/></default>
+  <worldbody>
+    <geom type="plane" size="5 5 0.1"/>
+    <body name="heavy" pos="0 0 0.15"><freejoint/>
+      <geom type="box" size="0.3 0.3 0.05" mass="2"/>
+      <geom type="sphere" size="0.05" pos="0.2 0 -0.1" mass="0.05"/>
+      <geom type="sphere" size="0.05" pos="-0.1 0.17 -0.1" mass="0.05"/>
+      <geom type="sphere" size="0.05" pos="-0.1 -0.17 -0.1" mass="0.05"/>
+    </body>
+    <body name="light" pos="0.02 -0.03 0.29"><freejoint/>
+      <geom type="box" size="0.15 0.15 0.03" mass="0.5"/>
+      <geom type="sphere" size="0.03" pos="0.1 0 -0.06" mass="0.01"/>
+      <geom type="sphere" size="0.03" pos="-0.05 0.09 -0.06" mass="0.01"/>
+      <geom type="sphere" size="0.03" pos="-0.05 -0.09 -0.06" mass="0.01"/>
+    </body>
+  </worldbody></mujoco>)";
+
+// A three-link arm hanging from the world (one subsystem of 3 hinges): the first joint rests
+// against its upper limit (a hard joint-space row), PD servos hold the other two (soft rows), the
+// third link's tip presses on the first link (a contact between two bodies of one subsystem, so
+// their paths share dofs) and a free ball lies on the first link (a contact between subsystems).
+const char kArm[] = R"(<mujoco><compiler angle="degree"/><option timestep="0.0041666666666666667"/>
+  <default><geom friction="0.6 0.005 0.0001" condim="3"/></default>
+  <worldbody>
+    <body name="upper" pos="0 0 1">
+      <joint name="shoulder" type="hinge" axis="0 1 0" range="-30 0.2" limited="true"/>
+      <geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.05" mass="1"/>
+      <body name="fore" pos="0.5 0 0">
+        <joint name="elbow" type="hinge" axis="0 1 0"/>
+        <geom type="capsule" fromto="0 0 0 0 0 -0.4" size="0.04" mass="0.5"/>
+        <body name="hand" pos="0 0 -0.4">
+          <joint name="wrist" type="hinge" axis="0 1 0"/>
+          <geom type="capsule" fromto="0 0 0 -0.3 0 0.3" size="0.02" mass="0.2"/>
+          <geom type="sphere" pos="-0.3 0 0.3" size="0.06" mass="0.1"/>
+        </body>
+      </body>
+    </body>
+    <body name="ball" pos="0.3 0 1.15"><freejoint/><geom type="sphere" size="0.1" mass="0.3"/></body>
+  </worldbody>
+  <actuator>
+    <general joint="elbow" gainprm="40" biasprm="0 -40 -2" biastype="affine"/>
+    <general joint="wrist" gainprm="20" biasprm="0 -20 -1" biastype="affine"/>
+  </actuator></mujoco>)";
+
+struct SolverRun {
+  std::vector<double> v_hat;
+  SolverStatistics stats;
+};
+
+// One converged step of `type` from (qpos, qvel) in a fresh Data (no warm start).
+SolverRun StepOnce(const Model& model, const std::vector<double>& qpos,
+                   const std::vector<double>& qvel, SolverType type) {
+  Data d(model);
+  d.qpos = qpos;
+  d.qvel = qvel;
+  EXPECT_EQ(Step(model, d, Tight(type, 20000)), StepStatus::kOk) << SolverName(type);
+  return {d.v_hat, d.solver_statistics};
+}
+
+double MaxDifference(const std::vector<double>& a, const std::vector<double>& b) {
+  double largest = 0;
+  for (size_t i = 0; i < a.size(); ++i) largest = std::max(largest, std::abs(a[i] - b[i]));
+  return largest;
+}
+
+// Every solver, converged, gives SubADMM's v_hat within 1e-8 and a Sec. VII residual below 1e-8.
+void ExpectSameSolution(const Model& model, const std::vector<double>& qvel, int min_constraints) {
+  const Data initial(model);
+  const SolverRun reference = StepOnce(model, initial.qpos, qvel, SolverType::kSubAdmm);
+  EXPECT_GE(reference.stats.constraints, min_constraints);
+  double speed = 0;
+  for (const double v : reference.v_hat) speed = std::max(speed, std::abs(v));
+  EXPECT_GT(speed, 0.05);  // the scene moves: friction and servos do work
+  for (const SolverType type : kAllSolvers) {
+    const SolverRun run = StepOnce(model, initial.qpos, qvel, type);
+    const double difference = MaxDifference(run.v_hat, reference.v_hat);
+    EXPECT_LT(difference, 1e-8) << SolverName(type);
+    EXPECT_LT(run.stats.contact_residual, 1e-8) << SolverName(type);
+    EXPECT_EQ(run.stats.constraints, reference.stats.constraints) << SolverName(type);
+    std::printf("[ same     ] %-12s |v_hat - subadmm| %.2e, residual %.2e, %d iterations\n",
+                SolverName(type), difference, run.stats.contact_residual, run.stats.max_iterations);
+  }
+}
+
+TEST(SolverBaselinesTest, AllSolversAgreeOnATripodStack) {
+  const auto model = Load(kTripodStack);
+  // Both tripods slide and spin: the heavy one over the floor, the light one over the heavy one.
+  std::vector<double> qvel(model->nv, 0.0);
+  const double heavy[6] = {0.3, 0.1, -0.05, 0.0, 0.0, 0.5};
+  const double light[6] = {-0.2, 0.3, 0.0, 0.1, -0.1, 1.0};
+  std::copy(heavy, heavy + 6, qvel.begin());
+  std::copy(light, light + 6, qvel.begin() + 6);
+  ExpectSameSolution(*model, qvel, 6);
+}
+
+TEST(SolverBaselinesTest, AllSolversAgreeOnAnArmWithLimitServosAndSelfContact) {
+  const auto model = Load(kArm);
+  std::vector<double> qvel(model->nv, 0.0);
+  qvel[1] = 0.5;   // elbow
+  qvel[2] = -0.3;  // wrist
+  const double ball[6] = {0.2, 0.1, -0.3, 0.5, 0.0, 0.0};
+  std::copy(ball, ball + 6, qvel.begin() + 3);
+  ExpectSameSolution(*model, qvel, 5);
+}
+
+// ---- iteration cap, deadline, determinism, allocations ----------------------------------------
+
+TEST(SolverBaselinesTest, IterationCapAndDeadlineStopTheIterations) {
+  const auto model = Load(kTripodStack);
+  for (const SolverType type : kAllSolvers) {
+    Data d(*model);
+    StepOptions options = Tight(type, 3);
+    ASSERT_EQ(Step(*model, d, options), StepStatus::kOk);
+    EXPECT_EQ(d.solver_statistics.max_iterations, 3) << SolverName(type);
+    // A budget that is over before the first iteration ends: one iteration per island.
+    Data late(*model);
+    options = Tight(type);
+    options.solver.time_budget_us = 1e-3;
+    ASSERT_EQ(Step(*model, late, options), StepStatus::kOk);
+    EXPECT_EQ(late.solver_statistics.max_iterations, 1) << SolverName(type);
+  }
+}
+
+// Three tripod stacks side by side (three islands of two subsystems) and the arm with its ball.
+std::string SeveralIslands() {
+  std::string bodies;
+  const double offsets[3][2] = {{-3, -2}, {-3, 0}, {-3, 2}};
+  for (const auto& offset : offsets) {
+    char text[1400];
+    std::snprintf(text, sizeof(text), R"(
+    <body pos="%g %g 0.15"><freejoint/>
+      <geom type="box" size="0.3 0.3 0.05" mass="2"/>
+      <geom type="sphere" size="0.05" pos="0.2 0 -0.1" mass="0.05"/>
+      <geom type="sphere" size="0.05" pos="-0.1 0.17 -0.1" mass="0.05"/>
+      <geom type="sphere" size="0.05" pos="-0.1 -0.17 -0.1" mass="0.05"/>
+    </body>
+    <body pos="%g %g 0.29"><freejoint/>
+      <geom type="box" size="0.15 0.15 0.03" mass="0.5"/>
+      <geom type="sphere" size="0.03" pos="0.1 0 -0.06" mass="0.01"/>
+      <geom type="sphere" size="0.03" pos="-0.05 0.09 -0.06" mass="0.01"/>
+      <geom type="sphere" size="0.03" pos="-0.05 -0.09 -0.06" mass="0.01"/>
+    </body>)",
+                  offset[0], offset[1], offset[0] + 0.02, offset[1] - 0.03);
+    bodies += text;
+  }
+  std::string xml = kArm;
+  const std::string anchor = "<worldbody>";
+  xml.insert(xml.find(anchor) + anchor.size(), R"(<geom type="plane" size="9 9 0.1"/>)" + bodies);
+  return xml;
+}
+
+std::vector<double> QposAfterFiftySteps(const Model& model, SolverType type, int threads) {
+  const tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism, threads);
+  Data d(model);
+  for (int k = 0; k < model.nv; ++k) d.qvel[k] = 0.1 * std::sin(1.0 + k);  // all move
+  StepOptions options;
+  options.solver.type = type;
+  for (int n = 0; n < 50; ++n) EXPECT_EQ(Step(model, d, options), StepStatus::kOk);
+  EXPECT_GE(d.islands.num, 4) << SolverName(type);
+  return d.qpos;
+}
+
+TEST(SolverBaselinesTest, BitIdenticalForOneAndTwoThreads) {
+  const auto model = Load(SeveralIslands());
+  for (const SolverType type : kAllSolvers) {
+    const std::vector<double> one = QposAfterFiftySteps(*model, type, 1);
+    const std::vector<double> two = QposAfterFiftySteps(*model, type, 2);
+    ASSERT_EQ(one.size(), two.size());
+    EXPECT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(double)), 0)
+        << SolverName(type);
+  }
+}
+
+TEST(SolverBaselinesTest, NoSubAnalyzesOnlyWhenThePatternChanges) {
+  const auto model = Load(kTripodStack);
+  Data d(*model);
+  StepOptions options;
+  options.solver.type = SolverType::kAdmmNoSub;
+  for (int n = 0; n < 20; ++n) ASSERT_EQ(Step(*model, d, options), StepStatus::kOk);
+  // The stack rests: one island, the same contacts every step, one analysis.
+  EXPECT_EQ(d.islands.num, 1);
+  EXPECT_EQ(static_cast<const AdmmNoSubSolver&>(*d.solver).analyses(), 1);
+}
+
+// Once warm, a step allocates nothing with PGS and No Body. Counted on the calling thread, so
+// TBB is held to one thread. For No Sub only alsim's own storage is counted: CHOLMOD allocates
+// with malloc (engine/linalg/cholmod_llt.h).
+TEST(SolverBaselinesTest, AWarmStepAllocatesNothing) {
+  const auto model = Load(SeveralIslands());
+  const tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism, 1);
+  for (const SolverType type :
+       {SolverType::kPgs, SolverType::kAdmmNoSub, SolverType::kAdmmNoBody}) {
+    Data d(*model);
+    StepOptions options;
+    options.solver.type = type;
+    for (int n = 0; n < 20; ++n) Step(*model, d, options);
+    const testing::AllocationCounter allocations;
+    for (int n = 0; n < 30; ++n) Step(*model, d, options);
+    EXPECT_EQ(allocations.count(), 0) << SolverName(type);
+  }
+}
+
+}  // namespace
+}  // namespace alsim
