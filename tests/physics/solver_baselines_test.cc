@@ -143,26 +143,33 @@ TEST(SolverBaselinesTest, BoxSlidesOnAThirtyDegreeInclineWithFrictionPointThree)
   }
 }
 
-// A heavy tripod (2 kg plate on three sphere feet) on the floor and a light one (0.5 kg) standing
-// on its plate: three point contacts per interface (the digest's 11.14 stack, without the
-// non-unique velocities of four coplanar sliding contacts).
-const char kTripodStack[] = R"(<mujoco><option timestep="0.0041666666666666667"/>
-  <default><geom friction="0.5 0.005 0.0001" condim="3"/></default>
-  <worldbody>
-    <geom type="plane" size="5 5 0.1"/>
-    <body name="heavy" pos="0 0 0.15"><freejoint/>
-      <geom type="box" size="0.3 0.3 0.05" mass="2"/>
-      <geom type="sphere" size="0.05" pos="0.2 0 -0.1" mass="0.05"/>
-      <geom type="sphere" size="0.05" pos="-0.1 0.17 -0.1" mass="0.05"/>
-      <geom type="sphere" size="0.05" pos="-0.1 -0.17 -0.1" mass="0.05"/>
+// A 5 kg tripod (a plate on three sphere feet) standing on a light one (0.1 kg plate) on the
+// floor at (x, y): the digest's hard mass ratio (heavy over light, 11.14 and 6.6), with three
+// point contacts per interface instead of four coplanar ones, whose sliding velocities are not
+// unique.
+std::string TripodStackBodies(double x, double y) {
+  char text[1400];
+  std::snprintf(text, sizeof(text), R"(
+    <body pos="%.17g %.17g 0.15"><freejoint/>
+      <geom type="box" size="0.3 0.3 0.05" mass="0.1"/>
+      <geom type="sphere" size="0.05" pos="0.2 0 -0.1" mass="0.01"/>
+      <geom type="sphere" size="0.05" pos="-0.1 0.17 -0.1" mass="0.01"/>
+      <geom type="sphere" size="0.05" pos="-0.1 -0.17 -0.1" mass="0.01"/>
     </body>
-    <body name="light" pos="0.02 -0.03 0.29"><freejoint/>
-      <geom type="box" size="0.15 0.15 0.03" mass="0.5"/>
+    <body pos="%.17g %.17g 0.29"><freejoint/>
+      <geom type="box" size="0.15 0.15 0.03" mass="5"/>
       <geom type="sphere" size="0.03" pos="0.1 0 -0.06" mass="0.01"/>
       <geom type="sphere" size="0.03" pos="-0.05 0.09 -0.06" mass="0.01"/>
       <geom type="sphere" size="0.03" pos="-0.05 -0.09 -0.06" mass="0.01"/>
-    </body>
-  </worldbody></mujoco>)";
+    </body>)",
+                x, y, x + 0.02, y - 0.03);
+  return text;
+}
+
+const std::string kTripodStack = R"(<mujoco><option timestep="0.0041666666666666667"/>
+  <default><geom friction="0.5 0.005 0.0001" condim="3"/></default>
+  <worldbody><geom type="plane" size="5 5 0.1"/>)" +
+                                 TripodStackBodies(0, 0) + "</worldbody></mujoco>";
 
 // A three-link arm hanging from the world (one subsystem of 3 hinges): the first joint rests
 // against its upper limit (a hard joint-space row), PD servos hold the other two (soft rows), the
@@ -233,12 +240,12 @@ void ExpectSameSolution(const Model& model, const std::vector<double>& qvel, int
 
 TEST(SolverBaselinesTest, AllSolversAgreeOnATripodStack) {
   const auto model = Load(kTripodStack);
-  // Both tripods slide and spin: the heavy one over the floor, the light one over the heavy one.
+  // Both tripods slide and spin: the lower one over the floor, the upper one over the lower one.
   std::vector<double> qvel(model->nv, 0.0);
-  const double heavy[6] = {0.3, 0.1, -0.05, 0.0, 0.0, 0.5};
-  const double light[6] = {-0.2, 0.3, 0.0, 0.1, -0.1, 1.0};
-  std::copy(heavy, heavy + 6, qvel.begin());
-  std::copy(light, light + 6, qvel.begin() + 6);
+  const double lower[6] = {0.3, 0.1, -0.05, 0.0, 0.0, 0.5};
+  const double upper[6] = {-0.2, 0.3, 0.0, 0.1, -0.1, 1.0};
+  std::copy(lower, lower + 6, qvel.begin());
+  std::copy(upper, upper + 6, qvel.begin() + 6);
   ExpectSameSolution(*model, qvel, 6);
 }
 
@@ -272,29 +279,11 @@ TEST(SolverBaselinesTest, IterationCapAndDeadlineStopTheIterations) {
 
 // Three tripod stacks side by side (three islands of two subsystems) and the arm with its ball.
 std::string SeveralIslands() {
-  std::string bodies;
-  const double offsets[3][2] = {{-3, -2}, {-3, 0}, {-3, 2}};
-  for (const auto& offset : offsets) {
-    char text[1400];
-    std::snprintf(text, sizeof(text), R"(
-    <body pos="%g %g 0.15"><freejoint/>
-      <geom type="box" size="0.3 0.3 0.05" mass="2"/>
-      <geom type="sphere" size="0.05" pos="0.2 0 -0.1" mass="0.05"/>
-      <geom type="sphere" size="0.05" pos="-0.1 0.17 -0.1" mass="0.05"/>
-      <geom type="sphere" size="0.05" pos="-0.1 -0.17 -0.1" mass="0.05"/>
-    </body>
-    <body pos="%g %g 0.29"><freejoint/>
-      <geom type="box" size="0.15 0.15 0.03" mass="0.5"/>
-      <geom type="sphere" size="0.03" pos="0.1 0 -0.06" mass="0.01"/>
-      <geom type="sphere" size="0.03" pos="-0.05 0.09 -0.06" mass="0.01"/>
-      <geom type="sphere" size="0.03" pos="-0.05 -0.09 -0.06" mass="0.01"/>
-    </body>)",
-                  offset[0], offset[1], offset[0] + 0.02, offset[1] - 0.03);
-    bodies += text;
-  }
   std::string xml = kArm;
   const std::string anchor = "<worldbody>";
-  xml.insert(xml.find(anchor) + anchor.size(), R"(<geom type="plane" size="9 9 0.1"/>)" + bodies);
+  xml.insert(xml.find(anchor) + anchor.size(),
+             R"(<geom type="plane" size="9 9 0.1"/>)" + TripodStackBodies(-3, -2) +
+                 TripodStackBodies(-3, 0) + TripodStackBodies(-3, 2));
   return xml;
 }
 

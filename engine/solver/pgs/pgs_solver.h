@@ -2,9 +2,9 @@
 // experiments (Sec. VII), which leaves its details open; alsim follows the digest's section 10
 // ("Baseline PGS" [OURS]).
 //
-// Per island, with W = J A^{-1} J^T (dense over the island's rows, assembled from per-subsystem
-// solves with the factor of A on the columns of J^T) and the free velocity J v_free
-// (v_free = A^{-1} b), sweep the constraints in their fixed order, without over-relaxation:
+// Per island, with the Delassus operator W = J A^{-1} J^T = sum_j J_j A_j^{-1} J_j^T and the free
+// velocity J v_free (v_free = A^{-1} b), sweep the constraints in their fixed order, without
+// over-relaxation:
 //   contact: lambda_i <- T(lambda_i - D_i^{-1} (W lambda + J v_free + e)_i),
 //            D_i = diag(W_nn, w_t, w_t) with w_t the mean of the two tangential diagonals (one
 //            step size for both tangents keeps the fixed points of the strict operator (17) equal
@@ -12,6 +12,10 @@
 //   limit:   lambda_i <- max(lambda_i - (W lambda + J v_free + e)_i / W_ii, 0);
 //   soft:    the exact solve of eq. (4) in lambda_i with the other impulses fixed,
 //            lambda_i (1 + b W_ii) = -k e - b (J v without lambda_i's own term), then clamped.
+// W is kept as its per-subsystem terms W_j = J_j A_j^{-1} J_j^T, each dense over the rows of the
+// constraints touching subsystem j and assembled from tree-LDL^T solves on the columns of J_j^T:
+// a row of W is the sum of at most two of them, and a sweep costs the coupled blocks only, not
+// (rows of the island)^2.
 // A sweep updates each constraint with the newest impulses of those before it (Gauss-Seidel),
 // so an island is sequential; islands run in parallel and are independent, so the result does
 // not depend on the thread count. An island stops after options.max_iterations sweeps, once no
@@ -21,8 +25,8 @@
 // The primal and dual residuals of eq. (42) belong to the ADMM splitting and are not defined for
 // PGS: SolverStatistics reports 0 for both; contact_residual (Sec. VII) is the comparable measure.
 //
-// Memory: everything linear in the model is reserved by the constructor; W grows with the largest
-// sum over islands of (rows per island)^2 seen so far and is then reused.
+// Memory: everything linear in the model is reserved by the constructor; the W_j grow with the
+// largest sum over subsystems of (rows touching it)^2 seen so far and are then reused.
 #pragma once
 
 #include <vector>
@@ -47,23 +51,32 @@ class PgsSolver final : public ConstraintSolver {
  private:
   void SolveIsland(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
                    int island);
-  // W of the island, row-major over its rows (constraint order, each constraint's rows in order).
-  void BuildDelassus(const Model& m, const Data& d, int island);
+  // Lists, per subsystem, the constraints touching it and their rows in W_j (sequential).
+  void LinkConstraints(const Model& m, const Data& d);
+  // W_j, row-major over the rows of the constraints touching subsystem j.
+  void BuildDelassus(const Model& m, const Data& d, int subsystem);
   // One Gauss-Seidel sweep over the island; returns the largest impulse change.
-  double Sweep(const Data& d, int island);
+  double Sweep(Data& d, int island);
   // v_hat = A^{-1} (b + J^T lambda) on the island's subsystems.
   void FinalVelocity(const Model& m, Data& d, int island);
 
   SubsystemBlocks subsystem_blocks_;
   JointSpaceJacobian jacobian_;
-  std::vector<int> local_row_;         // per constraint: its first row within its island
-  std::vector<int> island_rows_;       // per island: rows R
-  std::vector<int> island_row_adr_;    // per island: first row in free_velocity_ and impulse_
-  std::vector<size_t> delassus_adr_;   // per island: first entry of its R x R block of delassus_
-  std::vector<double> delassus_;       // W per island
-  std::vector<double> free_velocity_;  // per island row: J v_free
-  std::vector<double> impulse_;        // per island row: lambda during the sweeps
-  std::vector<double> column_;         // nv: A^{-1} J^T e_r on one subsystem's dofs
+  // Constraint i touches subsystem link_subsystem_[2 i + t] at rows link_row_[2 i + t] of its
+  // W_j, for t < link_num_[i] (1 or 2).
+  std::vector<int> link_num_;
+  std::vector<int> link_subsystem_;
+  std::vector<int> link_row_;
+  // Subsystem j's constraints are touching_[touching_adr_[j] .. touching_adr_[j + 1]), with their
+  // first rows touching_row_[..] in W_j; W_j has rows_[j] rows and starts at delassus_adr_[j].
+  std::vector<int> touching_adr_;
+  std::vector<int> touching_;
+  std::vector<int> touching_row_;
+  std::vector<int> rows_;
+  std::vector<size_t> delassus_adr_;
+  std::vector<double> delassus_;       // the W_j
+  std::vector<double> free_velocity_;  // per constraint row: J v_free
+  std::vector<double> column_;         // nv: A_j^{-1} J_j^T e_r on one subsystem's dofs
   std::vector<double> force_;          // nv: J^T lambda
   std::vector<IslandSolveResult> island_results_;
   ResidualWorkspace residual_;
