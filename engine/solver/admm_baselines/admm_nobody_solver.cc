@@ -39,8 +39,9 @@ AdmmNoBodySolver::AdmmNoBodySolver(const Model& m)
 }
 
 template <class Visit>
-void AdmmNoBodySolver::ForEachSlack(const Model& m, const Data& d, int j,
+void AdmmNoBodySolver::ForEachSlack(const Model& m, const Data& d, int subsystem,
                                     const Visit& visit) const {
+  const int j = subsystem;
   const ConstraintSet& set = d.constraints;
   const int dof_begin = m.subsystem_dof_adr[j];
   const int dof_end = dof_begin + m.subsystem_dof_num[j];
@@ -57,7 +58,8 @@ void AdmmNoBodySolver::ForEachSlack(const Model& m, const Data& d, int j,
   }
 }
 
-void AdmmNoBodySolver::Assemble(const Model& m, const Data& d, int j) {
+void AdmmNoBodySolver::Assemble(const Model& m, const Data& d, int subsystem) {
+  const int j = subsystem;
   const ConstraintSet& set = d.constraints;
   const TreeSparseLayout& layout = d.mass_layout;
   const int dof_begin = m.subsystem_dof_adr[j];
@@ -88,9 +90,10 @@ void AdmmNoBodySolver::Assemble(const Model& m, const Data& d, int j) {
   });
 }
 
-bool AdmmNoBodySolver::Refactor(int j, double beta) {
-  llt_[j].compute(mass_[j] + beta * gram_[j]);
-  return llt_[j].info() == Eigen::Success;
+bool AdmmNoBodySolver::Refactor(int subsystem, double beta) {
+  Eigen::LLT<Eigen::MatrixXd>& llt = llt_[subsystem];
+  llt.compute(mass_[subsystem] + beta * gram_[subsystem]);
+  return llt.info() == Eigen::Success;
 }
 
 void AdmmNoBodySolver::SolveIsland(const Model& m, Data& d, const SolverOptions& options,
@@ -204,7 +207,7 @@ void AdmmNoBodySolver::SolveIsland(const Model& m, Data& d, const SolverOptions&
       for (int r = 0; r < constraint.dim; ++r)
         velocity[r] = slack_velocity[0][r] + slack_velocity[1][r];
       double* lambda = set.lambda.data() + constraint.row_adr;
-      double updated[3] = {0, 0, 0};
+      double updated[6] = {0, 0, 0, 0, 0, 0};  // UpdateImpulse writes dim <= 3 values
       const double beta_i = beta * penalty_scale_[c];
       UpdateImpulse(constraint, velocity, set.bias.data() + constraint.row_adr, lambda, beta_i,
                     blocks, updated);

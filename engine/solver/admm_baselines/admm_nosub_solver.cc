@@ -228,12 +228,12 @@ void AdmmNoSubSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& 
     // Eqs. (36)-(39) with |Z_i| = 1: impulses and slacks per constraint.
     for_constraints([&](int c) {
       const Constraint& constraint = set.constraints[c];
-      double constraint_velocity[3];
+      double constraint_velocity[3] = {0, 0, 0};
       apply(c, velocity, constraint_velocity);
       double* lambda = set.lambda.data() + constraint.row_adr;
       double* slack = slack_.data() + constraint.row_adr;
       double* slack_change = slack_change_.data() + constraint.row_adr;
-      double updated[3] = {0, 0, 0};
+      double updated[6] = {0, 0, 0, 0, 0, 0};  // UpdateImpulse writes dim <= 3 values
       const double beta_i = beta * penalty_scale_[c];
       UpdateImpulse(constraint, constraint_velocity, set.bias.data() + constraint.row_adr, lambda,
                     beta_i, 1, updated);
@@ -353,9 +353,8 @@ void AdmmNoSubSolver::Solve(const Model& m, Data& d, const SolverOptions& option
     velocity_.resize(total_dofs);
     force_.resize(total_dofs);
   }
-  if (column_start_.size() < static_cast<size_t>(total_dofs + islands.num)) {
-    column_start_.resize(total_dofs + islands.num);
-  }
+  const size_t column_starts = static_cast<size_t>(total_dofs) + islands.num;
+  if (column_start_.size() < column_starts) column_start_.resize(column_starts);
   if (keys_.size() < total_keys) {
     keys_.resize(total_keys);
     row_index_.resize(total_keys);

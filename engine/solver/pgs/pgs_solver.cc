@@ -74,7 +74,8 @@ void PgsSolver::LinkConstraints(const Model& m, const Data& d) {
 // W_j = J_j A_j^{-1} J_j^T: one tree-LDL^T solve on j's dofs per row of a constraint touching j
 // gives the column A_j^{-1} J_j^T e_r, whose products with the rows of the constraints touching j
 // fill W_j's column.
-void PgsSolver::BuildDelassus(const Model& m, const Data& d, int j) {
+void PgsSolver::BuildDelassus(const Model& m, const Data& d, int subsystem) {
+  const int j = subsystem;
   const ConstraintSet& set = d.constraints;
   const int dof_begin = m.subsystem_dof_adr[j];
   const int dof_end = dof_begin + m.subsystem_dof_num[j];
