@@ -12,6 +12,11 @@
 // CHOLMOD allocates internally with malloc: on every new pattern (the matrix, the symbolic
 // factor), and on each numeric factorization (supernodal workspace). That is acceptable for a
 // baseline, but unlike the rest of the engine a step through this class is not allocation-free.
+// Debian's CHOLMOD is also built with OpenMP: for larger matrices (seen with 600 rows, not with
+// 18) its numeric factorization runs short parallel loops on libgomp's own threads, outside TBB
+// and alsim's thread count. The results do not depend on it (300 steps of ball_pile's 600-dof
+// island through "No Sub" are bit-identical for 1 and 2 TBB threads); ThreadSanitizer, which
+// cannot see libgomp's barriers, reports those loops as races inside libcholmod.
 #pragma once
 
 #include <memory>
