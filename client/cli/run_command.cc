@@ -311,11 +311,11 @@ int RunCommand(const std::vector<std::string>& args) {
   }
   Data data(model);
   // Creating the solver here, as Step() would on its first call, keeps its setup out of the
-  // timed loop and tells an unimplemented solver apart from bad options.
+  // timed loop. Every SolverType has a solver; a null one would mean a type the engine lacks.
   data.solver = MakeConstraintSolver(options.solver.type, model);
   if (data.solver == nullptr) {
-    std::cerr << "alsim: run: solver '" << SolverName(options.solver.type)
-              << "' is not implemented in this build of the engine\n";
+    std::cerr << "alsim: run: the engine cannot create solver '" << SolverName(options.solver.type)
+              << "'\n";
     return 2;
   }
 

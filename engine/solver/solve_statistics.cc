@@ -32,4 +32,17 @@ void ReportSolveStatistics(const Model& m, const Data& d, const SolverOptions& o
   }
 }
 
+bool RecordIterationAndCheckStop(double primal, double dual, const SolverOptions& options,
+                                 double deadline_us, IslandSolveResult* result) {
+  ++result->iterations;
+  result->primal_residual = primal;
+  result->dual_residual = dual;
+  if (primal + dual < options.tolerance) {
+    result->converged = true;
+    return true;
+  }
+  if (result->iterations >= options.max_iterations) return true;
+  return deadline_us > 0 && SteadyMicroseconds() >= deadline_us;
+}
+
 }  // namespace alsim

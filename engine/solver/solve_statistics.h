@@ -21,6 +21,12 @@ struct IslandSolveResult {
   bool converged = false;      // stopped by the tolerance, not by the cap or the deadline
 };
 
+// Records one finished ADMM iteration of an island (its count and eq. 42 residuals) and says
+// whether to stop (Algorithm 2, line 13): at the tolerance (then `converged`), at the iteration
+// cap, or past the deadline (microseconds of SteadyMicroseconds(); 0 for none).
+bool RecordIterationAndCheckStop(double primal, double dual, const SolverOptions& options,
+                                 double deadline_us, IslandSolveResult* result);
+
 // Fills *stats: island, constraint and contact counts, iterations (the most and the mean over
 // islands), the largest residuals over islands, solve_seconds since `start_us`
 // (SteadyMicroseconds()), then, when options.compute_residual, the Sec. VII contact_residual of

@@ -242,16 +242,7 @@ void AdmmNoBodySolver::SolveIsland(const Model& m, Data& d, const SolverOptions&
     double primal = 0, dual = 0;
     for (int s = 0; s < num_constraints; ++s) primal = std::max(primal, primal_[constraints[s]]);
     for (int s = 0; s < num_subsystems; ++s) dual = std::max(dual, subsystem_dual_[subsystems[s]]);
-    ++result.iterations;
-    result.primal_residual = primal;
-    result.dual_residual = dual;
-
-    if (primal + dual < options.tolerance) {
-      result.converged = true;
-      break;
-    }
-    if (result.iterations >= options.max_iterations) break;
-    if (deadline_us > 0 && SteadyMicroseconds() >= deadline_us) break;
+    if (RecordIterationAndCheckStop(primal, dual, options, deadline_us, &result)) break;
 
     // Eq. (43): rebalance beta and refactor every subsystem; lambda and z are kept.
     const double adapted =

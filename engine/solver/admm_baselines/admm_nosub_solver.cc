@@ -269,16 +269,7 @@ void AdmmNoSubSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& 
       for (int i = begin; i < begin + m.subsystem_dof_num[j]; ++i) dual2 += force[i] * force[i];
       dual = std::max(dual, std::sqrt(dual2));
     }
-    ++result.iterations;
-    result.primal_residual = primal;
-    result.dual_residual = dual;
-
-    if (primal + dual < options.tolerance) {
-      result.converged = true;
-      break;
-    }
-    if (result.iterations >= options.max_iterations) break;
-    if (deadline_us > 0 && SteadyMicroseconds() >= deadline_us) break;
+    if (RecordIterationAndCheckStop(primal, dual, options, deadline_us, &result)) break;
 
     // Eq. (43): rebalance beta and refactor (numeric only); lambda and z are kept.
     const double adapted =

@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "engine/linalg/cholmod_llt.h"
-#include "engine/solver/admm_baselines/admm_penalty.h"
+#include "engine/solver/admm_penalty.h"
 #include "engine/solver/constraint_ops.h"
 #include "engine/solver/joint_space_jacobian.h"
 #include "engine/solver/solve_statistics.h"

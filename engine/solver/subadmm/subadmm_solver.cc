@@ -6,6 +6,7 @@
 #include "engine/core/parallel.h"
 #include "engine/dynamics/tree_ldl.h"
 #include "engine/solver/impulse_update.h"
+#include "engine/solver/solve_statistics.h"
 
 namespace alsim {
 namespace {
@@ -15,9 +16,6 @@ namespace {
 constexpr int kParallelSubsystems = 4;    // subsystems per island
 constexpr int kParallelConstraints = 96;  // constraints per island
 constexpr int kConstraintsPerTask = 32;
-
-// beta stays within these factors of beta0 (a safety net; not in the paper).
-constexpr double kBetaRange = 1e3;
 
 template <class Body>
 void MaybeParallel(int n, int threshold, int grain, const Body& body) {
@@ -41,8 +39,7 @@ int SubsystemNnzEnd(const Model& m, const Data& d, int j) {
 SubAdmmSolver::SubAdmmSolver(const Model& m)
     : body_gram_(m.nbody, Mat6::Zero()),
       body_has_gram_(m.nbody, 0),
-      body_block_count_(m.nbody, 0),
-      dof_block_count_(m.nv, 0),
+      penalty_(m),
       body_velocity_(m.nbody, Vec6::Zero()),
       body_force_(m.nbody, Vec6::Zero()),
       body_impulse_(m.nbody, Vec6::Zero()),
@@ -76,9 +73,7 @@ void SubAdmmSolver::BuildGramMatrix(const Model& m, const Data& d, int j) {
   for (int b = body_begin; b < body_end; ++b) {
     body_gram_[b].setZero();
     body_has_gram_[b] = 0;
-    body_block_count_[b] = 0;
   }
-  for (int i = dof_begin; i < dof_end; ++i) dof_block_count_[i] = 0;
   for (int k = subsystem_blocks_.adr[j]; k < subsystem_blocks_.adr[j + 1]; ++k) {
     const ConstraintBlock& block = set.blocks[subsystem_blocks_.blocks[k]];
     const int dim = set.constraints[block.constraint].dim;
@@ -86,9 +81,6 @@ void SubAdmmSolver::BuildGramMatrix(const Model& m, const Data& d, int j) {
       body_gram_[block.body].noalias() +=
           block.map.topRows(dim).transpose() * block.map.topRows(dim);
       body_has_gram_[block.body] = 1;
-      ++body_block_count_[block.body];
-    } else {
-      ++dof_block_count_[block.dof];
     }
   }
   for (int b = body_end - 1; b > body_begin; --b) {
@@ -131,58 +123,6 @@ void SubAdmmSolver::Refactor(const Model& m, const Data& d, int j, double beta) 
                      m.subsystem_dof_adr[j] + m.subsystem_dof_num[j], system_factor_.data());
 }
 
-// Algorithm 2, line 3: beta0 = geometric mean over bodies with contacts of m_k / n_k, beta being
-// a "pseudo-density" (Sec. VI-D). Needs BuildGramMatrix (the block counts) for the island. An
-// island with joint-space rows only uses their pseudo-densities (see PenaltyScales).
-double SubAdmmSolver::InitialBeta(const Model& m, const Data& d, int island) {
-  const Islands& islands = d.islands;
-  double body_log_sum = 0, joint_log_sum = 0;
-  int body_count = 0, joint_count = 0;
-  for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
-    const int j = islands.subsystems[s];
-    const int body_begin = m.subsystem_body_adr[j];
-    for (int b = body_begin; b < body_begin + m.subsystem_body_num[j]; ++b) {
-      if (body_block_count_[b] > 0 && m.body_mass[b] > 0) {
-        body_log_sum += std::log(m.body_mass[b] / body_block_count_[b]);
-        ++body_count;
-      }
-    }
-    const int dof_begin = m.subsystem_dof_adr[j];
-    for (int i = dof_begin; i < dof_begin + m.subsystem_dof_num[j]; ++i) {
-      const double diagonal = d.qA[d.mass_layout.row_adr[i]];
-      if (dof_block_count_[i] > 0 && diagonal > 0) {
-        joint_log_sum += std::log(diagonal / dof_block_count_[i]);
-        ++joint_count;
-      }
-    }
-  }
-  if (body_count > 0) return std::exp(body_log_sum / body_count);
-  return joint_count > 0 ? std::exp(joint_log_sum / joint_count) : 1.0;
-}
-
-// Per-constraint penalties beta_i = s_i beta [OURS]. A single beta cannot suit both contact rows
-// (impulses in N s on velocities in m/s: beta in kg) and joint-space rows (N m s on rad/s: kg m^2),
-// whose pseudo-densities differ by orders of magnitude (a Laikago knee: 0.02 kg m^2 against a
-// 3 kg foot share). So a joint-space row starts at its own pseudo-density, A_mm / (c^2 n_m) with
-// n_m the rows on its dof, and beta's adaptation (eq. 43) scales all rows together. ADMM remains
-// ADMM with a diagonal penalty matrix; body-space rows keep s_i = 1 as in the paper.
-void SubAdmmSolver::PenaltyScales(const Data& d, int island, double beta0) {
-  const ConstraintSet& set = d.constraints;
-  const Islands& islands = d.islands;
-  for (int s = islands.constraint_adr[island]; s < islands.constraint_adr[island + 1]; ++s) {
-    const int i = islands.constraints[s];
-    const Constraint& c = set.constraints[i];
-    const ConstraintBlock& block = set.blocks[c.block_adr];
-    double scale = 1.0;
-    if (block.body < 0) {
-      const double diagonal = d.qA[d.mass_layout.row_adr[block.dof]];
-      const double c2 = block.dof_coefficient * block.dof_coefficient;
-      if (diagonal > 0 && c2 > 0) scale = diagonal / (c2 * dof_block_count_[block.dof]) / beta0;
-    }
-    penalty_scale_[i] = scale;
-  }
-}
-
 void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& options,
                                 double deadline_us, int island) {
   ConstraintSet& set = d.constraints;
@@ -210,9 +150,9 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
   // Lines 4-7: matrices, beta0, factorizations, and z^0_ij = J_ij v_k [OURS] (the warm-start
   // impulses are already in lambda).
   for_subsystems([&](int j) { BuildGramMatrix(m, d, j); });
-  double beta = InitialBeta(m, d, island);
+  double beta = penalty_.InitialBeta(m, d, island);
   result.beta0 = beta;
-  PenaltyScales(d, island, beta);
+  penalty_.Scales(d, island, beta, penalty_scale_.data());
   for_subsystems([&](int j) {
     AddJointGram(m, d, j);
     Refactor(m, d, j, beta);
@@ -286,29 +226,16 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
     for (int s = 0; s < num_constraints; ++s)
       primal = std::max(primal, impulse_change_[constraints[s]]);
     for (int s = 0; s < num_subsystems; ++s) dual = std::max(dual, subsystem_dual_[subsystems[s]]);
-    ++result.iterations;
-    result.primal_residual = primal;
-    result.dual_residual = dual;
     if (record_history_ && island == 0) history_.push_back(primal + dual);
-
     // Line 13: stop on tolerance, iteration cap or time budget.
-    if (primal + dual < options.tolerance) {
-      result.converged = true;
-      break;
-    }
-    if (result.iterations >= options.max_iterations) break;
-    if (deadline_us > 0 && SteadyMicroseconds() >= deadline_us) break;
+    if (RecordIterationAndCheckStop(primal, dual, options, deadline_us, &result)) break;
 
     // Line 16, eq. (43): rebalance beta; lambda (and so u) is kept, z too.
-    if (options.adaptive_beta && result.iterations % options.beta_update_interval == 0 &&
-        primal > 0 && dual > 0 &&
-        (primal > options.beta_gamma * dual || dual > options.beta_gamma * primal)) {
-      const double scaled = std::clamp(beta * std::sqrt(primal / dual), result.beta0 / kBetaRange,
-                                       result.beta0 * kBetaRange);
-      if (scaled != beta) {
-        beta = scaled;
-        for_subsystems([&](int j) { Refactor(m, d, j, beta); });
-      }
+    const double adapted =
+        AdaptedBeta(beta, result.beta0, primal, dual, result.iterations, options);
+    if (adapted != beta) {
+      beta = adapted;
+      for_subsystems([&](int j) { Refactor(m, d, j, beta); });
     }
   }
   result.beta = beta;
@@ -320,6 +247,7 @@ void SubAdmmSolver::Solve(const Model& m, Data& d, const SolverOptions& options,
   const ConstraintSet& set = d.constraints;
   const Islands& islands = d.islands;
   subsystem_blocks_.Build(m, set);
+  penalty_.CountBlocks(m, d);
   if (impulse_change_.size() < set.constraints.size()) {
     impulse_change_.resize(set.constraints.size());
     penalty_scale_.resize(set.constraints.size());
@@ -329,24 +257,7 @@ void SubAdmmSolver::Solve(const Model& m, Data& d, const SolverOptions& options,
 
   ParallelFor(0, islands.num, 1, [&](int k) { SolveIsland(m, d, options, deadline_us, k); });
 
-  SolverStatistics& s = *stats;
-  s = SolverStatistics{};
-  s.islands = islands.num;
-  s.constraints = static_cast<int>(set.constraints.size());
-  s.contacts = set.num_contacts;
-  long total_iterations = 0;
-  for (const IslandResult& r : island_results_) {
-    total_iterations += r.iterations;
-    s.max_iterations = std::max(s.max_iterations, r.iterations);
-    s.primal_residual = std::max(s.primal_residual, r.primal_residual);
-    s.dual_residual = std::max(s.dual_residual, r.dual_residual);
-  }
-  s.mean_iterations = islands.num > 0 ? static_cast<double>(total_iterations) / islands.num : 0;
-  s.solve_seconds = (SteadyMicroseconds() - start) * 1e-6;
-  if (options.compute_residual) {
-    residual_.Resize(m, set.num_rows);
-    s.contact_residual = ContactResidual(m, d, subsystem_blocks_, residual_);
-  }
+  ReportSolveStatistics(m, d, options, island_results_, start, subsystem_blocks_, residual_, stats);
 }
 
 }  // namespace alsim

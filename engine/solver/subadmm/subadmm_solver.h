@@ -13,7 +13,9 @@
 
 #include <vector>
 
+#include "engine/solver/admm_penalty.h"
 #include "engine/solver/constraint_ops.h"
+#include "engine/solver/solve_statistics.h"
 #include "engine/solver/solver.h"
 
 namespace alsim {
@@ -26,14 +28,7 @@ class SubAdmmSolver final : public ConstraintSolver {
              SolverStatistics* stats) override;
 
   // Per-island results of the last Solve (for tests and diagnostics).
-  struct IslandResult {
-    int iterations = 0;
-    double primal_residual = 0;  // theta_p of eq. (42), m/s
-    double dual_residual = 0;    // theta_d of eq. (42), N s
-    double beta0 = 0;            // initial penalty: geometric mean of pseudo-densities, kg
-    double beta = 0;             // final penalty, kg
-    bool converged = false;
-  };
+  using IslandResult = IslandSolveResult;
   const std::vector<IslandResult>& island_results() const { return island_results_; }
   // theta_p + theta_d after each iteration of island 0 in the last Solve, when recording is on.
   void set_record_history(bool on) { record_history_ = on; }
@@ -45,22 +40,18 @@ class SubAdmmSolver final : public ConstraintSolver {
   void BuildGramMatrix(const Model& m, const Data& d, int subsystem);
   void Refactor(const Model& m, const Data& d, int subsystem, double beta);
   void AddJointGram(const Model& m, const Data& d, int subsystem);
-  double InitialBeta(const Model& m, const Data& d, int island);
-  void PenaltyScales(const Data& d, int island, double beta0);
 
   SubsystemBlocks subsystem_blocks_;
-  std::vector<Mat6> body_gram_;      // sum of map^T map over the body's blocks, then composite
-  std::vector<char> body_has_gram_;  // the body's subtree has a body-space block
-  std::vector<int> body_block_count_;
-  std::vector<double> dof_gram_;  // sum of c^2 over the dof's joint-space blocks (nv)
-  std::vector<int> dof_block_count_;
-  std::vector<double> gram_matrix_;           // sum_i J_ij^T J_ij, mass_layout (nnz)
-  std::vector<double> system_factor_;         // A + beta sum_i J_ij^T J_ij, factored (nnz)
-  std::vector<Vec6> body_velocity_;           // nbody
-  std::vector<Vec6> body_force_;              // nbody: sum s_i J_i,b^T z_ib over the subtree
-  std::vector<Vec6> body_impulse_;            // nbody: sum J_i,b^T lambda_i over the subtree
-  std::vector<double> slack_force_;           // sum_i J_ij^T z_ij (nv)
-  std::vector<double> impulse_force_;         // sum_i J_ij^T lambda_i (nv)
+  std::vector<Mat6> body_gram_;        // sum of map^T map over the body's blocks, then composite
+  std::vector<char> body_has_gram_;    // the body's subtree has a body-space block
+  AdmmPenalty penalty_;                // beta0, per-row penalty scales and eq. (43), shared
+  std::vector<double> gram_matrix_;    // sum_i J_ij^T J_ij, mass_layout (nnz)
+  std::vector<double> system_factor_;  // A + beta sum_i J_ij^T J_ij, factored (nnz)
+  std::vector<Vec6> body_velocity_;    // nbody
+  std::vector<Vec6> body_force_;       // nbody: sum s_i J_i,b^T z_ib over the subtree
+  std::vector<Vec6> body_impulse_;     // nbody: sum J_i,b^T lambda_i over the subtree
+  std::vector<double> slack_force_;    // sum_i J_ij^T z_ij (nv)
+  std::vector<double> impulse_force_;  // sum_i J_ij^T lambda_i (nv)
   std::vector<double> previous_slack_force_;  // nv
   std::vector<double> impulse_change_;        // ||J_ij v_j - z_ij|| = ||lambda change|| / beta_i
   std::vector<double> penalty_scale_;         // s_i: constraint i has the penalty s_i beta

@@ -1,5 +1,5 @@
-// The penalty beta of the ADMM baselines ("No Sub", "No Body"), chosen exactly as SubAdmmSolver
-// chooses its own, so that the ablations of Table III differ from SubADMM only in their
+// The penalty beta of the ADMM solvers (SubADMM and the baselines "No Sub", "No Body"): one rule
+// for all three, so that the ablations of Table III differ from SubADMM only in their
 // splitting:
 // - beta0 (Algorithm 2, line 3; Sec. VI-D): the geometric mean over the island's bodies that
 //   carry constraint blocks of m_k / n_k, n_k the number of blocks on body k (beta as a

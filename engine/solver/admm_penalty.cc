@@ -1,4 +1,4 @@
-#include "engine/solver/admm_baselines/admm_penalty.h"
+#include "engine/solver/admm_penalty.h"
 
 #include <algorithm>
 #include <cmath>
