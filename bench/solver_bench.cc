@@ -16,8 +16,7 @@
 #include <string>
 #include <vector>
 
-#include <oneapi/tbb/global_control.h>
-
+#include "engine/core/parallel.h"
 #include "engine/model/model_import.h"
 #include "engine/sim/step.h"
 
@@ -55,8 +54,7 @@ struct SolveSample {
 
 // Lands the robots (1 s with default SubADMM), then measures `window` steps with `type` at a
 // fixed 100 iterations (tolerance 0, so every island runs all of them, as in the paper).
-SolveSample MeasureSolver(const Model& model, SolverType type, int threads, int window) {
-  tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+SolveSample MeasureSolverInArena(const Model& model, SolverType type, int window) {
   Data d(model);
   while (d.time < 1.0) Step(model, d);
   StepOptions options;
@@ -75,6 +73,12 @@ SolveSample MeasureSolver(const Model& model, SolverType type, int threads, int 
   sample.solve_ms /= window;
   sample.residual /= window;
   sample.contacts /= window;
+  return sample;
+}
+
+SolveSample MeasureSolver(const Model& model, SolverType type, int threads, int window) {
+  SolveSample sample;
+  RunWithThreads(threads, [&] { sample = MeasureSolverInArena(model, type, window); });
   return sample;
 }
 
@@ -119,8 +123,7 @@ struct RunSample {
   double mean_residual = 0;
 };
 
-RunSample RunAlsim(const Model& model, int threads, int steps) {
-  tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+RunSample RunAlsimInArena(const Model& model, int steps) {
   Data d(model);
   RunSample sample;
   const auto start = Clock::now();
@@ -134,6 +137,12 @@ RunSample RunAlsim(const Model& model, int threads, int steps) {
   sample.steps_per_second = steps / Seconds(start);
   sample.mean_contacts /= steps;
   sample.mean_residual /= steps;
+  return sample;
+}
+
+RunSample RunAlsim(const Model& model, int threads, int steps) {
+  RunSample sample;
+  RunWithThreads(threads, [&] { sample = RunAlsimInArena(model, steps); });
   return sample;
 }
 

@@ -10,11 +10,10 @@
 #include <cstdlib>
 #include <iostream>
 
-#include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/info.h>
-#include <oneapi/tbb/task_arena.h>
 
 #include "client/cli/json_writer.h"
+#include "engine/core/parallel.h"
 #include "engine/model/model_import.h"
 #include "engine/sim/data.h"
 #include "engine/sim/state_hash.h"
@@ -319,13 +318,8 @@ int RunCommand(const std::vector<std::string>& args) {
     return 2;
   }
 
-  // global_control caps TBB's workers at T (also below the default); the arena gives T slots so
-  // that T above the core count still runs T threads (how determinism across counts is tested).
-  const tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism,
-                                        static_cast<size_t>(options.threads));
-  tbb::task_arena arena(options.threads);
   RunStatistics stats;
-  arena.execute([&] { stats = Simulate(model, data, options); });
+  RunWithThreads(options.threads, [&] { stats = Simulate(model, data, options); });
 
   if (stats.status == StepStatus::kInvalidOptions) {
     std::cerr << "alsim: run: the engine refused the step options (solver "

@@ -9,8 +9,12 @@
 // so TSan still reports genuine races between tasks. Elsewhere the annotations compile to nothing.
 #pragma once
 
+#include <cstddef>
+
 #include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/task_arena.h>
 
 #if defined(__SANITIZE_THREAD__)
 extern "C" void __tsan_acquire(void* addr);
@@ -37,6 +41,19 @@ void ParallelFor(int begin, int end, int grain, const Body& body) {
                       ALSIM_TSAN_RELEASE(&join);
                     });
   ALSIM_TSAN_ACQUIRE(&join);
+}
+
+// Runs fn() on exactly `threads` TBB threads (the caller's included). global_control caps TBB's
+// workers (also below the core count); the arena gives `threads` slots, so counts above the core
+// count still run that many threads (how determinism across counts is tested). An arena is
+// needed, not global_control alone: the calling thread's implicit arena keeps the concurrency
+// it had when first used, so a later, larger cap would not reach it.
+template <class Fn>
+void RunWithThreads(int threads, const Fn& fn) {
+  const tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism,
+                                        static_cast<std::size_t>(threads));
+  tbb::task_arena arena(threads);
+  arena.execute(fn);
 }
 
 }  // namespace alsim

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
-#include <oneapi/tbb/global_control.h>
+#include "engine/core/parallel.h"
 
 #include <map>
 #include <random>
@@ -234,9 +234,10 @@ TEST(CollisionTest, SwappingTheGeomsFlipsTheNormalOnly) {
 }
 
 std::vector<Contact> CollideWithThreads(const testing::OracleScene& scene, Data& d, int threads) {
-  const tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
-  Kinematics(scene.model(), d);
-  Collision(scene.model(), d);
+  RunWithThreads(threads, [&] {
+    Kinematics(scene.model(), d);
+    Collision(scene.model(), d);
+  });
   return d.contact;
 }
 

@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <string>
 
-#include <oneapi/tbb/global_control.h>
+#include "engine/core/parallel.h"
 
 #include "engine/model/model_import.h"
 #include "engine/sim/step.h"
@@ -243,10 +243,12 @@ TEST(SubAdmmConvergenceTest, ResidualsFallOverIterations) {
 // ---- determinism ---------------------------------------------------------------------------
 
 std::vector<double> FinalState(const Model& model, int threads, int steps) {
-  tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
   Data d(model);
   for (int u = 0; u < model.nu; ++u) d.ctrl[u] = 0.2 * std::sin(u);
-  for (int n = 0; n < steps; ++n) Step(model, d);
+  RunWithThreads(threads, [&] {
+    EXPECT_EQ(tbb::this_task_arena::max_concurrency(), threads) << "really runs on T threads";
+    for (int n = 0; n < steps; ++n) Step(model, d);
+  });
   std::vector<double> state = d.qpos;
   state.insert(state.end(), d.qvel.begin(), d.qvel.end());
   return state;

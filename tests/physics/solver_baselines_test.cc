@@ -14,6 +14,8 @@
 
 #include <oneapi/tbb/global_control.h>
 
+#include "engine/core/parallel.h"
+
 #include "engine/model/model_import.h"
 #include "engine/sim/step.h"
 #include "engine/solver/admm_baselines/admm_nosub_solver.h"
@@ -288,12 +290,13 @@ std::string SeveralIslands() {
 }
 
 std::vector<double> QposAfterFiftySteps(const Model& model, SolverType type, int threads) {
-  const tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism, threads);
   Data d(model);
   for (int k = 0; k < model.nv; ++k) d.qvel[k] = 0.1 * std::sin(1.0 + k);  // all move
   StepOptions options;
   options.solver.type = type;
-  for (int n = 0; n < 50; ++n) EXPECT_EQ(Step(model, d, options), StepStatus::kOk);
+  RunWithThreads(threads, [&] {
+    for (int n = 0; n < 50; ++n) EXPECT_EQ(Step(model, d, options), StepStatus::kOk);
+  });
   EXPECT_GE(d.islands.num, 4) << SolverName(type);
   return d.qpos;
 }
