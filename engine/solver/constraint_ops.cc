@@ -1,5 +1,6 @@
 #include "engine/solver/constraint_ops.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/dynamics/tree_ldl.h"
@@ -50,8 +51,11 @@ double ContactResidual(const Model& m, const Data& d, const SubsystemBlocks& sub
     if (subsystem_blocks.adr[j] == subsystem_blocks.adr[j + 1]) continue;
     GatherSubsystemForces(
         m, d, set, subsystem_blocks, j,
-        [&](int k) { return lambda + set.constraints[set.blocks[k].constraint].row_adr; },
-        work.body_force.data(), work.tau.data());
+        [&](int k, double* y) {
+          const Constraint& c = set.constraints[set.blocks[k].constraint];
+          std::copy(lambda + c.row_adr, lambda + c.row_adr + c.dim, y);
+        },
+        nullptr, work.body_force.data(), work.tau.data());
     const int begin = m.subsystem_dof_adr[j], end = begin + m.subsystem_dof_num[j];
     for (int i = begin; i < end; ++i) work.v[i] = d.solver_rhs[i] + work.tau[i];
     TreeLdlSolveRange(d.mass_layout, begin, end, d.qA_factor.data(), work.v.data());

@@ -37,97 +37,46 @@ inline void ApplyBlock(const ConstraintBlock& block, int dim, const Vec6* body_v
   }
 }
 
-struct UnitBlockScale {
-  double operator()(int /*block*/) const { return 1.0; }
-};
-
-// tau = sum over the subsystem's blocks k of s_k J_k^T y_k, written to subsystem j's dofs of tau
-// (nv), with y_k = value(block index) (dim values) and s_k = scale(block index) (default 1).
-// body_force (nbody) is scratch.
-template <class BlockValue, class BlockScale = UnitBlockScale>
+// tau = sum over subsystem j's blocks k of J_k^T y_k, written to j's dofs of tau (nv), where
+// block_value(k, y) writes the dim values y_k of block k (k a block index of `set`). Bodies whose
+// subtree has no body-space block (subtree_active[b] == 0) are skipped; subtree_active may be
+// null (no skipping). body_force (nbody) is scratch.
+template <class BlockValue>
 void GatherSubsystemForces(const Model& m, const Data& d, const ConstraintSet& set,
                            const SubsystemBlocks& subsystem_blocks, int subsystem,
-                           const BlockValue& value, Vec6* body_force, double* tau,
-                           const BlockScale& scale = {}) {
+                           const BlockValue& block_value, const char* subtree_active,
+                           Vec6* body_force, double* tau) {
   const int body_begin = m.subsystem_body_adr[subsystem];
   const int body_end = body_begin + m.subsystem_body_num[subsystem];
   const int dof_begin = m.subsystem_dof_adr[subsystem];
   const int dof_end = dof_begin + m.subsystem_dof_num[subsystem];
-  for (int b = body_begin; b < body_end; ++b) body_force[b].setZero();
+  auto active = [&](int b) { return subtree_active == nullptr || subtree_active[b] != 0; };
+  for (int b = body_begin; b < body_end; ++b) {
+    if (active(b)) body_force[b].setZero();
+  }
   for (int i = dof_begin; i < dof_end; ++i) tau[i] = 0;
   for (int k = subsystem_blocks.adr[subsystem]; k < subsystem_blocks.adr[subsystem + 1]; ++k) {
     const int index = subsystem_blocks.blocks[k];
     const ConstraintBlock& block = set.blocks[index];
     const int dim = set.constraints[block.constraint].dim;
-    const double* y = value(index);
-    const double s = scale(index);
+    double y[6];
+    block_value(index, y);
     if (block.body >= 0) {
-      for (int r = 0; r < dim; ++r) {
-        body_force[block.body] += block.map.row(r).transpose() * (s * y[r]);
-      }
+      Vec6& force = body_force[block.body];
+      for (int r = 0; r < dim; ++r) force += block.map.row(r).transpose() * y[r];
     } else {
-      tau[block.dof] += block.dof_coefficient * s * y[0];
+      tau[block.dof] += block.dof_coefficient * y[0];
     }
   }
   // Backward pass: a body's force acts on every dof between it and the root.
   for (int b = body_end - 1; b >= body_begin; --b) {
+    if (!active(b)) continue;
     for (int k = 0; k < m.body_dof_num[b]; ++k) {
       const int dof = m.body_dof_adr[b] + k;
       tau[dof] += d.cdof[dof].dot(body_force[b]);
     }
     const int parent = m.body_parent[b];
     if (parent >= body_begin) body_force[parent] += body_force[b];
-  }
-}
-
-// Two gathers in one pass (SubADMM needs sum s_i J^T z and sum J^T lambda every iteration):
-// tau_a = sum_k scale_a(k) J_k^T value_a(k), tau_b = sum_k J_k^T value_b(k). Bodies whose
-// subtree has no body-space block (subtree_active[b] == 0) are skipped.
-template <class ValueA, class ScaleA, class ValueB>
-void GatherSubsystemForcePair(const Model& m, const Data& d, const ConstraintSet& set,
-                              const SubsystemBlocks& subsystem_blocks, int subsystem,
-                              const ValueA& value_a, const ScaleA& scale_a, const ValueB& value_b,
-                              const char* subtree_active, Vec6* force_a, Vec6* force_b,
-                              double* tau_a, double* tau_b) {
-  const int body_begin = m.subsystem_body_adr[subsystem];
-  const int body_end = body_begin + m.subsystem_body_num[subsystem];
-  const int dof_begin = m.subsystem_dof_adr[subsystem];
-  const int dof_end = dof_begin + m.subsystem_dof_num[subsystem];
-  for (int b = body_begin; b < body_end; ++b) {
-    if (!subtree_active[b]) continue;
-    force_a[b].setZero();
-    force_b[b].setZero();
-  }
-  for (int i = dof_begin; i < dof_end; ++i) tau_a[i] = tau_b[i] = 0;
-  for (int k = subsystem_blocks.adr[subsystem]; k < subsystem_blocks.adr[subsystem + 1]; ++k) {
-    const int index = subsystem_blocks.blocks[k];
-    const ConstraintBlock& block = set.blocks[index];
-    const int dim = set.constraints[block.constraint].dim;
-    const double* a = value_a(index);
-    const double* b = value_b(index);
-    const double s = scale_a(index);
-    if (block.body >= 0) {
-      for (int r = 0; r < dim; ++r) {
-        force_a[block.body] += block.map.row(r).transpose() * (s * a[r]);
-        force_b[block.body] += block.map.row(r).transpose() * b[r];
-      }
-    } else {
-      tau_a[block.dof] += block.dof_coefficient * s * a[0];
-      tau_b[block.dof] += block.dof_coefficient * b[0];
-    }
-  }
-  for (int body = body_end - 1; body >= body_begin; --body) {
-    if (!subtree_active[body]) continue;
-    for (int k = 0; k < m.body_dof_num[body]; ++k) {
-      const int dof = m.body_dof_adr[body] + k;
-      tau_a[dof] += d.cdof[dof].dot(force_a[body]);
-      tau_b[dof] += d.cdof[dof].dot(force_b[body]);
-    }
-    const int parent = m.body_parent[body];
-    if (parent >= body_begin) {
-      force_a[parent] += force_a[body];
-      force_b[parent] += force_b[body];
-    }
   }
 }
 

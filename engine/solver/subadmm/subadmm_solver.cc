@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "engine/core/parallel.h"
 #include "engine/dynamics/tree_ldl.h"
@@ -42,10 +43,8 @@ SubAdmmSolver::SubAdmmSolver(const Model& m)
       penalty_(m),
       body_velocity_(m.nbody, Vec6::Zero()),
       body_force_(m.nbody, Vec6::Zero()),
-      body_impulse_(m.nbody, Vec6::Zero()),
-      slack_force_(m.nv, 0.0),
-      impulse_force_(m.nv, 0.0),
-      previous_slack_force_(m.nv, 0.0),
+      coupling_force_(m.nv, 0.0),
+      dual_force_(m.nv, 0.0),
       subsystem_dual_(m.nsubsystem, 0.0) {
   subsystem_blocks_.adr.reserve(m.nsubsystem + 1);
   subsystem_blocks_.cursor.reserve(m.nsubsystem + 1);
@@ -58,6 +57,7 @@ SubAdmmSolver::SubAdmmSolver(const Model& m)
   subsystem_blocks_.blocks.reserve(2 * max_constraints);
   impulse_change_.reserve(max_constraints);
   penalty_scale_.reserve(max_constraints);
+  slack_change_.reserve(2 * 3 * max_constraints);
   residual_.Resize(m, static_cast<int>(3 * max_constraints));
 }
 
@@ -123,6 +123,21 @@ void SubAdmmSolver::Refactor(const Model& m, const Data& d, int j, double beta) 
                      m.subsystem_dof_adr[j] + m.subsystem_dof_num[j], system_factor_.data());
 }
 
+void SubAdmmSolver::GatherCoupling(const Model& m, const Data& d, int j, double beta) {
+  const ConstraintSet& set = d.constraints;
+  GatherSubsystemForces(
+      m, d, set, subsystem_blocks_, j,
+      [&](int k, double* y) {
+        const ConstraintBlock& block = set.blocks[k];
+        const Constraint& c = set.constraints[block.constraint];
+        const double penalty = beta * penalty_scale_[block.constraint];
+        const double* z = set.z.data() + block.z_adr;
+        const double* lambda = set.lambda.data() + c.row_adr;
+        for (int r = 0; r < c.dim; ++r) y[r] = penalty * z[r] + lambda[r];
+      },
+      body_has_gram_.data(), body_force_.data(), coupling_force_.data());
+}
+
 void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& options,
                                 double deadline_us, int island) {
   ConstraintSet& set = d.constraints;
@@ -141,12 +156,6 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
     MaybeParallel(num_constraints, kParallelConstraints, kConstraintsPerTask,
                   [&](int s) { body(constraints[s]); });
   };
-  auto impulse_of = [&](int block) {
-    return set.lambda.data() + set.constraints[set.blocks[block].constraint].row_adr;
-  };
-  auto slack_of = [&](int block) { return set.z.data() + set.blocks[block].z_adr; };
-  auto scale_of = [&](int block) { return penalty_scale_[set.blocks[block].constraint]; };
-
   // Lines 4-7: matrices, beta0, factorizations, and z^0_ij = J_ij v_k [OURS] (the warm-start
   // impulses are already in lambda).
   for_subsystems([&](int j) { BuildGramMatrix(m, d, j); });
@@ -165,19 +174,13 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
       ApplyBlock(block, c.dim, body_velocity_.data(), d.qvel.data(), set.z.data() + block.z_adr);
     }
   });
-  for_subsystems([&](int j) {
-    GatherSubsystemForcePair(m, d, set, subsystem_blocks_, j, slack_of, scale_of, impulse_of,
-                             body_has_gram_.data(), body_force_.data(), body_impulse_.data(),
-                             slack_force_.data(), impulse_force_.data());
-  });
+  for_subsystems([&](int j) { GatherCoupling(m, d, j, beta); });
 
   while (true) {
     // Line 9, eq. (34): the velocity step.
     for_subsystems([&](int j) {
       const int begin = m.subsystem_dof_adr[j], end = begin + m.subsystem_dof_num[j];
-      for (int i = begin; i < end; ++i) {
-        d.v_hat[i] = d.solver_rhs[i] + beta * slack_force_[i] + impulse_force_[i];
-      }
+      for (int i = begin; i < end; ++i) d.v_hat[i] = d.solver_rhs[i] + coupling_force_[i];
       TreeLdlSolveRange(d.mass_layout, begin, end, system_factor_.data(), d.v_hat.data());
       SubsystemBodyVelocities(m, d, j, d.v_hat.data(), body_velocity_.data());
     });
@@ -200,32 +203,50 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
         const double change = updated[r] - lambda[r];
         change2 += change * change;
         for (int k = 0; k < c.block_num; ++k) {
-          set.z[set.blocks[c.block_adr + k].z_adr + r] = block_velocity[k][r] + change / beta_i;
+          const int z = set.blocks[c.block_adr + k].z_adr + r;
+          const double slack = block_velocity[k][r] + change / beta_i;
+          slack_change_[z] = slack - set.z[z];
+          set.z[z] = slack;
         }
         lambda[r] = updated[r];
       }
       impulse_change_[i] = std::sqrt(change2) / beta_i;  // ||J_ij v_j - z_ij||
     });
     // Eq. (42) through its identities: J_ij v_j - z_ij = -(lambda change) / beta, and the dual
-    // residual beta sum_i J_ij^T (z^l - z^{l+1}).
-    for_subsystems([&](int j) {
-      const int begin = m.subsystem_dof_adr[j], end = begin + m.subsystem_dof_num[j];
-      std::copy(slack_force_.begin() + begin, slack_force_.begin() + end,
-                previous_slack_force_.begin() + begin);
-      GatherSubsystemForcePair(m, d, set, subsystem_blocks_, j, slack_of, scale_of, impulse_of,
-                               body_has_gram_.data(), body_force_.data(), body_impulse_.data(),
-                               slack_force_.data(), impulse_force_.data());
-      double dual2 = 0;
-      for (int i = begin; i < end; ++i) {
-        const double diff = slack_force_[i] - previous_slack_force_[i];
-        dual2 += diff * diff;
-      }
-      subsystem_dual_[j] = beta * std::sqrt(dual2);
-    });
+    // residual beta ||sum_i J_ij^T (z^l - z^{l+1})||.
     double primal = 0, dual = 0;
     for (int s = 0; s < num_constraints; ++s)
       primal = std::max(primal, impulse_change_[constraints[s]]);
-    for (int s = 0; s < num_subsystems; ++s) dual = std::max(dual, subsystem_dual_[subsystems[s]]);
+    // The dual residual costs a J^T gather; it is only needed where it decides something: a stop
+    // needs primal + dual < tolerance, so not while primal alone exceeds it, and eq. (43) reads
+    // it only on its check iterations. The last iteration reports it.
+    const int iteration = result.iterations + 1;
+    const bool dual_needed =
+        record_history_ || primal < options.tolerance || iteration >= options.max_iterations ||
+        deadline_us > 0 ||
+        (options.adaptive_beta && iteration % std::max(1, options.beta_update_interval) == 0);
+    if (dual_needed) {
+      for_subsystems([&](int j) {
+        GatherSubsystemForces(
+            m, d, set, subsystem_blocks_, j,
+            [&](int k, double* y) {
+              const ConstraintBlock& block = set.blocks[k];
+              const double scale = penalty_scale_[block.constraint];
+              const double* change = slack_change_.data() + block.z_adr;
+              for (int r = 0; r < set.constraints[block.constraint].dim; ++r)
+                y[r] = scale * change[r];
+            },
+            body_has_gram_.data(), body_force_.data(), dual_force_.data());
+        const int begin = m.subsystem_dof_adr[j], end = begin + m.subsystem_dof_num[j];
+        double dual2 = 0;
+        for (int i = begin; i < end; ++i) dual2 += dual_force_[i] * dual_force_[i];
+        subsystem_dual_[j] = beta * std::sqrt(dual2);
+      });
+      for (int s = 0; s < num_subsystems; ++s)
+        dual = std::max(dual, subsystem_dual_[subsystems[s]]);
+    } else {
+      dual = std::numeric_limits<double>::infinity();  // not computed; cannot stop here
+    }
     if (record_history_ && island == 0) history_.push_back(primal + dual);
     // Line 13: stop on tolerance, iteration cap or time budget.
     if (RecordIterationAndCheckStop(primal, dual, options, deadline_us, &result)) break;
@@ -237,6 +258,7 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
       beta = adapted;
       for_subsystems([&](int j) { Refactor(m, d, j, beta); });
     }
+    for_subsystems([&](int j) { GatherCoupling(m, d, j, beta); });
   }
   result.beta = beta;
 }
@@ -248,6 +270,7 @@ void SubAdmmSolver::Solve(const Model& m, Data& d, const SolverOptions& options,
   const Islands& islands = d.islands;
   subsystem_blocks_.Build(m, set);
   penalty_.CountBlocks(m, d);
+  if (slack_change_.size() < set.z.size()) slack_change_.resize(set.z.size());
   if (impulse_change_.size() < set.constraints.size()) {
     impulse_change_.resize(set.constraints.size());
     penalty_scale_.resize(set.constraints.size());

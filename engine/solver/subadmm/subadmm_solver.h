@@ -40,6 +40,7 @@ class SubAdmmSolver final : public ConstraintSolver {
   void BuildGramMatrix(const Model& m, const Data& d, int subsystem);
   void Refactor(const Model& m, const Data& d, int subsystem, double beta);
   void AddJointGram(const Model& m, const Data& d, int subsystem);
+  void GatherCoupling(const Model& m, const Data& d, int subsystem, double beta);
 
   SubsystemBlocks subsystem_blocks_;
   std::vector<Mat6> body_gram_;        // sum of map^T map over the body's blocks, then composite
@@ -48,14 +49,14 @@ class SubAdmmSolver final : public ConstraintSolver {
   std::vector<double> gram_matrix_;    // sum_i J_ij^T J_ij, mass_layout (nnz)
   std::vector<double> system_factor_;  // A + beta sum_i J_ij^T J_ij, factored (nnz)
   std::vector<Vec6> body_velocity_;    // nbody
-  std::vector<Vec6> body_force_;       // nbody: sum s_i J_i,b^T z_ib over the subtree
-  std::vector<Vec6> body_impulse_;     // nbody: sum J_i,b^T lambda_i over the subtree
-  std::vector<double> slack_force_;    // sum_i J_ij^T z_ij (nv)
-  std::vector<double> impulse_force_;  // sum_i J_ij^T lambda_i (nv)
-  std::vector<double> previous_slack_force_;  // nv
-  std::vector<double> impulse_change_;        // ||J_ij v_j - z_ij|| = ||lambda change|| / beta_i
-  std::vector<double> penalty_scale_;         // s_i: constraint i has the penalty s_i beta
-  std::vector<double> subsystem_dual_;        // theta_d term per subsystem
+  std::vector<Vec6> body_force_;       // nbody: scratch of the J^T gathers
+  // sum_i J_ij^T (beta s_i z_ij + lambda_i): the v-step's right-hand side less b_j (nv).
+  std::vector<double> coupling_force_;
+  std::vector<double> slack_change_;    // z^{l+1} - z^l, laid out as z
+  std::vector<double> dual_force_;      // sum_i s_i J_ij^T (z^{l+1} - z^l) (nv)
+  std::vector<double> impulse_change_;  // ||J_ij v_j - z_ij|| = ||lambda change|| / beta_i
+  std::vector<double> penalty_scale_;   // s_i: constraint i has the penalty s_i beta
+  std::vector<double> subsystem_dual_;  // theta_d term per subsystem
   std::vector<IslandResult> island_results_;
   ResidualWorkspace residual_;
   bool record_history_ = false;
