@@ -12,6 +12,7 @@ namespace {
 constexpr int kKindContact = 0;
 constexpr int kKindLimit = 1;
 constexpr int kKindSoft = 2;
+constexpr int kKindEquality = 3;
 
 bool KeyLess(const ConstraintKey& x, const ConstraintKey& y) {
   if (x.kind != y.kind) return x.kind < y.kind;
@@ -89,6 +90,47 @@ void AddContacts(const Model& m, const Data& d, ConstraintSet& set, double h, do
   }
 }
 
+// A body-space block of world-axis equality rows on `body` with sign +1 (body1) or -1 (body2):
+// translational rows read the velocity of the body-fixed point `point`, sign [-[r]x I] with r
+// from the body's reference point; rotational rows read omega, sign [I 0].
+void AddEqualityBlock(const Model& m, const Data& d, ConstraintSet& set, int body, double sign,
+                      bool rotation, const Vec3& point) {
+  const int subsystem = m.body_subsystem[body];
+  if (subsystem < 0) return;  // the world or a static body
+  ConstraintBlock block;
+  block.subsystem = subsystem;
+  block.body = body;
+  if (rotation) {
+    block.map.leftCols<3>() = sign * Mat3::Identity();
+  } else {
+    block.map.leftCols<3>() = -sign * Skew(point - SpatialReferencePoint(m, d, body));
+    block.map.rightCols<3>() = sign * Mat3::Identity();
+  }
+  AddBlock(set, block);
+}
+
+// Connect (3 position rows) and weld (3 position and 3 rotation rows) as hard equalities, eq. (3)
+// with J v_hat + e = 0 and e = erp * error / h: like a penetration, an error is removed at the
+// rate erp per step rather than at once, which would kick the bodies.
+void AddEqualities(const Model& m, const Data& d, ConstraintSet& set, double h, double erp) {
+  for (int eq = 0; eq < m.neq; ++eq) {
+    const int body1 = m.eq_body1[eq], body2 = m.eq_body2[eq];
+    if (!m.eq_active[eq] || body1 == body2) continue;
+    if (m.body_subsystem[body1] < 0 && m.body_subsystem[body2] < 0) continue;
+    const EqualityError error = EqualityErrors(m, d, eq);
+    const bool weld = m.eq_type[eq] == EqualityType::kWeld;
+    for (int part = 0; part < (weld ? 2 : 1); ++part) {
+      const bool rotation = part == 1;
+      const Vec3& value = rotation ? error.rotation : error.position;
+      const Constraint& c =
+          AddConstraint(set, ConstraintType::kEquality, 3, {kKindEquality, eq, part});
+      for (int r = 0; r < 3; ++r) set.bias[c.row_adr + r] = erp * value[r] / h;
+      AddEqualityBlock(m, d, set, body1, +1.0, rotation, error.point1);
+      AddEqualityBlock(m, d, set, body2, -1.0, rotation, error.point2);
+    }
+  }
+}
+
 void AddLimit(const Model& m, ConstraintSet& set, int joint, int side, double phi, double sign,
               double h, double erp) {
   AddConstraint(set, ConstraintType::kLimit, 1, {kKindLimit, joint, side});
@@ -153,7 +195,8 @@ void WarmStartImpulses(const Data& d, ConstraintSet& set, double radius) {
     double* lambda = set.lambda.data() + c.row_adr;
     if (c.type != ConstraintType::kContact) {
       if (first != warm.key.end() && *first == c.key) {
-        lambda[0] = warm.impulse[first - warm.key.begin()][0];
+        const Vec3& impulse = warm.impulse[first - warm.key.begin()];
+        for (int r = 0; r < c.dim; ++r) lambda[r] = impulse[r];
       }
       continue;
     }
@@ -177,6 +220,22 @@ void WarmStartImpulses(const Data& d, ConstraintSet& set, double radius) {
 }
 
 }  // namespace
+
+EqualityError EqualityErrors(const Model& m, const Data& d, int eq) {
+  const int body1 = m.eq_body1[eq], body2 = m.eq_body2[eq];
+  EqualityError error;
+  if (m.eq_type[eq] == EqualityType::kConnect) {
+    error.point1 = d.xpos[body1] + d.xmat[body1] * m.eq_anchor[eq];
+    error.point2 = d.xpos[body2] + d.xmat[body2] * m.eq_anchor2[eq];
+  } else {
+    error.point1 = d.xpos[body1] + d.xmat[body1] * m.eq_relpos[eq];
+    error.point2 = d.xpos[body2] + d.xmat[body2] * m.eq_anchor[eq];
+    const Quat target = QuatMultiply(d.xquat[body1], m.eq_relquat[eq]);
+    error.rotation = QuatToRotationVector(QuatMultiply(target, QuatConjugate(d.xquat[body2])));
+  }
+  error.position = error.point1 - error.point2;
+  return error;
+}
 
 bool IsImplicitServo(const Model& m, int actuator, const ConstraintOptions& options) {
   if (!options.implicit_servos || !m.constraints_enabled) return false;
@@ -205,7 +264,8 @@ void SaveWarmStart(Data& d) {
       warm.impulse[i] = contact.frame * Vec3(lambda[0], lambda[1], lambda[2]);
     } else {
       warm.position[i].setZero();
-      warm.impulse[i] = Vec3(lambda[0], 0, 0);
+      warm.impulse[i].setZero();
+      for (int r = 0; r < c.dim; ++r) warm.impulse[i][r] = lambda[r];
     }
   }
 }
@@ -214,6 +274,7 @@ void BuildConstraints(const Model& m, Data& d, const ConstraintOptions& options,
   ConstraintSet& set = d.constraints;
   set.Clear();
   AddContacts(m, d, set, h, options.error_reduction);
+  if (m.equalities_enabled) AddEqualities(m, d, set, h, options.error_reduction);
   if (m.limits_enabled) AddJointLimits(m, d, set, options, h);
   AddServos(m, d, set, options, h);
   WarmStartImpulses(d, set, options.warm_start_radius);

@@ -1,4 +1,5 @@
-// Constraint assembly (Algorithm 2, line 5): this step's contacts, joint limits and PD servos as
+// Constraint assembly (Algorithm 2, line 5): this step's contacts, equality constraints (connect,
+// weld), joint limits and PD servos as
 // the rows and slack blocks of a ConstraintSet, with their biases e_i and warm-start impulses.
 #pragma once
 
@@ -35,6 +36,21 @@ struct ConstraintOptions {
 
 // True for an actuator that BuildConstraints turns into a soft constraint row.
 bool IsImplicitServo(const Model& m, int actuator, const ConstraintOptions& options);
+
+// The errors of equality constraint `eq` at the current kinematics, both zero when it holds:
+// position = p1 - p2, the world points that must coincide (connect: the anchor on body1 and on
+// body2; weld: body2's anchor and where body1 wants it, relpos); rotation (weld only, else zero)
+// = the rotation vector, in world axes, that takes body2's orientation to the one body1 wants
+// (body1's times relquat). Their rates are the velocity of p1's point on body1 minus p2's on body2
+// and omega1 - omega2: the equality rows' J v. (MuJoCo 2.2.2 measures the same position error;
+// its rotation error is the sine half-angle form, in body2's axes.)
+struct EqualityError {
+  Vec3 position = Vec3::Zero();
+  Vec3 rotation = Vec3::Zero();
+  Vec3 point1 = Vec3::Zero();  // p1, world
+  Vec3 point2 = Vec3::Zero();  // p2, world
+};
+EqualityError EqualityErrors(const Model& m, const Data& d, int eq);
 
 // Saves the current constraints' impulses as the warm start for the next BuildConstraints.
 void SaveWarmStart(Data& d);

@@ -25,17 +25,19 @@
 namespace alsim {
 
 enum class ConstraintType : std::uint8_t {
-  kContact,  // eq. (5): 3 rows, Signorini-Coulomb with the elliptic cone ||lambda_t|| <= mu
-             // lambda_n
-  kLimit,    // eq. (3): 1 row, 0 <= lambda  perp  J v_hat + e >= 0 (joint limits)
-  kSoft,     // eq. (4): 1 row, lambda = -k e - b J v_hat, clamped to [lambda_lower, lambda_upper]
+  kContact,   // eq. (5): 3 rows, Signorini-Coulomb with the elliptic cone ||lambda_t|| <= mu
+              // lambda_n
+  kLimit,     // eq. (3): 1 row, 0 <= lambda  perp  J v_hat + e >= 0 (joint limits)
+  kSoft,      // eq. (4): 1 row, lambda = -k e - b J v_hat, clamped to [lambda_lower, lambda_upper]
+  kEquality,  // eq. (3) with equality: 3 rows, J v_hat + e = 0, lambda free (connect; weld as
+              // a position and a rotation constraint)
 };
 
 // Where a constraint came from, to carry its impulse over to the next step (warm start).
 struct ConstraintKey {
   int kind = 0;  // the ConstraintType as an int, plus a per-source discriminator (limit side)
-  int a = -1;    // contact: geom1; limit: joint; soft: actuator
-  int b = -1;    // contact: geom2
+  int a = -1;    // contact: geom1; limit: joint; soft: actuator; equality: its index
+  int b = -1;    // contact: geom2; equality: 0 position rows, 1 rotation rows
   friend bool operator==(const ConstraintKey& x, const ConstraintKey& y) {
     return x.kind == y.kind && x.a == y.a && x.b == y.b;
   }
@@ -71,8 +73,9 @@ struct ConstraintBlock {
 };
 
 // All constraints of one step of one instance, in a deterministic order: contacts (in
-// Data::contact order), then joint limits (by joint, lower before upper), then soft servos (by
-// actuator). Storage is reused from step to step and only grows.
+// Data::contact order), then equalities (by index, position before rotation), then joint limits
+// (by joint, lower before upper), then soft servos (by actuator). Equality rows are world axes.
+// Storage is reused from step to step and only grows.
 struct ConstraintSet {
   std::vector<Constraint> constraints;
   std::vector<ConstraintBlock> blocks;

@@ -71,6 +71,7 @@ struct Model {
   // ---- collision options
   bool constraints_enabled = true;  // false when the scene disables every constraint: contacts,
                                     // limits, implicit servos (option/flag constraint)
+  bool equalities_enabled = true;   // false when the scene disables equality constraints
   bool limits_enabled = true;       // false when the scene disables joint limits (flag limit)
   bool contact_enabled = true;      // false when the scene disables contacts (option/flag contact)
   bool filter_parent = true;  // skip geoms of a body and its parent body, unless the parent is
@@ -185,10 +186,11 @@ struct Model {
   std::vector<EqualityType> eq_type;
   std::vector<int> eq_body1;
   std::vector<int> eq_body2;
-  std::vector<bool> eq_active;  // active at qpos0
-  std::vector<Vec3> eq_anchor;  // connect: anchor in body1's frame; weld: anchor in body2
-  std::vector<Vec3> eq_relpos;  // weld: body2 relative to body1 (MuJoCo's eq_data)
-  std::vector<Quat> eq_relquat;
+  std::vector<bool> eq_active;   // active at qpos0
+  std::vector<Vec3> eq_anchor;   // connect: anchor in body1's frame; weld: anchor in body2's
+  std::vector<Vec3> eq_anchor2;  // connect: the same point in body2's frame (at qpos0)
+  std::vector<Vec3> eq_relpos;   // weld: where body2's anchor belongs, in body1's frame
+  std::vector<Quat> eq_relquat;  // weld: body2's orientation relative to body1
 
   // ---- collision filters: excluded body pairs (nexclude) and explicit geom pairs (npair)
   std::vector<int> exclude_body1;

@@ -9,6 +9,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "engine/math/spatial.h"
+
 namespace alsim {
 namespace {
 
@@ -223,11 +225,6 @@ void ListIgnoredFeatures(const mjModel* m, std::vector<std::string>& warnings) {
     warnings.push_back(std::to_string(m->ntendon) +
                        " tendon(s) ignored: they exert no force in this scene");
   }
-  if (m->neq > 0) {
-    warnings.push_back(std::to_string(m->neq) +
-                       " equality constraint(s) (connect/weld) imported but not yet enforced by "
-                       "the contact solvers: the bodies move as if unconnected");
-  }
   if (m->nsensor > 0) warnings.push_back(std::to_string(m->nsensor) + " sensor(s) ignored");
   if (m->nkey > 0) warnings.push_back(std::to_string(m->nkey) + " keyframe(s) ignored");
   int frictionloss_dofs = 0;
@@ -265,6 +262,7 @@ void ConvertOptions(const mjModel* m, bool scene_sets_timestep, Model& model) {
   model.timestep = scene_sets_timestep ? m->opt.timestep : kDefaultTimestep;
   model.constraints_enabled = !(m->opt.disableflags & mjDSBL_CONSTRAINT);
   model.limits_enabled = !(m->opt.disableflags & mjDSBL_LIMIT);
+  model.equalities_enabled = !(m->opt.disableflags & mjDSBL_EQUALITY);
   model.contact_enabled = !(m->opt.disableflags & mjDSBL_CONTACT);
   model.filter_parent = !(m->opt.disableflags & mjDSBL_FILTERPARENT);
   model.gravity = (m->opt.disableflags & mjDSBL_GRAVITY) ? Vec3::Zero() : ToVec3(m->opt.gravity);
@@ -434,9 +432,9 @@ void ConvertActuators(const mjModel* m, Model& model) {
   }
 }
 
-// eq_data layout in MuJoCo 2.2.2 (checked by tests/model): connect = anchor in body1 (3), anchor
-// in body2 (3); weld = anchor in body2 (3), pose of body2 relative to body1 (position 3,
-// quaternion 4), torque scale (1).
+// eq_data layout in MuJoCo 2.2.2 (checked by tests/model and, through the constraint errors,
+// tests/physics/equality_test): connect = anchor in body1 (3), anchor in body2 (3); weld = anchor
+// in body2 (3), pose of body2 relative to body1 (position 3, quaternion 4), torque scale (1).
 void ConvertEqualities(const mjModel* m, Model& model) {
   model.neq = m->neq;
   for (int i = 0; i < m->neq; ++i) {
@@ -447,8 +445,9 @@ void ConvertEqualities(const mjModel* m, Model& model) {
     model.eq_body2.push_back(m->eq_obj2id[i]);
     model.eq_active.push_back(m->eq_active[i] != 0);
     model.eq_anchor.push_back(ToVec3(data));
+    model.eq_anchor2.push_back(weld ? Vec3::Zero() : ToVec3(data + 3));
     model.eq_relpos.push_back(weld ? ToVec3(data + 3) : Vec3::Zero());
-    model.eq_relquat.push_back(weld ? ToQuat(data + 6) : Quat(1, 0, 0, 0));
+    model.eq_relquat.push_back(weld ? QuatNormalize(ToQuat(data + 6)) : Quat(1, 0, 0, 0));
   }
 }
 

@@ -25,7 +25,8 @@ inline Vec3 StrictConeProjection(const Vec3& x, double mu) {
 
 // The impulse update of constraint c with |Z_i| = `blocks` slack blocks and penalty beta, in the
 // compact form u = -lambda (digest 6.4, from eqs. 36-39):
-//   hard, contact: lambda' = T(lambda - (beta / |Z|) (J v + e))      T = max(., 0) or eq. (17)
+//   hard, contact: lambda' = T(lambda - (beta / |Z|) (J v + e))      T = max(., 0) or eq. (17),
+//                  the identity for equalities
 //   soft:          lambda' = -(b sum_j y_j + beta k e) / (b |Z| + beta),  sum_j y_j =
 //                  beta J v - |Z| lambda (eq. 37), then clamped to the soft impulse range
 // `velocity` is J_i v = sum_j J_ij v_j (dim), `bias` e_i (dim), `lambda` the current impulse.
@@ -47,6 +48,9 @@ inline void UpdateImpulse(const Constraint& c, const double* velocity, const dou
     }
     case ConstraintType::kLimit:
       lambda_out[0] = std::max(0.0, lambda[0] - step * (velocity[0] + bias[0]));
+      return;
+    case ConstraintType::kEquality:  // no projection: the impulse may take any value
+      for (int r = 0; r < c.dim; ++r) lambda_out[r] = lambda[r] - step * (velocity[r] + bias[r]);
       return;
     case ConstraintType::kSoft: {
       const double sum_y = beta * velocity[0] - blocks * lambda[0];

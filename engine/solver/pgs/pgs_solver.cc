@@ -159,6 +159,11 @@ double PgsSolver::Sweep(Data& d, int island) {
           updated[0] = std::max(0.0, own[0] - (velocity[0] + bias[0]) / diagonal[0]);
         }
         break;
+      case ConstraintType::kEquality:  // row by row, as the contact rows
+        for (int r = 0; r < c.dim; ++r) {
+          if (diagonal[r] > 0) updated[r] = own[r] - (velocity[r] + bias[r]) / diagonal[r];
+        }
+        break;
       case ConstraintType::kSoft: {
         // lambda = -k e - b J v_hat with J v_hat = rest + W_ii lambda (eq. 4), solved for lambda.
         const double rest = velocity[0] - diagonal[0] * own[0];
