@@ -37,18 +37,18 @@ void TreeLdlSolveRange(const TreeSparseLayout& layout, int begin, int end, const
   // L^T y = x: y_i is final once all its descendants (higher indices) have been folded in.
   for (int i = end - 1; i >= begin; --i) {
     const double* row = factor + layout.row_adr[i];
+    const int* column = layout.column.data() + layout.row_adr[i];
     const double xi = x[i];
-    int j = layout.parent[i];
-    for (int k = 1; k < layout.row_nnz[i]; ++k, j = layout.parent[j]) x[j] -= row[k] * xi;
+    for (int k = 1; k < layout.row_nnz[i]; ++k) x[column[k]] -= row[k] * xi;
   }
   // D z = y.
   for (int i = begin; i < end; ++i) x[i] /= factor[layout.row_adr[i]];
   // L x = z: x_i depends only on its ancestors (lower indices).
   for (int i = begin; i < end; ++i) {
     const double* row = factor + layout.row_adr[i];
+    const int* column = layout.column.data() + layout.row_adr[i];
     double xi = x[i];
-    int j = layout.parent[i];
-    for (int k = 1; k < layout.row_nnz[i]; ++k, j = layout.parent[j]) xi -= row[k] * x[j];
+    for (int k = 1; k < layout.row_nnz[i]; ++k) xi -= row[k] * x[column[k]];
     x[i] = xi;
   }
 }

@@ -17,6 +17,10 @@ TreeSparseLayout TreeSparseLayout::FromParents(const std::vector<int>& parent) {
     layout.row_adr[i] = layout.nnz;
     layout.nnz += layout.row_nnz[i];
   }
+  layout.column.reserve(layout.nnz);
+  for (int i = 0; i < layout.size; ++i) {
+    for (int j = i; j >= 0; j = parent[j]) layout.column.push_back(j);
+  }
   return layout;
 }
 

@@ -23,6 +23,8 @@ struct TreeSparseLayout {
   std::vector<int> parent;   // dof_parent (size); -1 for a root dof
   std::vector<int> row_adr;  // first stored entry of row i (size)
   std::vector<int> row_nnz;  // depth(i) + 1 (size)
+  std::vector<int> column;   // column of every stored entry (nnz): the ancestor chain as an
+                             // index list, so loops over a row need not chase parent links
 
   // Requires parent[i] < i (MuJoCo's dof ordering).
   static TreeSparseLayout FromParents(const std::vector<int>& parent);
