@@ -1,0 +1,590 @@
+"""A batch of alsim simulations behind one object: ``VectorEnv``.
+
+``VectorEnv`` creates ``num_envs`` instances of one scene on an alsim server with a single Create
+call (one *group*) and steps, resets and snapshots them through the ``alsim.v1.Simulator`` service
+(proto/alsim/v1/alsim.proto). Observations come back as numpy arrays with a leading dimension
+``num_envs``, in the order of ``instance_ids``.
+
+    import numpy as np
+    import alsim
+
+    with alsim.VectorEnv("127.0.0.1:50051", "quadruped_drop_8", num_envs=4, seed=0) as env:
+        obs = env.reset(seed=3)                           # {"qpos": [4, nq], "qvel": [4, nv]}
+        for _ in range(100):
+            actions = np.zeros((env.num_envs, env.nu))
+            obs, info = env.step(actions)                 # info["status"], info["diverged"], ...
+
+Arrays decoded from the server's tensors are ``np.frombuffer`` views of the response bytes: they
+are **read-only** (no copy is made). Copy them (``arr.copy()``) before modifying them in place.
+The arrays of a step that autoreset some environment are assembled by the client and are
+writable, but code should not rely on either.
+
+gRPC failures are raised as ``AlsimError`` (a ``RuntimeError``) with the status code's name
+(``"INVALID_ARGUMENT"``, ``"NOT_FOUND"``, ``"FAILED_PRECONDITION"``, ...) and the server's message.
+"""
+
+import collections
+import math
+import numbers
+import operator
+import os
+import posixpath
+import xml.etree.ElementTree as ElementTree
+
+import grpc
+import numpy as np
+
+from alsim.v1 import alsim_pb2, alsim_pb2_grpc
+
+__all__ = ["AlsimError", "TensorSpec", "VectorEnv", "numpy_to_tensor", "tensor_to_numpy",
+           "scene_source"]
+
+
+# ---- errors --------------------------------------------------------------------------------------
+
+
+class AlsimError(RuntimeError):
+    """A call to the alsim server failed.
+
+    Attributes:
+        code: the gRPC status code's name, e.g. ``"INVALID_ARGUMENT"`` or ``"NOT_FOUND"``.
+        message: the server's message (it names the offending field, instance or scene line).
+        status_code: the ``grpc.StatusCode`` itself (None when the error did not come from gRPC).
+    """
+
+    def __init__(self, code, message, status_code=None):
+        if isinstance(code, grpc.StatusCode):
+            status_code, code = code, code.name
+        super().__init__("%s: %s" % (code, message))
+        self.code = code
+        self.message = message
+        self.status_code = status_code
+
+
+def _call(method, request, timeout):
+    """Calls a unary RPC, turning a grpc.RpcError into an AlsimError."""
+    try:
+        return method(request, timeout=timeout)
+    except grpc.RpcError as error:
+        code = error.code() if callable(getattr(error, "code", None)) else None
+        details = error.details() if callable(getattr(error, "details", None)) else str(error)
+        if code is None:
+            raise AlsimError("UNKNOWN", details) from error
+        raise AlsimError(code, details) from error
+
+
+# ---- tensors -------------------------------------------------------------------------------------
+
+_NUMPY_DTYPES = {
+    alsim_pb2.DTYPE_FLOAT32: np.dtype("<f4"),
+    alsim_pb2.DTYPE_FLOAT64: np.dtype("<f8"),
+    alsim_pb2.DTYPE_INT32: np.dtype("<i4"),
+}
+_PROTO_DTYPES = {dtype: enum for enum, dtype in _NUMPY_DTYPES.items()}
+
+
+def tensor_to_numpy(tensor):
+    """An ``alsim.v1.Tensor`` as a numpy array of its dtype and shape.
+
+    The array is a read-only view of the message's bytes (``np.frombuffer``), not a copy.
+    """
+    if tensor.dtype not in _NUMPY_DTYPES:
+        raise ValueError("tensor has unsupported dtype %d (see alsim.v1.DType)" % tensor.dtype)
+    shape = tuple(int(n) for n in tensor.shape)
+    return np.frombuffer(tensor.data, dtype=_NUMPY_DTYPES[tensor.dtype]).reshape(shape)
+
+
+def numpy_to_tensor(array):
+    """A float32, float64 or int32 numpy array as an ``alsim.v1.Tensor`` (little-endian bytes)."""
+    array = np.asarray(array)
+    little = array.dtype.newbyteorder("<")
+    if little not in _PROTO_DTYPES:
+        raise TypeError("tensors hold float32, float64 or int32, not %s" % array.dtype)
+    data = np.ascontiguousarray(array, dtype=little).tobytes()
+    return alsim_pb2.Tensor(dtype=_PROTO_DTYPES[little], shape=array.shape, data=data)
+
+
+TensorSpec = collections.namedtuple("TensorSpec", ["shape", "dtype", "lower", "upper"])
+TensorSpec.__doc__ = """Per-environment layout of a tensor: shape (tuple), numpy dtype, and the
+per-element bounds as float64 arrays of that shape (+-inf where unbounded), or None when the
+quantity has no bounds."""
+
+
+def _spec(proto):
+    shape = tuple(int(n) for n in proto.shape)
+    dtype = _NUMPY_DTYPES.get(proto.dtype)
+    lower = np.array(proto.lower, dtype=np.float64).reshape(shape) if proto.lower else None
+    upper = np.array(proto.upper, dtype=np.float64).reshape(shape) if proto.upper else None
+    return TensorSpec(shape, dtype, lower, upper)
+
+
+# Observation tensor names -> the alsim.v1.Observation that returns them.
+_OBSERVATIONS = {
+    "qpos": alsim_pb2.OBSERVATION_QPOS,
+    "qvel": alsim_pb2.OBSERVATION_QVEL,
+    "body_pos": alsim_pb2.OBSERVATION_BODY_POSES,
+    "body_quat": alsim_pb2.OBSERVATION_BODY_POSES,
+    "ctrl": alsim_pb2.OBSERVATION_ACTUATOR_STATE,
+    "actuator_force": alsim_pb2.OBSERVATION_ACTUATOR_STATE,
+    "contact_count": alsim_pb2.OBSERVATION_CONTACT_SUMMARY,
+    "max_penetration": alsim_pb2.OBSERVATION_CONTACT_SUMMARY,
+    "time": alsim_pb2.OBSERVATION_TIME,
+}
+
+
+# ---- scenes --------------------------------------------------------------------------------------
+
+_MODEL_SUFFIXES = (".xml", ".mjcf", ".urdf")
+# MJCF elements whose file attributes name files, and the compiler directory they are relative to.
+_MESH_DIR_ELEMENTS = ("mesh", "hfield", "skin")
+_TEXTURE_FILE_ATTRIBUTES = ("file", "fileright", "fileleft", "fileup", "filedown", "filefront",
+                            "fileback")
+
+
+def _is_path(scene):
+    if isinstance(scene, os.PathLike):
+        return True
+    return (os.path.exists(scene) or "/" in scene or os.sep in scene
+            or scene.lower().endswith(_MODEL_SUFFIXES))
+
+
+def _parse(text):
+    try:
+        return ElementTree.fromstring(text)
+    except ElementTree.ParseError:
+        return None  # the server reports the malformed XML with MuJoCo's file:line message
+
+
+def _read_text(path):
+    with open(path, "r", encoding="utf-8") as f:
+        return f.read()
+
+
+def _key(*parts):
+    """The asset's name as the model spells it: a normalized, '/'-separated relative path."""
+    joined = posixpath.normpath(posixpath.join(*[p.replace(os.sep, "/") for p in parts if p]))
+    return joined
+
+
+def scene_source(scene):
+    """An ``alsim.v1.SceneSource`` for a local MJCF/URDF file or a built-in scene name.
+
+    ``scene`` is a path (``str`` or ``os.PathLike``) when it is an existing file, contains a path
+    separator or ends in .xml/.mjcf/.urdf; otherwise it is a built-in name
+    (``ServerInfoResponse.builtin_scenes``). For a file, the text is sent with its base name as the
+    filename, and every file the model references is sent with it as an asset keyed by the path
+    the model uses (relative to the model file's directory): ``<include file>``, the ``file``
+    attributes of ``mesh``, ``hfield`` and ``skin`` (under ``compiler/@meshdir``, else
+    ``@assetdir``) and of ``texture`` (incl. the cube faces ``fileright``..., under
+    ``@texturedir``, else ``@assetdir``), and URDF ``<mesh filename>`` (MuJoCo looks those up by
+    base name in ``meshdir``). Raises FileNotFoundError naming the element for a missing file.
+    """
+    if not _is_path(scene):
+        return alsim_pb2.SceneSource(builtin=scene)
+    path = os.fspath(scene)
+    text = _read_text(path)
+    model_dir = os.path.dirname(os.path.abspath(path))
+    assets = {}
+
+    # The model and the files it includes (MuJoCo resolves includes against the model's directory).
+    trees = []
+    root = _parse(text)
+    pending = [(root, path)] if root is not None else []
+    while pending:
+        tree, source = pending.pop(0)
+        trees.append(tree)
+        for include in tree.iter("include"):
+            name = include.get("file")
+            if not name:
+                continue
+            key = _key(name)
+            if key in assets:
+                continue
+            included_path = os.path.join(model_dir, name)
+            try:
+                with open(included_path, "rb") as f:
+                    assets[key] = f.read()
+            except FileNotFoundError:
+                raise FileNotFoundError("%s: <include file=%r>: no such file %s"
+                                        % (source, name, included_path)) from None
+            included = _parse(assets[key].decode("utf-8", errors="replace"))
+            if included is not None:
+                pending.append((included, included_path))
+
+    directories = {}
+    for tree in trees:
+        for compiler in tree.iter("compiler"):
+            for attribute in ("meshdir", "texturedir", "assetdir"):
+                if compiler.get(attribute) is not None:
+                    directories[attribute] = compiler.get(attribute)
+    assetdir = directories.get("assetdir", "")
+    meshdir = directories.get("meshdir", assetdir)
+    texturedir = directories.get("texturedir", assetdir)
+    urdf = root is not None and root.tag == "robot"
+
+    def add(element, attribute, directory, name, key=None):
+        key = key or _key(directory, name)
+        if key in assets:
+            return
+        file_path = os.path.join(model_dir, directory, name)
+        try:
+            with open(file_path, "rb") as f:
+                assets[key] = f.read()
+        except FileNotFoundError:
+            raise FileNotFoundError("%s: <%s %s=%r>: no such file %s"
+                                    % (path, element.tag, attribute, name, file_path)) from None
+
+    for tree in trees:
+        for element in tree.iter():
+            if urdf and element.tag == "mesh" and element.get("filename"):
+                name = element.get("filename")
+                base = posixpath.basename(name.replace(os.sep, "/"))
+                if os.path.exists(os.path.join(model_dir, meshdir, base)):
+                    add(element, "filename", meshdir, base)
+                else:
+                    add(element, "filename", "", name)
+            elif element.tag in _MESH_DIR_ELEMENTS and element.get("file"):
+                add(element, "file", meshdir, element.get("file"))
+            elif element.tag == "texture":
+                for attribute in _TEXTURE_FILE_ATTRIBUTES:
+                    if element.get(attribute):
+                        add(element, attribute, texturedir, element.get(attribute))
+    return alsim_pb2.SceneSource(text=alsim_pb2.SceneText(
+        text=text, filename=os.path.basename(path), assets=assets))
+
+
+def _solver_config(solver):
+    if solver is None:
+        return None
+    if isinstance(solver, alsim_pb2.SolverConfig):
+        return solver
+    if isinstance(solver, str):
+        return alsim_pb2.SolverConfig(solver=solver)
+    if isinstance(solver, dict):
+        return alsim_pb2.SolverConfig(**solver)
+    raise TypeError("solver must be None, a name ('subadmm', 'pgs', ...), a dict of SolverConfig "
+                    "fields or an alsim.v1.SolverConfig, not %r" % type(solver).__name__)
+
+
+def _uint64(value, what):
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise TypeError("%s must be an integer, not %r" % (what, type(value).__name__)) from None
+    if not 0 <= value < 1 << 64:
+        raise ValueError("%s must be in [0, 2**64), got %d" % (what, value))
+    return value
+
+
+# ---- the vector environment ----------------------------------------------------------------------
+
+
+class VectorEnv:
+    """``num_envs`` simulations of one scene on an alsim server, stepped as a batch.
+
+    Args:
+        address: the server's ``host:port`` (or ``unix:PATH``).
+        scene: a local MJCF/URDF file (its text and referenced assets are sent; see
+            ``scene_source``) or the name of a scene built into the server, e.g.
+            ``"quadruped_drop_8"``.
+        num_envs: instances to create (one Create call; they form one group).
+        seed: environment k's generator is seeded with ``seed + k`` (reset noise is drawn from it).
+        solver: None (the server's default), a solver name (``"subadmm"``, ``"pgs"``,
+            ``"admm-nosub"``, ``"admm-nobody"``), a dict of ``alsim.v1.SolverConfig`` fields or a
+            SolverConfig.
+        substeps: simulation steps per ``step()`` call (the action is held for all of them).
+        max_message_bytes: the channel's send and receive message size limit.
+        observations: names of the observation tensors ``reset`` and ``step`` return: any of
+            ``qpos``, ``qvel``, ``body_pos``, ``body_quat``, ``ctrl``, ``actuator_force``,
+            ``contact_count``, ``max_penetration``, ``time`` (``observation_spec`` describes them).
+            ``qpos`` and ``qvel`` are always returned.
+        autoreset: ``"next_step"`` (default) or ``False``; see ``step``.
+        timeout: deadline in seconds of every call, or None for none.
+
+    Attributes: ``num_envs``, ``nq``, ``nv``, ``nu``, ``timestep`` (one simulation step, s),
+    ``dt`` (``timestep * substeps``), ``instance_ids`` (tuple, batch order), ``group_id``,
+    ``warnings`` (the importer's, one line each), ``action_spec`` (``{"action": TensorSpec}``,
+    float64 ``[nu]`` bounded by the actuators' ctrlrange, +-inf where unlimited),
+    ``action_names`` (actuator names), ``observation_spec`` (``{name: TensorSpec}`` of the
+    returned observations, per environment), ``specs`` (the raw ``alsim.v1.Specs``).
+
+    Use it as a context manager, or call ``close()``, to destroy the instances on the server.
+    """
+
+    STATUS_OK = alsim_pb2.INSTANCE_STATUS_OK
+    STATUS_DIVERGED = alsim_pb2.INSTANCE_STATUS_DIVERGED
+
+    def __init__(self, address, scene, num_envs, seed=0, solver=None, substeps=1,
+                 max_message_bytes=64 << 20, observations=("qpos", "qvel"), autoreset="next_step",
+                 timeout=None):
+        self._closed = True
+        self._channel = None
+        num_envs = operator.index(num_envs)
+        if num_envs < 1:
+            raise ValueError("num_envs must be >= 1, got %d" % num_envs)
+        substeps = operator.index(substeps)
+        if substeps < 1:
+            raise ValueError("substeps must be >= 1, got %d" % substeps)
+        if autoreset not in ("next_step", False, None):
+            raise ValueError("autoreset must be 'next_step' or False, got %r" % (autoreset,))
+        if isinstance(observations, str):
+            observations = (observations,)
+        names = ["qpos", "qvel"]
+        for name in observations:
+            if name not in _OBSERVATIONS:
+                raise ValueError("unknown observation %r (one of %s)"
+                                 % (name, ", ".join(sorted(_OBSERVATIONS))))
+            if name not in names:
+                names.append(name)
+        self._observation_names = tuple(names)
+        self._observation_kinds = sorted({_OBSERVATIONS[name] for name in names})
+        self._seed = _uint64(seed, "seed")
+        self._substeps = substeps
+        self._autoreset = autoreset == "next_step"
+        self._timeout = timeout
+        source = scene_source(scene)  # reads the files before any connection is made
+        request = alsim_pb2.CreateRequest(scene=source, count=num_envs, seed=self._seed)
+        config = _solver_config(solver)
+        if config is not None:
+            request.solver.CopyFrom(config)
+
+        self._channel = grpc.insecure_channel(address, options=[
+            ("grpc.max_send_message_length", int(max_message_bytes)),
+            ("grpc.max_receive_message_length", int(max_message_bytes)),
+        ])
+        self._stub = alsim_pb2_grpc.SimulatorStub(self._channel)
+        try:
+            response = _call(self._stub.Create, request, timeout)
+        except BaseException:
+            self._channel.close()
+            raise
+        self._closed = False
+        self.address = address
+        self.scene = scene if isinstance(scene, str) else os.fspath(scene)
+        self.num_envs = num_envs
+        self.instance_ids = tuple(response.instance_ids)
+        self.group_id = response.group_id
+        self.warnings = list(response.warnings)
+        self.specs = response.specs
+        self.nq, self.nv, self.nu = response.specs.nq, response.specs.nv, response.specs.nu
+        self.timestep = response.specs.timestep
+        self.dt = self.timestep * substeps
+        self.action_spec = {"action": _spec(response.specs.action)}
+        self.action_names = list(response.specs.action.element_names)
+        every = {spec.name: _spec(spec) for spec in response.specs.observations}
+        self.observation_spec = {name: every[name] for name in names if name in every}
+        # Environments whose last step came back DIVERGED: reset by the next step (autoreset).
+        self._needs_reset = np.zeros(num_envs, dtype=bool)
+
+    # ---- lifecycle ----
+
+    @property
+    def closed(self):
+        return self._closed
+
+    def close(self):
+        """Destroys the group on the server and closes the channel. Idempotent.
+
+        A server that cannot be reached (or has already lost the instances) is not an error here.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._stub.Destroy(alsim_pb2.DestroyRequest(
+                instances=alsim_pb2.InstanceSelection(group_id=self.group_id)),
+                timeout=self._timeout if self._timeout is not None else 10)
+        except grpc.RpcError:
+            pass
+        finally:
+            self._channel.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, traceback):
+        self.close()
+        return False
+
+    def __repr__(self):
+        return "VectorEnv(%r, %r, num_envs=%d, group_id=%d%s)" % (
+            self.address if hasattr(self, "address") else None, getattr(self, "scene", None),
+            getattr(self, "num_envs", 0), getattr(self, "group_id", 0),
+            ", closed" if self._closed else "")
+
+    def _check_open(self):
+        if self._closed:
+            raise ValueError("the VectorEnv is closed")
+
+    def _observations(self, tensors):
+        return {name: tensor_to_numpy(tensors[name])
+                for name in self._observation_names if name in tensors}
+
+    # ---- reset and step ----
+
+    def reset(self, seed=None, noise=0.0):
+        """Resets every environment to the scene's initial state plus uniform noise.
+
+        Args:
+            seed: None (each environment keeps drawing from its own generator), an int (env k's
+                generator restarts from ``seed + k``) or a sequence of ``num_envs`` ints.
+            noise: noise in ``[-noise, noise]`` added to hinge and slide positions and to every
+                velocity (rad, m, rad/s, m/s); 0 gives the exact initial state.
+
+        Returns the observations: ``{name: array [num_envs, ...]}`` (at least qpos, qvel).
+        Clears any pending autoreset.
+        """
+        self._check_open()
+        if seed is None:
+            seeds = []
+        elif isinstance(seed, numbers.Integral):
+            base = _uint64(seed, "seed")
+            seeds = [_uint64(base + k, "seed + %d" % k) for k in range(self.num_envs)]
+        else:
+            seeds = [_uint64(s, "seed[%d]" % k) for k, s in enumerate(seed)]
+            if len(seeds) != self.num_envs:
+                raise ValueError("reset needs one seed per environment: got %d for %d"
+                                 % (len(seeds), self.num_envs))
+        noise = float(noise)
+        if not (math.isfinite(noise) and noise >= 0):
+            raise ValueError("noise must be finite and >= 0, got %r" % noise)
+        response = _call(self._stub.Reset, alsim_pb2.ResetRequest(
+            instances=alsim_pb2.InstanceSelection(group_id=self.group_id), seeds=seeds,
+            noise=noise, observations=self._observation_kinds), self._timeout)
+        self._needs_reset[:] = False
+        return self._observations(response.observations)
+
+    def _actions(self, actions):
+        if actions is None:
+            return None
+        array = np.asarray(actions)
+        if array.dtype.kind not in "fiub":
+            raise TypeError("actions must be a float32 or float64 array, not %s" % array.dtype)
+        if array.dtype.kind != "f" or array.dtype.itemsize not in (4, 8):
+            array = array.astype(np.float64)
+        if array.shape != (self.num_envs, self.nu):
+            raise ValueError("actions have shape %s; this VectorEnv needs (num_envs, nu) = (%d, %d)"
+                             % (tuple(array.shape), self.num_envs, self.nu))
+        return array
+
+    def step(self, actions):
+        """Applies ``actions`` for ``substeps`` simulation steps in every environment.
+
+        Args:
+            actions: a float32 or float64 array ``[num_envs, nu]`` (integer arrays are converted
+                to float64), or None to keep every environment's current controls. The shape is
+                checked here (ValueError, before any call); NaN or Inf makes the server refuse the
+                whole batch (AlsimError INVALID_ARGUMENT; no environment moves).
+
+        Returns ``(observations, info)``: observations is ``{name: array [num_envs, ...]}`` after
+        the step; info holds arrays of length num_envs: ``status`` (int32, ``STATUS_OK`` = 1 or
+        ``STATUS_DIVERGED`` = 2), ``diverged`` (bool), ``reset`` (bool, see below), the last
+        substep's solver diagnostics ``contacts``, ``islands``, ``iterations`` (the most any island
+        took), ``mean_iterations``, ``primal_residual``, ``dual_residual``, ``contact_residual``,
+        ``solve_seconds``; and the scalar ``step_seconds`` (the server's wall time of the batch).
+
+        Autoreset (``autoreset="next_step"``, the default; Gymnasium's NEXT_STEP mode): a step
+        whose ``status`` reports an environment DIVERGED returns that environment's diverged
+        observations (possibly non-finite) as they are. The *next* ``step`` call first resets
+        that environment (its own generator, noise 0: the scene's exact initial state), ignores
+        its row of ``actions``, does not step it, and returns its reset observations with
+        ``info["reset"]`` True, ``status`` OK, ``diverged`` False and zero diagnostics; the other
+        environments step normally. ``reset()`` and ``set_state()`` cancel a pending autoreset.
+
+        With ``autoreset=False`` nothing is reset for you: stepping while any environment is
+        diverged raises the server's ``AlsimError("FAILED_PRECONDITION", ...)`` and steps no
+        environment; call ``reset()`` or ``set_state()`` first.
+        """
+        self._check_open()
+        actions = self._actions(actions)
+        pending = self._needs_reset.copy() if self._autoreset else np.zeros(self.num_envs, bool)
+        n = self.num_envs
+        info = {
+            "status": np.full(n, self.STATUS_OK, dtype=np.int32),
+            "diverged": np.zeros(n, dtype=bool),
+            "reset": pending,
+            "contacts": np.zeros(n, dtype=np.int64),
+            "islands": np.zeros(n, dtype=np.int64),
+            "iterations": np.zeros(n, dtype=np.int64),
+            "mean_iterations": np.zeros(n),
+            "primal_residual": np.zeros(n),
+            "dual_residual": np.zeros(n),
+            "contact_residual": np.zeros(n),
+            "solve_seconds": np.zeros(n),
+            "step_seconds": 0.0,
+        }
+        stepped = np.flatnonzero(~pending)
+        reset_observations = None
+        if pending.any():
+            reset_ids = [self.instance_ids[k] for k in np.flatnonzero(pending)]
+            reset_observations = self._observations(_call(self._stub.Reset, alsim_pb2.ResetRequest(
+                instances=alsim_pb2.InstanceSelection(instance_ids=reset_ids),
+                observations=self._observation_kinds), self._timeout).observations)
+            self._needs_reset[pending] = False
+            if stepped.size == 0:
+                return reset_observations, info
+
+        request = alsim_pb2.StepRequest(substeps=self._substeps,
+                                        observations=self._observation_kinds)
+        if pending.any():
+            request.instances.instance_ids.extend(self.instance_ids[k] for k in stepped)
+        else:
+            request.instances.group_id = self.group_id
+        if actions is not None:
+            request.actions.CopyFrom(numpy_to_tensor(actions[stepped] if pending.any()
+                                                     else actions))
+        response = _call(self._stub.Step, request, self._timeout)
+        status = np.array(response.status, dtype=np.int32)
+        info["status"][stepped] = status
+        info["diverged"][stepped] = status == self.STATUS_DIVERGED
+        for index, d in zip(stepped, response.diagnostics):
+            info["contacts"][index] = d.contacts
+            info["islands"][index] = d.islands
+            info["iterations"][index] = d.max_iterations
+            info["mean_iterations"][index] = d.mean_iterations
+            info["primal_residual"][index] = d.primal_residual
+            info["dual_residual"][index] = d.dual_residual
+            info["contact_residual"][index] = d.contact_residual
+            info["solve_seconds"][index] = d.solve_seconds
+        info["step_seconds"] = response.step_seconds
+        if self._autoreset:
+            self._needs_reset[stepped] = info["diverged"][stepped]
+        step_observations = self._observations(response.observations)
+        if reset_observations is None:
+            return step_observations, info
+
+        # Some environments were reset rather than stepped: interleave the two batches.
+        merged = {}
+        reset_rows = np.flatnonzero(pending)
+        for name, stepped_values in step_observations.items():
+            values = np.empty((n,) + stepped_values.shape[1:], dtype=stepped_values.dtype)
+            values[stepped] = stepped_values
+            values[reset_rows] = reset_observations[name]
+            merged[name] = values
+        return merged, info
+
+    # ---- state ----
+
+    def _instance(self, index):
+        try:
+            return self.instance_ids[operator.index(index)]
+        except IndexError:
+            raise IndexError("environment index %r out of range for %d environments"
+                             % (index, self.num_envs)) from None
+
+    def state(self, index):
+        """The complete state of environment ``index`` as opaque bytes (GetState)."""
+        self._check_open()
+        return _call(self._stub.GetState, alsim_pb2.GetStateRequest(
+            instance_id=self._instance(index)), self._timeout).state
+
+    def set_state(self, index, state):
+        """Restores environment ``index`` from ``state()`` bytes (SetState); bit-exact resume.
+
+        Also clears the environment's diverged flag and any pending autoreset.
+        """
+        self._check_open()
+        instance = self._instance(index)
+        _call(self._stub.SetState, alsim_pb2.SetStateRequest(instance_id=instance,
+                                                             state=bytes(state)), self._timeout)
+        self._needs_reset[operator.index(index)] = False

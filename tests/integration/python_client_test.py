@@ -1,0 +1,358 @@
+"""End to end: the Python client package (client/python/alsim, VectorEnv) against a real
+alsim-server on ephemeral ports.
+
+Run by CTest; needs Debian's /usr/bin/python3 (python3-grpcio, python3-numpy) and the generated
+stubs (the alsim_python_stubs target). Puts client/python on sys.path itself.
+"""
+import argparse
+import os
+import re
+import struct
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "client",
+                                "python"))
+
+import grpc  # noqa: E402
+
+import alsim  # noqa: E402
+from alsim.v1 import alsim_pb2, alsim_pb2_grpc  # noqa: E402
+
+BIN_DIR = None
+READY = re.compile(r"serving gRPC on (\S+), metrics on (\S+)")
+
+
+def start_server(*extra_args):
+    """Starts alsim-server on ephemeral ports; returns (process, grpc_address)."""
+    process = subprocess.Popen(
+        [os.path.join(BIN_DIR, "alsim-server"), "--listen", "127.0.0.1:0",
+         "--metrics", "127.0.0.1:0", *extra_args],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = process.stdout.readline()
+    match = READY.search(line)
+    if not match:
+        process.kill()
+        raise AssertionError("server did not start: %r %r" % (line, process.stderr.read()))
+    return process, match.group(1)
+
+
+def random_actions(env, rng):
+    """Uniform actions inside the action bounds (clipped to +-0.3 where unbounded)."""
+    spec = env.action_spec["action"]
+    lower = np.maximum(spec.lower, -0.3)
+    upper = np.minimum(spec.upper, 0.3)
+    return rng.uniform(lower, upper, size=(env.num_envs, env.nu))
+
+
+def write_binary_stl(path, half):
+    """A cube of half-size `half` as a binary STL (12 triangles, outward normals)."""
+    corners = [(x, y, z) for x in (-half, half) for y in (-half, half) for z in (-half, half)]
+    faces = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
+    triangles = []
+    for a, b, c, d in faces:
+        triangles += [(a, b, c), (a, c, d)]
+    with open(path, "wb") as f:
+        f.write(b"alsim python_client_test cube".ljust(80, b" "))
+        f.write(struct.pack("<I", len(triangles)))
+        for tri in triangles:
+            p = [np.array(corners[i]) for i in tri]
+            normal = np.cross(p[1] - p[0], p[2] - p[0])
+            if np.dot(normal, p[0]) < 0:  # the cube is centred at 0: outward = away from it
+                p[1], p[2] = p[2], p[1]
+                normal = -normal
+            normal = normal / np.linalg.norm(normal)
+            f.write(struct.pack("<3f", *normal))
+            for vertex in p:
+                f.write(struct.pack("<3f", *vertex))
+            f.write(struct.pack("<H", 0))
+
+
+MESH_SCENE = """<mujoco model="mesh_drop">
+  <compiler meshdir="meshes"/>
+  <option timestep="0.005"/>
+  <include file="floor.xml"/>
+  <asset>
+    <mesh name="cube" file="cube.stl"/>
+    <mesh name="tetra" file="shapes/tetra.obj"/>
+  </asset>
+  <worldbody>
+    <body name="cube" pos="0 0 0.2">
+      <freejoint/>
+      <geom type="mesh" mesh="cube" density="500"/>
+    </body>
+    <body name="tetra" pos="0.5 0 0.3">
+      <freejoint/>
+      <geom type="mesh" mesh="tetra" density="500"/>
+    </body>
+    <body name="arm" pos="-0.5 0 0.5">
+      <joint name="hinge" type="hinge" axis="0 1 0"/>
+      <geom type="capsule" fromto="0 0 0 0.2 0 0" size="0.02"/>
+    </body>
+  </worldbody>
+  <actuator>
+    <motor name="motor" joint="hinge" ctrlrange="-1 1" ctrllimited="true"/>
+  </actuator>
+</mujoco>
+"""
+
+FLOOR = """<mujoco>
+  <worldbody>
+    <geom name="floor" type="plane" size="2 2 0.1"/>
+  </worldbody>
+</mujoco>
+"""
+
+TETRA_OBJ = """v 0 0 0
+v 0.1 0 0
+v 0 0.1 0
+v 0 0 0.1
+f 1 3 2
+f 1 2 4
+f 1 4 3
+f 2 3 4
+"""
+
+# A motor with gear 1e300: a (finite) control of 1e300 overflows its force to inf, so the instance
+# driven with it diverges on its first step while zero-control instances are fine.
+DIVERGING_SCENE = """<mujoco model="overflow">
+  <option timestep="0.01"/>
+  <worldbody>
+    <body>
+      <joint name="hinge" type="hinge" axis="0 1 0"/>
+      <geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.05"/>
+    </body>
+  </worldbody>
+  <actuator>
+    <motor joint="hinge" gear="1e300"/>
+  </actuator>
+</mujoco>
+"""
+
+
+class NoCalls:
+    """Stands in for the stub: any RPC attempted through it fails the test."""
+
+    def __getattr__(self, name):
+        raise AssertionError("an RPC (%s) was made" % name)
+
+
+class PythonClientTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.process, cls.address = start_server()
+        cls.tmp = tempfile.TemporaryDirectory()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+        if cls.process.poll() is None:
+            cls.process.kill()
+            cls.process.wait()
+        cls.process.stdout.close()
+        cls.process.stderr.close()
+
+    def env(self, scene="quadruped_drop_8", num_envs=4, **kwargs):
+        env = alsim.VectorEnv(self.address, scene, num_envs, **kwargs)
+        self.addCleanup(env.close)
+        return env
+
+    def live_instances(self):
+        with grpc.insecure_channel(self.address) as channel:
+            stub = alsim_pb2_grpc.SimulatorStub(channel)
+            listing = stub.List(alsim_pb2.ListRequest(), timeout=10)
+        return {info.instance_id for info in listing.instances}
+
+    def test_builtin_scene_steps_with_random_actions_deterministically(self):
+        envs = [self.env(seed=3, observations=("qpos", "qvel", "time")) for _ in range(2)]
+        env = envs[0]
+        self.assertEqual(env.num_envs, 4)
+        self.assertEqual(len(env.instance_ids), 4)
+        self.assertEqual((env.nq, env.nv, env.nu), (8 * 19, 8 * 18, 8 * 12))
+        self.assertEqual(env.action_spec["action"].shape, (env.nu,))
+        self.assertEqual(env.observation_spec["qpos"].shape, (env.nq,))
+        self.assertEqual(env.observation_spec["qvel"].dtype, np.dtype("<f8"))
+        self.assertAlmostEqual(env.timestep, 1 / 240)
+
+        observations = [e.reset(seed=3) for e in envs]
+        initial = observations[0]["qpos"].copy()
+        self.assertEqual(initial.shape, (4, env.nq))
+        self.assertEqual(observations[0]["qvel"].shape, (4, env.nv))
+        np.testing.assert_array_equal(observations[0]["time"], np.zeros((4, 1)))
+
+        rng = np.random.default_rng(7)
+        for _ in range(100):
+            actions = random_actions(env, rng)
+            results = [e.step(actions) for e in envs]
+        (obs, info), (other, _) = results
+        self.assertEqual(obs["qpos"].shape, (4, env.nq))
+        self.assertEqual(obs["qvel"].shape, (4, env.nv))
+        self.assertTrue(np.isfinite(obs["qpos"]).all() and np.isfinite(obs["qvel"]).all())
+        np.testing.assert_allclose(obs["time"], np.full((4, 1), 100 * env.timestep), rtol=1e-12)
+        self.assertFalse(np.array_equal(obs["qpos"], initial))
+        self.assertEqual(obs["qpos"].tobytes(), other["qpos"].tobytes())  # bit-equal
+        self.assertEqual(obs["qvel"].tobytes(), other["qvel"].tobytes())
+        for key in ("status", "diverged", "reset", "contacts", "iterations", "contact_residual"):
+            self.assertEqual(info[key].shape, (4,), key)
+        np.testing.assert_array_equal(info["status"], [env.STATUS_OK] * 4)
+        self.assertFalse(info["diverged"].any() or info["reset"].any())
+        self.assertTrue((info["contacts"] > 0).all())  # the robots have landed
+        self.assertTrue((info["iterations"] > 0).all())
+
+    def test_reset_noise_follows_the_seeds(self):
+        env = self.env(num_envs=2, seed=11)
+        exact = env.reset(noise=0)["qpos"].copy()
+        np.testing.assert_array_equal(exact[0], exact[1])  # one scene, no noise
+        first = env.reset(seed=5, noise=0.05)["qpos"].copy()
+        again = env.reset(seed=[5, 6], noise=0.05)["qpos"].copy()  # seed 5 + k, spelled out
+        other = env.reset(seed=6, noise=0.05)["qpos"].copy()
+        np.testing.assert_array_equal(first, again)
+        self.assertFalse(np.array_equal(first[0], first[1]))  # env k draws from seed + k
+        self.assertFalse(np.array_equal(first[0], other[0]))
+        np.testing.assert_array_equal(first[1], other[0])     # both seeded with 6
+        self.assertFalse(np.array_equal(first, exact))
+        with self.assertRaises(ValueError):
+            env.reset(seed=[1, 2, 3])
+
+    def test_local_mjcf_with_mesh_assets_and_include(self):
+        directory = os.path.join(self.tmp.name, "mesh_scene")
+        os.makedirs(os.path.join(directory, "meshes", "shapes"))
+        write_binary_stl(os.path.join(directory, "meshes", "cube.stl"), 0.05)
+        with open(os.path.join(directory, "meshes", "shapes", "tetra.obj"), "w") as f:
+            f.write(TETRA_OBJ)
+        with open(os.path.join(directory, "floor.xml"), "w") as f:
+            f.write(FLOOR)
+        path = os.path.join(directory, "mesh_drop.xml")
+        with open(path, "w") as f:
+            f.write(MESH_SCENE)
+
+        source = alsim.scene_source(path)
+        self.assertEqual(source.text.filename, "mesh_drop.xml")
+        self.assertEqual(sorted(source.text.assets),
+                         ["floor.xml", "meshes/cube.stl", "meshes/shapes/tetra.obj"])
+
+        env = self.env(path, num_envs=2, observations=("qpos", "time", "contact_count"))
+        self.assertEqual((env.nq, env.nv, env.nu), (15, 13, 1))
+        np.testing.assert_array_equal(env.action_spec["action"].lower, [-1])
+        np.testing.assert_array_equal(env.action_spec["action"].upper, [1])
+        self.assertEqual(env.action_names, ["motor"])
+        start = env.reset()["qpos"].copy()
+        for _ in range(10):
+            obs, info = env.step(np.full((2, 1), 0.5, dtype=np.float32))
+        np.testing.assert_allclose(obs["time"], np.full((2, 1), 10 * 0.005), rtol=1e-12)
+        self.assertTrue(np.isfinite(obs["qpos"]).all())
+        self.assertLess(obs["qpos"][0, 2], start[0, 2])  # the cube falls
+        self.assertEqual(obs["contact_count"].dtype, np.dtype("<i4"))
+        np.testing.assert_array_equal(info["status"], [env.STATUS_OK] * 2)
+
+        with self.assertRaises(FileNotFoundError):
+            alsim.scene_source(os.path.join(self.tmp.name, "missing.xml"))
+
+    def test_state_round_trip_is_bit_exact(self):
+        env = self.env(num_envs=2, seed=1)
+        env.reset(seed=1, noise=0.02)
+        rng = np.random.default_rng(3)
+        for _ in range(10):
+            env.step(random_actions(env, rng))
+        saved = env.state(0)
+        self.assertIsInstance(saved, bytes)
+        actions = [random_actions(env, rng) for _ in range(20)]
+        for a in actions:
+            first, _ = env.step(a)
+        first_qpos = first["qpos"][0].copy()
+        first_qvel = first["qvel"][0].copy()
+        env.set_state(0, saved)
+        for a in actions:
+            second, _ = env.step(a)
+        self.assertEqual(second["qpos"][0].tobytes(), first_qpos.tobytes())
+        self.assertEqual(second["qvel"][0].tobytes(), first_qvel.tobytes())
+        self.assertEqual(env.state(-1), env.state(1))
+        with self.assertRaises(IndexError):
+            env.state(2)
+
+    def test_autoreset_next_step(self):
+        path = os.path.join(self.tmp.name, "overflow.xml")
+        with open(path, "w") as f:
+            f.write(DIVERGING_SCENE)
+        env = self.env(path, num_envs=3, observations=("qpos", "time"))
+        env.reset()
+        blowup = np.array([[0.0], [1e300], [0.0]])
+        obs, info = env.step(blowup)
+        np.testing.assert_array_equal(info["status"], [1, 2, 1])
+        np.testing.assert_array_equal(info["diverged"], [False, True, False])
+        self.assertFalse(info["reset"].any())
+        self.assertFalse(np.isfinite(obs["qpos"][1]).all())
+
+        # The next step resets env 1 (ignoring its action) and steps the others.
+        obs, info = env.step(blowup)
+        np.testing.assert_array_equal(info["reset"], [False, True, False])
+        np.testing.assert_array_equal(info["status"], [1, 1, 1])
+        self.assertFalse(info["diverged"].any())
+        np.testing.assert_array_equal(obs["qpos"][1], [0.0])
+        np.testing.assert_array_equal(obs["time"].ravel(), [0.02, 0.0, 0.02])
+
+        obs, info = env.step(np.zeros((3, 1)))
+        self.assertFalse(info["reset"].any())
+        np.testing.assert_allclose(obs["time"].ravel(), [0.03, 0.01, 0.03])
+
+        # Every env diverged: the next step only resets.
+        env.step(np.full((3, 1), 1e300))
+        obs, info = env.step(np.zeros((3, 1)))
+        self.assertTrue(info["reset"].all())
+        np.testing.assert_array_equal(obs["time"].ravel(), [0.0, 0.0, 0.0])
+
+        manual = self.env(path, num_envs=2, autoreset=False)
+        _, info = manual.step(np.array([[1e300], [0.0]]))
+        np.testing.assert_array_equal(info["diverged"], [True, False])
+        with self.assertRaises(alsim.AlsimError) as caught:
+            manual.step(np.zeros((2, 1)))
+        self.assertEqual(caught.exception.code, "FAILED_PRECONDITION")
+        self.assertIsInstance(caught.exception, RuntimeError)
+        manual.reset()
+        _, info = manual.step(np.zeros((2, 1)))
+        self.assertFalse(info["diverged"].any())
+
+    def test_bad_input(self):
+        env = self.env(num_envs=2)
+        real_stub, env._stub = env._stub, NoCalls()
+        for shape in [(2, env.nu + 1), (3, env.nu), (env.nu,), (2, env.nu, 1)]:
+            with self.assertRaises(ValueError):
+                env.step(np.zeros(shape))
+        env._stub = real_stub
+
+        env.reset()
+        before = env.state(0)
+        actions = np.zeros((2, env.nu), dtype=np.float32)
+        actions[1, 5] = np.nan
+        with self.assertRaises(alsim.AlsimError) as caught:
+            env.step(actions)
+        self.assertEqual(caught.exception.code, "INVALID_ARGUMENT")
+        self.assertIn("not finite", caught.exception.message)
+        self.assertEqual(env.state(0), before)  # no instance moved
+
+        with self.assertRaises(alsim.AlsimError) as caught:
+            alsim.VectorEnv(self.address, "no_such_scene", 2)
+        self.assertEqual(caught.exception.code, "NOT_FOUND")
+        self.assertIn("no_such_scene", caught.exception.message)
+
+    def test_close_destroys_the_group_and_is_idempotent(self):
+        with alsim.VectorEnv(self.address, "box_stack", 3) as env:
+            ids = set(env.instance_ids)
+            self.assertTrue(ids <= self.live_instances())
+        self.assertTrue(env.closed)
+        self.assertFalse(ids & self.live_instances())
+        env.close()
+        with self.assertRaises(ValueError):
+            env.step(None)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin-dir", required=True)
+    args, rest = parser.parse_known_args()
+    BIN_DIR = args.bin_dir
+    unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
