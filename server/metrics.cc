@@ -1,6 +1,8 @@
 #include "server/metrics.h"
 
-#include <prometheus/gauge.h>
+#include <chrono>
+
+#include <grpcpp/support/interceptor.h>
 
 #include "server/build_info.h"
 
@@ -13,6 +15,112 @@ std::string DependencyVersion(const BuildInfo& info, const std::string& name) {
   }
   return "unknown";
 }
+
+// Powers of `factor` from `first` up to `last`: bucket bounds for values spanning decades.
+prometheus::Histogram::BucketBoundaries Exponential(double first, double factor, double last) {
+  prometheus::Histogram::BucketBoundaries bounds;
+  for (double b = first; b <= last * 1.0000001; b *= factor) bounds.push_back(b);
+  return bounds;
+}
+
+const char* StatusCodeName(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::OK:
+      return "OK";
+    case grpc::StatusCode::CANCELLED:
+      return "Canceled";
+    case grpc::StatusCode::UNKNOWN:
+      return "Unknown";
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return "InvalidArgument";
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return "DeadlineExceeded";
+    case grpc::StatusCode::NOT_FOUND:
+      return "NotFound";
+    case grpc::StatusCode::ALREADY_EXISTS:
+      return "AlreadyExists";
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return "PermissionDenied";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return "ResourceExhausted";
+    case grpc::StatusCode::FAILED_PRECONDITION:
+      return "FailedPrecondition";
+    case grpc::StatusCode::ABORTED:
+      return "Aborted";
+    case grpc::StatusCode::OUT_OF_RANGE:
+      return "OutOfRange";
+    case grpc::StatusCode::UNIMPLEMENTED:
+      return "Unimplemented";
+    case grpc::StatusCode::INTERNAL:
+      return "Internal";
+    case grpc::StatusCode::UNAVAILABLE:
+      return "Unavailable";
+    case grpc::StatusCode::DATA_LOSS:
+      return "DataLoss";
+    case grpc::StatusCode::UNAUTHENTICATED:
+      return "Unauthenticated";
+    default:
+      return "Unknown";
+  }
+}
+
+const char* RpcTypeName(grpc::experimental::ServerRpcInfo::Type type) {
+  using Type = grpc::experimental::ServerRpcInfo::Type;
+  switch (type) {
+    case Type::UNARY:
+      return "unary";
+    case Type::CLIENT_STREAMING:
+      return "client_stream";
+    case Type::SERVER_STREAMING:
+      return "server_stream";
+    case Type::BIDI_STREAMING:
+      return "bidi_stream";
+  }
+  return "unary";
+}
+
+// One per RPC: counts the start at creation, the code and duration when the status is sent.
+class MetricsInterceptor final : public grpc::experimental::Interceptor {
+ public:
+  MetricsInterceptor(ServerMetrics* metrics, grpc::experimental::ServerRpcInfo* info)
+      : metrics_(metrics), type_(RpcTypeName(info->type())), start_(Clock::now()) {
+    // "/package.Service/Method"
+    const std::string full = info->method() != nullptr ? info->method() : "";
+    const auto slash = full.rfind('/');
+    service_ = slash == std::string::npos ? "" : full.substr(1, slash - 1);
+    method_ = slash == std::string::npos ? full : full.substr(slash + 1);
+    metrics_->RpcStarted(type_, service_, method_);
+  }
+
+  void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
+    if (methods->QueryInterceptionHookPoint(
+            grpc::experimental::InterceptionHookPoints::PRE_SEND_STATUS)) {
+      const double seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+      metrics_->RpcHandled(type_, service_, method_,
+                           StatusCodeName(methods->GetSendStatus().error_code()), seconds);
+    }
+    methods->Proceed();
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  ServerMetrics* metrics_;
+  std::string type_, service_, method_;
+  Clock::time_point start_;
+};
+
+class MetricsInterceptorFactory final
+    : public grpc::experimental::ServerInterceptorFactoryInterface {
+ public:
+  explicit MetricsInterceptorFactory(ServerMetrics* metrics) : metrics_(metrics) {}
+  grpc::experimental::Interceptor* CreateServerInterceptor(
+      grpc::experimental::ServerRpcInfo* info) override {
+    return new MetricsInterceptor(metrics_, info);
+  }
+
+ private:
+  ServerMetrics* metrics_;
+};
 
 }  // namespace
 
@@ -28,6 +136,93 @@ ServerMetrics::ServerMetrics() : registry_(std::make_shared<prometheus::Registry
             {"grpc_version", DependencyVersion(info, "grpc")},
             {"mujoco_version", DependencyVersion(info, "mujoco")}})
       .Set(1);
+  rpc_started_ = &prometheus::BuildCounter()
+                      .Name("grpc_server_started_total")
+                      .Help("RPCs started on the server")
+                      .Register(*registry_);
+  rpc_handled_ = &prometheus::BuildCounter()
+                      .Name("grpc_server_handled_total")
+                      .Help("RPCs completed on the server, by status code")
+                      .Register(*registry_);
+  rpc_seconds_ = &prometheus::BuildHistogram()
+                      .Name("grpc_server_handling_seconds")
+                      .Help("Time from an RPC's start to its status being sent")
+                      .Register(*registry_);
+  step_seconds_ = &prometheus::BuildHistogram()
+                       .Name("alsim_step_duration_seconds")
+                       .Help("Wall time of one instance step (batch time / instances / substeps)")
+                       .Register(*registry_)
+                       .Add({}, Exponential(1e-5, 2, 1.31072));  // 10 us .. 1.3 s
+  iterations_ = &prometheus::BuildHistogram()
+                     .Name("alsim_solver_iterations")
+                     .Help("Most iterations any island took in one instance step")
+                     .Register(*registry_)
+                     .Add({}, Exponential(1, 2, 1024));
+  residual_ = &prometheus::BuildHistogram()
+                   .Name("alsim_solver_residual")
+                   .Help("Contact residual (SubADMM paper Sec. VII) of one instance step")
+                   .Register(*registry_)
+                   .Add({}, Exponential(1e-12, 10, 1));
+  contacts_ = &prometheus::BuildHistogram()
+                   .Name("alsim_contacts")
+                   .Help("Contact points in one instance step")
+                   .Register(*registry_)
+                   .Add({}, prometheus::Histogram::BucketBoundaries{0, 1, 2, 4, 8, 16, 32, 64, 128,
+                                                                    256, 512, 1024});
+  islands_ =
+      &prometheus::BuildHistogram()
+           .Name("alsim_islands")
+           .Help("Contact islands in one instance step")
+           .Register(*registry_)
+           .Add({}, prometheus::Histogram::BucketBoundaries{0, 1, 2, 4, 8, 16, 32, 64, 128, 256});
+  instances_ = &prometheus::BuildGauge()
+                    .Name("alsim_instances")
+                    .Help("Live simulation instances")
+                    .Register(*registry_)
+                    .Add({});
+  steps_total_ = &prometheus::BuildCounter()
+                      .Name("alsim_steps_total")
+                      .Help("Instance steps taken (substeps counted one by one)")
+                      .Register(*registry_)
+                      .Add({});
+  frames_dropped_ = &prometheus::BuildCounter()
+                         .Name("alsim_stream_frames_dropped_total")
+                         .Help("StreamStates frames skipped because the client was not ready")
+                         .Register(*registry_)
+                         .Add({});
+}
+
+void ServerMetrics::ObserveStep(const SolverStatistics& statistics, double seconds) {
+  step_seconds_->Observe(seconds);
+  iterations_->Observe(statistics.max_iterations);
+  residual_->Observe(statistics.contact_residual);
+  contacts_->Observe(statistics.contacts);
+  islands_->Observe(statistics.islands);
+}
+
+void ServerMetrics::RpcStarted(const std::string& type, const std::string& service,
+                               const std::string& method) {
+  rpc_started_->Add({{"grpc_type", type}, {"grpc_service", service}, {"grpc_method", method}})
+      .Increment();
+}
+
+void ServerMetrics::RpcHandled(const std::string& type, const std::string& service,
+                               const std::string& method, const std::string& code, double seconds) {
+  rpc_handled_
+      ->Add({{"grpc_type", type},
+             {"grpc_service", service},
+             {"grpc_method", method},
+             {"grpc_code", code}})
+      .Increment();
+  rpc_seconds_
+      ->Add({{"grpc_type", type}, {"grpc_service", service}, {"grpc_method", method}},
+            Exponential(1e-5, 4, 10.0))
+      .Observe(seconds);
+}
+
+std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
+MakeMetricsInterceptorFactory(ServerMetrics* metrics) {
+  return std::make_unique<MetricsInterceptorFactory>(metrics);
 }
 
 }  // namespace alsim::server

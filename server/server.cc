@@ -2,6 +2,7 @@
 
 #include <exception>
 
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/server_builder.h>
 
@@ -34,14 +35,24 @@ std::unique_ptr<Server> Server::Start(const ServerConfig& config, std::string* e
         "/metrics";
   }
 
+  server->simulator_service_ = std::make_unique<SimulatorService>(
+      ServiceLimits{config.max_instances, config.max_scene_bytes, config.max_message_bytes},
+      config.scenes_dir, config.threads, &server->metrics_);
+
   grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
+  builder.SetMaxReceiveMessageSize(static_cast<int>(config.max_message_bytes));
+  builder.SetMaxSendMessageSize(static_cast<int>(config.max_message_bytes));
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(MakeMetricsInterceptorFactory(&server->metrics_));
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   // gRPC sets SO_REUSEPORT by default, which lets a second server bind the same port and
   // silently take half the connections; a taken port must be an error instead.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   int bound_port = 0;
   builder.AddListeningPort(config.listen_address, grpc::InsecureServerCredentials(), &bound_port);
-  builder.RegisterService(&server->simulator_service_);
+  builder.RegisterService(server->simulator_service_.get());
   server->grpc_server_ = builder.BuildAndStart();
   // gRPC reports a failed bind as a null server or a zero port.
   if (server->grpc_server_ == nullptr || bound_port == 0) {
@@ -60,6 +71,7 @@ Server::~Server() { Shutdown(std::chrono::milliseconds(0)); }
 void Server::Shutdown(std::chrono::milliseconds grace) {
   if (grpc_server_ != nullptr) {
     grpc_server_->GetHealthCheckService()->Shutdown();
+    simulator_service_->CloseStreams();  // streams end with UNAVAILABLE, not a grace timeout
     grpc_server_->Shutdown(std::chrono::system_clock::now() + grace);
     grpc_server_->Wait();
     grpc_server_.reset();

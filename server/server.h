@@ -24,6 +24,8 @@ class Server {
   Server& operator=(const Server&) = delete;
   ~Server();
 
+  SimulatorService& simulator_service() { return *simulator_service_; }
+
   // The address clients should dial: the configured one with port 0 replaced by the bound port.
   const std::string& grpc_address() const { return grpc_address_; }
   // http://host:port/metrics, or empty when metrics are disabled.
@@ -37,7 +39,7 @@ class Server {
   Server() = default;
 
   ServerMetrics metrics_;
-  SimulatorService simulator_service_;
+  std::unique_ptr<SimulatorService> simulator_service_;
   std::unique_ptr<grpc::Server> grpc_server_;
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::string grpc_address_;

@@ -38,6 +38,19 @@ std::string ValidateAddress(const std::string& flag, const std::string& value) {
   return "";
 }
 
+// A whole number in [low, high] or an error naming the flag.
+std::string ParseCount(const char* flag, const std::string& v, long long low, long long high,
+                       long long* out) {
+  char* end = nullptr;
+  const long long n = std::strtoll(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || n < low || n > high) {
+    return std::string(flag) + " '" + v + "' is not a whole number in [" + std::to_string(low) +
+           ", " + std::to_string(high) + "]";
+  }
+  *out = n;
+  return "";
+}
+
 const OptionSpec kOptions[] = {
     {"--listen", "ALSIM_LISTEN", "ADDR",
      "gRPC address: host:port, or unix:PATH for a unix socket; port 0 picks a free port",
@@ -69,6 +82,49 @@ const OptionSpec kOptions[] = {
        out << ServerConfig{}.shutdown_grace_seconds;
        return out.str();
      }},
+    {"--threads", "ALSIM_THREADS", "N",
+     "threads that step instances (batches in parallel, contact islands inside); 0 = all cores",
+     [](const std::string& v, ServerConfig& c) {
+       long long n = 0;
+       std::string error = ParseCount("--threads", v, 0, 4096, &n);
+       c.threads = static_cast<int>(n);
+       return error;
+     },
+     [] { return std::to_string(ServerConfig{}.threads); }},
+    {"--max-instances", "ALSIM_MAX_INSTANCES", "N",
+     "live instances accepted; Create beyond it fails with RESOURCE_EXHAUSTED",
+     [](const std::string& v, ServerConfig& c) {
+       long long n = 0;
+       std::string error = ParseCount("--max-instances", v, 1, 1LL << 24, &n);
+       c.max_instances = static_cast<std::size_t>(n);
+       return error;
+     },
+     [] { return std::to_string(ServerConfig{}.max_instances); }},
+    {"--max-message-bytes", "ALSIM_MAX_MESSAGE_BYTES", "BYTES",
+     "largest gRPC message sent or received (gRPC's default limit is 4 MiB)",
+     [](const std::string& v, ServerConfig& c) {
+       long long n = 0;
+       std::string error = ParseCount("--max-message-bytes", v, 1024, (1LL << 31) - 1, &n);
+       c.max_message_bytes = static_cast<std::size_t>(n);
+       return error;
+     },
+     [] { return std::to_string(ServerConfig{}.max_message_bytes); }},
+    {"--max-scene-bytes", "ALSIM_MAX_SCENE_BYTES", "BYTES",
+     "largest scene text plus mesh assets that Create accepts",
+     [](const std::string& v, ServerConfig& c) {
+       long long n = 0;
+       std::string error = ParseCount("--max-scene-bytes", v, 1, (1LL << 31) - 1, &n);
+       c.max_scene_bytes = static_cast<std::size_t>(n);
+       return error;
+     },
+     [] { return std::to_string(ServerConfig{}.max_scene_bytes); }},
+    {"--scenes-dir", "ALSIM_SCENES_DIR", "DIR",
+     "directory of the built-in scenes (each NAME.xml is scene NAME)",
+     [](const std::string& v, ServerConfig& c) {
+       c.scenes_dir = v;
+       return v.empty() ? std::string("--scenes-dir needs a directory") : std::string();
+     },
+     [] { return ServerConfig{}.scenes_dir; }},
 };
 
 const OptionSpec* FindOption(const std::string& flag) {

@@ -1,6 +1,7 @@
 // Command-line and environment configuration of alsim-server.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <optional>
 #include <string>
@@ -15,6 +16,17 @@ struct ServerConfig {
   std::string metrics_address = "127.0.0.1:9464";
   // Seconds that in-flight calls get to finish on SIGTERM/SIGINT before they are cancelled.
   double shutdown_grace_seconds = 5.0;
+  // Threads that step instances (batches in parallel, islands inside); 0 = every hardware thread.
+  int threads = 0;
+  // Live instances the server accepts; Create beyond it fails with RESOURCE_EXHAUSTED.
+  std::size_t max_instances = 4096;
+  // Largest gRPC message in either direction (gRPC's own default receive limit is 4 MiB, too
+  // small for batched observations of many instances).
+  std::size_t max_message_bytes = 64u << 20;
+  // Largest scene text plus assets that Create accepts.
+  std::size_t max_scene_bytes = 16u << 20;
+  // Where the built-in scenes (SceneSource.builtin) are read from.
+  std::string scenes_dir = ALSIM_DEFAULT_SCENES_DIR;
 
   bool metrics_enabled() const { return metrics_address != "none"; }
 };

@@ -1,12 +1,87 @@
 #include "server/simulator_service.h"
 
+#include <chrono>
+#include <cmath>
 #include <thread>
 
+#include <oneapi/tbb/task_arena.h>
+
+#include "engine/core/parallel.h"
+#include "engine/sim/state_snapshot.h"
+#include "engine/solver/solver.h"
 #include "server/build_info.h"
+#include "server/metrics.h"
+#include "server/step_stream.h"
+#include "server/tensors.h"
 
 namespace alsim::server {
+namespace {
 
-SimulatorService::SimulatorService() : started_(std::chrono::steady_clock::now()) {}
+using Clock = std::chrono::steady_clock;
+
+std::vector<std::uint64_t> Ids(const alsim::v1::InstanceSelection& selection) {
+  return {selection.instance_ids().begin(), selection.instance_ids().end()};
+}
+
+// SolverConfig -> the engine's options; INVALID_ARGUMENT for an unknown solver or a bad value.
+grpc::Status ToStepOptions(const alsim::v1::SolverConfig& config, StepOptions* options) {
+  if (!config.solver().empty()) {
+    SolverType type;
+    if (!ParseSolverName(config.solver().c_str(), &type)) {
+      return {grpc::StatusCode::INVALID_ARGUMENT,
+              "unknown solver '" + config.solver() + "' (subadmm, pgs, admm-nosub or admm-nobody)"};
+    }
+    options->solver.type = type;
+  }
+  if (config.max_iterations() > 0) options->solver.max_iterations = config.max_iterations();
+  if (!(config.tolerance() >= 0) || !std::isfinite(config.tolerance())) {
+    return {grpc::StatusCode::INVALID_ARGUMENT, "solver tolerance must be finite and >= 0"};
+  }
+  if (config.tolerance() > 0) options->solver.tolerance = config.tolerance();
+  if (!(config.time_budget_us() >= 0) || !std::isfinite(config.time_budget_us())) {
+    return {grpc::StatusCode::INVALID_ARGUMENT, "solver time_budget_us must be finite and >= 0"};
+  }
+  options->solver.time_budget_us = config.time_budget_us();
+  return grpc::Status::OK;
+}
+
+void FillDiagnostics(const SolverStatistics& s, alsim::v1::SolverDiagnostics* out) {
+  out->set_contacts(s.contacts);
+  out->set_islands(s.islands);
+  out->set_max_iterations(s.max_iterations);
+  out->set_mean_iterations(s.mean_iterations);
+  out->set_primal_residual(s.primal_residual);
+  out->set_dual_residual(s.dual_residual);
+  out->set_contact_residual(s.contact_residual);
+  out->set_solve_seconds(s.solve_seconds);
+}
+
+}  // namespace
+
+grpc::Status CallInterrupted(grpc::CallbackServerContext* context) {
+  if (context->IsCancelled()) return {grpc::StatusCode::CANCELLED, "the client cancelled the call"};
+  if (context->deadline() < std::chrono::system_clock::now()) {
+    return {grpc::StatusCode::DEADLINE_EXCEEDED,
+            "deadline exceeded between steps; the steps already taken are kept"};
+  }
+  return grpc::Status::OK;
+}
+
+SimulatorService::SimulatorService(const ServiceLimits& limits, const std::string& scenes_dir,
+                                   int threads, ServerMetrics* metrics)
+    : limits_(limits),
+      catalog_(scenes_dir),
+      registry_(RegistryLimits{limits.max_instances}, threads),
+      metrics_(metrics),
+      started_(Clock::now()),
+      pump_(&registry_, metrics) {}
+
+grpc::ServerUnaryReactor* SimulatorService::Offload(grpc::CallbackServerContext* context,
+                                                    std::function<grpc::Status()> work) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  registry_.Enqueue([reactor, work = std::move(work)] { reactor->Finish(work()); });
+  return reactor;
+}
 
 grpc::ServerUnaryReactor* SimulatorService::ServerInfo(grpc::CallbackServerContext* context,
                                                        const alsim::v1::ServerInfoRequest*,
@@ -21,12 +96,264 @@ grpc::ServerUnaryReactor* SimulatorService::ServerInfo(grpc::CallbackServerConte
     (*response->mutable_dependencies())[library] = version;
   }
   response->set_hardware_threads(std::thread::hardware_concurrency());
-  response->set_uptime_seconds(
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count());
-
+  response->set_uptime_seconds(std::chrono::duration<double>(Clock::now() - started_).count());
+  for (const std::string& name : catalog_.BuiltinNames()) response->add_builtin_scenes(name);
+  response->set_instances(static_cast<std::uint32_t>(registry_.size()));
+  response->set_max_instances(static_cast<std::uint32_t>(limits_.max_instances));
+  response->set_max_message_bytes(limits_.max_message_bytes);
+  response->set_max_scene_bytes(limits_.max_scene_bytes);
   auto* reactor = context->DefaultReactor();
   reactor->Finish(grpc::Status::OK);
   return reactor;
+}
+
+grpc::ServerUnaryReactor* SimulatorService::Create(grpc::CallbackServerContext* context,
+                                                   const alsim::v1::CreateRequest* request,
+                                                   alsim::v1::CreateResponse* response) {
+  return Offload(context, [this, request, response]() -> grpc::Status {
+    StepOptions options;
+    grpc::Status status = ToStepOptions(request->solver(), &options);
+    if (!status.ok()) return status;
+    LoadedScene scene;
+    switch (request->scene().source_case()) {
+      case alsim::v1::SceneSource::kBuiltin:
+        status = catalog_.LoadBuiltin(request->scene().builtin(), &scene);
+        break;
+      case alsim::v1::SceneSource::kText: {
+        const alsim::v1::SceneText& text = request->scene().text();
+        std::size_t bytes = text.text().size();
+        std::vector<ModelAsset> assets;
+        for (const auto& [name, content] : text.assets()) {
+          bytes += content.size();
+          assets.push_back({name, content});
+        }
+        if (bytes > limits_.max_scene_bytes) {
+          return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+                  "the scene and its assets are " + std::to_string(bytes) +
+                      " bytes; the server accepts at most " +
+                      std::to_string(limits_.max_scene_bytes) + " (--max-scene-bytes)"};
+        }
+        status = catalog_.LoadText(text.text(), assets, text.filename(), &scene);
+        break;
+      }
+      default:
+        return {grpc::StatusCode::INVALID_ARGUMENT,
+                "the request names no scene (scene.builtin or scene.text)"};
+    }
+    if (!status.ok()) return status;
+    const std::uint32_t count = request->count() == 0 ? 1 : request->count();
+    std::uint64_t group = 0;
+    std::vector<std::uint64_t> ids;
+    status =
+        registry_.Create(scene.model, scene.name, options, count, request->seed(), &group, &ids);
+    if (!status.ok()) return status;
+    for (const std::uint64_t id : ids) response->add_instance_ids(id);
+    response->set_group_id(group);
+    FillSpecs(*scene.model, response->mutable_specs());
+    for (const std::string& warning : scene.warnings) response->add_warnings(warning);
+    if (metrics_ != nullptr) metrics_->SetInstances(registry_.size());
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status SimulatorService::RunStep(const alsim::v1::StepRequest& request,
+                                       const std::function<grpc::Status()>& should_stop,
+                                       alsim::v1::StepResponse* response) {
+  std::vector<alsim::v1::Observation> observations;
+  grpc::Status status = ParseObservations(request.observations(), false, &observations);
+  if (!status.ok()) return status;
+  const int substeps = request.substeps() == 0 ? 1 : static_cast<int>(request.substeps());
+  return registry_.WithInstances(
+      Ids(request.instances()), request.instances().group_id(),
+      [&](std::vector<Instance*>& instances) -> grpc::Status {
+        const Model& model = *instances.front()->model;
+        for (const Instance* instance : instances) {
+          if (instance->model != instances.front()->model) {
+            return {grpc::StatusCode::INVALID_ARGUMENT,
+                    "instances " + std::to_string(instances.front()->id) + " and " +
+                        std::to_string(instance->id) +
+                        " run different scenes; a batch steps instances of one scene"};
+          }
+          if (instance->diverged) {
+            return {grpc::StatusCode::FAILED_PRECONDITION,
+                    "instance " + std::to_string(instance->id) +
+                        " diverged; Reset or SetState it before stepping"};
+          }
+        }
+        const int batch = static_cast<int>(instances.size());
+        std::vector<double> actions;
+        const bool has_actions = request.actions().dtype() != alsim::v1::DTYPE_UNSPECIFIED;
+        if (has_actions) {
+          grpc::Status decoded = DecodeActions(request.actions(), batch, model.nu, &actions);
+          if (!decoded.ok()) return decoded;
+          for (int k = 0; k < batch; ++k) {
+            std::copy_n(actions.data() + static_cast<size_t>(k) * model.nu, model.nu,
+                        instances[k]->data->ctrl.begin());
+          }
+        }
+        const auto start = Clock::now();
+        grpc::Status interrupted = grpc::Status::OK;
+        for (int n = 0; n < substeps && interrupted.ok(); ++n) {
+          // Isolated: while this thread waits for the batch's tasks it must not pick up another
+          // queued RPC, which could block on an instance lock this thread holds.
+          tbb::this_task_arena::isolate([&] {
+            ParallelFor(0, batch, 1, [&](int k) {
+              Instance& instance = *instances[k];
+              if (instance.diverged) return;
+              const StepStatus result =
+                  alsim::Step(*instance.model, *instance.data, instance.options);
+              ++instance.steps;
+              if (result != StepStatus::kOk) instance.diverged = true;
+            });
+          });
+          if (n + 1 < substeps) interrupted = should_stop();
+        }
+        const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        if (metrics_ != nullptr) {
+          for (const Instance* instance : instances) {
+            metrics_->ObserveStep(instance->data->solver_statistics,
+                                  seconds / (static_cast<double>(batch) * substeps));
+          }
+          metrics_->AddSteps(static_cast<double>(batch) * substeps);
+        }
+        if (!interrupted.ok()) return interrupted;
+        response->set_step_seconds(seconds);
+        for (const Instance* instance : instances) {
+          response->add_status(instance->diverged ? alsim::v1::INSTANCE_STATUS_DIVERGED
+                                                  : alsim::v1::INSTANCE_STATUS_OK);
+          FillDiagnostics(instance->data->solver_statistics, response->add_diagnostics());
+        }
+        PackObservations(instances, observations, response->mutable_observations());
+        return grpc::Status::OK;
+      });
+}
+
+grpc::ServerUnaryReactor* SimulatorService::Step(grpc::CallbackServerContext* context,
+                                                 const alsim::v1::StepRequest* request,
+                                                 alsim::v1::StepResponse* response) {
+  return Offload(context, [this, context, request, response] {
+    return RunStep(
+        *request, [context] { return CallInterrupted(context); }, response);
+  });
+}
+
+grpc::ServerUnaryReactor* SimulatorService::Reset(grpc::CallbackServerContext* context,
+                                                  const alsim::v1::ResetRequest* request,
+                                                  alsim::v1::ResetResponse* response) {
+  return Offload(context, [this, request, response]() -> grpc::Status {
+    std::vector<alsim::v1::Observation> observations;
+    grpc::Status status = ParseObservations(request->observations(), false, &observations);
+    if (!status.ok()) return status;
+    if (!(request->noise() >= 0) || !std::isfinite(request->noise())) {
+      return {grpc::StatusCode::INVALID_ARGUMENT, "reset noise must be finite and >= 0"};
+    }
+    return registry_.WithInstances(
+        Ids(request->instances()), request->instances().group_id(),
+        [&](std::vector<Instance*>& instances) -> grpc::Status {
+          if (request->seeds_size() != 0 &&
+              request->seeds_size() != static_cast<int>(instances.size())) {
+            return {grpc::StatusCode::INVALID_ARGUMENT,
+                    std::to_string(request->seeds_size()) + " seeds for " +
+                        std::to_string(instances.size()) +
+                        " instances; give one per instance or none"};
+          }
+          for (std::size_t k = 0; k < instances.size(); ++k) {
+            if (request->seeds_size() != 0) instances[k]->rng.seed(request->seeds(k));
+            ResetInstance(*instances[k], request->noise());
+          }
+          bool one_scene = true;
+          for (const Instance* instance : instances) {
+            one_scene = one_scene && instance->model == instances.front()->model;
+          }
+          if (!observations.empty() && !one_scene) {
+            return {grpc::StatusCode::INVALID_ARGUMENT,
+                    "observations can only be returned for instances of one scene (the "
+                    "instances were reset)"};
+          }
+          PackObservations(instances, observations, response->mutable_observations());
+          return grpc::Status::OK;
+        });
+  });
+}
+
+grpc::ServerUnaryReactor* SimulatorService::GetState(grpc::CallbackServerContext* context,
+                                                     const alsim::v1::GetStateRequest* request,
+                                                     alsim::v1::GetStateResponse* response) {
+  const grpc::Status status =
+      registry_.WithInstances({request->instance_id()}, 0, [&](std::vector<Instance*>& instances) {
+        const Instance& instance = *instances.front();
+        response->set_state(SaveStateSnapshot(*instance.model, *instance.data));
+        response->set_time(instance.data->time);
+        return grpc::Status::OK;
+      });
+  auto* reactor = context->DefaultReactor();
+  reactor->Finish(status);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* SimulatorService::SetState(grpc::CallbackServerContext* context,
+                                                     const alsim::v1::SetStateRequest* request,
+                                                     alsim::v1::SetStateResponse*) {
+  return Offload(context, [this, request]() -> grpc::Status {
+    return registry_.WithInstances(
+        {request->instance_id()}, 0, [&](std::vector<Instance*>& instances) -> grpc::Status {
+          Instance& instance = *instances.front();
+          std::string error;
+          if (!RestoreStateSnapshot(*instance.model, request->state(), *instance.data, &error)) {
+            return {grpc::StatusCode::INVALID_ARGUMENT,
+                    "state refused for instance " + std::to_string(instance.id) + ": " + error};
+          }
+          instance.diverged = false;
+          return grpc::Status::OK;
+        });
+  });
+}
+
+grpc::ServerUnaryReactor* SimulatorService::Destroy(grpc::CallbackServerContext* context,
+                                                    const alsim::v1::DestroyRequest* request,
+                                                    alsim::v1::DestroyResponse* response) {
+  return Offload(context, [this, request, response] {
+    int destroyed = 0;
+    const grpc::Status status =
+        registry_.Destroy(Ids(request->instances()), request->instances().group_id(), &destroyed);
+    response->set_destroyed(destroyed);
+    if (metrics_ != nullptr) metrics_->SetInstances(registry_.size());
+    return status;
+  });
+}
+
+grpc::ServerUnaryReactor* SimulatorService::List(grpc::CallbackServerContext* context,
+                                                 const alsim::v1::ListRequest*,
+                                                 alsim::v1::ListResponse* response) {
+  for (const InstanceSummary& summary : registry_.List()) {
+    alsim::v1::InstanceInfo* info = response->add_instances();
+    info->set_instance_id(summary.id);
+    info->set_group_id(summary.group);
+    info->set_scene(summary.scene);
+    info->set_solver(summary.solver);
+    info->set_time(summary.time);
+    info->set_steps(summary.steps);
+    info->set_status(summary.diverged ? alsim::v1::INSTANCE_STATUS_DIVERGED
+                                      : alsim::v1::INSTANCE_STATUS_OK);
+  }
+  auto* reactor = context->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerWriteReactor<alsim::v1::StateFrame>* SimulatorService::StreamStates(
+    grpc::CallbackServerContext* context, const alsim::v1::StreamStatesRequest* request) {
+  return pump_.Open(context, request);
+}
+
+grpc::ServerBidiReactor<alsim::v1::StepRequest, alsim::v1::StepResponse>*
+SimulatorService::StepStream(grpc::CallbackServerContext* context) {
+  return new StepStreamReactor(
+      context, &registry_,
+      [this](const alsim::v1::StepRequest& request,
+             const std::function<grpc::Status()>& should_stop, alsim::v1::StepResponse* response) {
+        return RunStep(request, should_stop, response);
+      });
 }
 
 }  // namespace alsim::server

@@ -1,0 +1,108 @@
+// The server's simulation instances: creation in groups, lookup, per-instance locking, and the
+// batched step on the server's TBB arena. Protobuf-free; simulator_service.cc maps RPCs onto it.
+//
+// Concurrency: every operation on an instance holds its mutex. A batch locks its instances in
+// increasing id order, so two overlapping batches serialize (the later one waits) and can never
+// deadlock; calls on disjoint instances run in parallel. The registry's own map is guarded by a
+// separate mutex that is never held while stepping.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <grpcpp/support/status.h>
+#include <oneapi/tbb/task_arena.h>
+
+#include "engine/model/model.h"
+#include "engine/sim/data.h"
+#include "engine/sim/step.h"
+
+namespace alsim::server {
+
+struct Instance {
+  std::uint64_t id = 0;
+  std::uint64_t group = 0;
+  std::shared_ptr<const Model> model;
+  std::string scene;  // built-in name or file name, for List
+  StepOptions options;
+  std::unique_ptr<Data> data;
+  std::mt19937_64 rng;      // reset noise; seeded at Create (seed + k) or by Reset
+  bool diverged = false;    // refuses Step until Reset/SetState
+  std::uint64_t steps = 0;  // since Create
+  bool destroyed = false;   // set under `mutex` by Destroy; a batch that raced it sees NOT_FOUND
+  std::mutex mutex;
+};
+
+struct RegistryLimits {
+  std::size_t max_instances = 4096;
+};
+
+struct InstanceSummary {
+  std::uint64_t id, group;
+  std::string scene, solver;
+  double time;
+  std::uint64_t steps;
+  bool diverged;
+};
+
+class InstanceRegistry {
+ public:
+  // `threads`: the arena that batched steps run on (0 = every hardware thread).
+  InstanceRegistry(const RegistryLimits& limits, int threads);
+
+  // Creates `count` instances of `model` in a new group; instance k's generator is seeded with
+  // seed + k. RESOURCE_EXHAUSTED beyond the instance limit (nothing is created then).
+  grpc::Status Create(const std::shared_ptr<const Model>& model, const std::string& scene,
+                      const StepOptions& options, std::uint32_t count, std::uint64_t seed,
+                      std::uint64_t* group, std::vector<std::uint64_t>* ids);
+
+  // Looks up `ids` (or, when ids is empty, the instances of `group`, in creation order), locks
+  // them in increasing id order and runs `fn` with them in the requested order. NOT_FOUND names
+  // an unknown id or group; INVALID_ARGUMENT for a repeated id or neither/both selectors.
+  grpc::Status WithInstances(const std::vector<std::uint64_t>& ids, std::uint64_t group,
+                             const std::function<grpc::Status(std::vector<Instance*>&)>& fn);
+
+  // Removes instances (the same selection rules); waits for calls using them to finish.
+  grpc::Status Destroy(const std::vector<std::uint64_t>& ids, std::uint64_t group, int* destroyed);
+
+  std::vector<InstanceSummary> List();
+  std::size_t size();
+  const RegistryLimits& limits() const { return limits_; }
+
+  // Queues fn as a task on the arena and returns at once; tbb::parallel_for inside fn uses the
+  // arena's threads. Every slot belongs to workers, so queued tasks run even with one thread.
+  void Enqueue(std::function<void()> fn);
+
+  // Waits for every queued task to finish.
+  ~InstanceRegistry();
+
+ private:
+  grpc::Status Select(const std::vector<std::uint64_t>& ids, std::uint64_t group,
+                      std::vector<std::shared_ptr<Instance>>* out);
+
+  RegistryLimits limits_;
+  tbb::task_arena arena_;
+  std::mutex mutex_;  // guards the maps and the id counters
+  std::map<std::uint64_t, std::shared_ptr<Instance>> instances_;
+  std::map<std::uint64_t, std::vector<std::uint64_t>> groups_;
+  std::uint64_t next_instance_ = 1;
+  std::uint64_t next_group_ = 1;
+  std::mutex pending_mutex_;
+  std::condition_variable pending_done_;
+  int pending_ = 0;  // queued or running tasks
+};
+
+// Resets the instance to the model's initial state: time 0, qpos0, zero velocity and controls,
+// no warm start; then, with noise > 0, adds uniform [-noise, noise] to hinge and slide positions
+// and to every velocity, drawn from the instance's generator in dof order.
+void ResetInstance(Instance& instance, double noise);
+
+}  // namespace alsim::server

@@ -1,0 +1,188 @@
+#include "server/state_streams.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "server/metrics.h"
+#include "server/tensors.h"
+
+namespace alsim::server {
+
+using Clock = std::chrono::steady_clock;
+
+class StateStream final : public grpc::ServerWriteReactor<alsim::v1::StateFrame> {
+ public:
+  StateStream(StatePump* pump, std::vector<std::uint64_t> ids, std::uint64_t group,
+              std::vector<alsim::v1::Observation> kinds, Clock::duration period)
+      : pump_(pump),
+        ids_(std::move(ids)),
+        group_(group),
+        kinds_(std::move(kinds)),
+        period_(period),
+        started_(Clock::now()),
+        next_due_(started_) {}
+
+  // On the pump thread: sends a frame if one is due and the previous one is written, counts a
+  // drop if one is due but the client has not taken the previous one yet.
+  void Tick(Clock::time_point now, InstanceRegistry& registry, ServerMetrics* metrics) {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      if (finishing_ || now < next_due_) return;
+      next_due_ += period_;
+      if (next_due_ < now) next_due_ = now + period_;  // no bursts to catch up
+      if (writing_) {
+        ++dropped_;
+        if (metrics != nullptr) metrics->AddDroppedFrames(1);
+        return;
+      }
+    }
+    // Only this thread writes frame_ and only while no write is in flight.
+    frame_.Clear();
+    const grpc::Status status = registry.WithInstances(ids_, group_, [&](auto& instances) {
+      for (const Instance* instance : instances) {
+        if (instance->model != instances.front()->model) {
+          return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                              "a stream shows instances of one scene");
+        }
+        frame_.add_instance_ids(instance->id);
+      }
+      PackObservations(instances, kinds_, frame_.mutable_observations());
+      return grpc::Status::OK;
+    });
+    if (!status.ok()) {
+      End(status);
+      return;
+    }
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      if (finishing_) return;
+      frame_.set_sequence(++sequence_);
+      frame_.set_dropped(dropped_);
+      dropped_ = 0;
+      frame_.set_server_time(std::chrono::duration<double>(now - started_).count());
+      writing_ = true;
+    }
+    StartWrite(&frame_);
+  }
+
+  // Finishes the call once, whoever asks first.
+  void End(const grpc::Status& status) {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      if (finishing_) return;
+      finishing_ = true;
+    }
+    Finish(status);
+  }
+
+  void OnWriteDone(bool ok) override {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      writing_ = false;
+    }
+    if (!ok) End(grpc::Status(grpc::StatusCode::CANCELLED, "the stream broke"));
+  }
+  void OnCancel() override { End(grpc::Status::CANCELLED); }
+  void OnDone() override { pump_->Forget(this); }
+
+ private:
+  StatePump* pump_;
+  const std::vector<std::uint64_t> ids_;
+  const std::uint64_t group_;
+  const std::vector<alsim::v1::Observation> kinds_;
+  const Clock::duration period_;
+  const Clock::time_point started_;
+  alsim::v1::StateFrame frame_;
+  std::mutex mutex_;  // guards the fields below
+  Clock::time_point next_due_;
+  bool writing_ = false;
+  bool finishing_ = false;
+  std::uint64_t sequence_ = 0;
+  std::uint64_t dropped_ = 0;
+};
+
+StatePump::StatePump(InstanceRegistry* registry, ServerMetrics* metrics)
+    : registry_(registry), metrics_(metrics), thread_([this] { Run(); }) {}
+
+StatePump::~StatePump() {
+  Close();
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+grpc::ServerWriteReactor<alsim::v1::StateFrame>* StatePump::Open(
+    grpc::CallbackServerContext* /*context*/, const alsim::v1::StreamStatesRequest* request) {
+  std::vector<alsim::v1::Observation> kinds;
+  grpc::Status status = ParseObservations(request->observations(), true, &kinds);
+  const double rate = request->rate_hz() == 0 ? 30.0 : request->rate_hz();
+  if (status.ok() && !(rate > 0 && rate <= 1000)) {
+    status = {grpc::StatusCode::INVALID_ARGUMENT, "rate_hz must be in (0, 1000]"};
+  }
+  std::vector<std::uint64_t> ids(request->instances().instance_ids().begin(),
+                                 request->instances().instance_ids().end());
+  if (status.ok()) {  // the selection must exist now; later disappearance ends the stream
+    status = registry_->WithInstances(ids, request->instances().group_id(),
+                                      [](auto&) { return grpc::Status::OK; });
+  }
+  const auto period =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / rate));
+  auto* stream = new StateStream(this, ids, request->instances().group_id(), kinds, period);
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (status.ok() && closed_) {
+    status = {grpc::StatusCode::UNAVAILABLE, "the server is shutting down"};
+  }
+  streams_.push_back(stream);
+  if (!status.ok()) {
+    stream->End(status);
+  } else {
+    wake_.notify_all();
+  }
+  return stream;
+}
+
+void StatePump::Forget(StateStream* stream) {
+  {
+    const std::lock_guard<std::mutex> lock(done_mutex_);
+    done_.push_back(stream);
+  }
+  wake_.notify_all();
+}
+
+void StatePump::Close() {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  closed_ = true;
+  for (StateStream* stream : streams_) {
+    stream->End(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down"));
+  }
+}
+
+void StatePump::Run() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (true) {
+    // Delete the streams gRPC is done with.
+    std::vector<StateStream*> done;
+    {
+      const std::lock_guard<std::mutex> done_lock(done_mutex_);
+      done.swap(done_);
+    }
+    for (StateStream* stream : done) {
+      streams_.remove(stream);
+      delete stream;
+    }
+    if (stop_ && streams_.empty()) return;
+    const Clock::time_point now = Clock::now();
+    for (StateStream* stream : streams_) stream->Tick(now, *registry_, metrics_);
+    // 1 ms resolution while streams are open (rates up to 1 kHz); asleep otherwise.
+    if (streams_.empty()) {
+      wake_.wait(lock);
+    } else {
+      wake_.wait_for(lock, std::chrono::milliseconds(1));
+    }
+  }
+}
+
+}  // namespace alsim::server

@@ -1,0 +1,214 @@
+#include "server/tensors.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "engine/dynamics/kinematics.h"
+
+namespace alsim::server {
+namespace {
+
+using alsim::v1::DType;
+using alsim::v1::Observation;
+using alsim::v1::Tensor;
+using alsim::v1::TensorSpec;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+TensorSpec* AddSpec(alsim::v1::Specs* specs, const std::string& name, DType dtype,
+                    std::initializer_list<long> shape) {
+  TensorSpec* spec = specs->add_observations();
+  spec->set_name(name);
+  spec->set_dtype(dtype);
+  for (const long n : shape) spec->add_shape(n);
+  return spec;
+}
+
+// A [K, per...] tensor of doubles filled by value(instance, out) writing `per` doubles.
+template <class Fill>
+void PackDoubles(const std::vector<Instance*>& instances, std::initializer_list<long> per_shape,
+                 const Fill& fill, Tensor* tensor) {
+  long per = 1;
+  for (const long n : per_shape) per *= n;
+  tensor->set_dtype(alsim::v1::DTYPE_FLOAT64);
+  tensor->add_shape(static_cast<long>(instances.size()));
+  for (const long n : per_shape) tensor->add_shape(n);
+  std::string* bytes = tensor->mutable_data();
+  bytes->resize(instances.size() * per * sizeof(double));
+  std::vector<double> values(per);
+  for (size_t k = 0; k < instances.size(); ++k) {
+    fill(*instances[k], values.data());
+    std::memcpy(bytes->data() + k * per * sizeof(double), values.data(), per * sizeof(double));
+  }
+}
+
+}  // namespace
+
+void FillSpecs(const Model& m, alsim::v1::Specs* specs) {
+  TensorSpec* action = specs->mutable_action();
+  action->set_name("action");
+  action->set_dtype(alsim::v1::DTYPE_FLOAT64);
+  action->add_shape(m.nu);
+  for (int a = 0; a < m.nu; ++a) {
+    action->add_lower(m.actuator_ctrl_limited[a] ? m.actuator_ctrl_lower[a] : -kInf);
+    action->add_upper(m.actuator_ctrl_limited[a] ? m.actuator_ctrl_upper[a] : kInf);
+    action->add_element_names(m.actuator_name[a]);
+  }
+  AddSpec(specs, "qpos", alsim::v1::DTYPE_FLOAT64, {m.nq});
+  AddSpec(specs, "qvel", alsim::v1::DTYPE_FLOAT64, {m.nv});
+  TensorSpec* body_pos = AddSpec(specs, "body_pos", alsim::v1::DTYPE_FLOAT64, {m.nbody, 3});
+  TensorSpec* body_quat = AddSpec(specs, "body_quat", alsim::v1::DTYPE_FLOAT64, {m.nbody, 4});
+  for (int b = 0; b < m.nbody; ++b) {
+    body_pos->add_element_names(m.body_name[b]);
+    body_quat->add_element_names(m.body_name[b]);
+  }
+  AddSpec(specs, "ctrl", alsim::v1::DTYPE_FLOAT64, {m.nu});
+  AddSpec(specs, "actuator_force", alsim::v1::DTYPE_FLOAT64, {m.nu});
+  AddSpec(specs, "contact_count", alsim::v1::DTYPE_INT32, {1});
+  AddSpec(specs, "max_penetration", alsim::v1::DTYPE_FLOAT64, {1});
+  AddSpec(specs, "time", alsim::v1::DTYPE_FLOAT64, {1});
+  specs->set_timestep(m.timestep);
+  specs->set_nq(m.nq);
+  specs->set_nv(m.nv);
+  specs->set_nu(m.nu);
+}
+
+grpc::Status DecodeActions(const Tensor& actions, int batch, int nu, std::vector<double>* values) {
+  const bool single = actions.dtype() == alsim::v1::DTYPE_FLOAT32;
+  if (!single && actions.dtype() != alsim::v1::DTYPE_FLOAT64) {
+    return {grpc::StatusCode::INVALID_ARGUMENT, "actions must be float32 or float64"};
+  }
+  if (actions.shape_size() != 2 || actions.shape(0) != batch || actions.shape(1) != nu) {
+    std::string shape;
+    for (int i = 0; i < actions.shape_size(); ++i) {
+      shape += (i > 0 ? ", " : "") + std::to_string(actions.shape(i));
+    }
+    return {grpc::StatusCode::INVALID_ARGUMENT,
+            "actions have shape [" + shape + "]; this batch needs [" + std::to_string(batch) +
+                ", " + std::to_string(nu) + "] (instances, actuators)"};
+  }
+  const size_t count = static_cast<size_t>(batch) * nu;
+  const size_t element = single ? sizeof(float) : sizeof(double);
+  if (actions.data().size() != count * element) {
+    return {grpc::StatusCode::INVALID_ARGUMENT,
+            "actions hold " + std::to_string(actions.data().size()) + " bytes; shape [" +
+                std::to_string(batch) + ", " + std::to_string(nu) + "] of " +
+                (single ? "float32" : "float64") + " needs " + std::to_string(count * element)};
+  }
+  values->resize(count);
+  const char* bytes = actions.data().data();
+  for (size_t i = 0; i < count; ++i) {
+    double value;
+    if (single) {
+      float f;
+      std::memcpy(&f, bytes + i * element, sizeof(float));
+      value = f;
+    } else {
+      std::memcpy(&value, bytes + i * element, sizeof(double));
+    }
+    if (!std::isfinite(value)) {
+      return {grpc::StatusCode::INVALID_ARGUMENT, "action [" + std::to_string(i / nu) + ", " +
+                                                      std::to_string(i % nu) +
+                                                      "] is not finite; no instance was stepped"};
+    }
+    (*values)[i] = value;
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status ParseObservations(const google::protobuf::RepeatedField<int>& requested,
+                               bool default_qpos, std::vector<Observation>* kinds) {
+  kinds->clear();
+  for (const int value : requested) {
+    if (!alsim::v1::Observation_IsValid(value) || value == alsim::v1::OBSERVATION_UNSPECIFIED) {
+      return {grpc::StatusCode::INVALID_ARGUMENT,
+              "unknown observation " + std::to_string(value) + " (see alsim.v1.Observation)"};
+    }
+    const auto kind = static_cast<Observation>(value);
+    if (std::find(kinds->begin(), kinds->end(), kind) == kinds->end()) kinds->push_back(kind);
+  }
+  if (kinds->empty() && default_qpos) kinds->push_back(alsim::v1::OBSERVATION_QPOS);
+  return grpc::Status::OK;
+}
+
+void PackObservations(const std::vector<Instance*>& instances,
+                      const std::vector<Observation>& kinds,
+                      google::protobuf::Map<std::string, Tensor>* out) {
+  if (instances.empty()) return;
+  const Model& m = *instances.front()->model;
+  for (const Observation kind : kinds) {
+    switch (kind) {
+      case alsim::v1::OBSERVATION_QPOS:
+        PackDoubles(
+            instances, {m.nq},
+            [&](const Instance& i, double* v) { std::copy_n(i.data->qpos.data(), m.nq, v); },
+            &(*out)["qpos"]);
+        break;
+      case alsim::v1::OBSERVATION_QVEL:
+        PackDoubles(
+            instances, {m.nv},
+            [&](const Instance& i, double* v) { std::copy_n(i.data->qvel.data(), m.nv, v); },
+            &(*out)["qvel"]);
+        break;
+      case alsim::v1::OBSERVATION_BODY_POSES:
+        for (Instance* instance : instances) Kinematics(m, *instance->data);
+        PackDoubles(
+            instances, {m.nbody, 3},
+            [&](const Instance& i, double* v) {
+              for (int b = 0; b < m.nbody; ++b) std::copy_n(i.data->xpos[b].data(), 3, v + 3 * b);
+            },
+            &(*out)["body_pos"]);
+        PackDoubles(
+            instances, {m.nbody, 4},
+            [&](const Instance& i, double* v) {
+              for (int b = 0; b < m.nbody; ++b) std::copy_n(i.data->xquat[b].data(), 4, v + 4 * b);
+            },
+            &(*out)["body_quat"]);
+        break;
+      case alsim::v1::OBSERVATION_ACTUATOR_STATE:
+        PackDoubles(
+            instances, {m.nu},
+            [&](const Instance& i, double* v) { std::copy_n(i.data->ctrl.data(), m.nu, v); },
+            &(*out)["ctrl"]);
+        PackDoubles(
+            instances, {m.nu},
+            [&](const Instance& i, double* v) {
+              std::copy_n(i.data->actuator_force.data(), m.nu, v);
+            },
+            &(*out)["actuator_force"]);
+        break;
+      case alsim::v1::OBSERVATION_CONTACT_SUMMARY: {
+        Tensor& count = (*out)["contact_count"];
+        count.set_dtype(alsim::v1::DTYPE_INT32);
+        count.add_shape(static_cast<long>(instances.size()));
+        count.add_shape(1);
+        std::string* bytes = count.mutable_data();
+        bytes->resize(instances.size() * sizeof(std::int32_t));
+        for (size_t k = 0; k < instances.size(); ++k) {
+          const auto n = static_cast<std::int32_t>(instances[k]->data->contact.size());
+          std::memcpy(bytes->data() + k * sizeof(n), &n, sizeof(n));
+        }
+        PackDoubles(
+            instances, {1},
+            [&](const Instance& i, double* v) {
+              double deepest = 0;
+              for (const Contact& c : i.data->contact) deepest = std::max(deepest, -c.dist);
+              v[0] = deepest;
+            },
+            &(*out)["max_penetration"]);
+        break;
+      }
+      case alsim::v1::OBSERVATION_TIME:
+        PackDoubles(
+            instances, {1}, [&](const Instance& i, double* v) { v[0] = i.data->time; },
+            &(*out)["time"]);
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+}  // namespace alsim::server

@@ -1,0 +1,37 @@
+// Packing of engine quantities into alsim.v1 tensors (little-endian, row-major bytes), the
+// action decoding with its validation, and the specs that describe both.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <grpcpp/support/status.h>
+
+#include "alsim/v1/alsim.pb.h"
+#include "engine/model/model.h"
+#include "server/instance_registry.h"
+
+namespace alsim::server {
+
+// The action spec and every observation spec of `m`.
+void FillSpecs(const Model& m, alsim::v1::Specs* specs);
+
+// Decodes actions [K, nu] (float32 or float64) into `values` (K * nu doubles, row-major).
+// INVALID_ARGUMENT, naming the problem, for a wrong dtype, shape or byte count, and for NaN or
+// Inf (naming the instance's batch index and the actuator).
+grpc::Status DecodeActions(const alsim::v1::Tensor& actions, int batch, int nu,
+                           std::vector<double>* values);
+
+// INVALID_ARGUMENT unless every requested observation is a known one; fills `kinds` without
+// duplicates, or with qpos alone when `requested` is empty and `default_qpos` is set.
+grpc::Status ParseObservations(const google::protobuf::RepeatedField<int>& requested,
+                               bool default_qpos, std::vector<alsim::v1::Observation>* kinds);
+
+// Writes the requested observations of `instances` (all of one model) as [K, ...] tensors.
+// Body poses need the kinematics at the current qpos: they are recomputed here (derived data
+// only; the state is untouched).
+void PackObservations(const std::vector<Instance*>& instances,
+                      const std::vector<alsim::v1::Observation>& kinds,
+                      google::protobuf::Map<std::string, alsim::v1::Tensor>* out);
+
+}  // namespace alsim::server

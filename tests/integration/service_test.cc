@@ -1,0 +1,467 @@
+// alsim.v1.Simulator end to end: a real server on an ephemeral loopback port, called through the
+// generated stubs. Results are compared with the same scene stepped in process.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <grpcpp/grpcpp.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <thread>
+#include <vector>
+
+#include "engine/model/model_import.h"
+#include "engine/sim/state_hash.h"
+#include "engine/sim/step.h"
+#include "server/server.h"
+#include "tests/support/http_get.h"
+
+namespace alsim {
+namespace {
+
+using ::testing::ContainsRegex;
+using ::testing::HasSubstr;
+namespace v1 = alsim::v1;
+
+const std::string kScenes = std::string(ALSIM_SCENES_DIR) + "/";
+
+// A free box on a slide-joint motor: a huge control drives it to non-finite values (divergence).
+const char* kMotorScene = R"(<mujoco><worldbody><geom type="plane" size="5 5 0.1"/>
+  <body name="cart" pos="0 0 0.2"><joint name="x" type="slide" axis="1 0 0"/>
+    <geom type="box" size="0.1 0.1 0.1" mass="1"/></body></worldbody>
+  <actuator><motor joint="x" gear="10"/></actuator></mujoco>)";
+
+class ServiceTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    server::ServerConfig config;
+    config.listen_address = "127.0.0.1:0";
+    config.metrics_address = "127.0.0.1:0";
+    config.max_instances = 64;
+    config.threads = 2;
+    std::string error;
+    server_ = server::Server::Start(config, &error).release();
+    ASSERT_NE(server_, nullptr) << error;
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+
+  void SetUp() override {
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(64 << 20);
+    channel_ = grpc::CreateCustomChannel(server_->grpc_address(),
+                                         grpc::InsecureChannelCredentials(), args);
+    stub_ = v1::Simulator::NewStub(channel_);
+  }
+
+  std::unique_ptr<grpc::ClientContext> Context(double seconds = 30) {
+    auto context = std::make_unique<grpc::ClientContext>();
+    context->set_deadline(std::chrono::system_clock::now() +
+                          std::chrono::milliseconds(static_cast<long>(seconds * 1000)));
+    return context;
+  }
+
+  grpc::Status CreateBuiltin(const std::string& name, int count, std::uint64_t seed,
+                             v1::CreateResponse* response) {
+    v1::CreateRequest request;
+    request.mutable_scene()->set_builtin(name);
+    request.set_count(count);
+    request.set_seed(seed);
+    return stub_->Create(Context().get(), request, response);
+  }
+
+  grpc::Status CreateText(const std::string& text, int count, v1::CreateResponse* response) {
+    v1::CreateRequest request;
+    request.mutable_scene()->mutable_text()->set_text(text);
+    request.mutable_scene()->mutable_text()->set_filename("motor.xml");
+    request.set_count(count);
+    return stub_->Create(Context().get(), request, response);
+  }
+
+  // Steps `ids` once with float64 actions (K x nu values), returning qpos and qvel.
+  grpc::Status StepIds(const std::vector<std::uint64_t>& ids, const std::vector<double>& actions,
+                       int nu, v1::StepResponse* response, int substeps = 1) {
+    v1::StepRequest request;
+    for (const auto id : ids) request.mutable_instances()->add_instance_ids(id);
+    if (!actions.empty()) {
+      v1::Tensor* tensor = request.mutable_actions();
+      tensor->set_dtype(v1::DTYPE_FLOAT64);
+      tensor->add_shape(static_cast<long>(ids.size()));
+      tensor->add_shape(nu);
+      tensor->set_data(std::string(reinterpret_cast<const char*>(actions.data()),
+                                   actions.size() * sizeof(double)));
+    }
+    request.set_substeps(substeps);
+    request.add_observations(v1::OBSERVATION_QPOS);
+    request.add_observations(v1::OBSERVATION_QVEL);
+    return stub_->Step(Context().get(), request, response);
+  }
+
+  static std::vector<double> Doubles(const v1::Tensor& tensor) {
+    std::vector<double> values(tensor.data().size() / sizeof(double));
+    std::memcpy(values.data(), tensor.data().data(), tensor.data().size());
+    return values;
+  }
+
+  std::string GetState(std::uint64_t id) {
+    v1::GetStateRequest request;
+    request.set_instance_id(id);
+    v1::GetStateResponse response;
+    EXPECT_TRUE(stub_->GetState(Context().get(), request, &response).ok());
+    return response.state();
+  }
+
+  static server::Server* server_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Simulator::Stub> stub_;
+};
+
+server::Server* ServiceTest::server_ = nullptr;
+
+std::vector<double> ActionsFor(int batch, int nu, int step) {
+  std::vector<double> actions(static_cast<size_t>(batch) * nu);
+  for (size_t i = 0; i < actions.size(); ++i) actions[i] = 0.3 * std::sin(0.1 * step + i);
+  return actions;
+}
+
+TEST_F(ServiceTest, CreateReturnsIdsGroupAndSpecs) {
+  v1::CreateResponse created;
+  ASSERT_TRUE(CreateBuiltin("quadruped_drop_8", 3, 7, &created).ok());
+  ASSERT_EQ(created.instance_ids_size(), 3);
+  EXPECT_NE(created.group_id(), 0u);
+  const auto model = ImportModelFromFile(kScenes + "quadruped_drop_8.xml").model;
+  EXPECT_EQ(created.specs().nq(), static_cast<unsigned>(model->nq));
+  EXPECT_EQ(created.specs().nu(), static_cast<unsigned>(model->nu));
+  EXPECT_EQ(created.specs().action().shape(0), model->nu);
+  EXPECT_EQ(created.specs().action().element_names_size(), model->nu);
+  EXPECT_DOUBLE_EQ(created.specs().timestep(), model->timestep);
+
+  v1::ListResponse list;
+  ASSERT_TRUE(stub_->List(Context().get(), v1::ListRequest(), &list).ok());
+  int mine = 0;
+  for (const auto& info : list.instances()) mine += info.group_id() == created.group_id();
+  EXPECT_EQ(mine, 3);
+
+  v1::DestroyRequest destroy;
+  destroy.mutable_instances()->set_group_id(created.group_id());
+  v1::DestroyResponse destroyed;
+  ASSERT_TRUE(stub_->Destroy(Context().get(), destroy, &destroyed).ok());
+  EXPECT_EQ(destroyed.destroyed(), 3u);
+  v1::StepResponse step;
+  EXPECT_EQ(StepIds({created.instance_ids(0)}, {}, 0, &step).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+}
+
+// The server's batched step is the engine's Step: bit-identical to stepping in process.
+TEST_F(ServiceTest, BatchedRemoteStepsMatchInProcessStepsBitForBit) {
+  v1::CreateResponse created;
+  ASSERT_TRUE(CreateBuiltin("quadruped_drop_8", 4, 1, &created).ok());
+  const int nu = static_cast<int>(created.specs().nu());
+  const std::vector<std::uint64_t> ids(created.instance_ids().begin(),
+                                       created.instance_ids().end());
+  const auto model = ImportModelFromFile(kScenes + "quadruped_drop_8.xml").model;
+  std::vector<Data> local;
+  for (int k = 0; k < 4; ++k) local.emplace_back(*model);
+  v1::StepResponse response;
+  for (int n = 0; n < 60; ++n) {
+    const std::vector<double> actions = ActionsFor(4, nu, n);
+    ASSERT_TRUE(StepIds(ids, actions, nu, &response).ok());
+    for (int k = 0; k < 4; ++k) {
+      std::copy_n(actions.begin() + k * nu, nu, local[k].ctrl.begin());
+      ASSERT_EQ(Step(*model, local[k]), StepStatus::kOk);
+    }
+  }
+  const std::vector<double> qpos = Doubles(response.observations().at("qpos"));
+  ASSERT_EQ(qpos.size(), static_cast<size_t>(4 * model->nq));
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_EQ(0, std::memcmp(qpos.data() + k * model->nq, local[k].qpos.data(),
+                             model->nq * sizeof(double)))
+        << "instance " << k;
+  }
+  ASSERT_EQ(response.status_size(), 4);
+  EXPECT_EQ(response.status(0), v1::INSTANCE_STATUS_OK);
+  EXPECT_GT(response.diagnostics(0).contacts(), 0u) << "the robots have landed by 60 steps";
+}
+
+TEST_F(ServiceTest, GetStateSetStateResumesBitExactly) {
+  v1::CreateResponse created;
+  ASSERT_TRUE(CreateBuiltin("quadruped_drop_8", 1, 1, &created).ok());
+  const std::uint64_t id = created.instance_ids(0);
+  const int nu = static_cast<int>(created.specs().nu());
+  v1::StepResponse response;
+  for (int n = 0; n < 120; ++n)
+    ASSERT_TRUE(StepIds({id}, ActionsFor(1, nu, n), nu, &response).ok());
+  const std::string saved = GetState(id);
+  for (int n = 0; n < 40; ++n) ASSERT_TRUE(StepIds({id}, ActionsFor(1, nu, n), nu, &response).ok());
+  const std::vector<double> first = Doubles(response.observations().at("qvel"));
+
+  v1::SetStateRequest set;
+  set.set_instance_id(id);
+  set.set_state(saved);
+  v1::SetStateResponse set_response;
+  ASSERT_TRUE(stub_->SetState(Context().get(), set, &set_response).ok());
+  for (int n = 0; n < 40; ++n) ASSERT_TRUE(StepIds({id}, ActionsFor(1, nu, n), nu, &response).ok());
+  const std::vector<double> second = Doubles(response.observations().at("qvel"));
+  ASSERT_EQ(first.size(), second.size());
+  EXPECT_EQ(0, std::memcmp(first.data(), second.data(), first.size() * sizeof(double)));
+
+  set.set_state("not a state");
+  EXPECT_EQ(stub_->SetState(Context().get(), set, &set_response).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+TEST_F(ServiceTest, ResetWithSeedsIsReproducibleAndNoiseDependsOnTheSeed) {
+  v1::CreateResponse created;
+  ASSERT_TRUE(CreateBuiltin("quadruped_drop_8", 2, 1, &created).ok());
+  auto reset = [&](std::vector<std::uint64_t> seeds) {
+    v1::ResetRequest request;
+    request.mutable_instances()->set_group_id(created.group_id());
+    for (const auto seed : seeds) request.add_seeds(seed);
+    request.set_noise(0.05);
+    request.add_observations(v1::OBSERVATION_QPOS);
+    v1::ResetResponse response;
+    EXPECT_TRUE(stub_->Reset(Context().get(), request, &response).ok());
+    return Doubles(response.observations().at("qpos"));
+  };
+  const auto a = reset({5, 6});
+  const auto b = reset({5, 6});
+  const auto c = reset({5, 9});
+  const size_t nq = a.size() / 2;
+  EXPECT_EQ(a, b);
+  EXPECT_TRUE(std::equal(a.begin(), a.begin() + nq, c.begin())) << "instance 0: same seed";
+  EXPECT_FALSE(std::equal(a.begin() + nq, a.end(), c.begin() + nq)) << "instance 1: new seed";
+  v1::ResetRequest bad;
+  bad.mutable_instances()->set_group_id(created.group_id());
+  bad.add_seeds(1);  // one seed for two instances
+  v1::ResetResponse response;
+  EXPECT_EQ(stub_->Reset(Context().get(), bad, &response).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+TEST_F(ServiceTest, BadInputGetsActionableStatusesAndLeavesOtherInstancesAlone) {
+  v1::CreateResponse created;
+  ASSERT_TRUE(CreateBuiltin("quadruped_drop_8", 2, 1, &created).ok());
+  const std::vector<std::uint64_t> ids(created.instance_ids().begin(),
+                                       created.instance_ids().end());
+  const int nu = static_cast<int>(created.specs().nu());
+  const std::string before0 = GetState(ids[0]), before1 = GetState(ids[1]);
+
+  v1::CreateResponse bad_scene;
+  const grpc::Status malformed = CreateText("<mujoco>\n<worldbody>\n<bogus/>\n", 1, &bad_scene);
+  EXPECT_EQ(malformed.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(malformed.error_message(), HasSubstr("motor.xml"));
+
+  v1::CreateResponse unknown;
+  EXPECT_EQ(CreateBuiltin("no_such_scene", 1, 0, &unknown).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+
+  v1::StepResponse response;
+  EXPECT_EQ(StepIds({ids[0], 999999}, ActionsFor(2, nu, 0), nu, &response).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+  const grpc::Status wrong_size = StepIds(ids, ActionsFor(1, nu, 0), nu, &response);
+  EXPECT_EQ(wrong_size.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(wrong_size.error_message(), HasSubstr("shape"));
+  std::vector<double> nan_actions = ActionsFor(2, nu, 0);
+  nan_actions[nu + 3] = std::numeric_limits<double>::quiet_NaN();
+  const grpc::Status nan = StepIds(ids, nan_actions, nu, &response);
+  EXPECT_EQ(nan.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(nan.error_message(), HasSubstr("[1, 3]"));
+  EXPECT_EQ(StepIds({ids[0], ids[0]}, {}, nu, &response).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(GetState(ids[0]), before0) << "refused batches change nothing";
+  EXPECT_EQ(GetState(ids[1]), before1);
+
+  // A diverged instance refuses Step until Reset; its neighbour in the batch is unaffected.
+  v1::CreateResponse motors;
+  ASSERT_TRUE(CreateText(kMotorScene, 2, &motors).ok());
+  const std::vector<std::uint64_t> carts(motors.instance_ids().begin(),
+                                         motors.instance_ids().end());
+  ASSERT_TRUE(StepIds(carts, {1e308, 0.0}, 1, &response, 3).ok());
+  EXPECT_EQ(response.status(0), v1::INSTANCE_STATUS_DIVERGED);
+  EXPECT_EQ(response.status(1), v1::INSTANCE_STATUS_OK);
+  EXPECT_EQ(StepIds({carts[0]}, {0.0}, 1, &response).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+  ASSERT_TRUE(StepIds({carts[1]}, {0.0}, 1, &response).ok());
+  v1::ResetRequest reset;
+  reset.mutable_instances()->add_instance_ids(carts[0]);
+  v1::ResetResponse reset_response;
+  ASSERT_TRUE(stub_->Reset(Context().get(), reset, &reset_response).ok());
+  EXPECT_TRUE(StepIds({carts[0]}, {0.0}, 1, &response).ok());
+}
+
+TEST_F(ServiceTest, TheInstanceLimitIsResourceExhaustedAndCreatesNothing) {
+  v1::ListResponse before;
+  ASSERT_TRUE(stub_->List(Context().get(), v1::ListRequest(), &before).ok());
+  v1::CreateResponse created;
+  const grpc::Status status = CreateBuiltin("box_stack", 65, 0, &created);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(status.error_message(), HasSubstr("limit"));
+  v1::ListResponse after;
+  ASSERT_TRUE(stub_->List(Context().get(), v1::ListRequest(), &after).ok());
+  EXPECT_EQ(after.instances_size(), before.instances_size());
+}
+
+// Several clients step disjoint and overlapping instance sets at once. Calls on one instance
+// serialize, so each instance ends with exactly the steps it was sent, and (zero actions) the
+// state of an instance stepped that often in process.
+TEST_F(ServiceTest, ConcurrentClientsOnOverlappingInstancesSerializePerInstance) {
+  v1::CreateResponse created;
+  ASSERT_TRUE(CreateBuiltin("box_stack", 4, 0, &created).ok());
+  const std::vector<std::uint64_t> ids(created.instance_ids().begin(),
+                                       created.instance_ids().end());
+  // Client c steps {ids[c], ids[(c + 1) % 4]} ten times: every instance gets 20 steps.
+  std::vector<std::thread> clients;
+  std::atomic<int> failures{0};
+  for (int c = 0; c < 4; ++c) {
+    clients.emplace_back([&, c] {
+      auto stub = v1::Simulator::NewStub(channel_);
+      for (int n = 0; n < 10; ++n) {
+        v1::StepRequest request;
+        request.mutable_instances()->add_instance_ids(ids[c]);
+        request.mutable_instances()->add_instance_ids(ids[(c + 1) % 4]);
+        v1::StepResponse response;
+        grpc::ClientContext context;
+        if (!stub->Step(&context, request, &response).ok()) ++failures;
+      }
+    });
+  }
+  for (auto& client : clients) client.join();
+  EXPECT_EQ(failures.load(), 0);
+  const auto model = ImportModelFromFile(kScenes + "box_stack.xml").model;
+  v1::ListResponse list;
+  ASSERT_TRUE(stub_->List(Context().get(), v1::ListRequest(), &list).ok());
+  for (const auto id : ids) {
+    for (const auto& info : list.instances()) {
+      if (info.instance_id() == id) {
+        EXPECT_EQ(info.steps(), 20u) << "instance " << id;
+      }
+    }
+    v1::StepResponse response;
+    ASSERT_TRUE(StepIds({id}, {}, 0, &response).ok());  // one more, to read qpos: 21 in all
+    Data check(*model);
+    for (int n = 0; n < 21; ++n) Step(*model, check);
+    const std::vector<double> qpos = Doubles(response.observations().at("qpos"));
+    EXPECT_EQ(0, std::memcmp(qpos.data(), check.qpos.data(), model->nq * sizeof(double)))
+        << "instance " << id;
+  }
+}
+
+TEST_F(ServiceTest, StepStreamAnswersPipelinedRequestsInOrderAndEndsOnAnError) {
+  v1::CreateResponse created;
+  ASSERT_TRUE(CreateBuiltin("box_incline", 1, 0, &created).ok());
+  const std::uint64_t id = created.instance_ids(0);
+  grpc::ClientContext context;
+  auto stream = stub_->StepStream(&context);
+  for (int n = 0; n < 12; ++n) {  // all written before any reply is read
+    v1::StepRequest request;
+    request.mutable_instances()->add_instance_ids(id);
+    request.add_observations(v1::OBSERVATION_TIME);
+    ASSERT_TRUE(stream->Write(request));
+  }
+  v1::StepRequest bad;
+  bad.mutable_instances()->add_instance_ids(987654);
+  ASSERT_TRUE(stream->Write(bad));
+  stream->WritesDone();
+  v1::StepResponse response;
+  double previous = 0;
+  int replies = 0;
+  while (stream->Read(&response)) {
+    const double time = Doubles(response.observations().at("time"))[0];
+    EXPECT_GT(time, previous) << "in request order";
+    previous = time;
+    ++replies;
+  }
+  EXPECT_EQ(replies, 12);
+  EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_NEAR(previous, 12 * created.specs().timestep(), 1e-12);
+}
+
+TEST_F(ServiceTest, StreamStatesKeepsTheRateAndDropsFramesForASlowConsumer) {
+  v1::CreateResponse created;
+  ASSERT_TRUE(CreateBuiltin("22_humanoids", 1, 0, &created).ok());
+  {  // a fast reader gets about rate x duration frames and no drops
+    v1::StreamStatesRequest request;
+    request.mutable_instances()->add_instance_ids(created.instance_ids(0));
+    request.set_rate_hz(50);
+    grpc::ClientContext context;
+    auto reader = stub_->StreamStates(&context, request);
+    v1::StateFrame frame;
+    const auto start = std::chrono::steady_clock::now();
+    int frames = 0;
+    std::uint64_t dropped = 0;
+    while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(600) &&
+           reader->Read(&frame)) {
+      ++frames;
+      dropped += frame.dropped();
+      EXPECT_EQ(frame.sequence(), static_cast<std::uint64_t>(frames));
+      EXPECT_EQ(frame.observations().at("qpos").shape(0), 1);
+    }
+    context.TryCancel();
+    EXPECT_GE(frames, 20);  // 0.6 s at 50 Hz = 30 (+1 at t = 0)
+    EXPECT_LE(frames, 40);
+    EXPECT_EQ(dropped, 0u);
+    reader->Finish();
+  }
+  {  // a reader that sleeps 100 ms per frame at 200 Hz: large frames fill the flow-control
+     // window, then frames are dropped, counted, and the ones that come are recent
+    v1::StreamStatesRequest request;
+    request.mutable_instances()->add_instance_ids(created.instance_ids(0));
+    request.set_rate_hz(200);
+    request.add_observations(v1::OBSERVATION_BODY_POSES);
+    // A viewer's channel: no bandwidth probing and a small read-ahead, so the transport holds a
+    // few frames, not megabytes of stale ones (see StreamStates in the proto).
+    grpc::ChannelArguments args;
+    args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+    args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 65536);
+    auto viewer = v1::Simulator::NewStub(grpc::CreateCustomChannel(
+        server_->grpc_address(), grpc::InsecureChannelCredentials(), args));
+    grpc::ClientContext context;
+    auto reader = viewer->StreamStates(&context, request);
+    v1::StateFrame frame;
+    std::uint64_t dropped = 0;
+    double last_server_time = 0;
+    for (int n = 0; n < 12 && reader->Read(&frame); ++n) {
+      dropped += frame.dropped();
+      last_server_time = frame.server_time();
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    context.TryCancel();
+    reader->Finish();
+    EXPECT_GT(dropped, 50u) << "about 20 frames are due per 100 ms and only one is taken";
+    EXPECT_GT(last_server_time, 0.5);
+  }
+  const auto metrics = testing::HttpGet(server_->metrics_url());
+  ASSERT_EQ(metrics.status, 200) << metrics.error;
+  EXPECT_THAT(metrics.body, ContainsRegex("alsim_stream_frames_dropped_total [1-9]"));
+}
+
+TEST_F(ServiceTest, MetricsSeriesExistAndMove) {
+  v1::CreateResponse created;
+  ASSERT_TRUE(CreateBuiltin("box_stack", 1, 0, &created).ok());
+  v1::StepResponse response;
+  ASSERT_TRUE(StepIds({created.instance_ids(0)}, {}, 0, &response, 5).ok());
+  v1::StepResponse unused;
+  StepIds({424242}, {}, 0, &unused);  // a NOT_FOUND for the code label
+  const auto scrape = testing::HttpGet(server_->metrics_url());
+  ASSERT_EQ(scrape.status, 200) << scrape.error;
+  const std::string& body = scrape.body;
+  for (const char* series :
+       {"grpc_server_started_total", "grpc_server_handled_total", "grpc_server_handling_seconds",
+        "alsim_step_duration_seconds", "alsim_solver_iterations", "alsim_solver_residual",
+        "alsim_contacts", "alsim_islands", "alsim_instances", "alsim_steps_total",
+        "alsim_stream_frames_dropped_total", "alsim_build_info"}) {
+    EXPECT_THAT(body, HasSubstr(std::string("# TYPE ") + series)) << series;
+  }
+  EXPECT_THAT(body, ContainsRegex("grpc_server_handled_total\\{[^}]*grpc_code=\"NotFound\"[^}]*"
+                                  "grpc_method=\"Step\""));
+  EXPECT_THAT(body, ContainsRegex("alsim_steps_total [1-9]"));
+  EXPECT_THAT(body, ContainsRegex("alsim_step_duration_seconds_count [1-9]"));
+  EXPECT_THAT(body, ContainsRegex("alsim_instances [1-9]"));
+}
+
+}  // namespace
+}  // namespace alsim
