@@ -257,18 +257,18 @@ grpc::ServerUnaryReactor* SimulatorService::Reset(grpc::CallbackServerContext* c
                         std::to_string(instances.size()) +
                         " instances; give one per instance or none"};
           }
-          for (std::size_t k = 0; k < instances.size(); ++k) {
-            if (request->seeds_size() != 0) instances[k]->rng.seed(request->seeds(k));
-            ResetInstance(*instances[k], request->noise());
-          }
           bool one_scene = true;
           for (const Instance* instance : instances) {
             one_scene = one_scene && instance->model == instances.front()->model;
           }
           if (!observations.empty() && !one_scene) {
             return {grpc::StatusCode::INVALID_ARGUMENT,
-                    "observations can only be returned for instances of one scene (the "
-                    "instances were reset)"};
+                    "observations can only be returned for instances of one scene; nothing "
+                    "was reset"};
+          }
+          for (std::size_t k = 0; k < instances.size(); ++k) {
+            if (request->seeds_size() != 0) instances[k]->rng.seed(request->seeds(k));
+            ResetInstance(*instances[k], request->noise());
           }
           PackObservations(instances, observations, response->mutable_observations());
           return grpc::Status::OK;
@@ -279,16 +279,16 @@ grpc::ServerUnaryReactor* SimulatorService::Reset(grpc::CallbackServerContext* c
 grpc::ServerUnaryReactor* SimulatorService::GetState(grpc::CallbackServerContext* context,
                                                      const alsim::v1::GetStateRequest* request,
                                                      alsim::v1::GetStateResponse* response) {
-  const grpc::Status status =
-      registry_.WithInstances({request->instance_id()}, 0, [&](std::vector<Instance*>& instances) {
-        const Instance& instance = *instances.front();
-        response->set_state(SaveStateSnapshot(*instance.model, *instance.data));
-        response->set_time(instance.data->time);
-        return grpc::Status::OK;
-      });
-  auto* reactor = context->DefaultReactor();
-  reactor->Finish(status);
-  return reactor;
+  // Offloaded: it waits for any step in progress on the instance.
+  return Offload(context, [this, request, response] {
+    return registry_.WithInstances(
+        {request->instance_id()}, 0, [&](std::vector<Instance*>& instances) {
+          const Instance& instance = *instances.front();
+          response->set_state(SaveStateSnapshot(*instance.model, *instance.data));
+          response->set_time(instance.data->time);
+          return grpc::Status::OK;
+        });
+  });
 }
 
 grpc::ServerUnaryReactor* SimulatorService::SetState(grpc::CallbackServerContext* context,

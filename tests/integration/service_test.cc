@@ -240,6 +240,20 @@ TEST_F(ServiceTest, ResetWithSeedsIsReproducibleAndNoiseDependsOnTheSeed) {
   v1::ResetResponse response;
   EXPECT_EQ(stub_->Reset(Context().get(), bad, &response).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
+
+  // Observations of two scenes at once are refused, and nothing is reset.
+  v1::CreateResponse other;
+  ASSERT_TRUE(CreateBuiltin("box_stack", 1, 0, &other).ok());
+  v1::StepResponse stepped;
+  ASSERT_TRUE(StepIds({other.instance_ids(0)}, {}, 0, &stepped, 10).ok());
+  const std::string before = GetState(other.instance_ids(0));
+  v1::ResetRequest mixed;
+  mixed.mutable_instances()->add_instance_ids(created.instance_ids(0));
+  mixed.mutable_instances()->add_instance_ids(other.instance_ids(0));
+  mixed.add_observations(v1::OBSERVATION_QPOS);
+  EXPECT_EQ(stub_->Reset(Context().get(), mixed, &response).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(GetState(other.instance_ids(0)), before);
 }
 
 TEST_F(ServiceTest, BadInputGetsActionableStatusesAndLeavesOtherInstancesAlone) {

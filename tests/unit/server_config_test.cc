@@ -100,5 +100,40 @@ TEST(ServerConfigTest, HelpDocumentsEveryFlagAndVariable) {
   }
 }
 
+TEST(ServerConfigTest, ServiceLimitsAndThreads) {
+  const auto result = Parse({"--threads", "3", "--max-instances=10", "--max-message-bytes",
+                             "1048576", "--scenes-dir", "/srv/scenes"},
+                            {{"ALSIM_MAX_SCENE_BYTES", "2048"}, {"ALSIM_THREADS", "8"}});
+  ASSERT_TRUE(result.config) << result.message;
+  EXPECT_EQ(result.config->threads, 3) << "the flag wins over $ALSIM_THREADS";
+  EXPECT_EQ(result.config->max_instances, 10u);
+  EXPECT_EQ(result.config->max_message_bytes, 1048576u);
+  EXPECT_EQ(result.config->max_scene_bytes, 2048u);
+  EXPECT_EQ(result.config->scenes_dir, "/srv/scenes");
+  EXPECT_GT(ServerConfig{}.max_message_bytes, 4u << 20) << "above gRPC's 4 MiB default";
+}
+
+TEST(ServerConfigTest, BadLimitsAreUsageErrors) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"--threads", "-1"},
+                                               {"--max-instances", "0"},
+                                               {"--max-message-bytes", "12x"},
+                                               {"--max-scene-bytes", ""}}) {
+    const auto result = Parse(args);
+    EXPECT_FALSE(result.config) << args[0];
+    EXPECT_EQ(result.exit_code, 2) << args[0];
+    EXPECT_THAT(result.message, HasSubstr(args[0])) << args[0];
+  }
+}
+
+TEST(ServerConfigTest, HelpDocumentsTheServiceFlags) {
+  const std::string help = ServerUsage();
+  for (const char* text :
+       {"--listen", "ALSIM_LISTEN", "--metrics", "--shutdown-grace", "--threads", "ALSIM_THREADS",
+        "--max-instances", "ALSIM_MAX_INSTANCES", "--max-message-bytes", "--max-scene-bytes",
+        "--scenes-dir", "ALSIM_SCENES_DIR"}) {
+    EXPECT_THAT(help, HasSubstr(text));
+  }
+}
+
 }  // namespace
 }  // namespace alsim::server
