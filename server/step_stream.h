@@ -2,8 +2,8 @@
 //
 // Requests are read ahead (up to kReadAhead queued), stepped one after another on the registry's
 // arena, and answered in request order. The first failing request ends the stream with its status
-// (the requests after it are not run; the replies before it are still delivered). The client half-closing ends the stream with OK once every
-// request read has been answered.
+// (the requests after it are not run; the replies before it are still delivered). The client
+// half-closing ends the stream with OK once every request read has been answered.
 #pragma once
 
 #include <deque>
