@@ -1,0 +1,81 @@
+// The complete state of an instance as bytes, for saving and resuming a simulation bit for bit
+// (the service's GetState / SetState): everything that a Step() reads from before it, so that
+// restoring a snapshot into any Data of the same Model and stepping gives bit-identical results
+// to stepping the instance it was taken from.
+//
+// What determines the future of an instance (engine/sim/step.cc and the stages it calls):
+//   - time, qpos, qvel, ctrl: the state proper;
+//   - warm_start (keys, positions, impulses): the impulses that BuildConstraints starts the next
+//     solve from;
+//   - geom_speculative_margin: the broadphase and the narrowphase read the margins every step,
+//     but SpeculativeMargins() rewrites them only when StepOptions::constraints.
+//     speculative_contacts is on; a step with it off keeps the margins of the last step that had
+//     it on, so they are state too.
+// Everything else in Data is recomputed by each Step before it is read: kinematics, velocities,
+// the mass matrix and its factors, forces, the sweep order of the broadphase (sorted with ties
+// broken by geom id, so its result does not depend on the order it starts from), contacts,
+// constraints, islands, v_free / v_hat. The solver object (Data::solver) holds only scratch and
+// CHOLMOD's symbolic analysis, which is a deterministic function of the matrix pattern; none of
+// it carries information from one step to the next (tests/physics/state_snapshot_test.cc checks
+// that restoring into an instance with a used solver and into a fresh one give the same bits).
+//
+// Format, version 1: little-endian, no padding; u32 / i32 / u64 integers, f64 IEEE-754 doubles
+// (bit patterns kept, so -0.0 and NaN payloads survive).
+//   offset  type          field
+//   0       char[8]       magic "ALSIMST1"
+//   8       u32           format version (1)
+//   12      u32[8]        model sizes: nq, nv, nu, nbody, njnt, ngeom, neq, nsubsystem
+//   44      u64           ModelFingerprint(m)
+//   52      f64           time
+//   60      u32 n, f64[n] qpos (n = nq)
+//           u32 n, f64[n] qvel (n = nv)
+//           u32 n, f64[n] ctrl (n = nu)
+//           u32 n, f64[n] geom_speculative_margin (n = ngeom)
+//           u32 w         warm-start entries, then
+//           i32[3 w]      keys (kind, a, b) per entry
+//           f64[3 w]      positions (x, y, z) per entry
+//           f64[3 w]      impulses (x, y, z) per entry
+//           u64           checksum: 64-bit FNV-1a over every byte before it
+// Total: 60 + 16 + 8 (nq + nv + nu + ngeom) + 4 + 60 w + 8 bytes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "engine/model/model.h"
+#include "engine/sim/data.h"
+
+namespace alsim {
+
+// "ALSIMST1" and the format version that SaveStateSnapshot writes and RestoreStateSnapshot reads.
+inline constexpr char kStateSnapshotMagic[8] = {'A', 'L', 'S', 'I', 'M', 'S', 'T', '1'};
+inline constexpr std::uint32_t kStateSnapshotVersion = 1;
+
+// A 64-bit FNV-1a hash of what makes a state of one model meaningless for another: the sizes (nq,
+// nv, nu, nbody, njnt, ngeom, neq, nsubsystem, npair), the timestep, the tree (body parents, joint
+// types and bodies, dof parents), the geoms (type, body, size), body masses and the names of
+// bodies, joints, geoms and actuators. The same scene imported twice has the same fingerprint.
+std::uint64_t ModelFingerprint(const Model& m);
+
+// Serializes everything that determines the future of `d` under `m` (see the file comment). Does
+// not validate: a diverged instance (NaN in qvel) is saved as it is, and refused by
+// RestoreStateSnapshot.
+std::string SaveStateSnapshot(const Model& m, const Data& d);
+
+// Restores a snapshot of SaveStateSnapshot into d, which must have been constructed from m (or an
+// identical model). The snapshot is parsed and validated completely before anything is written:
+// on any problem it returns false with a one-line reason in *error (when error is not null) and
+// leaves d unchanged. Refused: a wrong magic or version, truncated or trailing bytes, a checksum
+// mismatch, a snapshot of a different model (sizes or fingerprint), a NaN or infinite time, qpos,
+// qvel, ctrl or warm-start value, a negative speculative margin, a warm-start key of unknown kind,
+// and a free or ball joint quaternion whose norm differs from 1 by more than 1e-6 (Step always
+// leaves them normalized).
+//
+// On success, d holds the snapshot's state, and the derived quantities are those of Forward(m, d)
+// (theta 0) at it: kinematics, velocities, mass matrix, forces. The outputs of the last step
+// (contacts, constraints, islands, solver statistics) are cleared, as in a new Data, since no step
+// has been taken from this state. Step recomputes all derived quantities itself, so its results do
+// not depend on them, nor on whether d is fresh or has run before.
+bool RestoreStateSnapshot(const Model& m, const std::string& bytes, Data& d, std::string* error);
+
+}  // namespace alsim

@@ -1,0 +1,358 @@
+// State snapshots (engine/sim/state_snapshot.h): resuming from a saved state is bit-exact for
+// every solver, into a fresh instance and into one that has moved on; a snapshot survives a round
+// trip byte for byte; broken or foreign snapshots are refused with a reason and change nothing.
+#include "engine/sim/state_snapshot.h"
+
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+
+#include "engine/model/model_import.h"
+#include "engine/sim/state_hash.h"
+#include "engine/sim/step.h"
+
+namespace alsim {
+namespace {
+
+const std::string kScenes = std::string(ALSIM_SCENES_DIR) + "/";
+
+// Each scene is imported once for the whole test program.
+const Model& Scene(const std::string& file) {
+  static std::map<std::string, std::shared_ptr<const Model>> models;
+  auto& model = models[file];
+  if (model == nullptr) {
+    const ModelImport imported = ImportModelFromFile(kScenes + file);
+    if (!imported) throw std::runtime_error(imported.error);
+    model = imported.model;
+  }
+  return *model;
+}
+
+std::shared_ptr<const Model> FromString(const std::string& xml) {
+  const ModelImport imported = ImportModelFromString(xml);
+  if (!imported) throw std::runtime_error(imported.error);
+  return imported.model;
+}
+
+StepOptions Options(SolverType type) {
+  StepOptions options;
+  options.solver.type = type;
+  options.solver.compute_residual = false;  // diagnostics only; saves time
+  return options;
+}
+
+// Nonzero controls: the quadrupeds' servos hold a posture other than q = 0.
+void SetControls(const Model& m, Data& d) {
+  for (int u = 0; u < m.nu; ++u) d.ctrl[u] = 0.3 * std::sin(1.0 + u);
+}
+
+void StepMany(const Model& m, Data& d, const StepOptions& options, int steps) {
+  for (int n = 0; n < steps; ++n) {
+    ASSERT_EQ(Step(m, d, options), StepStatus::kOk) << "step " << n << " at t = " << d.time;
+  }
+}
+
+bool SameBits(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), sizeof(double) * a.size()) == 0;
+}
+
+// ---- bit-exact resume --------------------------------------------------------------------------
+
+// Steps before and after the snapshot. Quadrupeds at step 150 (0.625 s): landed, feet in contact,
+// servos and limits active. Ball pile at step 100: 180 contacts in 7 islands that merge into one
+// within the next 20 steps; fewer steps there, as its 600-dof "No Sub" steps are slow.
+struct ResumeSteps {
+  int before, after;
+};
+ResumeSteps StepsOf(const std::string& scene) {
+  return scene == "ball_pile.xml" ? ResumeSteps{100, 50} : ResumeSteps{150, 100};
+}
+
+class StateSnapshotResumeTest
+    : public ::testing::TestWithParam<std::tuple<const char*, SolverType>> {};
+
+TEST_P(StateSnapshotResumeTest, ResumesBitExactly) {
+  const Model& m = Scene(std::get<0>(GetParam()));
+  const StepOptions options = Options(std::get<1>(GetParam()));
+  const ResumeSteps steps = StepsOf(std::get<0>(GetParam()));
+
+  Data original(m);
+  SetControls(m, original);
+  StepMany(m, original, options, steps.before);
+  ASSERT_GT(original.solver_statistics.contacts, 0) << "the snapshot should be mid-contact";
+  ASSERT_FALSE(original.warm_start.key.empty());
+  const std::string snapshot = SaveStateSnapshot(m, original);
+
+  StepMany(m, original, options, steps.after);
+  const std::vector<double> qpos = original.qpos, qvel = original.qvel;
+  const std::string final_state = SaveStateSnapshot(m, original);
+
+  // A fresh instance (no solver yet, no history).
+  Data fresh(m);
+  std::string error;
+  ASSERT_TRUE(RestoreStateSnapshot(m, snapshot, fresh, &error)) << error;
+  EXPECT_EQ(SaveStateSnapshot(m, fresh), snapshot) << "round trip";
+  StepMany(m, fresh, options, steps.after);
+  EXPECT_TRUE(SameBits(fresh.qpos, qpos));
+  EXPECT_TRUE(SameBits(fresh.qvel, qvel));
+  EXPECT_EQ(fresh.time, original.time);
+  EXPECT_EQ(SaveStateSnapshot(m, fresh), final_state) << "warm start and margins too";
+
+  // The original instance, which has moved on: its solver keeps whatever caches it has.
+  ASSERT_TRUE(RestoreStateSnapshot(m, snapshot, original, &error)) << error;
+  EXPECT_EQ(SaveStateSnapshot(m, original), snapshot) << "round trip";
+  StepMany(m, original, options, steps.after);
+  EXPECT_TRUE(SameBits(original.qpos, qpos));
+  EXPECT_TRUE(SameBits(original.qvel, qvel));
+  EXPECT_EQ(SaveStateSnapshot(m, original), final_state);
+}
+
+std::string StateSnapshotResumeTestName(
+    const ::testing::TestParamInfo<std::tuple<const char*, SolverType>>& info) {
+  std::string name =
+      std::string(std::get<0>(info.param)) + "_" + SolverName(std::get<1>(info.param));
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ScenesAndSolvers, StateSnapshotResumeTest,
+    ::testing::Combine(::testing::Values("quadruped_drop_8.xml", "ball_pile.xml"),
+                       ::testing::Values(SolverType::kSubAdmm, SolverType::kPgs,
+                                         SolverType::kAdmmNoSub, SolverType::kAdmmNoBody)),
+    StateSnapshotResumeTestName);
+
+// A step without speculative contacts keeps the margins of the last step that had them: they are
+// state, and a restored instance must get them back rather than zeros.
+TEST(StateSnapshotTest, KeepsTheSpeculativeMarginsOfTheLastStep) {
+  const Model& m = Scene("quadruped_drop_8.xml");
+  StepOptions options = Options(SolverType::kSubAdmm);
+  Data original(m);
+  SetControls(m, original);
+  StepMany(m, original, options, 60);
+  const std::string snapshot = SaveStateSnapshot(m, original);
+  options.constraints.speculative_contacts = false;
+  StepMany(m, original, options, 40);
+
+  Data restored(m);
+  std::string error;
+  ASSERT_TRUE(RestoreStateSnapshot(m, snapshot, restored, &error)) << error;
+  StepMany(m, restored, options, 40);
+  EXPECT_TRUE(SameBits(restored.qpos, original.qpos));
+  EXPECT_TRUE(SameBits(restored.qvel, original.qvel));
+}
+
+// After a restore the derived quantities describe the restored state, and the last step's outputs
+// are gone, as in a new instance.
+TEST(StateSnapshotTest, RestoreLeavesConsistentDerivedQuantities) {
+  const Model& m = Scene("quadruped_drop_8.xml");
+  const StepOptions options = Options(SolverType::kSubAdmm);
+  Data source(m);
+  SetControls(m, source);
+  StepMany(m, source, options, 120);
+  const std::string snapshot = SaveStateSnapshot(m, source);
+
+  Data target(m);
+  StepMany(m, target, options, 30);  // somewhere else, with contacts of its own
+  std::string error;
+  ASSERT_TRUE(RestoreStateSnapshot(m, snapshot, target, &error)) << error;
+  Data expected(m);
+  expected.qpos = source.qpos;
+  expected.qvel = source.qvel;
+  expected.ctrl = source.ctrl;
+  Forward(m, expected);
+  for (int b = 0; b < m.nbody; ++b) {
+    EXPECT_EQ(target.xpos[b], expected.xpos[b]) << m.body_name[b];
+    EXPECT_EQ(target.xquat[b], expected.xquat[b]) << m.body_name[b];
+    EXPECT_EQ(target.cvel[b], expected.cvel[b]) << m.body_name[b];
+  }
+  EXPECT_TRUE(SameBits(target.qacc, expected.qacc));
+  EXPECT_TRUE(target.contact.empty());
+  EXPECT_TRUE(target.constraints.constraints.empty());
+  EXPECT_EQ(target.islands.num, 0);
+  EXPECT_EQ(target.solver_statistics.contacts, 0);
+}
+
+TEST(StateSnapshotTest, RoundTripIsByteForByte) {
+  const Model& m = Scene("ball_pile.xml");
+  Data d(m);
+  StepMany(m, d, Options(SolverType::kSubAdmm), 60);
+  ASSERT_GT(d.solver_statistics.contacts, 0);
+  d.qvel[0] = -0.0;  // bit patterns survive, signed zeros included
+  const std::string saved = SaveStateSnapshot(m, d);
+  Data restored(m);
+  std::string error;
+  ASSERT_TRUE(RestoreStateSnapshot(m, saved, restored, &error)) << error;
+  EXPECT_EQ(SaveStateSnapshot(m, restored), saved);
+  EXPECT_TRUE(std::signbit(restored.qvel[0]));
+  EXPECT_EQ(StateHash(m, restored), StateHash(m, d));
+  // The documented size: header 60, four counted arrays, the warm start, the checksum.
+  const size_t doubles = static_cast<size_t>(m.nq) + m.nv + m.nu + m.ngeom;
+  EXPECT_EQ(saved.size(), 60 + 16 + 8 * doubles + 4 + 60 * d.warm_start.key.size() + 8);
+  EXPECT_EQ(saved.compare(0, 8, "ALSIMST1"), 0);
+}
+
+TEST(StateSnapshotTest, FingerprintIsAFunctionOfTheScene) {
+  const ModelImport again = ImportModelFromFile(kScenes + "quadruped_drop_8.xml");
+  ASSERT_TRUE(again) << again.error;
+  EXPECT_EQ(ModelFingerprint(*again.model), ModelFingerprint(Scene("quadruped_drop_8.xml")));
+  EXPECT_NE(ModelFingerprint(Scene("quadruped_drop_8.xml")),
+            ModelFingerprint(Scene("ball_pile.xml")));
+}
+
+// ---- refusals ----------------------------------------------------------------------------------
+
+// A target instance, a valid snapshot for it, and a check that a refusal changed nothing.
+class StateSnapshotRefusalTest : public ::testing::Test {
+ protected:
+  StateSnapshotRefusalTest() : m_(Scene("quadruped_drop_8.xml")), source_(m_), target_(m_) {
+    SetControls(m_, source_);
+    StepMany(m_, source_, Options(SolverType::kSubAdmm), 40);  // servo rows: a warm start
+    snapshot_ = SaveStateSnapshot(m_, source_);
+    StepMany(m_, target_, Options(SolverType::kSubAdmm), 10);
+    target_hash_ = StateHash(m_, target_);
+    target_state_ = SaveStateSnapshot(m_, target_);
+    target_xpos_ = target_.xpos;
+  }
+
+  // Restores `bytes` into the target, expects a refusal whose message contains `reason`, and that
+  // the target is unchanged.
+  void ExpectRefused(const std::string& bytes, const std::string& reason) {
+    std::string error;
+    EXPECT_FALSE(RestoreStateSnapshot(m_, bytes, target_, &error));
+    EXPECT_NE(error.find(reason), std::string::npos) << "message: " << error;
+    EXPECT_EQ(error.find('\n'), std::string::npos) << "one line: " << error;
+    EXPECT_EQ(StateHash(m_, target_), target_hash_);
+    EXPECT_EQ(SaveStateSnapshot(m_, target_), target_state_);
+    EXPECT_EQ(target_.xpos, target_xpos_);
+  }
+
+  // The snapshot with `value` written at `offset` and the checksum recomputed, so that only the
+  // field itself is wrong.
+  std::string Patched(size_t offset, const void* value, size_t size) const {
+    std::string bytes = snapshot_;
+    std::memcpy(&bytes[offset], value, size);
+    std::uint64_t hash = 14695981039346656037ull;
+    for (size_t i = 0; i + 8 < bytes.size(); ++i) {
+      hash ^= static_cast<unsigned char>(bytes[i]);
+      hash *= 1099511628211ull;
+    }
+    std::memcpy(&bytes[bytes.size() - 8], &hash, 8);
+    return bytes;
+  }
+
+  const Model& m_;
+  Data source_, target_;
+  std::string snapshot_;
+  std::uint64_t target_hash_ = 0;
+  std::string target_state_;
+  std::vector<Vec3> target_xpos_;
+};
+
+TEST_F(StateSnapshotRefusalTest, AcceptsTheUnmodifiedSnapshot) {
+  EXPECT_FALSE(source_.warm_start.key.empty());
+  std::string error = "unchanged?";
+  EXPECT_TRUE(RestoreStateSnapshot(m_, snapshot_, target_, &error));
+  EXPECT_TRUE(error.empty());
+  EXPECT_EQ(StateHash(m_, target_), StateHash(m_, source_));
+}
+
+TEST_F(StateSnapshotRefusalTest, TruncatedBytes) {
+  for (const size_t size :
+       {size_t{0}, size_t{5}, size_t{8}, size_t{59}, size_t{60}, size_t{100}, snapshot_.size() / 2,
+        snapshot_.size() - 9, snapshot_.size() - 8, snapshot_.size() - 1}) {
+    SCOPED_TRACE(size);
+    ExpectRefused(snapshot_.substr(0, size), "truncated");
+  }
+}
+
+TEST_F(StateSnapshotRefusalTest, TrailingBytes) { ExpectRefused(snapshot_ + "extra", "trailing"); }
+
+TEST_F(StateSnapshotRefusalTest, WrongMagic) {
+  std::string bytes = snapshot_;
+  bytes[0] = 'X';
+  ExpectRefused(bytes, "magic");
+  ExpectRefused("not a snapshot at all, but long enough to hold a header of sixty bytes.", "magic");
+}
+
+TEST_F(StateSnapshotRefusalTest, UnknownVersion) {
+  const std::uint32_t version = 2;
+  ExpectRefused(Patched(8, &version, sizeof version), "version 2");
+}
+
+TEST_F(StateSnapshotRefusalTest, SnapshotOfAnotherScene) {
+  const Model& other = Scene("ball_pile.xml");
+  Data d(other);
+  StepMany(other, d, Options(SolverType::kSubAdmm), 10);
+  ExpectRefused(SaveStateSnapshot(other, d), "different model");
+}
+
+// Same sizes, other physics: a box of 1 kg and one of 2 kg.
+TEST(StateSnapshotTest, RefusesAModelWithTheSameSizesButOtherParameters) {
+  auto box = [](const char* mass) {
+    return FromString(std::string(R"(
+<mujoco>
+  <worldbody>
+    <geom type="plane" size="0 0 1"/>
+    <body pos="0 0 0.3"><freejoint/><geom type="box" size="0.1 0.1 0.05" mass=")") +
+                      mass + R"("/></body>
+  </worldbody>
+</mujoco>)");
+  };
+  const auto light = box("1"), heavy = box("2");
+  ASSERT_EQ(light->nq, heavy->nq);
+  Data from(*light), into(*heavy);
+  StepMany(*light, from, Options(SolverType::kSubAdmm), 80);
+  StepMany(*heavy, into, Options(SolverType::kSubAdmm), 20);
+  const std::string before = SaveStateSnapshot(*heavy, into);
+  std::string error;
+  EXPECT_FALSE(RestoreStateSnapshot(*heavy, SaveStateSnapshot(*light, from), into, &error));
+  EXPECT_NE(error.find("different model"), std::string::npos) << error;
+  EXPECT_EQ(SaveStateSnapshot(*heavy, into), before);
+}
+
+TEST_F(StateSnapshotRefusalTest, NanInQvel) {
+  source_.qvel[3] = std::numeric_limits<double>::quiet_NaN();  // a diverged instance saves as is
+  ExpectRefused(SaveStateSnapshot(m_, source_), "qvel[3] is NaN");
+}
+
+TEST_F(StateSnapshotRefusalTest, InfiniteCtrl) {
+  source_.ctrl[2] = std::numeric_limits<double>::infinity();
+  ExpectRefused(SaveStateSnapshot(m_, source_), "ctrl[2] is infinite");
+}
+
+TEST_F(StateSnapshotRefusalTest, NonUnitQuaternion) {
+  source_.qpos[3] *= 1.001;  // the first robot's free-joint quaternion
+  ExpectRefused(SaveStateSnapshot(m_, source_), "quaternion");
+}
+
+TEST_F(StateSnapshotRefusalTest, CorruptedBytes) {
+  std::string bytes = snapshot_;
+  bytes[100] ^= 0x10;  // inside qpos
+  ExpectRefused(bytes, "checksum");
+}
+
+TEST_F(StateSnapshotRefusalTest, WrongArrayLength) {
+  const std::uint32_t count = static_cast<std::uint32_t>(m_.nq) + 1;
+  ExpectRefused(Patched(60, &count, sizeof count), "qpos has");
+}
+
+TEST_F(StateSnapshotRefusalTest, WarmStartCountBeyondTheBytes) {
+  const size_t count_offset = 60 + 16 + 8 * (static_cast<size_t>(m_.nq) + m_.nv + m_.nu + m_.ngeom);
+  const std::uint32_t count = 0xffffffffu;
+  ExpectRefused(Patched(count_offset, &count, sizeof count), "truncated");
+}
+
+}  // namespace
+}  // namespace alsim
