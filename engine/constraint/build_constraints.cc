@@ -9,10 +9,12 @@
 namespace alsim {
 namespace {
 
+// Key kinds in the order BuildConstraints appends the constraints, each kind sorted by (a, b):
+// so the saved keys are sorted and WarmStartImpulses can binary-search them.
 constexpr int kKindContact = 0;
-constexpr int kKindLimit = 1;
-constexpr int kKindSoft = 2;
-constexpr int kKindEquality = 3;
+constexpr int kKindEquality = 1;
+constexpr int kKindLimit = 2;
+constexpr int kKindSoft = 3;
 
 bool KeyLess(const ConstraintKey& x, const ConstraintKey& y) {
   if (x.kind != y.kind) return x.kind < y.kind;

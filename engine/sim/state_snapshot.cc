@@ -24,7 +24,7 @@ constexpr std::uint64_t kFnvPrime = 1099511628211ull;
 constexpr int kNumSizes = 8;
 constexpr std::size_t kHeaderBytes = 8 + 4 + 4 * kNumSizes + 8;  // magic .. fingerprint
 constexpr double kQuaternionTolerance = 1e-6;
-constexpr int kMaxKeyKind = 3;  // ConstraintKey::kind: contact, limit, soft, equality
+constexpr int kMaxKeyKind = 3;  // ConstraintKey::kind: contact, equality, limit, soft
 
 std::uint64_t HashBytes(std::uint64_t hash, const void* data, std::size_t size) {
   const auto* bytes = static_cast<const unsigned char*>(data);

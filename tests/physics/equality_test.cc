@@ -172,5 +172,31 @@ TEST(EqualityTest, WeldedBoxesLandAsOneRigidBody) {
   }
 }
 
+// Equality impulses carry over to the next step's warm start, next to joint limits (the saved
+// keys must stay sorted for the lookup to find them).
+TEST(EqualityTest, EqualityImpulsesWarmStartTheNextStep) {
+  const auto model = Load(R"(<mujoco><worldbody>
+    <body name="rod" pos="0 0 1"><freejoint/>
+      <geom type="box" size="0.02 0.02 0.25" pos="0 0 -0.25" mass="2" contype="0"
+        conaffinity="0"/></body>
+    <body name="arm" pos="1 0 1"><joint name="hinge" type="hinge" axis="0 1 0" limited="true"
+        range="-5 5"/>
+      <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.02" contype="0" conaffinity="0"/></body>
+  </worldbody><equality><connect body1="rod" anchor="0 0 0"/></equality></mujoco>)");
+  Data d(*model);
+  for (int n = 0; n < 400; ++n) ASSERT_EQ(Step(*model, d), StepStatus::kOk);  // the arm rests
+  ASSERT_EQ(d.warm_start.key.size(), 2u) << "the connect and the hinge's lower limit";
+  const Vec3 saved_equality = d.warm_start.impulse[0];
+  const double saved_limit = d.warm_start.impulse[1][0];
+  ASSERT_GT(saved_equality.norm(), 0.01);
+  ASSERT_GT(saved_limit, 0.0);
+  Kinematics(*model, d);
+  BuildConstraints(*model, d, ConstraintOptions{}, model->timestep);
+  const ConstraintSet& set = d.constraints;
+  ASSERT_EQ(set.constraints.size(), 2u);
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(set.lambda[r], saved_equality[r]);
+  EXPECT_EQ(set.lambda[3], saved_limit);
+}
+
 }  // namespace
 }  // namespace alsim
