@@ -1,5 +1,5 @@
-// A minimal writer for one flat JSON object (string, number, boolean and number-array values),
-// enough for the CLI's machine-readable output without a JSON library.
+// A minimal writer for one JSON object (string, number, boolean and array values; nested objects
+// through RawArray), enough for the CLI's machine-readable output without a JSON library.
 #pragma once
 
 #include <cmath>
@@ -34,6 +34,39 @@ class JsonObjectWriter {
     for (size_t i = 0; i < values.size(); ++i) {
       if (i > 0) text_ += ',';
       AppendDouble(values[i]);
+    }
+    text_ += ']';
+  }
+
+  void UInt(const std::string& key, std::uint64_t value) {
+    Key(key);
+    text_ += std::to_string(value);
+  }
+  void UIntArray(const std::string& key, const std::vector<std::uint64_t>& values) {
+    Key(key);
+    text_ += '[';
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (i > 0) text_ += ',';
+      text_ += std::to_string(values[i]);
+    }
+    text_ += ']';
+  }
+  void StringArray(const std::string& key, const std::vector<std::string>& values) {
+    Key(key);
+    text_ += '[';
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (i > 0) text_ += ',';
+      AppendQuoted(values[i]);
+    }
+    text_ += ']';
+  }
+  // An array of JSON values already written, e.g. objects from other writers' Finish().
+  void RawArray(const std::string& key, const std::vector<std::string>& json_values) {
+    Key(key);
+    text_ += '[';
+    for (size_t i = 0; i < json_values.size(); ++i) {
+      if (i > 0) text_ += ',';
+      text_ += json_values[i];
     }
     text_ += ']';
   }

@@ -1,4 +1,7 @@
 // alsim: command-line client of an alsim server, and the headless runner (`alsim run`).
+//
+// Exit statuses of the server commands: 0 done, 1 the server refused a call or could not be
+// reached or a simulation diverged, 2 bad arguments.
 #include <algorithm>
 #include <cstdlib>
 #include <iomanip>
@@ -8,6 +11,8 @@
 
 #include <google/protobuf/util/json_util.h>
 
+#include "client/cli/remote_commands.h"
+#include "client/cli/remote_common.h"
 #include "client/cli/run_command.h"
 #include "client/client.h"
 
@@ -27,8 +32,13 @@ constexpr char kUsageGlobalOptions[] =
     "  --address ADDR   server address, host:port or unix:PATH\n"
     "                   [$ALSIM_ADDRESS, default 127.0.0.1:50051]\n"
     "  --wait SECONDS   wait up to SECONDS for the server to accept connections [default 0]\n"
-    "  --timeout SECONDS  deadline of each call [default 5]\n"
-    "  --help           print this help\n";
+    "  --timeout SECONDS  deadline of each call (watch's stream has none) [default 5]\n"
+    "  --help           print this help\n"
+    "\n"
+    "The server commands exit 0 when done, 1 when the server refuses a call (printed as\n"
+    "'alsim: COMMAND: CODE: message', CODE the gRPC status code, e.g. NOT_FOUND) or cannot be\n"
+    "reached, or a simulation diverged, and 2 for bad arguments. 'alsim COMMAND --help' shows\n"
+    "one command's part of this help.\n";
 
 struct CliOptions {
   std::string address = "127.0.0.1:50051";
@@ -64,7 +74,8 @@ CliOptions ParseArgs(int argc, char** argv) {
   for (; i < args.size() && options.command.empty(); ++i) {
     const std::string& arg = args[i];
     if (arg == "--help" || arg == "-h") {
-      std::cout << kUsageCommands << alsim::cli::RunUsage() << kUsageGlobalOptions;
+      std::cout << kUsageCommands << alsim::cli::RemoteUsage() << alsim::cli::RunUsage()
+                << kUsageGlobalOptions;
       std::exit(0);
     } else if (arg == "--address") {
       options.address = value_of(arg);
@@ -96,10 +107,9 @@ void Connect(alsim::client::Client& client, double wait_seconds) {
   }
 }
 
-int Fail(const std::string& what, const grpc::Status& status) {
-  std::cerr << "alsim: " << what << " failed: " << status.error_message() << " (gRPC code "
-            << status.error_code() << ")\n";
-  return 1;
+// "alsim: COMMAND: CODE: message", as the other server commands report errors.
+int Fail(const std::string& command, const grpc::Status& status) {
+  return alsim::cli::ServerError(command, status);
 }
 
 int RunHealth(alsim::client::Client& client, const std::vector<std::string>& args) {
@@ -113,7 +123,7 @@ int RunHealth(alsim::client::Client& client, const std::vector<std::string>& arg
   }
   alsim::client::HealthStatus status{};
   const grpc::Status rpc = client.CheckHealth(service, &status);
-  if (!rpc.ok()) return Fail("health check", rpc);
+  if (!rpc.ok()) return Fail("health", rpc);
   std::cout << alsim::client::HealthStatusName(status) << "\n";
   return status == grpc::health::v1::HealthCheckResponse::SERVING ? 0 : 1;
 }
@@ -129,10 +139,10 @@ int RunServerInfo(alsim::client::Client& client, const std::vector<std::string>&
   }
   alsim::client::HealthStatus health{};
   const grpc::Status health_rpc = client.CheckHealth("", &health);
-  if (!health_rpc.ok()) return Fail("health check", health_rpc);
+  if (!health_rpc.ok()) return Fail("server-info", health_rpc);
   alsim::v1::ServerInfoResponse info;
   const grpc::Status info_rpc = client.ServerInfo(&info);
-  if (!info_rpc.ok()) return Fail("ServerInfo", info_rpc);
+  if (!info_rpc.ok()) return Fail("server-info", info_rpc);
 
   if (json) {
     std::string text;
@@ -156,7 +166,11 @@ int RunServerInfo(alsim::client::Client& client, const std::vector<std::string>&
   for (const auto& [library, version] : dependencies) std::cout << " " << library << " " << version;
   std::cout << "\n  hardware threads: " << info.hardware_threads() << "\n"
             << "  uptime:           " << std::fixed << std::setprecision(1) << info.uptime_seconds()
-            << " s\n";
+            << " s\n"
+            << "  instances:        " << info.instances() << " of at most " << info.max_instances()
+            << "\n  built-in scenes: ";
+  for (const std::string& scene : info.builtin_scenes()) std::cout << " " << scene;
+  std::cout << "\n";
   return 0;
 }
 
@@ -174,6 +188,24 @@ int main(int argc, char** argv) {
   if (options.command == "server-info") {
     Connect(client, options.wait_seconds);
     return RunServerInfo(client, options.command_args);
+  }
+  using RemoteCommand = int (*)(alsim::client::Client&, const std::vector<std::string>&);
+  const std::vector<std::pair<std::string, RemoteCommand>> remote_commands = {
+      {"create", alsim::cli::CreateCommand}, {"step", alsim::cli::StepCommand},
+      {"watch", alsim::cli::WatchCommand},   {"bench", alsim::cli::BenchCommand},
+      {"list", alsim::cli::ListCommand},     {"destroy", alsim::cli::DestroyCommand},
+  };
+  for (const auto& [name, run] : remote_commands) {
+    if (options.command != name) continue;
+    const auto& args = options.command_args;
+    if (std::find(args.begin(), args.end(), "--help") != args.end() ||
+        std::find(args.begin(), args.end(), "-h") != args.end()) {
+      std::cout << "Usage: alsim [GLOBAL OPTIONS] " << name << " ...\n\n"
+                << alsim::cli::RemoteCommandUsage(name) << kUsageGlobalOptions;
+      return 0;
+    }
+    Connect(client, options.wait_seconds);
+    return run(client, args);
   }
   UsageError("unknown command '" + options.command + "'");
 }

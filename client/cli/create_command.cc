@@ -1,0 +1,72 @@
+// `alsim create SCENE`: one Create call.
+#include <cstdio>
+#include <iostream>
+
+#include "client/cli/json_writer.h"
+#include "client/cli/remote_commands.h"
+#include "client/cli/remote_common.h"
+#include "client/cli/scene_source.h"
+
+namespace alsim::cli {
+
+int CreateCommand(client::Client& client, const std::vector<std::string>& args) {
+  FlagParser parser("create", args);
+  alsim::v1::CreateRequest request;
+  request.set_count(1);
+  std::string scene;
+  bool json = false;
+  while (parser.Next()) {
+    if (parser.Is("--count")) {
+      request.set_count(static_cast<std::uint32_t>(parser.UnsignedValue(1, UINT32_MAX)));
+    } else if (parser.Is("--seed")) {
+      request.set_seed(parser.UnsignedValue(0, UINT64_MAX));
+    } else if (parser.Is("--json")) {
+      json = true;
+    } else if (ParseSolverFlag(parser, request.mutable_solver())) {
+    } else if (!parser.IsFlag() && scene.empty()) {
+      scene = parser.arg();
+    } else {
+      parser.Unexpected();
+    }
+  }
+  if (scene.empty()) parser.Error("no scene given (a built-in name or an MJCF/URDF file)");
+  std::vector<std::string> notes;
+  if (const std::string error = LoadSceneSource(scene, request.mutable_scene(), &notes);
+      !error.empty()) {
+    parser.Error(error);
+  }
+  for (const std::string& note : notes) std::cerr << "alsim: create: warning: " << note << "\n";
+
+  alsim::v1::CreateResponse response;
+  const grpc::Status status = client.Create(request, &response);
+  if (!status.ok()) return ServerError("create", status);
+
+  const alsim::v1::Specs& specs = response.specs();
+  if (json) {
+    JsonObjectWriter out;
+    out.UInt("group_id", response.group_id());
+    out.UIntArray("instance_ids", {response.instance_ids().begin(), response.instance_ids().end()});
+    out.String("scene", scene);
+    out.Int("nq", specs.nq());
+    out.Int("nv", specs.nv());
+    out.Int("nu", specs.nu());
+    out.Double("timestep", specs.timestep());
+    out.StringArray("action_names",
+                    {specs.action().element_names().begin(), specs.action().element_names().end()});
+    out.StringArray("warnings", {response.warnings().begin(), response.warnings().end()});
+    std::cout << out.Finish() << "\n";
+    return kExitOk;
+  }
+  std::cout << "group " << response.group_id() << ": " << response.instance_ids_size()
+            << (response.instance_ids_size() == 1 ? " instance" : " instances") << " of " << scene
+            << "\ninstances";
+  for (const std::uint64_t id : response.instance_ids()) std::cout << " " << id;
+  std::printf("\nnq %u, nv %u, nu %u, timestep %g s\n", specs.nq(), specs.nv(), specs.nu(),
+              specs.timestep());
+  for (const std::string& warning : response.warnings()) {
+    std::cout << "warning: " << warning << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace alsim::cli

@@ -1,0 +1,251 @@
+#include "client/cli/remote_common.h"
+
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <utility>
+
+namespace alsim::cli {
+
+// ---- FlagParser -------------------------------------------------------------------------------
+
+FlagParser::FlagParser(std::string command, std::vector<std::string> args)
+    : command_(std::move(command)), args_(std::move(args)) {}
+
+bool FlagParser::Next() {
+  if (started_) ++index_;
+  started_ = true;
+  return index_ < args_.size();
+}
+
+std::string FlagParser::Value() {
+  if (index_ + 1 >= args_.size()) Error(arg() + " needs a value");
+  const std::string& flag = args_[index_];
+  const std::string& value = args_[++index_];
+  if (value.empty()) Error(flag + " needs a value");
+  return value;
+}
+
+std::uint64_t FlagParser::UnsignedValue(std::uint64_t min, std::uint64_t max) {
+  const std::string flag = arg();
+  const std::string value = Value();
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long parsed = std::strtoull(value.c_str(), &end, 10);
+  if (std::isdigit(static_cast<unsigned char>(value[0])) == 0 || *end != '\0' || errno == ERANGE ||
+      parsed < min || parsed > max) {
+    Error(flag + " '" + value + "' is not an integer from " + std::to_string(min) + " to " +
+          std::to_string(max));
+  }
+  return parsed;
+}
+
+double FlagParser::NumberValue(double min, double max) {
+  const std::string flag = arg();
+  const std::string value = Value();
+  char* end = nullptr;
+  const double parsed = std::strtod(value.c_str(), &end);
+  if (*end != '\0' || !std::isfinite(parsed) || parsed < min || parsed > max) {
+    char range[64];
+    std::snprintf(range, sizeof range, "%g to %g", min, max);
+    Error(flag + " '" + value + "' is not a number from " + range);
+  }
+  return parsed;
+}
+
+void FlagParser::Unexpected() const {
+  if (IsFlag()) Error("unknown option '" + arg() + "'");
+  Error("unexpected argument '" + arg() + "'");
+}
+
+void FlagParser::Error(const std::string& message) const {
+  std::cerr << "alsim: " << command_ << ": " << message << "\nTry 'alsim " << command_
+            << " --help'.\n";
+  std::exit(kExitUsage);
+}
+
+// ---- selections and solver flags ------------------------------------------------------------
+
+bool SelectionFlags::Parse(FlagParser& parser) {
+  if (parser.Is("--group")) {
+    if (group != 0) parser.Error("--group given twice");
+    group = parser.UnsignedValue(1, UINT64_MAX);
+    return true;
+  }
+  if (parser.Is("--ids")) {
+    if (!ids.empty()) parser.Error("--ids given twice");
+    const std::string list = parser.Value();
+    std::size_t start = 0;
+    while (start <= list.size()) {
+      std::size_t comma = list.find(',', start);
+      if (comma == std::string::npos) comma = list.size();
+      const std::string item = list.substr(start, comma - start);
+      char* end = nullptr;
+      errno = 0;
+      const unsigned long long id = std::strtoull(item.c_str(), &end, 10);
+      if (item.empty() || std::isdigit(static_cast<unsigned char>(item[0])) == 0 || *end != '\0' ||
+          errno == ERANGE || id == 0) {
+        parser.Error("--ids '" + list + "' is not a comma-separated list of instance ids (> 0)");
+      }
+      ids.push_back(id);
+      start = comma + 1;
+    }
+    return true;
+  }
+  return false;
+}
+
+void SelectionFlags::Require(const FlagParser& parser) const {
+  if (group == 0 && ids.empty()) parser.Error("select instances with --group G or --ids I,J,...");
+  if (group != 0 && !ids.empty()) parser.Error("give --group or --ids, not both");
+}
+
+alsim::v1::InstanceSelection SelectionFlags::ToProto() const {
+  alsim::v1::InstanceSelection selection;
+  selection.set_group_id(group);
+  for (const std::uint64_t id : ids) selection.add_instance_ids(id);
+  return selection;
+}
+
+bool ParseSolverFlag(FlagParser& parser, alsim::v1::SolverConfig* solver) {
+  if (parser.Is("--solver")) {
+    solver->set_solver(parser.Value());  // the server names the solvers it knows when refusing
+  } else if (parser.Is("--iterations")) {
+    solver->set_max_iterations(static_cast<std::uint32_t>(parser.UnsignedValue(1, UINT32_MAX)));
+  } else if (parser.Is("--tolerance")) {
+    solver->set_tolerance(parser.NumberValue(0, HUGE_VAL));
+  } else if (parser.Is("--budget-us")) {
+    solver->set_time_budget_us(parser.NumberValue(0, HUGE_VAL));
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// ---- server answers ---------------------------------------------------------------------------
+
+int ServerError(const std::string& command, const grpc::Status& status) {
+  std::cerr << "alsim: " << command << ": " << client::StatusCodeName(status.error_code()) << ": "
+            << status.error_message() << "\n";
+  return kExitFailed;
+}
+
+grpc::Status ProbeSelection(client::Client& client, const alsim::v1::InstanceSelection& selection,
+                            std::vector<std::uint64_t>* ids, int* nu) {
+  alsim::v1::StreamStatesRequest request;
+  *request.mutable_instances() = selection;
+  request.set_rate_hz(1000);
+  request.add_observations(alsim::v1::OBSERVATION_ACTUATOR_STATE);
+  bool got_frame = false;
+  grpc::Status status = client.StreamStates(request, [&](const alsim::v1::StateFrame& frame) {
+    ids->assign(frame.instance_ids().begin(), frame.instance_ids().end());
+    const auto ctrl = frame.observations().find("ctrl");
+    if (ctrl != frame.observations().end() && ctrl->second.shape_size() == 2) {
+      *nu = static_cast<int>(ctrl->second.shape(1));
+      got_frame = true;
+    }
+    return false;
+  });
+  if (status.ok() && !got_frame) {
+    status = {grpc::StatusCode::INTERNAL,
+              "the server's state stream sent no [K, nu] ctrl tensor for the selection"};
+  }
+  return status;
+}
+
+grpc::Status ObservationValues(const google::protobuf::Map<std::string, alsim::v1::Tensor>& map,
+                               const std::string& name, std::vector<double>* values) {
+  const auto found = map.find(name);
+  if (found == map.end()) {
+    return {grpc::StatusCode::INTERNAL, "the server sent no '" + name + "' observation"};
+  }
+  grpc::Status status = client::DecodeTensor(found->second, values);
+  if (!status.ok()) {
+    return {grpc::StatusCode::INTERNAL,
+            "the server's '" + name + "' observation: " + status.error_message()};
+  }
+  return status;
+}
+
+// ---- terminal ---------------------------------------------------------------------------------
+
+bool IsTerminal(int fd) { return isatty(fd) != 0; }
+
+int TerminalWidth(int fd) {
+  winsize size{};
+  if (ioctl(fd, TIOCGWINSZ, &size) != 0) return 0;
+  return size.ws_col;
+}
+
+namespace {
+
+std::atomic<bool> interrupted{false};  // lock-free: safe to set in a signal handler
+
+void OnInterrupt(int /*signal*/) { interrupted.store(true); }
+
+}  // namespace
+
+void InstallInterruptFlag() {
+  struct sigaction action {};
+  action.sa_handler = OnInterrupt;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART | SA_RESETHAND;  // the next SIGINT gets the default action
+  sigaction(SIGINT, &action, nullptr);
+}
+
+bool Interrupted() { return interrupted.load(); }
+
+ProgressBar::ProgressBar(std::int64_t total, bool enabled, std::string unit)
+    : total_(total),
+      enabled_(enabled && total > 0),
+      unit_(std::move(unit)),
+      start_(Clock::now()),
+      next_draw_(start_) {}
+
+void ProgressBar::Update(std::int64_t done) {
+  if (!enabled_) return;
+  const Clock::time_point now = Clock::now();
+  if (now < next_draw_ && done < total_) return;
+  next_draw_ = now + std::chrono::milliseconds(100);
+  constexpr int kWidth = 30;
+  const double fraction = static_cast<double>(done) / static_cast<double>(total_);
+  const int filled = static_cast<int>(fraction * kWidth);
+  const double elapsed = std::chrono::duration<double>(now - start_).count();
+  std::string bar(static_cast<std::size_t>(filled), '#');
+  bar.resize(kWidth, '.');
+  // \r returns to the line start and \033[K erases what a longer previous line left behind.
+  std::fprintf(stderr, "\r[%s] %3d%%  %lld/%lld %s  %.0f %s/s\033[K", bar.c_str(),
+               static_cast<int>(fraction * 100), static_cast<long long>(done),
+               static_cast<long long>(total_), unit_.c_str(),
+               elapsed > 0 ? static_cast<double>(done) / elapsed : 0.0, unit_.c_str());
+  std::fflush(stderr);
+  drawn_ = true;
+}
+
+void ProgressBar::Clear() {
+  if (!drawn_) return;
+  std::fputs("\r\033[K", stderr);
+  std::fflush(stderr);
+  drawn_ = false;
+}
+
+std::string InstanceStatusName(alsim::v1::InstanceStatus status) {
+  switch (status) {
+    case alsim::v1::INSTANCE_STATUS_OK:
+      return "OK";
+    case alsim::v1::INSTANCE_STATUS_DIVERGED:
+      return "DIVERGED";
+    default:
+      return "UNSPECIFIED";
+  }
+}
+
+}  // namespace alsim::cli

@@ -1,0 +1,214 @@
+"""End to end: the alsim CLI's server commands (create, step, watch, bench, list, destroy) against
+the real alsim-server binary on ephemeral ports.
+
+Python standard library only; run by CTest with Debian's /usr/bin/python3 (ALSIM_PYTHON).
+"""
+import argparse
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+import tempfile
+import unittest
+
+BIN_DIR = None
+READY = re.compile(r"serving gRPC on (\S+), metrics on (\S+)")
+
+
+def start_server():
+    """Starts alsim-server on an ephemeral port; returns (process, grpc_address)."""
+    process = subprocess.Popen(
+        [os.path.join(BIN_DIR, "alsim-server"), "--listen", "127.0.0.1:0", "--metrics", "none"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = process.stdout.readline()
+    match = READY.search(line)
+    if not match:
+        process.kill()
+        raise AssertionError("server did not start: %r %r" % (line, process.stderr.read()))
+    return process, match.group(1)
+
+
+def write_binary_stl(path, vertices, faces):
+    data = b"\0" * 80 + struct.pack("<I", len(faces))
+    for face in faces:
+        data += struct.pack("<3f", 0, 0, 0)
+        for index in face:
+            data += struct.pack("<3f", *vertices[index])
+        data += struct.pack("<H", 0)
+    with open(path, "wb") as out:
+        out.write(data)
+
+
+class CliRemoteTest(unittest.TestCase):
+    def setUp(self):
+        self.process, self.address = start_server()
+
+    def tearDown(self):
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self.process.stdout.close()
+        self.process.stderr.close()
+
+    def alsim(self, *args, timeout=60):
+        return subprocess.run(
+            [os.path.join(BIN_DIR, "alsim"), "--address", self.address, "--wait", "5",
+             "--timeout", "30", *args],
+            capture_output=True, text=True, timeout=timeout)
+
+    def alsim_ok(self, *args):
+        out = self.alsim(*args)
+        self.assertEqual(out.returncode, 0, "alsim %s: %s" % (" ".join(args), out.stderr))
+        return out
+
+    def test_create_step_watch_list_destroy(self):
+        created = json.loads(self.alsim_ok("create", "quadruped_drop_8", "--count", "3",
+                                           "--json").stdout)
+        group = created["group_id"]
+        ids = created["instance_ids"]
+        self.assertGreater(group, 0)
+        self.assertEqual(len(ids), 3)
+        self.assertEqual((created["nq"], created["nv"], created["nu"]), (8 * 19, 8 * 18, 8 * 12))
+        timestep = created["timestep"]
+        self.assertAlmostEqual(timestep, 1.0 / 240.0, delta=1e-15)
+
+        stepped = json.loads(self.alsim_ok("step", "--group", str(group), "--steps", "20",
+                                           "--json").stdout)
+        self.assertEqual(stepped["steps"], 20)
+        self.assertEqual([row["id"] for row in stepped["instances"]], ids)
+        for row in stepped["instances"]:
+            self.assertLessEqual(abs(row["time"] - 20 * timestep), 1e-12, row)
+            self.assertEqual(row["status"], "OK")
+            for key in ("contacts", "islands", "max_iterations", "mean_iterations",
+                        "primal_residual", "dual_residual", "contact_residual"):
+                self.assertIn(key, row)
+
+        # Random controls and substeps on a subset, by ids; the human-readable table.
+        human = self.alsim_ok("step", "--ids", "%d,%d" % (ids[2], ids[0]), "--substeps", "2",
+                              "--random-actions", "--seed", "7")
+        self.assertIn("stepped 2 instances 1 time x 2 substeps", human.stdout)
+        self.assertRegex(human.stdout, r"\n\s+%d\s+0\.091667\s+OK" % ids[2])
+
+        watched = self.alsim_ok("watch", "--group", str(group), "--frames", "3", "--rate", "50")
+        lines = watched.stdout.splitlines()
+        self.assertEqual(len(lines), 3, watched.stdout)
+        for sequence, line in enumerate(lines, start=1):
+            self.assertTrue(line.startswith("frame %d " % sequence), line)
+            self.assertIn("dropped", line)
+            for instance in ids:
+                # The trunk's free joint: its height is shown as z; contacts as c.
+                self.assertRegex(line, r"\| %d: t=\d+\.\d+ z=-?\d+\.\d+ c=\d+" % instance)
+
+        listed = self.alsim_ok("list")
+        for instance in ids:
+            self.assertRegex(listed.stdout, r"\n\s+%d\s+%d\s+quadruped_drop_8\s+subadmm\s" %
+                             (instance, group))
+        rows = json.loads(self.alsim_ok("list", "--json").stdout)["instances"]
+        self.assertEqual([row["id"] for row in rows], ids)
+        self.assertEqual([row["steps"] for row in rows], [22, 20, 22])
+
+        destroyed = self.alsim_ok("destroy", "--group", str(group))
+        self.assertIn("destroyed 3 instances", destroyed.stdout)
+        self.assertIn("no instances", self.alsim_ok("list").stdout)
+
+    def test_bench_reports_throughput_and_cleans_up(self):
+        for mode in ("--batch", "--no-batch"):
+            out = self.alsim_ok("bench", "quadruped_drop_8", "--instances", "4", "--steps", "10",
+                                mode, "--json")
+            result = json.loads(out.stdout)
+            self.assertEqual((result["instances"], result["steps"]), (4, 10))
+            self.assertEqual(result["calls"], 10 if mode == "--batch" else 40)
+            for key in ("instance_steps_per_second", "server_instance_steps_per_second",
+                        "latency_p50_us", "latency_p99_us"):
+                self.assertGreater(result[key], 0, key)
+            self.assertLessEqual(result["latency_p50_us"], result["latency_p99_us"])
+        human = self.alsim_ok("bench", "box_stack", "--instances", "2", "--steps", "5")
+        self.assertRegex(human.stdout, r"throughput \d+ instance steps/s")
+        self.assertRegex(human.stdout, r"p50 \d+ us, p99 \d+ us")
+        # Every benchmark destroyed its instances.
+        self.assertEqual(json.loads(self.alsim_ok("list", "--json").stdout)["instances"], [])
+
+    def test_scene_file_with_include_and_mesh(self):
+        with tempfile.TemporaryDirectory() as directory:
+            os.makedirs(os.path.join(directory, "meshes"))
+            os.makedirs(os.path.join(directory, "parts"))
+            write_binary_stl(os.path.join(directory, "meshes", "tet.stl"),
+                             [(0, 0, 0), (0.1, 0, 0), (0, 0.1, 0), (0, 0, 0.1)],
+                             [(0, 2, 1), (0, 1, 3), (0, 3, 2), (1, 2, 3)])
+            with open(os.path.join(directory, "parts", "body.xml"), "w") as out:
+                out.write('<mujoco><body pos="0 0 0.3"><freejoint/>'
+                          '<geom type="mesh" mesh="tet"/></body></mujoco>')
+            scene = os.path.join(directory, "scene.xml")
+            with open(scene, "w") as out:
+                out.write('<mujoco model="tet">\n'
+                          '  <!-- not a reference: file="missing.stl" -->\n'
+                          '  <compiler meshdir="meshes"/>\n'
+                          '  <option timestep="0.002"/>\n'
+                          '  <asset><mesh name="tet" file="tet.stl"/></asset>\n'
+                          '  <worldbody>\n'
+                          '    <geom type="plane" size="1 1 0.1"/>\n'
+                          '    <include file="parts/body.xml"/>\n'
+                          '  </worldbody>\n'
+                          '</mujoco>\n')
+            created = json.loads(self.alsim_ok("create", scene, "--json").stdout)
+            self.assertEqual((created["nq"], created["nv"], created["nu"]), (7, 6, 0))
+            self.assertEqual(created["timestep"], 0.002)
+            stepped = json.loads(self.alsim_ok("step", "--ids", str(created["instance_ids"][0]),
+                                               "--steps", "10", "--json").stdout)
+            self.assertLessEqual(abs(stepped["instances"][0]["time"] - 0.02), 1e-12)
+            listed = json.loads(self.alsim_ok("list", "--json").stdout)["instances"]
+            self.assertEqual(listed[0]["scene"], "scene.xml")
+
+            # Without the mesh the server names what it misses; the CLI warns first.
+            os.remove(os.path.join(directory, "meshes", "tet.stl"))
+            out = self.alsim("create", scene)
+            self.assertEqual(out.returncode, 1, out.stderr)
+            self.assertIn("alsim: create: warning: cannot read", out.stderr)
+            self.assertIn("alsim: create: INVALID_ARGUMENT: ", out.stderr)
+
+    def test_server_errors_exit_1_with_the_code(self):
+        for args in (("step", "--ids", "999999"), ("destroy", "--ids", "999999"),
+                     ("watch", "--ids", "999999", "--frames", "1"),
+                     ("step", "--group", "999999"), ("create", "no_such_scene")):
+            out = self.alsim(*args)
+            self.assertEqual(out.returncode, 1, args)
+            self.assertRegex(out.stderr, r"^alsim: %s: NOT_FOUND: \S" % args[0], args)
+        out = self.alsim("create", "box_stack", "--solver", "nonsense")
+        self.assertEqual(out.returncode, 1)
+        self.assertIn("alsim: create: INVALID_ARGUMENT: unknown solver 'nonsense'", out.stderr)
+
+    def test_usage_errors_exit_2(self):
+        for args in (("step", "--group", "1", "--bogus"), ("step",), ("destroy", "--group", "x"),
+                     ("step", "--group", "1", "--ids", "2"), ("watch", "--ids", "1,,2"),
+                     ("create",), ("create", "./no/such/file.xml"), ("bench", "box_stack",
+                                                                    "--instances", "0"),
+                     ("list", "extra")):
+            out = self.alsim(*args)
+            self.assertEqual(out.returncode, 2, (args, out.stderr))
+            self.assertRegex(out.stderr, r"^alsim: %s: " % args[0], args)
+            self.assertIn("Try 'alsim %s --help'." % args[0], out.stderr)
+        out = self.alsim("frobnicate")
+        self.assertEqual(out.returncode, 2)
+
+    def test_help_documents_every_command(self):
+        out = self.alsim_ok("--help")
+        for command in ("create SCENE", "step SELECTION", "watch SELECTION", "bench SCENE",
+                        "list [--json]", "destroy SELECTION"):
+            self.assertIn(command, out.stdout)
+        for flag in ("--count", "--seed", "--solver", "--iterations", "--tolerance", "--steps",
+                     "--substeps", "--random-actions", "--rate", "--frames", "--instances",
+                     "--batch", "--group", "--ids", "--json"):
+            self.assertIn(flag, out.stdout)
+        step_help = self.alsim_ok("step", "--help")
+        self.assertIn("--random-actions", step_help.stdout)
+        self.assertNotIn("bench SCENE", step_help.stdout)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin-dir", required=True)
+    args, rest = parser.parse_known_args()
+    BIN_DIR = args.bin_dir
+    unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
