@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# `make run`: starts alsim-server, proves it serves with a real gRPC call (health + ServerInfo)
-# and a metrics scrape, then keeps serving until Ctrl-C or SIGTERM, which it forwards to the
-# server for a graceful stop.
+# `make run`: starts alsim-server, proves it serves with a real gRPC call (ServerInfo), runs a
+# demo client (16 humanoid instances stepped with random actions under a progress bar, then the
+# throughput), prints the metrics URL, and keeps serving until Ctrl-C or SIGTERM, which it
+# forwards to the server for a graceful stop. DEMO=0 skips the demo.
 # Usage: scripts/run-server.sh BIN_DIR LISTEN_ADDR METRICS_ADDR
 set -euo pipefail
 bin_dir=${1:?bin dir}
@@ -19,9 +20,15 @@ if ! "$bin_dir/alsim" --address "$listen" --wait 15 server-info; then
   wait "$server_pid" || true
   exit 1
 fi
+if [ "${DEMO:-1}" != "0" ]; then
+  echo "demo: 16 humanoid instances, 300 batched steps with random actions"
+  "$bin_dir/alsim" --address "$listen" --timeout 60 bench humanoid --instances 16 --steps 300 ||
+    echo "run: the demo client failed (the server keeps serving)" >&2
+fi
 if [ "$metrics" != "none" ] && command -v curl >/dev/null; then
   echo "metrics: http://$metrics/metrics"
-  curl -s --max-time 5 "http://$metrics/metrics" | grep '^alsim_build_info' | sed 's/^/  /' || true
+  curl -s --max-time 5 "http://$metrics/metrics" |
+    grep -E '^(alsim_build_info|alsim_instances|alsim_steps_total)' | sed 's/^/  /' || true
 fi
 echo "alsim-server is serving on $listen (pid $server_pid). Press Ctrl-C to stop."
 

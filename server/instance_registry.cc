@@ -2,13 +2,19 @@
 
 #include <algorithm>
 
+#include <oneapi/tbb/info.h>
+
 #include "engine/dynamics/kinematics.h"
 #include "engine/solver/solver.h"
 
 namespace alsim::server {
 
 InstanceRegistry::InstanceRegistry(const RegistryLimits& limits, int threads)
-    : limits_(limits), arena_(threads > 0 ? threads : tbb::task_arena::automatic, 0) {}
+    : limits_(limits),
+      threads_(threads > 0 ? threads : tbb::info::default_concurrency()),
+      worker_limit_(tbb::global_control::max_allowed_parallelism,
+                    static_cast<std::size_t>(threads_) + 1),
+      arena_(threads_, 0) {}
 
 InstanceRegistry::~InstanceRegistry() {
   std::unique_lock<std::mutex> lock(pending_mutex_);
@@ -130,6 +136,39 @@ grpc::Status InstanceRegistry::WithInstances(
   return fn(ordered);
 }
 
+grpc::Status InstanceRegistry::TryWithInstances(
+    const std::vector<std::uint64_t>& ids, std::uint64_t group,
+    const std::function<grpc::Status(std::vector<Instance*>&)>& fn, bool* busy) {
+  *busy = false;
+  std::vector<std::shared_ptr<Instance>> selected;
+  grpc::Status status = Select(ids, group, &selected);
+  if (!status.ok()) return status;
+  std::vector<std::unique_lock<std::mutex>> locks;
+  locks.reserve(selected.size());
+  for (const auto& instance : selected) {
+    std::unique_lock<std::mutex> lock(instance->mutex, std::try_to_lock);
+    if (!lock.owns_lock()) {
+      *busy = true;
+      return grpc::Status::OK;
+    }
+    locks.push_back(std::move(lock));
+  }
+  std::vector<Instance*> ordered;
+  for (const auto& instance : selected) {
+    if (instance->destroyed) {
+      return {grpc::StatusCode::NOT_FOUND,
+              "instance " + std::to_string(instance->id) + " was destroyed"};
+    }
+    ordered.push_back(instance.get());
+  }
+  return fn(ordered);
+}
+
+grpc::Status InstanceRegistry::Check(const std::vector<std::uint64_t>& ids, std::uint64_t group) {
+  std::vector<std::shared_ptr<Instance>> selected;
+  return Select(ids, group, &selected);
+}
+
 grpc::Status InstanceRegistry::Destroy(const std::vector<std::uint64_t>& ids, std::uint64_t group,
                                        int* destroyed) {
   std::vector<std::shared_ptr<Instance>> selected;
@@ -163,10 +202,10 @@ std::vector<InstanceSummary> InstanceRegistry::List() {
   }
   std::vector<InstanceSummary> summaries;
   for (const auto& instance : all) {
-    const std::lock_guard<std::mutex> lock(instance->mutex);
     if (instance->destroyed) continue;
+    // id, group, scene and options never change after Create.
     summaries.push_back({instance->id, instance->group, instance->scene,
-                         SolverName(instance->options.solver.type), instance->data->time,
+                         SolverName(instance->options.solver.type), instance->published_time,
                          instance->steps, instance->diverged});
   }
   return summaries;
@@ -194,6 +233,7 @@ void ResetInstance(Instance& instance, double noise) {
   }
   Kinematics(m, d);
   instance.diverged = false;
+  instance.published_time = d.time;
 }
 
 }  // namespace alsim::server

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include <grpcpp/support/status.h>
+#include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/task_arena.h>
 
 #include "engine/model/model.h"
@@ -34,10 +35,12 @@ struct Instance {
   std::string scene;  // built-in name or file name, for List
   StepOptions options;
   std::unique_ptr<Data> data;
-  std::mt19937_64 rng;      // reset noise; seeded at Create (seed + k) or by Reset
-  bool diverged = false;    // refuses Step until Reset/SetState
-  std::uint64_t steps = 0;  // since Create
-  bool destroyed = false;   // set under `mutex` by Destroy; a batch that raced it sees NOT_FOUND
+  std::mt19937_64 rng;  // reset noise; seeded at Create (seed + k) or by Reset
+  // Written under `mutex`; atomic so that List reads them without waiting for a step.
+  std::atomic<bool> diverged{false};      // refuses Step until Reset/SetState
+  std::atomic<std::uint64_t> steps{0};    // since Create
+  std::atomic<double> published_time{0};  // data->time after the last call that changed it
+  std::atomic<bool> destroyed{false};     // a batch that raced Destroy sees NOT_FOUND
   std::mutex mutex;
 };
 
@@ -70,9 +73,19 @@ class InstanceRegistry {
   grpc::Status WithInstances(const std::vector<std::uint64_t>& ids, std::uint64_t group,
                              const std::function<grpc::Status(std::vector<Instance*>&)>& fn);
 
+  // As WithInstances, but never waits: when any instance is locked (being stepped), sets *busy and
+  // returns OK without running fn. For observers (streams) that must not stall behind a step.
+  grpc::Status TryWithInstances(const std::vector<std::uint64_t>& ids, std::uint64_t group,
+                                const std::function<grpc::Status(std::vector<Instance*>&)>& fn,
+                                bool* busy);
+
+  // The selection rules of WithInstances without locking anything: OK when every instance exists.
+  grpc::Status Check(const std::vector<std::uint64_t>& ids, std::uint64_t group);
+
   // Removes instances (the same selection rules); waits for calls using them to finish.
   grpc::Status Destroy(const std::vector<std::uint64_t>& ids, std::uint64_t group, int* destroyed);
 
+  // Every live instance, without waiting for steps in progress (reads the published fields).
   std::vector<InstanceSummary> List();
   std::size_t size();
   const RegistryLimits& limits() const { return limits_; }
@@ -89,6 +102,11 @@ class InstanceRegistry {
                       std::vector<std::shared_ptr<Instance>>* out);
 
   RegistryLimits limits_;
+  int threads_;
+  // TBB starts hardware_concurrency - 1 workers by default, because the thread that creates an
+  // arena usually works in it too. Here no such thread joins: every slot of the arena is a
+  // worker's, so the worker limit must be raised to `threads` (global_control counts the master).
+  tbb::global_control worker_limit_;
   tbb::task_arena arena_;
   std::mutex mutex_;  // guards the maps and the id counters
   std::map<std::uint64_t, std::shared_ptr<Instance>> instances_;

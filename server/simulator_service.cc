@@ -162,6 +162,12 @@ grpc::Status SimulatorService::RunStep(const alsim::v1::StepRequest& request,
   std::vector<alsim::v1::Observation> observations;
   grpc::Status status = ParseObservations(request.observations(), false, &observations);
   if (!status.ok()) return status;
+  constexpr std::uint32_t kMaxSubsteps = 1000000;
+  if (request.substeps() > kMaxSubsteps) {
+    return {grpc::StatusCode::INVALID_ARGUMENT, "substeps " + std::to_string(request.substeps()) +
+                                                    " is above the limit of " +
+                                                    std::to_string(kMaxSubsteps) + " per call"};
+  }
   const int substeps = request.substeps() == 0 ? 1 : static_cast<int>(request.substeps());
   return registry_.WithInstances(
       Ids(request.instances()), request.instances().group_id(),
@@ -209,6 +215,7 @@ grpc::Status SimulatorService::RunStep(const alsim::v1::StepRequest& request,
           if (n + 1 < substeps) interrupted = should_stop();
         }
         const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        for (Instance* instance : instances) instance->published_time = instance->data->time;
         if (metrics_ != nullptr) {
           for (const Instance* instance : instances) {
             metrics_->ObserveStep(instance->data->solver_statistics,
@@ -304,6 +311,7 @@ grpc::ServerUnaryReactor* SimulatorService::SetState(grpc::CallbackServerContext
                     "state refused for instance " + std::to_string(instance.id) + ": " + error};
           }
           instance.diverged = false;
+          instance.published_time = instance.data->time;
           return grpc::Status::OK;
         });
   });

@@ -38,19 +38,29 @@ class StateStream final : public grpc::ServerWriteReactor<alsim::v1::StateFrame>
     }
     // Only this thread writes frame_ and only while no write is in flight.
     frame_.Clear();
-    const grpc::Status status = registry.WithInstances(ids_, group_, [&](auto& instances) {
-      for (const Instance* instance : instances) {
-        if (instance->model != instances.front()->model) {
-          return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                              "a stream shows instances of one scene");
-        }
-        frame_.add_instance_ids(instance->id);
-      }
-      PackObservations(instances, kinds_, frame_.mutable_observations());
-      return grpc::Status::OK;
-    });
+    bool busy = false;
+    const grpc::Status status = registry.TryWithInstances(
+        ids_, group_,
+        [&](auto& instances) {
+          for (const Instance* instance : instances) {
+            if (instance->model != instances.front()->model) {
+              return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                  "a stream shows instances of one scene");
+            }
+            frame_.add_instance_ids(instance->id);
+          }
+          PackObservations(instances, kinds_, frame_.mutable_observations());
+          return grpc::Status::OK;
+        },
+        &busy);
     if (!status.ok()) {
       End(status);
+      return;
+    }
+    if (busy) {  // a step holds an instance: this frame is skipped, never waited for
+      const std::lock_guard<std::mutex> lock(mutex_);
+      ++dropped_;
+      if (metrics != nullptr) metrics->AddDroppedFrames(1);
       return;
     }
     {
@@ -125,8 +135,7 @@ grpc::ServerWriteReactor<alsim::v1::StateFrame>* StatePump::Open(
   std::vector<std::uint64_t> ids(request->instances().instance_ids().begin(),
                                  request->instances().instance_ids().end());
   if (status.ok()) {  // the selection must exist now; later disappearance ends the stream
-    status = registry_->WithInstances(ids, request->instances().group_id(),
-                                      [](auto&) { return grpc::Status::OK; });
+    status = registry_->Check(ids, request->instances().group_id());
   }
   const auto period =
       std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / rate));

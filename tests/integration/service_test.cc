@@ -453,6 +453,54 @@ TEST_F(ServiceTest, StreamStatesKeepsTheRateAndDropsFramesForASlowConsumer) {
   EXPECT_THAT(metrics.body, ContainsRegex("alsim_stream_frames_dropped_total [1-9]"));
 }
 
+// A long Step of one group stalls neither another group's stream nor List.
+TEST_F(ServiceTest, ALongStepStallsNeitherOtherStreamsNorList) {
+  v1::CreateResponse watched, busy;
+  ASSERT_TRUE(CreateBuiltin("box_stack", 1, 0, &watched).ok());
+  ASSERT_TRUE(CreateBuiltin("quadruped_drop_27", 1, 0, &busy).ok());
+  // A stream of the busy instance, open before the long step starts: its frames are skipped
+  // while the step runs, without holding up the other stream.
+  v1::StreamStatesRequest busy_request;
+  busy_request.mutable_instances()->add_instance_ids(busy.instance_ids(0));
+  busy_request.set_rate_hz(50);
+  grpc::ClientContext busy_context;
+  auto busy_reader = stub_->StreamStates(&busy_context, busy_request);
+  v1::StateFrame busy_frame;
+  ASSERT_TRUE(busy_reader->Read(&busy_frame));
+  std::atomic<bool> stepping_done{false};
+  std::thread stepper([&] {
+    v1::StepResponse response;
+    EXPECT_TRUE(StepIds({busy.instance_ids(0)}, {}, 0, &response, 3000).ok());
+    stepping_done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the long step has started
+  v1::StreamStatesRequest request;
+  request.mutable_instances()->add_instance_ids(watched.instance_ids(0));
+  request.set_rate_hz(50);
+  grpc::ClientContext context;
+  auto reader = stub_->StreamStates(&context, request);
+  v1::StateFrame frame;
+  int frames = 0;
+  while (frames < 10 && reader->Read(&frame)) ++frames;
+  v1::ListResponse list;
+  ASSERT_TRUE(stub_->List(Context().get(), v1::ListRequest(), &list).ok());
+  const bool overlapped = !stepping_done;
+  context.TryCancel();
+  reader->Finish();
+  stepper.join();
+  busy_context.TryCancel();
+  busy_reader->Finish();
+  EXPECT_EQ(frames, 10);
+  EXPECT_TRUE(overlapped) << "the 3000-substep call should outlast 10 frames at 50 Hz; the "
+                             "test did not exercise the overlap";
+  v1::StepRequest too_many;
+  too_many.mutable_instances()->add_instance_ids(watched.instance_ids(0));
+  too_many.set_substeps(4000000000u);
+  v1::StepResponse response;
+  EXPECT_EQ(stub_->Step(Context().get(), too_many, &response).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+}
+
 TEST_F(ServiceTest, MetricsSeriesExistAndMove) {
   v1::CreateResponse created;
   ASSERT_TRUE(CreateBuiltin("box_stack", 1, 0, &created).ok());
