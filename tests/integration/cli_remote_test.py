@@ -6,28 +6,21 @@ Python standard library only; run by CTest with Debian's /usr/bin/python3 (ALSIM
 import argparse
 import json
 import os
-import re
 import struct
 import subprocess
 import sys
 import tempfile
 import unittest
 
+import server_harness  # tests/integration, next to this file
+
 BIN_DIR = None
-READY = re.compile(r"serving gRPC on (\S+), metrics on (\S+)")
 
 
 def start_server():
     """Starts alsim-server on an ephemeral port; returns (process, grpc_address)."""
-    process = subprocess.Popen(
-        [os.path.join(BIN_DIR, "alsim-server"), "--listen", "127.0.0.1:0", "--metrics", "none"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    line = process.stdout.readline()
-    match = READY.search(line)
-    if not match:
-        process.kill()
-        raise AssertionError("server did not start: %r %r" % (line, process.stderr.read()))
-    return process, match.group(1)
+    process, address, _ = server_harness.start_server(BIN_DIR, metrics="none")
+    return process, address
 
 
 def write_binary_stl(path, vertices, faces):

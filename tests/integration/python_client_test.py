@@ -6,12 +6,12 @@ stubs (the alsim_python_stubs target). Puts client/python on sys.path itself.
 """
 import argparse
 import os
-import re
 import struct
-import subprocess
 import sys
 import tempfile
 import unittest
+
+import server_harness  # tests/integration, next to this file
 
 import numpy as np
 
@@ -24,21 +24,12 @@ import alsim  # noqa: E402
 from alsim.v1 import alsim_pb2, alsim_pb2_grpc  # noqa: E402
 
 BIN_DIR = None
-READY = re.compile(r"serving gRPC on (\S+), metrics on (\S+)")
 
 
 def start_server(*extra_args):
     """Starts alsim-server on ephemeral ports; returns (process, grpc_address)."""
-    process = subprocess.Popen(
-        [os.path.join(BIN_DIR, "alsim-server"), "--listen", "127.0.0.1:0",
-         "--metrics", "127.0.0.1:0", *extra_args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    line = process.stdout.readline()
-    match = READY.search(line)
-    if not match:
-        process.kill()
-        raise AssertionError("server did not start: %r %r" % (line, process.stderr.read()))
-    return process, match.group(1)
+    process, address, _ = server_harness.start_server(BIN_DIR, *extra_args)
+    return process, address
 
 
 def random_actions(env, rng):

@@ -5,12 +5,13 @@ Run by CTest with PYTHONPATH=client/python; needs Debian's /usr/bin/python3 (pyt
 import argparse
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
 import time
 import unittest
+
+import server_harness  # tests/integration, next to this file
 import urllib.request
 
 import grpc
@@ -18,21 +19,11 @@ import grpc
 from alsim.v1 import alsim_pb2, alsim_pb2_grpc
 
 BIN_DIR = None
-READY = re.compile(r"serving gRPC on (\S+), metrics on (\S+)")
 
 
 def start_server(*extra_args):
     """Starts alsim-server on ephemeral ports; returns (process, grpc_address, metrics_url)."""
-    process = subprocess.Popen(
-        [os.path.join(BIN_DIR, "alsim-server"), "--listen", "127.0.0.1:0",
-         "--metrics", "127.0.0.1:0", *extra_args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    line = process.stdout.readline()
-    match = READY.search(line)
-    if not match:
-        process.kill()
-        raise AssertionError("server did not start: %r %r" % (line, process.stderr.read()))
-    return process, match.group(1), match.group(2)
+    return server_harness.start_server(BIN_DIR, *extra_args)
 
 
 def health_check(channel, service=""):

@@ -1,0 +1,27 @@
+"""Shared by the Python integration tests: alsim-server on ephemeral ports.
+
+Python standard library only.
+"""
+import os
+import re
+import subprocess
+
+READY = re.compile(r"serving gRPC on (\S+), metrics on (\S+)")
+
+
+def start_server(bin_dir, *extra_args, metrics="127.0.0.1:0"):
+    """Starts alsim-server on an ephemeral port and waits for its ready line.
+
+    Returns (process, grpc_address, metrics_url); metrics_url is "(disabled)" with metrics="none".
+    """
+    process = subprocess.Popen(
+        [os.path.join(bin_dir, "alsim-server"), "--listen", "127.0.0.1:0",
+         "--metrics", metrics, *extra_args],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = process.stdout.readline()
+    match = READY.search(line)
+    if not match:
+        process.kill()
+        raise AssertionError("server did not start: %r %r" % (line, process.stderr.read()))
+    return process, match.group(1), match.group(2)
+
