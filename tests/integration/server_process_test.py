@@ -89,6 +89,75 @@ class ServerProcessTest(unittest.TestCase):
             with self.assertRaises(grpc.RpcError):
                 alsim_pb2_grpc.SimulatorStub(channel).ServerInfo(alsim_pb2.ServerInfoRequest(), timeout=1)
 
+    def test_reflection_lists_the_services(self):
+        # ServerReflectionRequest{list_services = 7: ""}, encoded by hand (Debian ships no
+        # reflection module for Python); the reply names every service.
+        with grpc.insecure_channel(self.address) as channel:
+            for version in ("v1alpha", "v1"):
+                call = channel.stream_stream(
+                    "/grpc.reflection.%s.ServerReflection/ServerReflectionInfo" % version)
+                try:
+                    replies = list(call(iter([b"\x3a\x00"]), timeout=5))
+                except grpc.RpcError as error:
+                    if error.code() == grpc.StatusCode.UNIMPLEMENTED:
+                        continue  # this gRPC registers only the other version
+                    raise
+                self.assertTrue(replies)
+                self.assertIn(b"alsim.v1.Simulator", replies[0])
+                self.assertIn(b"grpc.health.v1.Health", replies[0])
+                return
+        self.fail("neither grpc.reflection.v1alpha nor v1 answered")
+
+    def test_sigterm_ends_open_streams_with_unavailable(self):
+        with grpc.insecure_channel(self.address) as channel:
+            stub = alsim_pb2_grpc.SimulatorStub(channel)
+            created = stub.Create(alsim_pb2.CreateRequest(
+                scene=alsim_pb2.SceneSource(builtin="box_stack")), timeout=30)
+            stream = stub.StreamStates(alsim_pb2.StreamStatesRequest(
+                instances=alsim_pb2.InstanceSelection(group_id=created.group_id), rate_hz=20))
+            next(stream)  # the stream is open
+            self.process.send_signal(signal.SIGTERM)
+            with self.assertRaises(grpc.RpcError) as ended:
+                for _ in stream:
+                    pass
+            self.assertEqual(ended.exception.code(), grpc.StatusCode.UNAVAILABLE)
+            self.assertIn("shutting down", ended.exception.details())
+        self.assertEqual(self.process.wait(timeout=30), 0)
+
+    def test_deadline_stops_a_long_step_between_substeps(self):
+        with grpc.insecure_channel(self.address) as channel:
+            stub = alsim_pb2_grpc.SimulatorStub(channel)
+            created = stub.Create(alsim_pb2.CreateRequest(
+                scene=alsim_pb2.SceneSource(builtin="quadruped_drop_27")), timeout=30)
+            selection = alsim_pb2.InstanceSelection(group_id=created.group_id)
+            with self.assertRaises(grpc.RpcError) as stopped:
+                stub.Step(alsim_pb2.StepRequest(instances=selection, substeps=100000), timeout=0.3)
+            self.assertEqual(stopped.exception.code(), grpc.StatusCode.DEADLINE_EXCEEDED)
+            # The steps taken before the deadline are kept, and the instance is free again.
+            time.sleep(0.5)
+            listed = stub.List(alsim_pb2.ListRequest(), timeout=5)
+            steps = [i.steps for i in listed.instances if i.group_id == created.group_id]
+            self.assertEqual(len(steps), 1)
+            self.assertGreater(steps[0], 0)
+            self.assertLess(steps[0], 100000)
+            stub.Step(alsim_pb2.StepRequest(instances=selection), timeout=30)
+
+    def test_scene_size_limit_is_resource_exhausted(self):
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(timeout=30)
+        self.process.stdout.close()
+        self.process.stderr.close()
+        self.process, self.address, self.metrics_url = start_server("--max-scene-bytes", "1000")
+        text = "<mujoco><worldbody>%s</worldbody></mujoco>" % (
+            "<geom size='0.1'/>" * 100)
+        with grpc.insecure_channel(self.address) as channel:
+            stub = alsim_pb2_grpc.SimulatorStub(channel)
+            with self.assertRaises(grpc.RpcError) as refused:
+                stub.Create(alsim_pb2.CreateRequest(scene=alsim_pb2.SceneSource(
+                    text=alsim_pb2.SceneText(text=text, filename="big.xml"))), timeout=30)
+            self.assertEqual(refused.exception.code(), grpc.StatusCode.RESOURCE_EXHAUSTED)
+            self.assertIn("--max-scene-bytes", refused.exception.details())
+
     def test_sigint_stops_cleanly(self):
         self.process.send_signal(signal.SIGINT)
         self.assertEqual(self.process.wait(timeout=30), 0)
