@@ -72,10 +72,17 @@ void StepStream::Cancel() { context_->TryCancel(); }
 
 namespace {
 
-std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address, int max_message_bytes) {
+std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address, int max_message_bytes,
+                                           bool viewer) {
   grpc::ChannelArguments arguments;
   arguments.SetMaxSendMessageSize(max_message_bytes);
   arguments.SetMaxReceiveMessageSize(max_message_bytes);
+  if (viewer) {
+    // StreamStates: the transport should hold a few frames, not megabytes of stale ones (the
+    // server drops frames only while the transport pushes back; see the proto).
+    arguments.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+    arguments.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 65536);
+  }
   return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), arguments);
 }
 
@@ -85,9 +92,10 @@ Client::Client(const std::string& address, std::chrono::milliseconds call_timeou
                int max_message_bytes)
     : address_(address),
       call_timeout_(call_timeout),
-      channel_(MakeChannel(address, max_message_bytes)),
+      channel_(MakeChannel(address, max_message_bytes, false)),
       simulator_(alsim::v1::Simulator::NewStub(channel_)),
-      health_(grpc::health::v1::Health::NewStub(channel_)) {}
+      health_(grpc::health::v1::Health::NewStub(channel_)),
+      viewer_(alsim::v1::Simulator::NewStub(MakeChannel(address, max_message_bytes, true))) {}
 
 std::unique_ptr<grpc::ClientContext> Client::MakeContext() const {
   auto context = std::make_unique<grpc::ClientContext>();
@@ -160,7 +168,7 @@ grpc::Status Client::StreamStates(
     const std::function<bool(const alsim::v1::StateFrame&)>& on_frame) {
   grpc::ClientContext context;  // no deadline: the stream runs until someone ends it
   const std::unique_ptr<grpc::ClientReader<alsim::v1::StateFrame>> reader =
-      simulator_->StreamStates(&context, request);
+      viewer_->StreamStates(&context, request);
   alsim::v1::StateFrame frame;
   bool stopped = false;
   while (reader->Read(&frame)) {

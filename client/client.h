@@ -109,6 +109,7 @@ class Client {
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<alsim::v1::Simulator::Stub> simulator_;
   std::unique_ptr<grpc::health::v1::Health::Stub> health_;
+  std::unique_ptr<alsim::v1::Simulator::Stub> viewer_;  // StreamStates, its own channel
 };
 
 // "SERVING", "NOT_SERVING", ...
