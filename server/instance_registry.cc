@@ -16,10 +16,12 @@ InstanceRegistry::InstanceRegistry(const RegistryLimits& limits, int threads)
                     static_cast<std::size_t>(threads_) + 1),
       arena_(threads_, 0) {}
 
-InstanceRegistry::~InstanceRegistry() {
+void InstanceRegistry::WaitForTasks() {
   std::unique_lock<std::mutex> lock(pending_mutex_);
   pending_done_.wait(lock, [this] { return pending_ == 0; });
 }
+
+InstanceRegistry::~InstanceRegistry() { WaitForTasks(); }
 
 void InstanceRegistry::Enqueue(std::function<void()> fn) {
   {

@@ -94,6 +94,10 @@ class InstanceRegistry {
   // arena's threads. Every slot belongs to workers, so queued tasks run even with one thread.
   void Enqueue(std::function<void()> fn);
 
+  // Waits until every queued task has finished (returned from its function, not only answered
+  // its call): the gRPC server must outlive the tasks that finish its calls.
+  void WaitForTasks();
+
   // Waits for every queued task to finish.
   ~InstanceRegistry();
 

@@ -77,6 +77,9 @@ void Server::Shutdown(std::chrono::milliseconds grace) {
     simulator_service_->CloseStreams();  // streams end with UNAVAILABLE, not a grace timeout
     grpc_server_->Shutdown(std::chrono::system_clock::now() + grace);
     grpc_server_->Wait();
+    // A task that finished a call may still be returning from Finish() when gRPC considers the
+    // call done; the gRPC server must not be deleted under it.
+    simulator_service_->registry().WaitForTasks();
     grpc_server_.reset();
   }
   exposer_.reset();
