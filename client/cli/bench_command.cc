@@ -10,6 +10,7 @@
 #include <random>
 
 #include "client/cli/json_writer.h"
+#include "client/cli/progress_bar.h"
 #include "client/cli/remote_commands.h"
 #include "client/cli/remote_common.h"
 #include "client/cli/scene_source.h"

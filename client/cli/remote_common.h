@@ -86,23 +86,6 @@ int TerminalWidth(int fd);
 void InstallInterruptFlag();
 bool Interrupted();
 
-// A one-line progress bar on stderr, redrawn at most every 100 ms.
-class ProgressBar {
- public:
-  ProgressBar(std::int64_t total, bool enabled, std::string unit);
-  void Update(std::int64_t done);
-  void Clear();  // erases the bar so that what follows starts on a clean line
-
- private:
-  using Clock = std::chrono::steady_clock;
-  std::int64_t total_;
-  bool enabled_;
-  std::string unit_;
-  bool drawn_ = false;
-  Clock::time_point start_;
-  Clock::time_point next_draw_;
-};
-
 // "OK" or "DIVERGED".
 std::string InstanceStatusName(alsim::v1::InstanceStatus status);
 

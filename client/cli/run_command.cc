@@ -13,6 +13,7 @@
 #include <oneapi/tbb/info.h>
 
 #include "client/cli/json_writer.h"
+#include "client/cli/progress_bar.h"
 #include "engine/core/parallel.h"
 #include "engine/model/model_import.h"
 #include "engine/sim/data.h"
@@ -134,54 +135,12 @@ std::string ParseRunArgs(const std::vector<std::string>& args, RunOptions* optio
   return "";
 }
 
-// A one-line progress bar on stderr. Redraws at most every 100 ms, so its cost per step is one
-// clock read; disabled it costs nothing.
-class ProgressBar {
- public:
-  ProgressBar(long long total, bool enabled)
-      : total_(total), enabled_(enabled && total > 0), start_(Clock::now()), next_draw_(start_) {}
-
-  void Update(long long done) {
-    if (!enabled_) return;
-    const Clock::time_point now = Clock::now();
-    if (now < next_draw_ && done < total_) return;
-    next_draw_ = now + std::chrono::milliseconds(100);
-    constexpr int kWidth = 30;
-    const double fraction = static_cast<double>(done) / static_cast<double>(total_);
-    const int filled = static_cast<int>(fraction * kWidth);
-    const double elapsed = std::chrono::duration<double>(now - start_).count();
-    std::string bar(static_cast<size_t>(filled), '#');
-    bar.resize(kWidth, '.');
-    // \r returns to the line start and \033[K erases what a longer previous line left behind.
-    std::fprintf(stderr, "\r[%s] %3d%%  %lld/%lld steps  %.0f steps/s\033[K", bar.c_str(),
-                 static_cast<int>(fraction * 100), done, total_,
-                 elapsed > 0 ? static_cast<double>(done) / elapsed : 0.0);
-    std::fflush(stderr);
-    drawn_ = true;
-  }
-
-  // Erases the bar so that the summary starts on a clean line.
-  void Clear() {
-    if (!drawn_) return;
-    std::fputs("\r\033[K", stderr);
-    std::fflush(stderr);
-    drawn_ = false;
-  }
-
- private:
-  long long total_;
-  bool enabled_;
-  bool drawn_ = false;
-  Clock::time_point start_;
-  Clock::time_point next_draw_;
-};
-
 // Steps with zero controls until options.steps are done, the state diverges or the engine refuses
 // the options.
 RunStatistics Simulate(const Model& m, Data& d, const RunOptions& options) {
   StepOptions step_options;
   step_options.solver = options.solver;
-  ProgressBar progress(options.steps, !options.json && isatty(STDERR_FILENO) != 0);
+  ProgressBar progress(options.steps, !options.json && isatty(STDERR_FILENO) != 0, "steps");
   RunStatistics stats;
   const Clock::time_point start = Clock::now();
   for (long long k = 0; k < options.steps; ++k) {
