@@ -2,7 +2,6 @@
 // with the CLI's exit statuses, instance selections, error reporting and terminal helpers.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
