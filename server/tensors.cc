@@ -37,6 +37,7 @@ void PackDoubles(const std::vector<Instance*>& instances, std::initializer_list<
   for (const long n : per_shape) tensor->add_shape(n);
   std::string* bytes = tensor->mutable_data();
   bytes->resize(instances.size() * per * sizeof(double));
+  if (per == 0) return;  // e.g. actuator state of a scene without actuators: shape [K, 0]
   std::vector<double> values(per);
   for (size_t k = 0; k < instances.size(); ++k) {
     fill(*instances[k], values.data());

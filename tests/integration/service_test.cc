@@ -511,6 +511,25 @@ TEST_F(ServiceTest, ALongStepStallsNeitherOtherStreamsNorList) {
             grpc::StatusCode::INVALID_ARGUMENT);
 }
 
+// A scene without actuators: no actions, and the actuator observations are [K, 0].
+TEST_F(ServiceTest, ASceneWithoutActuatorsStepsAndReportsEmptyActuatorState) {
+  v1::CreateResponse created;
+  ASSERT_TRUE(CreateBuiltin("box_stack", 2, 0, &created).ok());
+  ASSERT_EQ(created.specs().nu(), 0u);
+  v1::StepRequest request;
+  request.mutable_instances()->set_group_id(created.group_id());
+  request.add_observations(v1::OBSERVATION_ACTUATOR_STATE);
+  request.add_observations(v1::OBSERVATION_CONTACT_SUMMARY);
+  v1::StepResponse response;
+  ASSERT_TRUE(stub_->Step(Context().get(), request, &response).ok());
+  const v1::Tensor& ctrl = response.observations().at("ctrl");
+  ASSERT_EQ(ctrl.shape_size(), 2);
+  EXPECT_EQ(ctrl.shape(0), 2);
+  EXPECT_EQ(ctrl.shape(1), 0);
+  EXPECT_TRUE(ctrl.data().empty());
+  EXPECT_EQ(response.observations().at("contact_count").shape(0), 2);
+}
+
 TEST_F(ServiceTest, MetricsSeriesExistAndMove) {
   v1::CreateResponse created;
   ASSERT_TRUE(CreateBuiltin("box_stack", 1, 0, &created).ok());
