@@ -13,7 +13,7 @@ CMAKE_FLAGS ?=
 .PHONY: help run test deps configure build format format-check tidy asan tsan bench clean
 
 help:
-	@echo "make run           build and start alsim-server on $(LISTEN) (metrics $(METRICS)); Ctrl-C stops it"
+	@echo "make run           build, start alsim-server on $(LISTEN) (metrics $(METRICS)), run the demo client (DEMO=0 skips it); Ctrl-C stops it"
 	@echo "make test          build, check formatting and run all tests"
 	@echo "make build         install dependencies and build into $(BUILD_DIR)/ (binaries in $(BUILD_DIR)/bin)"
 	@echo "make format        reformat the sources with clang-format"
