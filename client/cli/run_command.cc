@@ -82,7 +82,9 @@ std::string ParseRunArgs(const std::vector<std::string>& args, RunOptions* optio
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     const bool takes_value = arg == "--steps" || arg == "--solver" || arg == "--threads" ||
-                             arg == "--iterations" || arg == "--tolerance" || arg == "--budget-us";
+                             arg == "--iterations" || arg == "--tolerance" ||
+                             arg == "--budget-us" || arg == "--relaxation" ||
+                             arg == "--penalty-scaling";
     if (takes_value && i + 1 >= args.size()) return arg + " needs a value";
     const std::string value = takes_value ? args[++i] : "";
     long long integer = 0;
@@ -117,6 +119,15 @@ std::string ParseRunArgs(const std::vector<std::string>& args, RunOptions* optio
         return "--budget-us '" + value + "' is not a non-negative number of microseconds";
       }
       options->solver.time_budget_us = number;
+    } else if (arg == "--relaxation") {
+      if (!ParseNumber(value, &number) || number <= 0 || number >= 2) {
+        return "--relaxation '" + value + "' is not a number in (0, 2)";
+      }
+      options->solver.relaxation = number;
+    } else if (arg == "--penalty-scaling") {
+      if (!ParsePenaltyScalingName(value.c_str(), &options->solver.penalty_scaling)) {
+        return "--penalty-scaling '" + value + "' is not one of delassus, pseudo-density";
+      }
     } else if (arg == "--solver") {
       if (!ParseSolverName(value.c_str(), &options->solver.type)) {
         return "--solver '" + value + "' is not one of subadmm, pgs, admm-nosub, admm-nobody";
@@ -176,6 +187,8 @@ void PrintJson(const RunOptions& options, const Model& m, const Data& d,
   json.Int("max_iterations", options.solver.max_iterations);
   json.Double("tolerance", options.solver.tolerance);
   json.Double("time_budget_us", options.solver.time_budget_us);
+  json.Double("relaxation", options.solver.relaxation);
+  json.String("penalty_scaling", PenaltyScalingName(options.solver.penalty_scaling));
   json.Double("mean_contacts", stats.Mean(stats.sum_contacts));
   json.Double("mean_islands", stats.Mean(stats.sum_islands));
   json.Double("mean_iterations", stats.Mean(stats.sum_iterations));
@@ -240,11 +253,17 @@ std::string RunUsage() {
       "    --tolerance X        an island stops once its residual is below X [default %g]\n"
       "    --budget-us U        wall-time budget of each step's solve in microseconds, 0 for\n"
       "                         none (results then depend on the machine) [default %g]\n"
+      "    --relaxation A       ADMM over-relaxation in (0, 2); 1 is the paper's Algorithm 2\n"
+      "                         [default %g]\n"
+      "    --penalty-scaling S  per-constraint ADMM penalties: delassus (each constraint's\n"
+      "                         effective mass) or pseudo-density (the paper's single beta)\n"
+      "                         [default %s]\n"
       "    --json               print one JSON object on stdout (keys in README.md); no\n"
       "                         progress bar (it is shown on stderr only when that is a\n"
       "                         terminal)\n",
       kDefaultSteps, SolverName(defaults.type), tbb::info::default_concurrency(),
-      defaults.max_iterations, defaults.tolerance, defaults.time_budget_us);
+      defaults.max_iterations, defaults.tolerance, defaults.time_budget_us, defaults.relaxation,
+      PenaltyScalingName(defaults.penalty_scaling));
   return text;
 }
 

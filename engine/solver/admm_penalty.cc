@@ -12,7 +12,7 @@ constexpr double kBetaRange = 1e3;
 }  // namespace
 
 AdmmPenalty::AdmmPenalty(const Model& m)
-    : body_block_count_(m.nbody, 0), dof_block_count_(m.nv, 0) {}
+    : body_block_count_(m.nbody, 0), dof_block_count_(m.nv, 0), chain_scratch_(m.nv, 0.0) {}
 
 void AdmmPenalty::CountBlocks(const Model& /*m*/, const Data& d) {
   std::fill(body_block_count_.begin(), body_block_count_.end(), 0);
@@ -52,14 +52,51 @@ double AdmmPenalty::InitialBeta(const Model& m, const Data& d, int island) const
   return joint_count > 0 ? std::exp(joint_log_sum / joint_count) : 1.0;
 }
 
-void AdmmPenalty::Scales(const Data& d, int island, double beta0, double* scale) const {
+// M^{-1} = L^{-1} D^{-1} L^{-T} (engine/dynamics/tree_ldl.h), so J_r A^{-1} J_r^T =
+// sum_i y_i^2 / D_i with y = L^{-T} J_r^T. J_r^T lives on the chain of dofs from the block's
+// deepest dof to its root, and the back-substitution of L^T only moves values to ancestors, so y
+// stays on that chain.
+double AdmmPenalty::BlockDelassusTrace(const Model& m, const Data& d, const ConstraintBlock& block,
+                                       int dim) {
+  const TreeSparseLayout& layout = d.mass_layout;
+  int last = block.dof;
+  if (block.body >= 0) {
+    const int weld = m.body_weld[block.body];  // nearest ancestor-or-self with a joint
+    if (weld <= 0 || m.body_dof_num[weld] == 0) return 0;
+    last = m.body_dof_adr[weld] + m.body_dof_num[weld] - 1;
+  }
+  double* y = chain_scratch_.data();
+  double trace = 0;
+  for (int r = 0; r < dim; ++r) {
+    for (int i = last; i >= 0; i = layout.parent[i]) {
+      y[i] = block.body >= 0 ? block.map.row(r).dot(d.cdof[i])
+                             : (i == last ? block.dof_coefficient : 0.0);
+    }
+    for (int i = last; i >= 0; i = layout.parent[i]) {
+      const double* row = d.qA_factor.data() + layout.row_adr[i];
+      const int* column = layout.column.data() + layout.row_adr[i];
+      for (int k = 1; k < layout.row_nnz[i]; ++k) y[column[k]] -= row[k] * y[i];
+      trace += y[i] * y[i] / row[0];
+    }
+  }
+  return trace;
+}
+
+void AdmmPenalty::Scales(const Model& m, const Data& d, int island, double beta0,
+                         PenaltyScaling scaling, double* scale) {
   const ConstraintSet& set = d.constraints;
   const Islands& islands = d.islands;
   for (int s = islands.constraint_adr[island]; s < islands.constraint_adr[island + 1]; ++s) {
     const int i = islands.constraints[s];
-    const ConstraintBlock& block = set.blocks[set.constraints[i].block_adr];
+    const Constraint& c = set.constraints[i];
+    const ConstraintBlock& block = set.blocks[c.block_adr];
     double value = 1.0;
-    if (block.body < 0) {
+    if (scaling == PenaltyScaling::kDelassus) {
+      double trace = 0;
+      for (int k = 0; k < c.block_num; ++k)
+        trace += BlockDelassusTrace(m, d, set.blocks[c.block_adr + k], c.dim);
+      if (trace > 0 && beta0 > 0) value = c.dim / (trace * beta0);
+    } else if (block.body < 0) {
       const double diagonal = d.qA[d.mass_layout.row_adr[block.dof]];
       const double c2 = block.dof_coefficient * block.dof_coefficient;
       if (diagonal > 0 && c2 > 0) value = diagonal / (c2 * dof_block_count_[block.dof]) / beta0;

@@ -5,9 +5,14 @@
 //   carry constraint blocks of m_k / n_k, n_k the number of blocks on body k (beta as a
 //   "pseudo-density" of mass per contact point); an island with joint-space rows only uses the
 //   dofs' A_mm / n_m instead;
-// - per-constraint penalties beta_i = s_i beta [OURS, as SubADMM]: s_i = 1 for body-space rows,
-//   and for a joint-space row on dof m with coefficient c its own pseudo-density,
-//   s_i = A_mm / (c^2 n_m) / beta0, so that rows in N m s on rad/s get a penalty in kg m^2;
+// - per-constraint penalties beta_i = s_i beta [OURS], by SolverOptions::penalty_scaling:
+//   kPseudoDensity: s_i = 1 for body-space rows (the paper's single beta), and for a joint-space
+//     row on dof m with coefficient c its own pseudo-density, s_i = A_mm / (c^2 n_m) / beta0, so
+//     that rows in N m s on rad/s get a penalty in kg m^2;
+//   kDelassus: s_i = 1 / (w_i beta0), w_i = trace(J_i A^{-1} J_i^T) / dim_i summed over the
+//     constraint's blocks (cross terms between two blocks left out), so every constraint starts
+//     at its own effective mass whatever its units; one sparse L^T solve per row along the
+//     body's dof chain with A's tree factor (cost depth^2);
 // - adaptation, eq. (43): beta <- beta sqrt(theta_p / theta_d) when one residual exceeds gamma
 //   times the other, kept within [beta0 / 1e3, beta0 1e3] (a safety net, not in the paper).
 #pragma once
@@ -31,12 +36,18 @@ class AdmmPenalty {
   // beta0 of `island` (see the file comment). Needs CountBlocks.
   double InitialBeta(const Model& m, const Data& d, int island) const;
 
-  // s_i of every constraint i of `island`, written to scale[i]. Needs CountBlocks.
-  void Scales(const Data& d, int island, double beta0, double* scale) const;
+  // s_i of every constraint i of `island`, written to scale[i]. Needs CountBlocks and, for
+  // kDelassus, d.qA_factor. Islands may call this in parallel (they own disjoint dofs).
+  void Scales(const Model& m, const Data& d, int island, double beta0, PenaltyScaling scaling,
+              double* scale);
 
  private:
   std::vector<int> body_block_count_;  // nbody
   std::vector<int> dof_block_count_;   // nv
+  std::vector<double> chain_scratch_;  // nv: L^{-T} J_r^T along one dof chain (kDelassus)
+
+  // Sum over the block's rows r of J_r A^{-1} J_r^T (kDelassus).
+  double BlockDelassusTrace(const Model& m, const Data& d, const ConstraintBlock& block, int dim);
 };
 
 // Eq. (43) after `iteration` iterations: the rebalanced beta, or `beta` itself when the residuals

@@ -2,6 +2,7 @@
 // split forms 36-38), shared by every solver and by the accuracy metric.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/constraint/constraint_set.h"
@@ -60,6 +61,43 @@ inline void UpdateImpulse(const Constraint& c, const double* velocity, const dou
       return;
     }
   }
+}
+
+// The whole constraint step of the ADMM solvers (Algorithm 2, lines 10-11) for constraint c with
+// `blocks` slack blocks, over-relaxed by `alpha` (SolverOptions::relaxation; 1 is the paper's):
+//   h_ij = alpha J_ij v_j + (1 - alpha) z_ij                      (relaxed block velocities)
+//   lambda_i' = UpdateImpulse(sum_j h_ij, lambda_i, beta_i)       (eqs. 36-38, 39)
+//   z_ij' = h_ij + (lambda_i' - lambda_i) / beta_i                (the slack each block keeps)
+// block_velocity[k] holds J_ij v_j, z[k] the slack block (updated in place), lambda the impulse
+// (updated). slack_change[k] receives z_ij' - z_ij for the dual residual. Returns this
+// constraint's share of theta_p (eq. 42): max_j ||J_ij v_j - z_ij'||.
+inline double RelaxedConstraintUpdate(const Constraint& c, int blocks,
+                                      const double (*block_velocity)[6], double* const* z,
+                                      const double* bias, double* lambda, double beta_i,
+                                      double alpha, double (*slack_change)[6]) {
+  double relaxed[2][6];
+  double velocity[6] = {0, 0, 0, 0, 0, 0};
+  for (int k = 0; k < blocks; ++k) {
+    for (int r = 0; r < c.dim; ++r) {
+      relaxed[k][r] = alpha * block_velocity[k][r] + (1 - alpha) * z[k][r];
+      velocity[r] += relaxed[k][r];
+    }
+  }
+  double updated[6] = {0, 0, 0, 0, 0, 0};
+  UpdateImpulse(c, velocity, bias, lambda, beta_i, blocks, updated);
+  double primal2[2] = {0, 0};
+  for (int r = 0; r < c.dim; ++r) {
+    const double change = (updated[r] - lambda[r]) / beta_i;
+    for (int k = 0; k < blocks; ++k) {
+      const double slack = relaxed[k][r] + change;
+      slack_change[k][r] = slack - z[k][r];
+      z[k][r] = slack;
+      const double gap = block_velocity[k][r] - slack;
+      primal2[k] += gap * gap;
+    }
+    lambda[r] = updated[r];
+  }
+  return std::sqrt(std::max(primal2[0], primal2[1]));
 }
 
 }  // namespace alsim

@@ -41,6 +41,21 @@ bool ParseSolverName(const char* name, SolverType* type) {
   return false;
 }
 
+const char* PenaltyScalingName(PenaltyScaling scaling) {
+  return scaling == PenaltyScaling::kDelassus ? "delassus" : "pseudo-density";
+}
+
+bool ParsePenaltyScalingName(const char* name, PenaltyScaling* scaling) {
+  for (const PenaltyScaling candidate :
+       {PenaltyScaling::kDelassus, PenaltyScaling::kPseudoDensity}) {
+    if (std::strcmp(PenaltyScalingName(candidate), name) == 0) {
+      *scaling = candidate;
+      return true;
+    }
+  }
+  return false;
+}
+
 std::unique_ptr<ConstraintSolver> MakeConstraintSolver(SolverType type, const Model& m) {
   switch (type) {
     case SolverType::kSubAdmm:

@@ -144,6 +144,12 @@ class RunCommandTest(unittest.TestCase):
         result = json.loads(out.stdout)
         self.assertEqual(result["steps"], 50)
         self.assertLessEqual(result["mean_iterations"], 7)
+        out = self.alsim("run", self.scene, "--steps", "20", "--relaxation", "1",
+                         "--penalty-scaling", "pseudo-density", "--json")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        result = json.loads(out.stdout)
+        self.assertEqual(result["relaxation"], 1.0)
+        self.assertEqual(result["penalty_scaling"], "pseudo-density")
 
     def test_summary_without_json(self):
         out = self.alsim("run", self.scene, "--steps", "20")
@@ -183,7 +189,8 @@ class RunCommandTest(unittest.TestCase):
         out = self.alsim("--help")
         self.assertEqual(out.returncode, 0)
         for flag in ("run SCENE", "--steps", "--solver", "--threads", "--iterations",
-                     "--tolerance", "--budget-us", "--json", "server-info", "health"):
+                     "--tolerance", "--budget-us", "--relaxation", "--penalty-scaling", "--json",
+                     "server-info", "health"):
             self.assertIn(flag, out.stdout)
         self.assertIn("[default 1000]", out.stdout)
 
@@ -206,7 +213,8 @@ class RunCommandTest(unittest.TestCase):
     def test_bad_values_exit_2(self):
         for args in (["--solver", "nope"], ["--steps", "-1"], ["--steps", "ten"],
                      ["--threads", "0"], ["--iterations", "0"], ["--tolerance", "-1"],
-                     ["--budget-us", "x"], ["--steps"], ["--no-such-flag"]):
+                     ["--budget-us", "x"], ["--relaxation", "2"], ["--relaxation", "0"],
+                     ["--penalty-scaling", "unit"], ["--steps"], ["--no-such-flag"]):
             out = self.alsim("run", self.scene, *args)
             self.assertEqual(out.returncode, 2, args)
             self.assertIn("alsim: run: ", out.stderr, args)

@@ -16,9 +16,12 @@
 
 #include "engine/core/parallel.h"
 
+#include "engine/dynamics/tree_sparse_layout.h"
 #include "engine/model/model_import.h"
 #include "engine/sim/step.h"
 #include "engine/solver/admm_baselines/admm_nosub_solver.h"
+#include "engine/solver/admm_penalty.h"
+#include "engine/solver/joint_space_jacobian.h"
 #include "engine/solver/solver.h"
 #include "tests/support/allocation_counter.h"
 
@@ -259,6 +262,90 @@ TEST(SolverBaselinesTest, AllSolversAgreeOnAnArmWithLimitServosAndSelfContact) {
   const double ball[6] = {0.2, 0.1, -0.3, 0.5, 0.0, 0.0};
   std::copy(ball, ball + 6, qvel.begin() + 3);
   ExpectSameSolution(*model, qvel, 5);
+}
+
+// ---- penalty scaling and over-relaxation ----------------------------------------------------
+
+// Over-relaxation and the per-constraint penalties change the path, not the answer: converged
+// SubADMM gives the same v_hat with the paper's settings (alpha = 1, one beta) and with alsim's.
+TEST(SolverBaselinesTest, RelaxationAndPenaltyScalingKeepTheSolution) {
+  const auto model = Load(kArm);
+  std::vector<double> qvel(model->nv, 0.0);
+  qvel[1] = 0.5;
+  qvel[2] = -0.3;
+  const double ball[6] = {0.2, 0.1, -0.3, 0.5, 0.0, 0.0};
+  std::copy(ball, ball + 6, qvel.begin() + 3);
+  std::vector<double> reference;
+  for (const double relaxation : {1.0, 1.6}) {
+    for (const PenaltyScaling scaling :
+         {PenaltyScaling::kPseudoDensity, PenaltyScaling::kDelassus}) {
+      Data d(*model);
+      d.qvel = qvel;
+      StepOptions options = Tight(SolverType::kSubAdmm, 20000);
+      options.solver.relaxation = relaxation;
+      options.solver.penalty_scaling = scaling;
+      ASSERT_EQ(Step(*model, d, options), StepStatus::kOk);
+      EXPECT_GE(d.solver_statistics.constraints, 5);
+      EXPECT_LT(d.solver_statistics.contact_residual, 1e-8) << relaxation;
+      if (reference.empty()) reference = d.v_hat;
+      EXPECT_LT(MaxDifference(d.v_hat, reference), 1e-8)
+          << "relaxation " << relaxation << ", " << PenaltyScalingName(scaling);
+    }
+  }
+}
+
+// kDelassus gives constraint i the penalty 1 / w_i at beta = beta0, w_i the mean diagonal of
+// J_i A^{-1} J_i^T, here against a dense inverse of A and the joint-space Jacobian; the tripods
+// have one- and two-body contacts (the latter across subsystems, where A^{-1} has no cross term),
+// the arm joint-space limit and servo rows.
+TEST(SolverBaselinesTest, DelassusPenaltiesAreInverseEffectiveMasses) {
+  for (const std::string& xml : {kTripodStack, std::string(kArm)}) {
+    const auto model = Load(xml);
+    const Model& m = *model;
+    Data d(m);
+    for (int k = 0; k < m.nv; ++k) d.qvel[k] = 0.2 * std::sin(1.0 + k);
+    ASSERT_EQ(Step(m, d), StepStatus::kOk);
+    const ConstraintSet& set = d.constraints;
+    const int num_constraints = static_cast<int>(set.constraints.size());
+    ASSERT_GE(num_constraints, 3);
+    AdmmPenalty penalty(m);
+    penalty.CountBlocks(m, d);
+    JointSpaceJacobian jacobian;
+    jacobian.Reserve(m, num_constraints);
+    jacobian.Layout(m, d);
+    for (int i = 0; i < num_constraints; ++i) jacobian.Fill(m, d, i);
+    const Eigen::MatrixXd inverse = TreeSparseToDense(d.mass_layout, d.qA.data()).inverse();
+    std::vector<double> scale(num_constraints, 0.0), paper(num_constraints, 0.0);
+    int checked = 0, two_body = 0;
+    for (int island = 0; island < d.islands.num; ++island) {
+      const double beta0 = penalty.InitialBeta(m, d, island);
+      penalty.Scales(m, d, island, beta0, PenaltyScaling::kDelassus, scale.data());
+      penalty.Scales(m, d, island, beta0, PenaltyScaling::kPseudoDensity, paper.data());
+      for (int s = d.islands.constraint_adr[island]; s < d.islands.constraint_adr[island + 1];
+           ++s) {
+        const int i = d.islands.constraints[s];
+        const Constraint& c = set.constraints[i];
+        if (c.block_num == 2) {
+          if (set.blocks[c.block_adr].subsystem == set.blocks[c.block_adr + 1].subsystem) continue;
+          ++two_body;
+        }
+        Eigen::MatrixXd row_jacobian = Eigen::MatrixXd::Zero(c.dim, m.nv);
+        for (int e = jacobian.entry_adr[i]; e < jacobian.entry_adr[i] + jacobian.entry_num[i]; ++e)
+          for (int r = 0; r < c.dim; ++r) row_jacobian(r, jacobian.dof[e]) = jacobian.value[e][r];
+        const double mean_diagonal =
+            (row_jacobian * inverse * row_jacobian.transpose()).trace() / c.dim;
+        EXPECT_NEAR(scale[i] * beta0 * mean_diagonal, 1.0, 1e-9) << "constraint " << i;
+        if (set.blocks[c.block_adr].body >= 0) {
+          EXPECT_EQ(paper[i], 1.0);  // the paper's single beta
+        }
+        ++checked;
+      }
+    }
+    EXPECT_GE(checked, 3);
+    if (xml == kTripodStack) {
+      EXPECT_GE(two_body, 1);
+    }
+  }
 }
 
 // ---- iteration cap, deadline, determinism, allocations ----------------------------------------

@@ -191,6 +191,19 @@ TEST(StepTest, ThetaOutsideTheUnitIntervalIsRefusedAndChangesNothing) {
   EXPECT_EQ(d.time, 0.0);
 }
 
+TEST(StepTest, RelaxationOutsideZeroToTwoIsRefusedAndChangesNothing) {
+  const auto model = Load(kPendulum);
+  Data d(*model);
+  d.qpos[0] = 0.3;
+  for (const double relaxation : {0.0, -1.0, 2.0, std::nan("")}) {
+    StepOptions options;
+    options.solver.relaxation = relaxation;
+    EXPECT_EQ(Step(*model, d, options), StepStatus::kInvalidOptions) << relaxation;
+  }
+  EXPECT_EQ(d.qpos[0], 0.3);
+  EXPECT_EQ(d.time, 0.0);
+}
+
 TEST(StepTest, NonFiniteStateIsReportedAsDivergence) {
   const auto model = Load(kPendulum);
   Data d(*model);

@@ -146,7 +146,7 @@ void AdmmNoBodySolver::SolveIsland(const Model& m, Data& d, const SolverOptions&
   });
   double beta = penalty_.InitialBeta(m, d, island);
   result.beta0 = beta;
-  penalty_.Scales(d, island, beta, penalty_scale_.data());
+  penalty_.Scales(m, d, island, beta, options.penalty_scaling, penalty_scale_.data());
   // A_j + beta sum_i s_i J_ij^T J_ij is positive definite when A_j is; a failed factorization
   // means a broken input (NaN): the island then keeps v_free and is reported unconverged.
   auto factor_all = [&] {
@@ -200,30 +200,21 @@ void AdmmNoBodySolver::SolveIsland(const Model& m, Data& d, const SolverOptions&
       const int first = jacobian_.entry_adr[c], last = first + jacobian_.entry_num[c];
       const int split = slack_split_[c];
       const int blocks = split < last ? 2 : 1;
-      double slack_velocity[2][3] = {{0, 0, 0}, {0, 0, 0}};
+      double slack_velocity[2][6];
       apply(constraint.dim, first, split, d.v_hat.data(), slack_velocity[0]);
       if (blocks == 2) apply(constraint.dim, split, last, d.v_hat.data(), slack_velocity[1]);
-      double velocity[3];
-      for (int r = 0; r < constraint.dim; ++r)
-        velocity[r] = slack_velocity[0][r] + slack_velocity[1][r];
-      double* lambda = set.lambda.data() + constraint.row_adr;
-      double updated[6] = {0, 0, 0, 0, 0, 0};  // UpdateImpulse writes dim <= 3 values
+      double* slack[2] = {slack_.data() + slack_of(c, 0),
+                          blocks == 2 ? slack_.data() + slack_of(c, 1) : nullptr};
+      double change[2][6];
       const double beta_i = beta * penalty_scale_[c];
-      UpdateImpulse(constraint, velocity, set.bias.data() + constraint.row_adr, lambda, beta_i,
-                    blocks, updated);
-      double change2 = 0;
-      for (int r = 0; r < constraint.dim; ++r) {
-        const double change = updated[r] - lambda[r];
-        change2 += change * change;
-        for (int s = 0; s < blocks; ++s) {
-          const int at = slack_of(c, s) + r;
-          const double slack_new = slack_velocity[s][r] + change / beta_i;
-          slack_change_[at] = beta_i * (slack_[at] - slack_new);
-          slack_[at] = slack_new;
-        }
-        lambda[r] = updated[r];
+      primal_[c] = RelaxedConstraintUpdate(
+          constraint, blocks, slack_velocity, slack, set.bias.data() + constraint.row_adr,
+          set.lambda.data() + constraint.row_adr, beta_i, options.relaxation, change);
+      // Stored as beta_i (z_ij - z_ij') for the dual residual below.
+      for (int s = 0; s < blocks; ++s) {
+        for (int r = 0; r < constraint.dim; ++r)
+          slack_change_[slack_of(c, s) + r] = -beta_i * change[s][r];
       }
-      primal_[c] = std::sqrt(change2) / beta_i;
     });
 
     // Eq. (42): theta_p = max ||J_ij v_j - z_ij'||, theta_d = max_j ||sum_i J_ij^T beta_i (z_ij -

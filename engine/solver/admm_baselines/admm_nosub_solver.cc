@@ -183,7 +183,7 @@ void AdmmNoSubSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& 
   for (int s = 0; s < num_constraints; ++s) jacobian_.Fill(m, d, constraints[s]);
   double beta = penalty_.InitialBeta(m, d, island);
   result.beta0 = beta;
-  penalty_.Scales(d, island, beta, penalty_scale_.data());
+  penalty_.Scales(m, d, island, beta, options.penalty_scaling, penalty_scale_.data());
   Assemble(m, d, island);
   // A + beta J^T S J is positive definite when A is; a failed factorization means a broken input
   // (NaN): the island then keeps v_free and is reported unconverged.
@@ -228,25 +228,17 @@ void AdmmNoSubSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& 
     // Eqs. (36)-(39) with |Z_i| = 1: impulses and slacks per constraint.
     for_constraints([&](int c) {
       const Constraint& constraint = set.constraints[c];
-      double constraint_velocity[3] = {0, 0, 0};
-      apply(c, velocity, constraint_velocity);
-      double* lambda = set.lambda.data() + constraint.row_adr;
-      double* slack = slack_.data() + constraint.row_adr;
-      double* slack_change = slack_change_.data() + constraint.row_adr;
-      double updated[6] = {0, 0, 0, 0, 0, 0};  // UpdateImpulse writes dim <= 3 values
+      double constraint_velocity[1][6];
+      apply(c, velocity, constraint_velocity[0]);
+      double* slack[1] = {slack_.data() + constraint.row_adr};
+      double change[1][6];
       const double beta_i = beta * penalty_scale_[c];
-      UpdateImpulse(constraint, constraint_velocity, set.bias.data() + constraint.row_adr, lambda,
-                    beta_i, 1, updated);
-      double change2 = 0;
-      for (int r = 0; r < constraint.dim; ++r) {
-        const double change = updated[r] - lambda[r];
-        change2 += change * change;
-        const double slack_new = constraint_velocity[r] + change / beta_i;
-        slack_change[r] = beta_i * (slack[r] - slack_new);
-        slack[r] = slack_new;
-        lambda[r] = updated[r];
-      }
-      primal_[c] = std::sqrt(change2) / beta_i;
+      primal_[c] = RelaxedConstraintUpdate(
+          constraint, 1, constraint_velocity, slack, set.bias.data() + constraint.row_adr,
+          set.lambda.data() + constraint.row_adr, beta_i, options.relaxation, change);
+      // Stored as beta_i (z_i - z_i') for the dual residual below.
+      for (int r = 0; r < constraint.dim; ++r)
+        slack_change_[constraint.row_adr + r] = -beta_i * change[0][r];
     });
 
     // Eq. (42): theta_p = max_i ||J_i v - z_i'||; theta_d = max_j ||sum_i J_ij^T beta_i (z_i -

@@ -55,7 +55,7 @@ SubAdmmSolver::SubAdmmSolver(const Model& m)
   // As Data's constraint storage (engine/sim/data.cc): room for every ordinary step.
   const size_t max_constraints = 4 * static_cast<size_t>(m.ngeom) + 2 * m.njnt + m.nu;
   subsystem_blocks_.blocks.reserve(2 * max_constraints);
-  impulse_change_.reserve(max_constraints);
+  primal_residual_.reserve(max_constraints);
   penalty_scale_.reserve(max_constraints);
   slack_change_.reserve(2 * 3 * max_constraints);
   residual_.Resize(m, static_cast<int>(3 * max_constraints));
@@ -79,7 +79,8 @@ void SubAdmmSolver::BuildGramMatrix(const Model& m, const Data& d, int j) {
     const int dim = set.constraints[block.constraint].dim;
     if (block.body >= 0) {
       body_gram_[block.body].noalias() +=
-          block.map.topRows(dim).transpose() * block.map.topRows(dim);
+          penalty_scale_[block.constraint] *
+          (block.map.topRows(dim).transpose() * block.map.topRows(dim));
       body_has_gram_[block.body] = 1;
     }
   }
@@ -158,10 +159,10 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
   };
   // Lines 4-7: matrices, beta0, factorizations, and z^0_ij = J_ij v_k [OURS] (the warm-start
   // impulses are already in lambda).
-  for_subsystems([&](int j) { BuildGramMatrix(m, d, j); });
   double beta = penalty_.InitialBeta(m, d, island);
   result.beta0 = beta;
-  penalty_.Scales(d, island, beta, penalty_scale_.data());
+  penalty_.Scales(m, d, island, beta, options.penalty_scaling, penalty_scale_.data());
+  for_subsystems([&](int j) { BuildGramMatrix(m, d, j); });
   for_subsystems([&](int j) {
     AddJointGram(m, d, j);
     Refactor(m, d, j, beta);
@@ -188,35 +189,27 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
     for_constraints([&](int i) {
       const Constraint& c = set.constraints[i];
       double block_velocity[2][6];
-      double velocity[6] = {0, 0, 0, 0, 0, 0};
+      double* slack[2];
+      double slack_change[2][6];
       for (int k = 0; k < c.block_num; ++k) {
-        ApplyBlock(set.blocks[c.block_adr + k], c.dim, body_velocity_.data(), d.v_hat.data(),
-                   block_velocity[k]);
-        for (int r = 0; r < c.dim; ++r) velocity[r] += block_velocity[k][r];
+        const ConstraintBlock& block = set.blocks[c.block_adr + k];
+        ApplyBlock(block, c.dim, body_velocity_.data(), d.v_hat.data(), block_velocity[k]);
+        slack[k] = set.z.data() + block.z_adr;
       }
-      double* lambda = set.lambda.data() + c.row_adr;
-      double updated[6] = {0, 0, 0, 0, 0, 0};
-      const double beta_i = beta * penalty_scale_[i];
-      UpdateImpulse(c, velocity, set.bias.data() + c.row_adr, lambda, beta_i, c.block_num, updated);
-      double change2 = 0;
-      for (int r = 0; r < c.dim; ++r) {
-        const double change = updated[r] - lambda[r];
-        change2 += change * change;
-        for (int k = 0; k < c.block_num; ++k) {
-          const int z = set.blocks[c.block_adr + k].z_adr + r;
-          const double slack = block_velocity[k][r] + change / beta_i;
-          slack_change_[z] = slack - set.z[z];
-          set.z[z] = slack;
-        }
-        lambda[r] = updated[r];
+      primal_residual_[i] =
+          RelaxedConstraintUpdate(c, c.block_num, block_velocity, slack,
+                                  set.bias.data() + c.row_adr, set.lambda.data() + c.row_adr,
+                                  beta * penalty_scale_[i], options.relaxation, slack_change);
+      for (int k = 0; k < c.block_num; ++k) {
+        double* change = slack_change_.data() + set.blocks[c.block_adr + k].z_adr;
+        for (int r = 0; r < c.dim; ++r) change[r] = slack_change[k][r];
       }
-      impulse_change_[i] = std::sqrt(change2) / beta_i;  // ||J_ij v_j - z_ij||
     });
-    // Eq. (42) through its identities: J_ij v_j - z_ij = -(lambda change) / beta, and the dual
-    // residual beta ||sum_i J_ij^T (z^l - z^{l+1})||.
+    // Eq. (42): theta_p = max ||J_ij v_j - z_ij||, and the dual residual
+    // beta ||sum_i s_i J_ij^T (z^l - z^{l+1})||.
     double primal = 0, dual = 0;
     for (int s = 0; s < num_constraints; ++s)
-      primal = std::max(primal, impulse_change_[constraints[s]]);
+      primal = std::max(primal, primal_residual_[constraints[s]]);
     // The dual residual costs a J^T gather; it is only needed where it decides something: a stop
     // needs primal + dual < tolerance, so not while primal alone exceeds it, and eq. (43) reads
     // it only on its check iterations. The last iteration reports it.
@@ -271,8 +264,8 @@ void SubAdmmSolver::Solve(const Model& m, Data& d, const SolverOptions& options,
   subsystem_blocks_.Build(m, set);
   penalty_.CountBlocks(m, d);
   if (slack_change_.size() < set.z.size()) slack_change_.resize(set.z.size());
-  if (impulse_change_.size() < set.constraints.size()) {
-    impulse_change_.resize(set.constraints.size());
+  if (primal_residual_.size() < set.constraints.size()) {
+    primal_residual_.resize(set.constraints.size());
     penalty_scale_.resize(set.constraints.size());
   }
   island_results_.resize(islands.num);

@@ -7,6 +7,9 @@
 //                                by the tree LDL^T with the mass matrix's sparsity;
 //   lambda/z-step (35-38), per constraint: closed forms, the strict operator for contacts;
 //   residuals (42) and adaptive beta (43), refactoring every subsystem when beta changes.
+// Two options go beyond the paper (SolverOptions, both switchable back): per-constraint penalties
+// from the Delassus diagonal (admm_penalty.h) and over-relaxation of the constraint step
+// (RelaxedConstraintUpdate in impulse_update.h).
 // The per-subsystem and per-constraint steps are Jacobi-like, so they run in parallel and the
 // result does not depend on the thread count.
 #pragma once
@@ -52,11 +55,11 @@ class SubAdmmSolver final : public ConstraintSolver {
   std::vector<Vec6> body_force_;       // nbody: scratch of the J^T gathers
   // sum_i J_ij^T (beta s_i z_ij + lambda_i): the v-step's right-hand side less b_j (nv).
   std::vector<double> coupling_force_;
-  std::vector<double> slack_change_;    // z^{l+1} - z^l, laid out as z
-  std::vector<double> dual_force_;      // sum_i s_i J_ij^T (z^{l+1} - z^l) (nv)
-  std::vector<double> impulse_change_;  // ||J_ij v_j - z_ij|| = ||lambda change|| / beta_i
-  std::vector<double> penalty_scale_;   // s_i: constraint i has the penalty s_i beta
-  std::vector<double> subsystem_dual_;  // theta_d term per subsystem
+  std::vector<double> slack_change_;     // z^{l+1} - z^l, laid out as z
+  std::vector<double> dual_force_;       // sum_i s_i J_ij^T (z^{l+1} - z^l) (nv)
+  std::vector<double> primal_residual_;  // per constraint: max_j ||J_ij v_j - z_ij||
+  std::vector<double> penalty_scale_;    // s_i: constraint i has the penalty s_i beta
+  std::vector<double> subsystem_dual_;   // theta_d term per subsystem
   std::vector<IslandResult> island_results_;
   ResidualWorkspace residual_;
   bool record_history_ = false;
