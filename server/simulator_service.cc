@@ -42,6 +42,19 @@ grpc::Status ToStepOptions(const alsim::v1::SolverConfig& config, StepOptions* o
     return {grpc::StatusCode::INVALID_ARGUMENT, "solver time_budget_us must be finite and >= 0"};
   }
   options->solver.time_budget_us = config.time_budget_us();
+  if (config.relaxation() != 0) {
+    if (!(config.relaxation() > 0 && config.relaxation() < 2)) {
+      return {grpc::StatusCode::INVALID_ARGUMENT, "solver relaxation must be in (0, 2)"};
+    }
+    options->solver.relaxation = config.relaxation();
+  }
+  if (!config.penalty_scaling().empty() &&
+      !ParsePenaltyScalingName(config.penalty_scaling().c_str(),
+                               &options->solver.penalty_scaling)) {
+    return {
+        grpc::StatusCode::INVALID_ARGUMENT,
+        "unknown penalty_scaling '" + config.penalty_scaling() + "' (delassus or pseudo-density)"};
+  }
   return grpc::Status::OK;
 }
 

@@ -24,7 +24,7 @@ const std::vector<std::pair<std::string, std::string>>& Usages() {
     --iterations N       most solver iterations per island and step [default: the
                          server's, 100]
     --tolerance X        an island stops once its residual is below X [default: the
-                         server's, 1e-8]
+                         server's, 1e-6]
     --budget-us U        wall-time budget of each step's solve in microseconds
                          [default 0: none]
     --json               print one JSON object: group_id, instance_ids, scene, nq, nv,

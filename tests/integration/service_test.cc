@@ -194,6 +194,46 @@ TEST_F(ServiceTest, BatchedRemoteStepsMatchInProcessStepsBitForBit) {
   EXPECT_GT(response.diagnostics(0).contacts(), 0u) << "the robots have landed by 60 steps";
 }
 
+// The solver options of Create reach the engine: the paper's settings (no over-relaxation, one
+// beta) give the in-process trajectory with the same options, and bad values are refused.
+TEST_F(ServiceTest, SolverConfigReachesTheEngineAndBadValuesAreRefused) {
+  v1::CreateRequest request;
+  request.mutable_scene()->set_builtin("box_stack");
+  request.mutable_solver()->set_relaxation(1.0);
+  request.mutable_solver()->set_penalty_scaling("pseudo-density");
+  v1::CreateResponse created;
+  ASSERT_TRUE(stub_->Create(Context().get(), request, &created).ok());
+  v1::StepResponse response;
+  ASSERT_TRUE(StepIds({created.instance_ids(0)}, {}, 0, &response, 30).ok());
+  const auto model = ImportModelFromFile(kScenes + "box_stack.xml").model;
+  Data paper(*model), defaults(*model);
+  StepOptions options;
+  options.solver.relaxation = 1.0;
+  options.solver.penalty_scaling = PenaltyScaling::kPseudoDensity;
+  for (int n = 0; n < 30; ++n) {
+    ASSERT_EQ(Step(*model, paper, options), StepStatus::kOk);
+    ASSERT_EQ(Step(*model, defaults), StepStatus::kOk);
+  }
+  const std::vector<double> qpos = Doubles(response.observations().at("qpos"));
+  ASSERT_EQ(qpos.size(), static_cast<size_t>(model->nq));
+  EXPECT_EQ(0, std::memcmp(qpos.data(), paper.qpos.data(), model->nq * sizeof(double)));
+  EXPECT_NE(0, std::memcmp(qpos.data(), defaults.qpos.data(), model->nq * sizeof(double)))
+      << "the options make a difference, so the test can tell";
+
+  for (const double relaxation : {2.0, -0.5, std::nan("")}) {
+    v1::CreateRequest bad = request;
+    bad.mutable_solver()->set_relaxation(relaxation);
+    EXPECT_EQ(stub_->Create(Context().get(), bad, &created).error_code(),
+              grpc::StatusCode::INVALID_ARGUMENT)
+        << relaxation;
+  }
+  v1::CreateRequest bad = request;
+  bad.mutable_solver()->set_penalty_scaling("unit");
+  const grpc::Status status = stub_->Create(Context().get(), bad, &created);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("pseudo-density"), std::string::npos);
+}
+
 TEST_F(ServiceTest, GetStateSetStateResumesBitExactly) {
   v1::CreateResponse created;
   ASSERT_TRUE(CreateBuiltin("quadruped_drop_8", 1, 1, &created).ok());
