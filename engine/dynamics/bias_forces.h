@@ -2,6 +2,7 @@
 // acceleration (RBDA §5.3, Table 5.1, with gravity as a fictitious base acceleration, §5.3).
 #pragma once
 
+#include "engine/dynamics/tree_range.h"
 #include "engine/model/model.h"
 #include "engine/sim/data.h"
 
@@ -13,5 +14,10 @@ namespace alsim {
 //             f_b = I_b a_b + v_b x* I_b v_b                               (RBDA eq. 5.9)
 //   backward: f_parent += f_b;  qfrc_bias[k] = cdof[k]^T f_body(k)         (RBDA eqs. 5.10-5.11)
 void BiasForces(const Model& m, Data& d);
+
+// The stages of BiasForces: the world's acceleration (gravity), then the bodies and dofs of
+// `trees`.
+void BiasForcesOfWorld(const Model& m, Data& d);
+void BiasForcesOfTrees(const Model& m, Data& d, const TreeRange& trees);
 
 }  // namespace alsim

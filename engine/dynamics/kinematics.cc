@@ -112,32 +112,40 @@ void ComputeBodyInertia(const Model& m, int b, Data& d) {
                                       inertia_com);
 }
 
+}  // namespace
+
 // Geom frames ride on their bodies: x_geom = x_body + R_body p_geom, R_geom = R_body R(q_geom).
-void PlaceGeoms(const Model& m, Data& d) {
-  for (int g = 0; g < m.ngeom; ++g) {
+void PlaceGeoms(const Model& m, Data& d, int geom_begin, int geom_end) {
+  for (int g = geom_begin; g < geom_end; ++g) {
     const int b = m.geom_body[g];
     d.geom_xpos[g] = d.xpos[b] + d.xmat[b] * m.geom_pos[g];
     d.geom_xmat[g] = d.xmat[b] * QuatToMatrix(m.geom_quat[g]);
   }
 }
 
-}  // namespace
-
-void Kinematics(const Model& m, Data& d) {
+void KinematicsOfWorld(Data& d) {
   d.xpos[0].setZero();
   d.xquat[0] = QuatIdentity();
   d.xmat[0].setIdentity();
   d.xipos[0].setZero();
   d.ximat[0].setIdentity();
   d.cinert[0].SetZero();
+}
+
+void KinematicsOfTrees(const Model& m, Data& d, const TreeRange& trees) {
   // Parents precede children, and a tree's root body precedes the rest of the tree, so the
   // reference point is placed before any body of its tree needs it.
-  for (int b = 1; b < m.nbody; ++b) {
+  for (int b = trees.body_begin; b < trees.body_end; ++b) {
     PlaceBody(m, b, d);
     if (m.body_dof_num[b] > 0) CompleteDofSubspaces(m, b, d);
     ComputeBodyInertia(m, b, d);
   }
-  PlaceGeoms(m, d);
+}
+
+void Kinematics(const Model& m, Data& d) {
+  KinematicsOfWorld(d);
+  KinematicsOfTrees(m, d, TreeRange{1, m.nbody, 0, m.nv});
+  PlaceGeoms(m, d, 0, m.ngeom);
 }
 
 }  // namespace alsim

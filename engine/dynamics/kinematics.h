@@ -2,6 +2,7 @@
 // body spatial inertias for the configuration d.qpos (RBDA §4.1 with MuJoCo's joint semantics).
 #pragma once
 
+#include "engine/dynamics/tree_range.h"
 #include "engine/model/model.h"
 #include "engine/sim/data.h"
 
@@ -20,5 +21,12 @@ namespace alsim {
 // the joint (the body frame when it is the body's last joint); a free joint's translational dofs
 // move along the world axes.
 void Kinematics(const Model& m, Data& d);
+
+// The stages of Kinematics, for running trees in parallel: the world body's frame, then the bodies
+// of `trees` (their parents are the world or inside the range), then geoms [begin, end) (each on
+// its own; needs their bodies placed).
+void KinematicsOfWorld(Data& d);
+void KinematicsOfTrees(const Model& m, Data& d, const TreeRange& trees);
+void PlaceGeoms(const Model& m, Data& d, int geom_begin, int geom_end);
 
 }  // namespace alsim

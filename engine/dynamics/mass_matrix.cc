@@ -5,9 +5,9 @@ namespace {
 
 // Composite inertias, leaves to root. Top-level bodies stop there: trees use different reference
 // points and nothing needs the world's composite inertia.
-void CompositeInertias(const Model& m, Data& d) {
-  for (int b = 0; b < m.nbody; ++b) d.crb[b] = d.cinert[b];
-  for (int b = m.nbody - 1; b > 0; --b) {
+void CompositeInertias(const Model& m, Data& d, const TreeRange& trees) {
+  for (int b = trees.body_begin; b < trees.body_end; ++b) d.crb[b] = d.cinert[b];
+  for (int b = trees.body_end - 1; b >= trees.body_begin; --b) {
     const int parent = m.body_parent[b];
     if (parent > 0) d.crb[parent] += d.crb[b];
   }
@@ -16,9 +16,14 @@ void CompositeInertias(const Model& m, Data& d) {
 }  // namespace
 
 void MassMatrix(const Model& m, Data& d) {
-  CompositeInertias(m, d);
+  d.crb[0] = d.cinert[0];
+  MassMatrixOfTrees(m, d, TreeRange{1, m.nbody, 0, m.nv});
+}
+
+void MassMatrixOfTrees(const Model& m, Data& d, const TreeRange& trees) {
+  CompositeInertias(m, d, trees);
   const TreeSparseLayout& layout = d.mass_layout;
-  for (int i = 0; i < m.nv; ++i) {
+  for (int i = trees.dof_begin; i < trees.dof_end; ++i) {
     // The force needed to move the subtree of dof i at unit rate along it (RBDA Table 6.2, F).
     const Vec6 force = d.crb[m.dof_body[i]].Apply(d.cdof[i]);
     double* row = d.M.data() + layout.row_adr[i];

@@ -40,9 +40,17 @@ void AddJointSpring(const Model& m, int j, Data& d) {
 }  // namespace
 
 void PassiveForces(const Model& m, Data& d) {
-  for (int k = 0; k < m.nv; ++k) d.qfrc_passive[k] = -m.dof_damping[k] * d.qvel[k];
-  for (int j = 0; j < m.njnt; ++j) {
-    if (m.jnt_stiffness[j] != 0) AddJointSpring(m, j, d);
+  PassiveForcesOfTrees(m, d, TreeRange{1, m.nbody, 0, m.nv});
+}
+
+void PassiveForcesOfTrees(const Model& m, Data& d, const TreeRange& trees) {
+  for (int k = trees.dof_begin; k < trees.dof_end; ++k) {
+    d.qfrc_passive[k] = -m.dof_damping[k] * d.qvel[k];
+  }
+  for (int b = trees.body_begin; b < trees.body_end; ++b) {
+    for (int j = m.body_jnt_adr[b]; j < m.body_jnt_adr[b] + m.body_jnt_num[b]; ++j) {
+      if (m.jnt_stiffness[j] != 0) AddJointSpring(m, j, d);
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 // Joint springs and dampers.
 #pragma once
 
+#include "engine/dynamics/tree_range.h"
 #include "engine/model/model.h"
 #include "engine/sim/data.h"
 
@@ -14,5 +15,8 @@ namespace alsim {
 //   free:         -stiffness (p - p_spring) on the translation, the ball rule on the rotation
 //   every dof:    -damping qvel
 void PassiveForces(const Model& m, Data& d);
+
+// PassiveForces for the dofs and joints of `trees` only.
+void PassiveForcesOfTrees(const Model& m, Data& d, const TreeRange& trees);
 
 }  // namespace alsim

@@ -38,7 +38,11 @@ void AccumulateJointVelocity(const Model& m, int j, Data& d, Vec6& v) {
 
 void Velocity(const Model& m, Data& d) {
   d.cvel[0].setZero();
-  for (int b = 1; b < m.nbody; ++b) {
+  VelocityOfTrees(m, d, TreeRange{1, m.nbody, 0, m.nv});
+}
+
+void VelocityOfTrees(const Model& m, Data& d, const TreeRange& trees) {
+  for (int b = trees.body_begin; b < trees.body_end; ++b) {
     Vec6 v = d.cvel[m.body_parent[b]];
     const int jnt_end = m.body_jnt_adr[b] + m.body_jnt_num[b];
     for (int j = m.body_jnt_adr[b]; j < jnt_end; ++j) AccumulateJointVelocity(m, j, d, v);

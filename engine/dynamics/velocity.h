@@ -2,6 +2,7 @@
 // forward pass of the RNEA, eqs. 5.7 and 5.14).
 #pragma once
 
+#include "engine/dynamics/tree_range.h"
 #include "engine/model/model.h"
 #include "engine/sim/data.h"
 
@@ -15,5 +16,8 @@ namespace alsim {
 // gives the same result; ball and free-rotation axes are fixed in the child; free-translation axes
 // are fixed in the world, so their derivative is zero.
 void Velocity(const Model& m, Data& d);
+
+// Velocity for the bodies of `trees` only; the world's cvel must be zero (Velocity sets it).
+void VelocityOfTrees(const Model& m, Data& d, const TreeRange& trees);
 
 }  // namespace alsim

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "engine/collision/collision.h"
+#include "engine/core/parallel.h"
 #include "engine/dynamics/actuation.h"
 #include "engine/dynamics/bias_forces.h"
 #include "engine/dynamics/kinematics.h"
@@ -22,13 +23,55 @@ bool AllFinite(const std::vector<double>& values) {
   return std::all_of(values.begin(), values.end(), [](double x) { return std::isfinite(x); });
 }
 
-// Position- and velocity-dependent quantities at the current qpos, qvel, ctrl.
+// Below this many subsystems the trees run on the calling thread (a task costs microseconds).
+constexpr int kParallelTrees = 2;
+constexpr int kParallelGeoms = 256;
+constexpr int kGeomsPerTask = 64;
+
+// Calls tree(range) for every static tree (bodies without dofs, on the calling thread) and then
+// for every subsystem, in parallel when there are several.
+template <class Tree>
+void ForEachTree(const Model& m, const Tree& tree) {
+  int next = 1;  // first body not yet visited; subsystems are whole trees in body order
+  for (int j = 0; j <= m.nsubsystem; ++j) {
+    const int begin = j < m.nsubsystem ? m.subsystem_body_adr[j] : m.nbody;
+    if (begin > next) tree(TreeRange{next, begin, 0, 0});
+    if (j < m.nsubsystem) next = begin + m.subsystem_body_num[j];
+  }
+  auto subsystem = [&](int j) {
+    const int body = m.subsystem_body_adr[j], dof = m.subsystem_dof_adr[j];
+    tree(TreeRange{body, body + m.subsystem_body_num[j], dof, dof + m.subsystem_dof_num[j]});
+  };
+  if (m.nsubsystem < kParallelTrees) {
+    for (int j = 0; j < m.nsubsystem; ++j) subsystem(j);
+  } else {
+    ParallelFor(0, m.nsubsystem, 1, subsystem);
+  }
+}
+
+// Position- and velocity-dependent quantities at the current qpos, qvel, ctrl. Trees hanging
+// from the world share nothing here, so each runs as one task; the results are the serial
+// stages' bit for bit.
 void SmoothDynamics(const Model& m, Data& d) {
-  Kinematics(m, d);
-  Velocity(m, d);
-  MassMatrix(m, d);
-  BiasForces(m, d);
-  PassiveForces(m, d);
+  KinematicsOfWorld(d);
+  d.cvel[0].setZero();
+  d.crb[0] = d.cinert[0];
+  BiasForcesOfWorld(m, d);
+  ForEachTree(m, [&](const TreeRange& trees) {
+    KinematicsOfTrees(m, d, trees);
+    VelocityOfTrees(m, d, trees);
+    MassMatrixOfTrees(m, d, trees);
+    BiasForcesOfTrees(m, d, trees);
+    PassiveForcesOfTrees(m, d, trees);
+  });
+  if (m.ngeom < kParallelGeoms) {
+    PlaceGeoms(m, d, 0, m.ngeom);
+  } else {
+    const int tasks = (m.ngeom + kGeomsPerTask - 1) / kGeomsPerTask;
+    ParallelFor(0, tasks, 1, [&](int t) {
+      PlaceGeoms(m, d, t * kGeomsPerTask, std::min(m.ngeom, (t + 1) * kGeomsPerTask));
+    });
+  }
   ActuatorForces(m, d);
 }
 
@@ -39,9 +82,17 @@ void SmoothDynamics(const Model& m, Data& d) {
 void FactorStepMatrix(const Model& m, Data& d, double theta) {
   const double damping_scale = (1.0 - theta) * m.timestep;
   const TreeSparseLayout& layout = d.mass_layout;
-  std::copy(d.M.begin(), d.M.end(), d.qH.begin());
-  for (int i = 0; i < m.nv; ++i) d.qH[layout.row_adr[i]] += damping_scale * m.dof_damping[i];
-  TreeLdlFactor(layout, d.qH.data());
+  ForEachTree(m, [&](const TreeRange& trees) {
+    if (trees.dof_begin == trees.dof_end) return;
+    const int last = trees.dof_end - 1;
+    std::copy(d.M.begin() + layout.row_adr[trees.dof_begin],
+              d.M.begin() + layout.row_adr[last] + layout.row_nnz[last],
+              d.qH.begin() + layout.row_adr[trees.dof_begin]);
+    for (int i = trees.dof_begin; i < trees.dof_end; ++i) {
+      d.qH[layout.row_adr[i]] += damping_scale * m.dof_damping[i];
+    }
+    TreeLdlFactorRange(layout, trees.dof_begin, trees.dof_end, d.qH.data());
+  });
 }
 
 void SolveAcceleration(const Model& m, Data& d) {

@@ -12,7 +12,9 @@ constexpr double kBetaRange = 1e3;
 }  // namespace
 
 AdmmPenalty::AdmmPenalty(const Model& m)
-    : body_block_count_(m.nbody, 0), dof_block_count_(m.nv, 0), chain_scratch_(m.nv, 0.0) {}
+    : body_block_count_(m.nbody, 0),
+      dof_block_count_(m.nv, 0),
+      chain_scratch_(3 * static_cast<size_t>(m.nv), 0.0) {}
 
 void AdmmPenalty::CountBlocks(const Model& /*m*/, const Data& d) {
   std::fill(body_block_count_.begin(), body_block_count_.end(), 0);
@@ -65,19 +67,28 @@ double AdmmPenalty::BlockDelassusTrace(const Model& m, const Data& d, const Cons
     if (weld <= 0 || m.body_dof_num[weld] == 0) return 0;
     last = m.body_dof_adr[weld] + m.body_dof_num[weld] - 1;
   }
+  // The rows run side by side: y[3 i + r] is row r's value on dof i.
   double* y = chain_scratch_.data();
+  for (int i = last; i >= 0; i = layout.parent[i]) {
+    for (int r = 0; r < 3; ++r) {
+      y[3 * i + r] = r >= dim                ? 0.0
+                     : block.body >= 0       ? block.map.row(r).dot(d.cdof[i])
+                     : (i == last && r == 0) ? block.dof_coefficient
+                                             : 0.0;
+    }
+  }
   double trace = 0;
-  for (int r = 0; r < dim; ++r) {
-    for (int i = last; i >= 0; i = layout.parent[i]) {
-      y[i] = block.body >= 0 ? block.map.row(r).dot(d.cdof[i])
-                             : (i == last ? block.dof_coefficient : 0.0);
+  for (int i = last; i >= 0; i = layout.parent[i]) {
+    const double* row = d.qA_factor.data() + layout.row_adr[i];
+    const int* column = layout.column.data() + layout.row_adr[i];
+    const double y0 = y[3 * i], y1 = y[3 * i + 1], y2 = y[3 * i + 2];
+    for (int k = 1; k < layout.row_nnz[i]; ++k) {
+      double* target = y + 3 * column[k];
+      target[0] -= row[k] * y0;
+      target[1] -= row[k] * y1;
+      target[2] -= row[k] * y2;
     }
-    for (int i = last; i >= 0; i = layout.parent[i]) {
-      const double* row = d.qA_factor.data() + layout.row_adr[i];
-      const int* column = layout.column.data() + layout.row_adr[i];
-      for (int k = 1; k < layout.row_nnz[i]; ++k) y[column[k]] -= row[k] * y[i];
-      trace += y[i] * y[i] / row[0];
-    }
+    trace += (y0 * y0 + y1 * y1 + y2 * y2) / row[0];
   }
   return trace;
 }

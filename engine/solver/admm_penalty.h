@@ -44,7 +44,7 @@ class AdmmPenalty {
  private:
   std::vector<int> body_block_count_;  // nbody
   std::vector<int> dof_block_count_;   // nv
-  std::vector<double> chain_scratch_;  // nv: L^{-T} J_r^T along one dof chain (kDelassus)
+  std::vector<double> chain_scratch_;  // 3 nv: L^{-T} J_r^T of up to 3 rows along one dof chain
 
   // Sum over the block's rows r of J_r A^{-1} J_r^T (kDelassus).
   double BlockDelassusTrace(const Model& m, const Data& d, const ConstraintBlock& block, int dim);

@@ -43,7 +43,7 @@ SubAdmmSolver::SubAdmmSolver(const Model& m)
       penalty_(m),
       body_velocity_(m.nbody, Vec6::Zero()),
       body_force_(m.nbody, Vec6::Zero()),
-      coupling_force_(m.nv, 0.0),
+      inverse_diagonal_(m.nv, 0.0),
       dual_force_(m.nv, 0.0),
       subsystem_dual_(m.nsubsystem, 0.0) {
   subsystem_blocks_.adr.reserve(m.nsubsystem + 1);
@@ -120,23 +120,74 @@ void SubAdmmSolver::AddJointGram(const Model& /*m*/, const Data& d, int j) {
 void SubAdmmSolver::Refactor(const Model& m, const Data& d, int j, double beta) {
   const int begin = SubsystemNnzBegin(m, d, j), end = SubsystemNnzEnd(m, d, j);
   for (int k = begin; k < end; ++k) system_factor_[k] = d.qA[k] + beta * gram_matrix_[k];
-  TreeLdlFactorRange(d.mass_layout, m.subsystem_dof_adr[j],
-                     m.subsystem_dof_adr[j] + m.subsystem_dof_num[j], system_factor_.data());
+  const int dof_begin = m.subsystem_dof_adr[j], dof_end = dof_begin + m.subsystem_dof_num[j];
+  TreeLdlFactorRange(d.mass_layout, dof_begin, dof_end, system_factor_.data());
+  for (int i = dof_begin; i < dof_end; ++i)
+    inverse_diagonal_[i] = 1.0 / system_factor_[d.mass_layout.row_adr[i]];
 }
 
-void SubAdmmSolver::GatherCoupling(const Model& m, const Data& d, int j, double beta) {
+// Eq. (34) for subsystem j:
+//   (A_j + beta sum_i s_i J_ij^T J_ij) v_j = b_j + sum_i J_ij^T (beta s_i z_ij + lambda_i),
+// the J^T gather fused with the tree solve (engine/dynamics/tree_ldl.h): the blocks' forces are
+// summed per body; then one pass from the last body to the first adds each dof's share of its
+// body's composite force and back-substitutes L^T and D right away (a dof's value is final once
+// its descendants are done), and one pass from the first body forward substitutes L and
+// accumulates the body velocities the constraint step reads.
+void SubAdmmSolver::VelocityStep(const Model& m, Data& d, int j, double beta) {
   const ConstraintSet& set = d.constraints;
-  GatherSubsystemForces(
-      m, d, set, subsystem_blocks_, j,
-      [&](int k, double* y) {
-        const ConstraintBlock& block = set.blocks[k];
-        const Constraint& c = set.constraints[block.constraint];
-        const double penalty = beta * penalty_scale_[block.constraint];
-        const double* z = set.z.data() + block.z_adr;
-        const double* lambda = set.lambda.data() + c.row_adr;
-        for (int r = 0; r < c.dim; ++r) y[r] = penalty * z[r] + lambda[r];
-      },
-      body_has_gram_.data(), body_force_.data(), coupling_force_.data());
+  const TreeSparseLayout& layout = d.mass_layout;
+  const int body_begin = m.subsystem_body_adr[j];
+  const int body_end = body_begin + m.subsystem_body_num[j];
+  const int dof_begin = m.subsystem_dof_adr[j];
+  const int dof_end = dof_begin + m.subsystem_dof_num[j];
+  double* x = d.v_hat.data();
+  for (int i = dof_begin; i < dof_end; ++i) x[i] = d.solver_rhs[i];
+  for (int b = body_begin; b < body_end; ++b) {
+    if (body_has_gram_[b]) body_force_[b].setZero();
+  }
+  for (int k = subsystem_blocks_.adr[j]; k < subsystem_blocks_.adr[j + 1]; ++k) {
+    const ConstraintBlock& block = set.blocks[subsystem_blocks_.blocks[k]];
+    const Constraint& c = set.constraints[block.constraint];
+    const double penalty = beta * penalty_scale_[block.constraint];
+    const double* z = set.z.data() + block.z_adr;
+    const double* lambda = set.lambda.data() + c.row_adr;
+    if (block.body >= 0) {
+      Vec6& force = body_force_[block.body];
+      for (int r = 0; r < c.dim; ++r)
+        force += block.map.row(r).transpose() * (penalty * z[r] + lambda[r]);
+    } else {
+      x[block.dof] += block.dof_coefficient * (penalty * z[0] + lambda[0]);
+    }
+  }
+  const double* factor = system_factor_.data();
+  for (int b = body_end - 1; b >= body_begin; --b) {
+    const bool active = body_has_gram_[b] != 0;
+    const int first_dof = m.body_dof_adr[b];
+    for (int i = first_dof + m.body_dof_num[b] - 1; i >= first_dof; --i) {
+      double xi = x[i];
+      if (active) xi += d.cdof[i].dot(body_force_[b]);
+      const double* row = factor + layout.row_adr[i];
+      const int* column = layout.column.data() + layout.row_adr[i];
+      for (int k = 1; k < layout.row_nnz[i]; ++k) x[column[k]] -= row[k] * xi;
+      x[i] = xi * inverse_diagonal_[i];
+    }
+    const int parent = m.body_parent[b];
+    if (active && parent >= body_begin) body_force_[parent] += body_force_[b];
+  }
+  for (int b = body_begin; b < body_end; ++b) {
+    const int parent = m.body_parent[b];
+    Vec6 velocity = parent >= body_begin ? body_velocity_[parent] : Vec6::Zero();
+    const int first_dof = m.body_dof_adr[b];
+    for (int i = first_dof; i < first_dof + m.body_dof_num[b]; ++i) {
+      const double* row = factor + layout.row_adr[i];
+      const int* column = layout.column.data() + layout.row_adr[i];
+      double xi = x[i];
+      for (int k = 1; k < layout.row_nnz[i]; ++k) xi -= row[k] * x[column[k]];
+      x[i] = xi;
+      velocity += d.cdof[i] * xi;
+    }
+    body_velocity_[b] = velocity;
+  }
 }
 
 void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& options,
@@ -175,16 +226,10 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
       ApplyBlock(block, c.dim, body_velocity_.data(), d.qvel.data(), set.z.data() + block.z_adr);
     }
   });
-  for_subsystems([&](int j) { GatherCoupling(m, d, j, beta); });
 
   while (true) {
     // Line 9, eq. (34): the velocity step.
-    for_subsystems([&](int j) {
-      const int begin = m.subsystem_dof_adr[j], end = begin + m.subsystem_dof_num[j];
-      for (int i = begin; i < end; ++i) d.v_hat[i] = d.solver_rhs[i] + coupling_force_[i];
-      TreeLdlSolveRange(d.mass_layout, begin, end, system_factor_.data(), d.v_hat.data());
-      SubsystemBodyVelocities(m, d, j, d.v_hat.data(), body_velocity_.data());
-    });
+    for_subsystems([&](int j) { VelocityStep(m, d, j, beta); });
     // Lines 10-11, eqs. (35)-(39): impulses and slacks per constraint.
     for_constraints([&](int i) {
       const Constraint& c = set.constraints[i];
@@ -251,7 +296,6 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
       beta = adapted;
       for_subsystems([&](int j) { Refactor(m, d, j, beta); });
     }
-    for_subsystems([&](int j) { GatherCoupling(m, d, j, beta); });
   }
   result.beta = beta;
 }

@@ -43,23 +43,22 @@ class SubAdmmSolver final : public ConstraintSolver {
   void BuildGramMatrix(const Model& m, const Data& d, int subsystem);
   void Refactor(const Model& m, const Data& d, int subsystem, double beta);
   void AddJointGram(const Model& m, const Data& d, int subsystem);
-  void GatherCoupling(const Model& m, const Data& d, int subsystem, double beta);
+  void VelocityStep(const Model& m, Data& d, int subsystem, double beta);
 
   SubsystemBlocks subsystem_blocks_;
-  std::vector<Mat6> body_gram_;        // sum of map^T map over the body's blocks, then composite
-  std::vector<char> body_has_gram_;    // the body's subtree has a body-space block
-  AdmmPenalty penalty_;                // beta0, per-row penalty scales and eq. (43), shared
-  std::vector<double> gram_matrix_;    // sum_i J_ij^T J_ij, mass_layout (nnz)
-  std::vector<double> system_factor_;  // A + beta sum_i J_ij^T J_ij, factored (nnz)
-  std::vector<Vec6> body_velocity_;    // nbody
-  std::vector<Vec6> body_force_;       // nbody: scratch of the J^T gathers
-  // sum_i J_ij^T (beta s_i z_ij + lambda_i): the v-step's right-hand side less b_j (nv).
-  std::vector<double> coupling_force_;
-  std::vector<double> slack_change_;     // z^{l+1} - z^l, laid out as z
-  std::vector<double> dual_force_;       // sum_i s_i J_ij^T (z^{l+1} - z^l) (nv)
-  std::vector<double> primal_residual_;  // per constraint: max_j ||J_ij v_j - z_ij||
-  std::vector<double> penalty_scale_;    // s_i: constraint i has the penalty s_i beta
-  std::vector<double> subsystem_dual_;   // theta_d term per subsystem
+  std::vector<Mat6> body_gram_;           // sum of map^T map over the body's blocks, then composite
+  std::vector<char> body_has_gram_;       // the body's subtree has a body-space block
+  AdmmPenalty penalty_;                   // beta0, per-row penalty scales and eq. (43), shared
+  std::vector<double> gram_matrix_;       // sum_i J_ij^T J_ij, mass_layout (nnz)
+  std::vector<double> system_factor_;     // A + beta sum_i J_ij^T J_ij, factored (nnz)
+  std::vector<Vec6> body_velocity_;       // nbody
+  std::vector<Vec6> body_force_;          // nbody: scratch of the J^T gathers
+  std::vector<double> inverse_diagonal_;  // 1 / D of system_factor_ (nv)
+  std::vector<double> slack_change_;      // z^{l+1} - z^l, laid out as z
+  std::vector<double> dual_force_;        // sum_i s_i J_ij^T (z^{l+1} - z^l) (nv)
+  std::vector<double> primal_residual_;   // per constraint: max_j ||J_ij v_j - z_ij||
+  std::vector<double> penalty_scale_;     // s_i: constraint i has the penalty s_i beta
+  std::vector<double> subsystem_dual_;    // theta_d term per subsystem
   std::vector<IslandResult> island_results_;
   ResidualWorkspace residual_;
   bool record_history_ = false;
