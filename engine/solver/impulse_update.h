@@ -69,8 +69,9 @@ inline void UpdateImpulse(const Constraint& c, const double* velocity, const dou
 //   lambda_i' = UpdateImpulse(sum_j h_ij, lambda_i, beta_i)       (eqs. 36-38, 39)
 //   z_ij' = h_ij + (lambda_i' - lambda_i) / beta_i                (the slack each block keeps)
 // block_velocity[k] holds J_ij v_j, z[k] the slack block (updated in place), lambda the impulse
-// (updated). slack_change[k] receives z_ij' - z_ij for the dual residual. Returns this
-// constraint's share of theta_p (eq. 42): max_j ||J_ij v_j - z_ij'||.
+// (updated). slack_change[k] receives z_ij' - z_ij for the dual residual. Returns the square of
+// this constraint's share of theta_p (eq. 42), max_j ||J_ij v_j - z_ij'||^2: callers take one
+// square root per island, not one per constraint.
 inline double RelaxedConstraintUpdate(const Constraint& c, int blocks,
                                       const double (*block_velocity)[6], double* const* z,
                                       const double* bias, double* lambda, double beta_i,
@@ -97,7 +98,7 @@ inline double RelaxedConstraintUpdate(const Constraint& c, int blocks,
     }
     lambda[r] = updated[r];
   }
-  return std::sqrt(std::max(primal2[0], primal2[1]));
+  return std::max(primal2[0], primal2[1]);
 }
 
 }  // namespace alsim

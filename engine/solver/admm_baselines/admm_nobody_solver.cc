@@ -232,6 +232,7 @@ void AdmmNoBodySolver::SolveIsland(const Model& m, Data& d, const SolverOptions&
     });
     double primal = 0, dual = 0;
     for (int s = 0; s < num_constraints; ++s) primal = std::max(primal, primal_[constraints[s]]);
+    primal = std::sqrt(primal);  // primal_ holds squares
     for (int s = 0; s < num_subsystems; ++s) dual = std::max(dual, subsystem_dual_[subsystems[s]]);
     if (RecordIterationAndCheckStop(primal, dual, options, deadline_us, &result)) break;
 

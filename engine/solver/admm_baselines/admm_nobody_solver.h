@@ -66,7 +66,7 @@ class AdmmNoBodySolver final : public ConstraintSolver {
   std::vector<double> penalty_scale_;             // per constraint: s_i
   std::vector<double> slack_;         // per constraint: 2 x dim values at 2 row_adr, z_ij
   std::vector<double> slack_change_;  // same layout: beta_i (z_ij - z_ij')
-  std::vector<double> primal_;        // per constraint: ||lambda change|| / beta_i
+  std::vector<double> primal_;        // per constraint: max_j ||J_ij v_j - z_ij'||^2
   std::vector<IslandSolveResult> island_results_;
   ResidualWorkspace residual_;
 };

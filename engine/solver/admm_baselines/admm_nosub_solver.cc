@@ -254,6 +254,7 @@ void AdmmNoSubSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& 
         force);
     double primal = 0, dual = 0;
     for (int s = 0; s < num_constraints; ++s) primal = std::max(primal, primal_[constraints[s]]);
+    primal = std::sqrt(primal);  // primal_ holds squares
     for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
       const int j = islands.subsystems[s];
       const int begin = local_dof_[m.subsystem_dof_adr[j]];

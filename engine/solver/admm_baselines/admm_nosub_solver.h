@@ -70,7 +70,7 @@ class AdmmNoSubSolver final : public ConstraintSolver {
   std::vector<double> penalty_scale_;     // per constraint: s_i
   std::vector<double> slack_;             // per constraint row: z_i
   std::vector<double> slack_change_;      // per constraint row: beta_i (z_i - z_i')
-  std::vector<double> primal_;  // per constraint: ||J_i v - z_i'|| = ||lambda change|| / beta_i
+  std::vector<double> primal_;            // per constraint: ||J_i v - z_i'||^2
   std::vector<std::unique_ptr<CholmodLlt>> factors_;  // per island slot
   std::vector<IslandSolveResult> island_results_;
   ResidualWorkspace residual_;

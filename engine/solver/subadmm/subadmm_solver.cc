@@ -44,6 +44,11 @@ SubAdmmSolver::SubAdmmSolver(const Model& m)
       body_velocity_(m.nbody, Vec6::Zero()),
       body_force_(m.nbody, Vec6::Zero()),
       inverse_diagonal_(m.nv, 0.0),
+      single_body_(m.nsubsystem, 0),
+      single_body_response_(m.nsubsystem, Mat6::Zero()),
+      single_body_free_velocity_(m.nsubsystem, Vec6::Zero()),
+      single_body_force_(m.nsubsystem, Vec6::Zero()),
+      single_body_scratch_(m.nv, 0.0),
       dual_force_(m.nv, 0.0),
       subsystem_dual_(m.nsubsystem, 0.0) {
   subsystem_blocks_.adr.reserve(m.nsubsystem + 1);
@@ -124,6 +129,44 @@ void SubAdmmSolver::Refactor(const Model& m, const Data& d, int j, double beta) 
   TreeLdlFactorRange(d.mass_layout, dof_begin, dof_end, system_factor_.data());
   for (int i = dof_begin; i < dof_end; ++i)
     inverse_diagonal_[i] = 1.0 / system_factor_[d.mass_layout.row_adr[i]];
+  if (single_body_[j]) PrepareSingleBody(m, d, j);
+}
+
+// A subsystem of one body whose constraints all act in body space (a free object, say) skips
+// the tree in its velocity steps. With S the body's 6 x n dof subspaces and K its factored
+// matrix, eq. (34) gives the body velocity V = S K^{-1} (b_j + S^T F) = V_free + P F for the
+// gathered force F, where P = S K^{-1} S^T and V_free = S K^{-1} b_j change only with K.
+bool SubAdmmSolver::IsSingleBody(const Model& m, const Data& d, int j) const {
+  if (m.subsystem_body_num[j] != 1) return false;
+  for (int k = subsystem_blocks_.adr[j]; k < subsystem_blocks_.adr[j + 1]; ++k) {
+    if (d.constraints.blocks[subsystem_blocks_.blocks[k]].body < 0) return false;
+  }
+  return true;
+}
+
+// v_j = K^{-1} (b_j + S^T force) into `v` (indexed by global dof).
+void SubAdmmSolver::SolveSingleBody(const Model& m, const Data& d, int j, const Vec6& force,
+                                    double* v) const {
+  const int begin = m.subsystem_dof_adr[j], end = begin + m.subsystem_dof_num[j];
+  for (int i = begin; i < end; ++i) v[i] = d.solver_rhs[i] + d.cdof[i].dot(force);
+  TreeLdlSolveRange(d.mass_layout, begin, end, system_factor_.data(), v);
+}
+
+void SubAdmmSolver::PrepareSingleBody(const Model& m, const Data& d, int j) {
+  const int begin = m.subsystem_dof_adr[j], end = begin + m.subsystem_dof_num[j];
+  auto body_velocity = [&](const double* v) {
+    Vec6 velocity = Vec6::Zero();
+    for (int i = begin; i < end; ++i) velocity += d.cdof[i] * v[i];
+    return velocity;
+  };
+  double* v = single_body_scratch_.data();
+  SolveSingleBody(m, d, j, Vec6::Zero(), v);
+  single_body_free_velocity_[j] = body_velocity(v);
+  for (int column = 0; column < 6; ++column) {
+    for (int i = begin; i < end; ++i) v[i] = d.cdof[i][column];
+    TreeLdlSolveRange(d.mass_layout, begin, end, system_factor_.data(), v);
+    single_body_response_[j].col(column) = body_velocity(v);
+  }
 }
 
 // Eq. (34) for subsystem j:
@@ -135,6 +178,22 @@ void SubAdmmSolver::Refactor(const Model& m, const Data& d, int j, double beta) 
 // accumulates the body velocities the constraint step reads.
 void SubAdmmSolver::VelocityStep(const Model& m, Data& d, int j, double beta) {
   const ConstraintSet& set = d.constraints;
+  if (single_body_[j]) {
+    Vec6 force = Vec6::Zero();
+    for (int k = subsystem_blocks_.adr[j]; k < subsystem_blocks_.adr[j + 1]; ++k) {
+      const ConstraintBlock& block = set.blocks[subsystem_blocks_.blocks[k]];
+      const Constraint& c = set.constraints[block.constraint];
+      const double penalty = beta * penalty_scale_[block.constraint];
+      const double* z = set.z.data() + block.z_adr;
+      const double* lambda = set.lambda.data() + c.row_adr;
+      for (int r = 0; r < c.dim; ++r)
+        force += block.map.row(r).transpose() * (penalty * z[r] + lambda[r]);
+    }
+    single_body_force_[j] = force;
+    body_velocity_[m.subsystem_body_adr[j]] =
+        single_body_free_velocity_[j] + single_body_response_[j] * force;
+    return;
+  }
   const TreeSparseLayout& layout = d.mass_layout;
   const int body_begin = m.subsystem_body_adr[j];
   const int body_end = body_begin + m.subsystem_body_num[j];
@@ -216,6 +275,7 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
   for_subsystems([&](int j) { BuildGramMatrix(m, d, j); });
   for_subsystems([&](int j) {
     AddJointGram(m, d, j);
+    single_body_[j] = IsSingleBody(m, d, j) ? 1 : 0;
     Refactor(m, d, j, beta);
     SubsystemBodyVelocities(m, d, j, d.qvel.data(), body_velocity_.data());
   });
@@ -255,6 +315,7 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
     double primal = 0, dual = 0;
     for (int s = 0; s < num_constraints; ++s)
       primal = std::max(primal, primal_residual_[constraints[s]]);
+    primal = std::sqrt(primal);  // primal_residual_ holds squares
     // The dual residual costs a J^T gather; it is only needed where it decides something: a stop
     // needs primal + dual < tolerance, so not while primal alone exceeds it, and eq. (43) reads
     // it only on its check iterations. The last iteration reports it.
@@ -297,6 +358,9 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
       for_subsystems([&](int j) { Refactor(m, d, j, beta); });
     }
   }
+  for_subsystems([&](int j) {
+    if (single_body_[j]) SolveSingleBody(m, d, j, single_body_force_[j], d.v_hat.data());
+  });
   result.beta = beta;
 }
 

@@ -44,6 +44,10 @@ class SubAdmmSolver final : public ConstraintSolver {
   void Refactor(const Model& m, const Data& d, int subsystem, double beta);
   void AddJointGram(const Model& m, const Data& d, int subsystem);
   void VelocityStep(const Model& m, Data& d, int subsystem, double beta);
+  bool IsSingleBody(const Model& m, const Data& d, int subsystem) const;
+  void PrepareSingleBody(const Model& m, const Data& d, int subsystem);
+  void SolveSingleBody(const Model& m, const Data& d, int subsystem, const Vec6& force,
+                       double* v) const;
 
   SubsystemBlocks subsystem_blocks_;
   std::vector<Mat6> body_gram_;           // sum of map^T map over the body's blocks, then composite
@@ -54,11 +58,18 @@ class SubAdmmSolver final : public ConstraintSolver {
   std::vector<Vec6> body_velocity_;       // nbody
   std::vector<Vec6> body_force_;          // nbody: scratch of the J^T gathers
   std::vector<double> inverse_diagonal_;  // 1 / D of system_factor_ (nv)
-  std::vector<double> slack_change_;      // z^{l+1} - z^l, laid out as z
-  std::vector<double> dual_force_;        // sum_i s_i J_ij^T (z^{l+1} - z^l) (nv)
-  std::vector<double> primal_residual_;   // per constraint: max_j ||J_ij v_j - z_ij||
-  std::vector<double> penalty_scale_;     // s_i: constraint i has the penalty s_i beta
-  std::vector<double> subsystem_dual_;    // theta_d term per subsystem
+  // Per subsystem, this step: one body with body-space blocks only (see PrepareSingleBody), its
+  // P = S K^{-1} S^T, V_free = S K^{-1} b_j, and the force F of its last velocity step.
+  std::vector<char> single_body_;
+  std::vector<Mat6> single_body_response_;
+  std::vector<Vec6> single_body_free_velocity_;
+  std::vector<Vec6> single_body_force_;
+  std::vector<double> single_body_scratch_;  // nv
+  std::vector<double> slack_change_;         // z^{l+1} - z^l, laid out as z
+  std::vector<double> dual_force_;           // sum_i s_i J_ij^T (z^{l+1} - z^l) (nv)
+  std::vector<double> primal_residual_;      // per constraint: max_j ||J_ij v_j - z_ij||
+  std::vector<double> penalty_scale_;        // s_i: constraint i has the penalty s_i beta
+  std::vector<double> subsystem_dual_;       // theta_d term per subsystem
   std::vector<IslandResult> island_results_;
   ResidualWorkspace residual_;
   bool record_history_ = false;
