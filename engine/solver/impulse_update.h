@@ -24,6 +24,24 @@ inline Vec3 StrictConeProjection(const Vec3& x, double mu) {
   return Vec3(x[0], scale * x[1], scale * x[2]);
 }
 
+// The constants of constraint c's update at penalty beta (beta_i of one island), computed once
+// per penalty change so that the iterations divide nothing.
+struct PenaltyTerms {
+  double beta = 0;          // beta_i
+  double inverse_beta = 0;  // 1 / beta_i
+  double step = 0;          // beta_i / |Z_i|
+  double soft_inverse = 0;  // soft rows: 1 / (b |Z_i| + beta_i)
+};
+
+inline PenaltyTerms MakePenaltyTerms(const Constraint& c, double beta, int blocks) {
+  PenaltyTerms terms;
+  terms.beta = beta;
+  terms.inverse_beta = 1.0 / beta;
+  terms.step = beta / blocks;
+  if (c.type == ConstraintType::kSoft) terms.soft_inverse = 1.0 / (c.soft_damping * blocks + beta);
+  return terms;
+}
+
 // The impulse update of constraint c with |Z_i| = `blocks` slack blocks and penalty beta, in the
 // compact form u = -lambda (digest 6.4, from eqs. 36-39):
 //   hard, contact: lambda' = T(lambda - (beta / |Z|) (J v + e))      T = max(., 0) or eq. (17),
@@ -34,8 +52,9 @@ inline Vec3 StrictConeProjection(const Vec3& x, double mu) {
 // With beta = 1 and blocks = 1 this is the map whose fixed points solve eq. (13); the accuracy
 // metric of Sec. VII measures its residual.
 inline void UpdateImpulse(const Constraint& c, const double* velocity, const double* bias,
-                          const double* lambda, double beta, int blocks, double* lambda_out) {
-  const double step = beta / blocks;
+                          const double* lambda, const PenaltyTerms& terms, int blocks,
+                          double* lambda_out) {
+  const double step = terms.step;
   switch (c.type) {
     case ConstraintType::kContact: {
       const Vec3 x(lambda[0] - step * (velocity[0] + bias[0]),
@@ -54,13 +73,18 @@ inline void UpdateImpulse(const Constraint& c, const double* velocity, const dou
       for (int r = 0; r < c.dim; ++r) lambda_out[r] = lambda[r] - step * (velocity[r] + bias[r]);
       return;
     case ConstraintType::kSoft: {
-      const double sum_y = beta * velocity[0] - blocks * lambda[0];
+      const double sum_y = terms.beta * velocity[0] - blocks * lambda[0];
       const double value =
-          -(c.soft_damping * sum_y + beta * c.soft_bias) / (c.soft_damping * blocks + beta);
+          -(c.soft_damping * sum_y + terms.beta * c.soft_bias) * terms.soft_inverse;
       lambda_out[0] = std::min(c.lambda_upper, std::max(c.lambda_lower, value));
       return;
     }
   }
+}
+
+inline void UpdateImpulse(const Constraint& c, const double* velocity, const double* bias,
+                          const double* lambda, double beta, int blocks, double* lambda_out) {
+  UpdateImpulse(c, velocity, bias, lambda, MakePenaltyTerms(c, beta, blocks), blocks, lambda_out);
 }
 
 // The whole constraint step of the ADMM solvers (Algorithm 2, lines 10-11) for constraint c with
@@ -69,12 +93,13 @@ inline void UpdateImpulse(const Constraint& c, const double* velocity, const dou
 //   lambda_i' = UpdateImpulse(sum_j h_ij, lambda_i, beta_i)       (eqs. 36-38, 39)
 //   z_ij' = h_ij + (lambda_i' - lambda_i) / beta_i                (the slack each block keeps)
 // block_velocity[k] holds J_ij v_j, z[k] the slack block (updated in place), lambda the impulse
-// (updated). slack_change[k] receives z_ij' - z_ij for the dual residual. Returns the square of
-// this constraint's share of theta_p (eq. 42), max_j ||J_ij v_j - z_ij'||^2: callers take one
-// square root per island, not one per constraint.
+// (updated), terms the constraint's MakePenaltyTerms(c, beta_i, blocks). slack_change[k] receives
+// z_ij' - z_ij for the dual residual. Returns the square of this constraint's share of theta_p (eq.
+// 42), max_j ||J_ij v_j - z_ij'||^2: callers take one square root per island, not one per
+// constraint.
 inline double RelaxedConstraintUpdate(const Constraint& c, int blocks,
                                       const double (*block_velocity)[6], double* const* z,
-                                      const double* bias, double* lambda, double beta_i,
+                                      const double* bias, double* lambda, const PenaltyTerms& terms,
                                       double alpha, double (*slack_change)[6]) {
   double relaxed[2][6];
   double velocity[6] = {0, 0, 0, 0, 0, 0};
@@ -85,10 +110,10 @@ inline double RelaxedConstraintUpdate(const Constraint& c, int blocks,
     }
   }
   double updated[6] = {0, 0, 0, 0, 0, 0};
-  UpdateImpulse(c, velocity, bias, lambda, beta_i, blocks, updated);
+  UpdateImpulse(c, velocity, bias, lambda, terms, blocks, updated);
   double primal2[2] = {0, 0};
   for (int r = 0; r < c.dim; ++r) {
-    const double change = (updated[r] - lambda[r]) / beta_i;
+    const double change = (updated[r] - lambda[r]) * terms.inverse_beta;
     for (int k = 0; k < blocks; ++k) {
       const double slack = relaxed[k][r] + change;
       slack_change[k][r] = slack - z[k][r];

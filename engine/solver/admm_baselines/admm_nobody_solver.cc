@@ -31,6 +31,7 @@ AdmmNoBodySolver::AdmmNoBodySolver(const Model& m)
   jacobian_.Reserve(m, max_constraints);
   slack_split_.reserve(max_constraints);
   penalty_scale_.reserve(max_constraints);
+  penalty_terms_.reserve(max_constraints);
   slack_.reserve(6 * max_constraints);
   slack_change_.reserve(6 * max_constraints);
   primal_.reserve(max_constraints);
@@ -147,6 +148,14 @@ void AdmmNoBodySolver::SolveIsland(const Model& m, Data& d, const SolverOptions&
   double beta = penalty_.InitialBeta(m, d, island);
   result.beta0 = beta;
   penalty_.Scales(m, d, island, beta, options.penalty_scaling, penalty_scale_.data());
+  auto update_penalty_terms = [&] {
+    for (int s = 0; s < num_constraints; ++s) {
+      const int c = constraints[s];
+      const int blocks = slack_split_[c] < jacobian_.entry_adr[c] + jacobian_.entry_num[c] ? 2 : 1;
+      penalty_terms_[c] = MakePenaltyTerms(set.constraints[c], beta * penalty_scale_[c], blocks);
+    }
+  };
+  update_penalty_terms();
   // A_j + beta sum_i s_i J_ij^T J_ij is positive definite when A_j is; a failed factorization
   // means a broken input (NaN): the island then keeps v_free and is reported unconverged.
   auto factor_all = [&] {
@@ -209,7 +218,7 @@ void AdmmNoBodySolver::SolveIsland(const Model& m, Data& d, const SolverOptions&
       const double beta_i = beta * penalty_scale_[c];
       primal_[c] = RelaxedConstraintUpdate(
           constraint, blocks, slack_velocity, slack, set.bias.data() + constraint.row_adr,
-          set.lambda.data() + constraint.row_adr, beta_i, options.relaxation, change);
+          set.lambda.data() + constraint.row_adr, penalty_terms_[c], options.relaxation, change);
       // Stored as beta_i (z_ij - z_ij') for the dual residual below.
       for (int s = 0; s < blocks; ++s) {
         for (int r = 0; r < constraint.dim; ++r)
@@ -241,6 +250,7 @@ void AdmmNoBodySolver::SolveIsland(const Model& m, Data& d, const SolverOptions&
         AdaptedBeta(beta, result.beta0, primal, dual, result.iterations, options);
     if (adapted != beta) {
       beta = adapted;
+      update_penalty_terms();
       if (!factor_all()) return keep_free_velocity();
     }
   }
@@ -258,6 +268,7 @@ void AdmmNoBodySolver::Solve(const Model& m, Data& d, const SolverOptions& optio
   const size_t num_constraints = set.constraints.size();
   if (penalty_scale_.size() < num_constraints) {
     penalty_scale_.resize(num_constraints);
+    penalty_terms_.resize(num_constraints);
     slack_split_.resize(num_constraints);
     primal_.resize(num_constraints);
   }

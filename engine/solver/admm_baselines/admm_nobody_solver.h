@@ -27,6 +27,7 @@
 
 #include "engine/solver/admm_penalty.h"
 #include "engine/solver/constraint_ops.h"
+#include "engine/solver/impulse_update.h"
 #include "engine/solver/joint_space_jacobian.h"
 #include "engine/solver/solve_statistics.h"
 #include "engine/solver/solver.h"
@@ -64,6 +65,7 @@ class AdmmNoBodySolver final : public ConstraintSolver {
   std::vector<char> factored_;                    // per subsystem: the last Refactor succeeded
   std::vector<int> slack_split_;                  // per constraint: first entry of its 2nd slack
   std::vector<double> penalty_scale_;             // per constraint: s_i
+  std::vector<PenaltyTerms> penalty_terms_;       // per constraint, at the current beta
   std::vector<double> slack_;         // per constraint: 2 x dim values at 2 row_adr, z_ij
   std::vector<double> slack_change_;  // same layout: beta_i (z_ij - z_ij')
   std::vector<double> primal_;        // per constraint: max_j ||J_ij v_j - z_ij'||^2

@@ -38,6 +38,7 @@ AdmmNoSubSolver::AdmmNoSubSolver(const Model& m) : penalty_(m), local_dof_(m.nv,
   velocity_.reserve(m.nv);
   force_.reserve(m.nv);
   penalty_scale_.reserve(max_constraints);
+  penalty_terms_.reserve(max_constraints);
   slack_.reserve(3 * max_constraints);
   slack_change_.reserve(3 * max_constraints);
   primal_.reserve(max_constraints);
@@ -184,6 +185,13 @@ void AdmmNoSubSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& 
   double beta = penalty_.InitialBeta(m, d, island);
   result.beta0 = beta;
   penalty_.Scales(m, d, island, beta, options.penalty_scaling, penalty_scale_.data());
+  auto update_penalty_terms = [&] {
+    for (int s = 0; s < num_constraints; ++s) {
+      const int c = constraints[s];
+      penalty_terms_[c] = MakePenaltyTerms(set.constraints[c], beta * penalty_scale_[c], 1);
+    }
+  };
+  update_penalty_terms();
   Assemble(m, d, island);
   // A + beta J^T S J is positive definite when A is; a failed factorization means a broken input
   // (NaN): the island then keeps v_free and is reported unconverged.
@@ -235,7 +243,7 @@ void AdmmNoSubSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& 
       const double beta_i = beta * penalty_scale_[c];
       primal_[c] = RelaxedConstraintUpdate(
           constraint, 1, constraint_velocity, slack, set.bias.data() + constraint.row_adr,
-          set.lambda.data() + constraint.row_adr, beta_i, options.relaxation, change);
+          set.lambda.data() + constraint.row_adr, penalty_terms_[c], options.relaxation, change);
       // Stored as beta_i (z_i - z_i') for the dual residual below.
       for (int r = 0; r < constraint.dim; ++r)
         slack_change_[constraint.row_adr + r] = -beta_i * change[0][r];
@@ -269,6 +277,7 @@ void AdmmNoSubSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& 
         AdaptedBeta(beta, result.beta0, primal, dual, result.iterations, options);
     if (adapted != beta) {
       beta = adapted;
+      update_penalty_terms();
       if (!Refactor(island, beta)) return keep_free_velocity();
     }
   }
@@ -295,6 +304,7 @@ void AdmmNoSubSolver::Solve(const Model& m, Data& d, const SolverOptions& option
   const size_t num_constraints = set.constraints.size();
   if (penalty_scale_.size() < num_constraints) {
     penalty_scale_.resize(num_constraints);
+    penalty_terms_.resize(num_constraints);
     primal_.resize(num_constraints);
   }
   if (slack_.size() < static_cast<size_t>(set.num_rows)) {

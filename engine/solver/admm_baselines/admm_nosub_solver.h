@@ -27,6 +27,7 @@
 #include "engine/linalg/cholmod_llt.h"
 #include "engine/solver/admm_penalty.h"
 #include "engine/solver/constraint_ops.h"
+#include "engine/solver/impulse_update.h"
 #include "engine/solver/joint_space_jacobian.h"
 #include "engine/solver/solve_statistics.h"
 #include "engine/solver/solver.h"
@@ -68,9 +69,10 @@ class AdmmNoSubSolver final : public ConstraintSolver {
   std::vector<double> velocity_;          // per island dof: v during the iterations
   std::vector<double> force_;             // per island dof: right-hand side, then J^T (dual terms)
   std::vector<double> penalty_scale_;     // per constraint: s_i
-  std::vector<double> slack_;             // per constraint row: z_i
-  std::vector<double> slack_change_;      // per constraint row: beta_i (z_i - z_i')
-  std::vector<double> primal_;            // per constraint: ||J_i v - z_i'||^2
+  std::vector<PenaltyTerms> penalty_terms_;           // per constraint, at the current beta
+  std::vector<double> slack_;                         // per constraint row: z_i
+  std::vector<double> slack_change_;                  // per constraint row: beta_i (z_i - z_i')
+  std::vector<double> primal_;                        // per constraint: ||J_i v - z_i'||^2
   std::vector<std::unique_ptr<CholmodLlt>> factors_;  // per island slot
   std::vector<IslandSolveResult> island_results_;
   ResidualWorkspace residual_;

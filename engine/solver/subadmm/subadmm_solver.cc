@@ -62,6 +62,7 @@ SubAdmmSolver::SubAdmmSolver(const Model& m)
   subsystem_blocks_.blocks.reserve(2 * max_constraints);
   primal_residual_.reserve(max_constraints);
   penalty_scale_.reserve(max_constraints);
+  penalty_terms_.reserve(max_constraints);
   slack_change_.reserve(2 * 3 * max_constraints);
   residual_.Resize(m, static_cast<int>(3 * max_constraints));
 }
@@ -272,6 +273,14 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
   double beta = penalty_.InitialBeta(m, d, island);
   result.beta0 = beta;
   penalty_.Scales(m, d, island, beta, options.penalty_scaling, penalty_scale_.data());
+  auto update_penalty_terms = [&] {
+    for (int s = 0; s < num_constraints; ++s) {
+      const int i = constraints[s];
+      const Constraint& c = set.constraints[i];
+      penalty_terms_[i] = MakePenaltyTerms(c, beta * penalty_scale_[i], c.block_num);
+    }
+  };
+  update_penalty_terms();
   for_subsystems([&](int j) { BuildGramMatrix(m, d, j); });
   for_subsystems([&](int j) {
     AddJointGram(m, d, j);
@@ -301,10 +310,9 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
         ApplyBlock(block, c.dim, body_velocity_.data(), d.v_hat.data(), block_velocity[k]);
         slack[k] = set.z.data() + block.z_adr;
       }
-      primal_residual_[i] =
-          RelaxedConstraintUpdate(c, c.block_num, block_velocity, slack,
-                                  set.bias.data() + c.row_adr, set.lambda.data() + c.row_adr,
-                                  beta * penalty_scale_[i], options.relaxation, slack_change);
+      primal_residual_[i] = RelaxedConstraintUpdate(
+          c, c.block_num, block_velocity, slack, set.bias.data() + c.row_adr,
+          set.lambda.data() + c.row_adr, penalty_terms_[i], options.relaxation, slack_change);
       for (int k = 0; k < c.block_num; ++k) {
         double* change = slack_change_.data() + set.blocks[c.block_adr + k].z_adr;
         for (int r = 0; r < c.dim; ++r) change[r] = slack_change[k][r];
@@ -355,6 +363,7 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
         AdaptedBeta(beta, result.beta0, primal, dual, result.iterations, options);
     if (adapted != beta) {
       beta = adapted;
+      update_penalty_terms();
       for_subsystems([&](int j) { Refactor(m, d, j, beta); });
     }
   }
@@ -375,6 +384,7 @@ void SubAdmmSolver::Solve(const Model& m, Data& d, const SolverOptions& options,
   if (primal_residual_.size() < set.constraints.size()) {
     primal_residual_.resize(set.constraints.size());
     penalty_scale_.resize(set.constraints.size());
+    penalty_terms_.resize(set.constraints.size());
   }
   island_results_.resize(islands.num);
   if (record_history_) history_.clear();

@@ -18,6 +18,7 @@
 
 #include "engine/solver/admm_penalty.h"
 #include "engine/solver/constraint_ops.h"
+#include "engine/solver/impulse_update.h"
 #include "engine/solver/solve_statistics.h"
 #include "engine/solver/solver.h"
 
@@ -69,6 +70,7 @@ class SubAdmmSolver final : public ConstraintSolver {
   std::vector<double> dual_force_;           // sum_i s_i J_ij^T (z^{l+1} - z^l) (nv)
   std::vector<double> primal_residual_;      // per constraint: max_j ||J_ij v_j - z_ij||
   std::vector<double> penalty_scale_;        // s_i: constraint i has the penalty s_i beta
+  std::vector<PenaltyTerms> penalty_terms_;  // per constraint, at the current beta
   std::vector<double> subsystem_dual_;       // theta_d term per subsystem
   std::vector<IslandResult> island_results_;
   ResidualWorkspace residual_;
