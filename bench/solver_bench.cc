@@ -123,12 +123,12 @@ struct RunSample {
   double mean_residual = 0;
 };
 
-RunSample RunAlsimInArena(const Model& model, int steps) {
+RunSample RunAlsimInArena(const Model& model, int steps, const StepOptions& options) {
   Data d(model);
   RunSample sample;
   const auto start = Clock::now();
   for (int n = 0; n < steps; ++n) {
-    Step(model, d);
+    Step(model, d, options);
     sample.mean_contacts += d.solver_statistics.contacts;
     sample.mean_residual += d.solver_statistics.contact_residual;
     for (const Contact& c : d.contact)
@@ -140,10 +140,21 @@ RunSample RunAlsimInArena(const Model& model, int steps) {
   return sample;
 }
 
-RunSample RunAlsim(const Model& model, int threads, int steps) {
+RunSample RunAlsim(const Model& model, int threads, int steps,
+                   const StepOptions& options = StepOptions{}) {
   RunSample sample;
-  RunWithThreads(threads, [&] { sample = RunAlsimInArena(model, steps); });
+  RunWithThreads(threads, [&] { sample = RunAlsimInArena(model, steps, options); });
   return sample;
+}
+
+// Algorithm 2 as the paper has it: no over-relaxation, one beta for all contacts, and the
+// tolerance alsim used before (BENCHMARKS.md compares it with the defaults).
+StepOptions PaperSettings() {
+  StepOptions options;
+  options.solver.relaxation = 1.0;
+  options.solver.penalty_scaling = PenaltyScaling::kPseudoDensity;
+  options.solver.tolerance = 1e-8;
+  return options;
 }
 
 RunSample RunMujoco(const std::string& path, int steps) {
@@ -175,8 +186,9 @@ void AgainstMujoco(int repeats) {
   std::printf(
       "| scene | steps | MuJoCo steps/s | alsim 1 thread | alsim 2 threads | "
       "alsim/MuJoCo 1t | alsim/MuJoCo 2t | contacts MuJoCo / alsim | "
-      "max penetration mm MuJoCo / alsim | alsim residual |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+      "max penetration mm MuJoCo / alsim | alsim residual | paper settings 1t | "
+      "paper/MuJoCo 1t | paper residual |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   struct Case {
     const char* file;
     int steps;
@@ -186,23 +198,27 @@ void AgainstMujoco(int repeats) {
         Case{"humanoid100/humanoid100.xml", 500}}) {
     const std::string path = std::string("/usr/share/mujoco/model/") + c.file;
     const auto model = Load(path);
-    std::vector<double> mj, one, two;
-    RunSample mj_sample, one_sample, two_sample;
+    std::vector<double> mj, one, two, paper;
+    RunSample mj_sample, one_sample, two_sample, paper_sample;
     for (int r = 0; r < repeats; ++r) {  // interleaved, so drifts in machine load hit all three
       mj_sample = RunMujoco(path, c.steps);
       one_sample = RunAlsim(*model, 1, c.steps);
       two_sample = RunAlsim(*model, 2, c.steps);
+      paper_sample = RunAlsim(*model, 1, c.steps, PaperSettings());
+      paper.push_back(paper_sample.steps_per_second);
       mj.push_back(mj_sample.steps_per_second);
       one.push_back(one_sample.steps_per_second);
       two.push_back(two_sample.steps_per_second);
     }
     const double mj_rate = Median(mj), one_rate = Median(one), two_rate = Median(two);
+    const double paper_rate = Median(paper);
     std::printf(
         "| %s | %d | %.0f | %.0f | %.0f | %.2fx | %.2fx | %.1f / %.1f | %.2f / %.3f | "
-        "%.1e |\n",
+        "%.1e | %.0f | %.2fx | %.1e |\n",
         c.file, c.steps, mj_rate, one_rate, two_rate, one_rate / mj_rate, two_rate / mj_rate,
         mj_sample.mean_contacts, one_sample.mean_contacts, 1e3 * mj_sample.max_penetration,
-        1e3 * one_sample.max_penetration, one_sample.mean_residual);
+        1e3 * one_sample.max_penetration, one_sample.mean_residual, paper_rate,
+        paper_rate / mj_rate, paper_sample.mean_residual);
     std::fflush(stdout);
   }
 }
