@@ -53,7 +53,8 @@ struct SolveSample {
 };
 
 // Lands the robots (1 s with default SubADMM), then measures `window` steps with `type` at a
-// fixed 100 iterations (tolerance 0, so every island runs all of them, as in the paper).
+// fixed 100 iterations (tolerance 0, so every island runs all of them, as in the paper). No
+// Anderson acceleration: only SubADMM has it, and Table III compares the splittings.
 SolveSample MeasureSolverInArena(const Model& model, SolverType type, int window) {
   Data d(model);
   while (d.time < 1.0) Step(model, d);
@@ -61,6 +62,7 @@ SolveSample MeasureSolverInArena(const Model& model, SolverType type, int window
   options.solver.type = type;
   options.solver.max_iterations = 100;
   options.solver.tolerance = 0;
+  options.solver.anderson_memory = 0;
   SolveSample sample;
   if (Step(model, d, options) != StepStatus::kOk) return sample;  // warm-up: creates the solver
   for (int n = 0; n < window; ++n) {
@@ -147,13 +149,15 @@ RunSample RunAlsim(const Model& model, int threads, int steps,
   return sample;
 }
 
-// Algorithm 2 as the paper has it: no over-relaxation, one beta for all contacts, and the
-// tolerance alsim used before (BENCHMARKS.md compares it with the defaults).
+// Algorithm 2 as the paper has it: no over-relaxation, one beta for all contacts, no Anderson
+// acceleration, and the tolerance alsim used before (BENCHMARKS.md compares it with the
+// defaults).
 StepOptions PaperSettings() {
   StepOptions options;
   options.solver.relaxation = 1.0;
   options.solver.penalty_scaling = PenaltyScaling::kPseudoDensity;
   options.solver.tolerance = 1e-8;
+  options.solver.anderson_memory = 0;
   return options;
 }
 

@@ -84,7 +84,7 @@ std::string ParseRunArgs(const std::vector<std::string>& args, RunOptions* optio
     const bool takes_value = arg == "--steps" || arg == "--solver" || arg == "--threads" ||
                              arg == "--iterations" || arg == "--tolerance" ||
                              arg == "--budget-us" || arg == "--relaxation" ||
-                             arg == "--penalty-scaling";
+                             arg == "--penalty-scaling" || arg == "--anderson";
     if (takes_value && i + 1 >= args.size()) return arg + " needs a value";
     const std::string value = takes_value ? args[++i] : "";
     long long integer = 0;
@@ -124,6 +124,11 @@ std::string ParseRunArgs(const std::vector<std::string>& args, RunOptions* optio
         return "--relaxation '" + value + "' is not a number in (0, 2)";
       }
       options->solver.relaxation = number;
+    } else if (arg == "--anderson") {
+      if (!ParseInteger(value, &integer) || integer < 0 || integer > 8) {
+        return "--anderson '" + value + "' is not an integer from 0 to 8";
+      }
+      options->solver.anderson_memory = static_cast<int>(integer);
     } else if (arg == "--penalty-scaling") {
       if (!ParsePenaltyScalingName(value.c_str(), &options->solver.penalty_scaling)) {
         return "--penalty-scaling '" + value + "' is not one of delassus, pseudo-density";
@@ -189,6 +194,7 @@ void PrintJson(const RunOptions& options, const Model& m, const Data& d,
   json.Double("time_budget_us", options.solver.time_budget_us);
   json.Double("relaxation", options.solver.relaxation);
   json.String("penalty_scaling", PenaltyScalingName(options.solver.penalty_scaling));
+  json.Int("anderson_memory", options.solver.anderson_memory);
   json.Double("mean_contacts", stats.Mean(stats.sum_contacts));
   json.Double("mean_islands", stats.Mean(stats.sum_islands));
   json.Double("mean_iterations", stats.Mean(stats.sum_iterations));
@@ -255,6 +261,8 @@ std::string RunUsage() {
       "                         none (results then depend on the machine) [default %g]\n"
       "    --relaxation A       ADMM over-relaxation in (0, 2); 1 is the paper's Algorithm 2\n"
       "                         [default %g]\n"
+      "    --anderson M         SubADMM's Anderson acceleration with M history columns, 0 for\n"
+      "                         none [default %d]\n"
       "    --penalty-scaling S  per-constraint ADMM penalties: delassus (each constraint's\n"
       "                         effective mass) or pseudo-density (the paper's single beta)\n"
       "                         [default %s]\n"
@@ -263,7 +271,7 @@ std::string RunUsage() {
       "                         terminal)\n",
       kDefaultSteps, SolverName(defaults.type), tbb::info::default_concurrency(),
       defaults.max_iterations, defaults.tolerance, defaults.time_budget_us, defaults.relaxation,
-      PenaltyScalingName(defaults.penalty_scaling));
+      defaults.anderson_memory, PenaltyScalingName(defaults.penalty_scaling));
   return text;
 }
 

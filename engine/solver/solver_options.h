@@ -57,6 +57,9 @@ struct SolverOptions {
   // step reads alpha J_ij v_j + (1 - alpha) z_ij instead of J_ij v_j. 1 is the paper's Algorithm
   // 2; values in (1, 2) usually converge faster. Valid range (0, 2).
   double relaxation = 1.6;
+  // Anderson acceleration of SubADMM's iteration over (z, lambda / beta_i) with this many
+  // history columns, 0 for none [OURS] (engine/solver/anderson.h). Valid range 0 to 8.
+  int anderson_memory = 5;
   // Compute SolverStatistics::contact_residual (one extra solve per subsystem; not counted in
   // solve_seconds).
   bool compute_residual = true;

@@ -145,11 +145,12 @@ class RunCommandTest(unittest.TestCase):
         self.assertEqual(result["steps"], 50)
         self.assertLessEqual(result["mean_iterations"], 7)
         out = self.alsim("run", self.scene, "--steps", "20", "--relaxation", "1",
-                         "--penalty-scaling", "pseudo-density", "--json")
+                         "--penalty-scaling", "pseudo-density", "--anderson", "0", "--json")
         self.assertEqual(out.returncode, 0, out.stderr)
         result = json.loads(out.stdout)
         self.assertEqual(result["relaxation"], 1.0)
         self.assertEqual(result["penalty_scaling"], "pseudo-density")
+        self.assertEqual(result["anderson_memory"], 0)
 
     def test_summary_without_json(self):
         out = self.alsim("run", self.scene, "--steps", "20")
@@ -189,7 +190,8 @@ class RunCommandTest(unittest.TestCase):
         out = self.alsim("--help")
         self.assertEqual(out.returncode, 0)
         for flag in ("run SCENE", "--steps", "--solver", "--threads", "--iterations",
-                     "--tolerance", "--budget-us", "--relaxation", "--penalty-scaling", "--json",
+                     "--tolerance", "--budget-us", "--relaxation", "--penalty-scaling",
+                     "--anderson", "--json",
                      "server-info", "health"):
             self.assertIn(flag, out.stdout)
         self.assertIn("[default 1000]", out.stdout)
@@ -214,7 +216,8 @@ class RunCommandTest(unittest.TestCase):
         for args in (["--solver", "nope"], ["--steps", "-1"], ["--steps", "ten"],
                      ["--threads", "0"], ["--iterations", "0"], ["--tolerance", "-1"],
                      ["--budget-us", "x"], ["--relaxation", "2"], ["--relaxation", "0"],
-                     ["--penalty-scaling", "unit"], ["--steps"], ["--no-such-flag"]):
+                     ["--penalty-scaling", "unit"], ["--anderson", "9"], ["--steps"],
+                     ["--no-such-flag"]):
             out = self.alsim("run", self.scene, *args)
             self.assertEqual(out.returncode, 2, args)
             self.assertIn("alsim: run: ", out.stderr, args)

@@ -201,6 +201,7 @@ TEST_F(ServiceTest, SolverConfigReachesTheEngineAndBadValuesAreRefused) {
   request.mutable_scene()->set_builtin("box_stack");
   request.mutable_solver()->set_relaxation(1.0);
   request.mutable_solver()->set_penalty_scaling("pseudo-density");
+  request.mutable_solver()->set_anderson_memory(0);
   v1::CreateResponse created;
   ASSERT_TRUE(stub_->Create(Context().get(), request, &created).ok());
   v1::StepResponse response;
@@ -210,6 +211,7 @@ TEST_F(ServiceTest, SolverConfigReachesTheEngineAndBadValuesAreRefused) {
   StepOptions options;
   options.solver.relaxation = 1.0;
   options.solver.penalty_scaling = PenaltyScaling::kPseudoDensity;
+  options.solver.anderson_memory = 0;
   for (int n = 0; n < 30; ++n) {
     ASSERT_EQ(Step(*model, paper, options), StepStatus::kOk);
     ASSERT_EQ(Step(*model, defaults), StepStatus::kOk);
@@ -227,6 +229,10 @@ TEST_F(ServiceTest, SolverConfigReachesTheEngineAndBadValuesAreRefused) {
               grpc::StatusCode::INVALID_ARGUMENT)
         << relaxation;
   }
+  v1::CreateRequest too_much = request;
+  too_much.mutable_solver()->set_anderson_memory(9);
+  EXPECT_EQ(stub_->Create(Context().get(), too_much, &created).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
   v1::CreateRequest bad = request;
   bad.mutable_solver()->set_penalty_scaling("unit");
   const grpc::Status status = stub_->Create(Context().get(), bad, &created);

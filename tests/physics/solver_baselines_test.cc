@@ -266,9 +266,10 @@ TEST(SolverBaselinesTest, AllSolversAgreeOnAnArmWithLimitServosAndSelfContact) {
 
 // ---- penalty scaling and over-relaxation ----------------------------------------------------
 
-// Over-relaxation and the per-constraint penalties change the path, not the answer: converged
-// SubADMM gives the same v_hat with the paper's settings (alpha = 1, one beta) and with alsim's.
-TEST(SolverBaselinesTest, RelaxationAndPenaltyScalingKeepTheSolution) {
+// Over-relaxation, the per-constraint penalties and Anderson acceleration change the path, not
+// the answer: converged SubADMM gives the same v_hat with the paper's settings (alpha = 1, one
+// beta, no acceleration) and with alsim's.
+TEST(SolverBaselinesTest, RelaxationPenaltyScalingAndAccelerationKeepTheSolution) {
   const auto model = Load(kArm);
   std::vector<double> qvel(model->nv, 0.0);
   qvel[1] = 0.5;
@@ -279,17 +280,21 @@ TEST(SolverBaselinesTest, RelaxationAndPenaltyScalingKeepTheSolution) {
   for (const double relaxation : {1.0, 1.6}) {
     for (const PenaltyScaling scaling :
          {PenaltyScaling::kPseudoDensity, PenaltyScaling::kDelassus}) {
-      Data d(*model);
-      d.qvel = qvel;
-      StepOptions options = Tight(SolverType::kSubAdmm, 20000);
-      options.solver.relaxation = relaxation;
-      options.solver.penalty_scaling = scaling;
-      ASSERT_EQ(Step(*model, d, options), StepStatus::kOk);
-      EXPECT_GE(d.solver_statistics.constraints, 5);
-      EXPECT_LT(d.solver_statistics.contact_residual, 1e-8) << relaxation;
-      if (reference.empty()) reference = d.v_hat;
-      EXPECT_LT(MaxDifference(d.v_hat, reference), 1e-8)
-          << "relaxation " << relaxation << ", " << PenaltyScalingName(scaling);
+      for (const int anderson : {0, 5}) {
+        Data d(*model);
+        d.qvel = qvel;
+        StepOptions options = Tight(SolverType::kSubAdmm, 20000);
+        options.solver.relaxation = relaxation;
+        options.solver.penalty_scaling = scaling;
+        options.solver.anderson_memory = anderson;
+        ASSERT_EQ(Step(*model, d, options), StepStatus::kOk);
+        EXPECT_GE(d.solver_statistics.constraints, 5);
+        EXPECT_LT(d.solver_statistics.contact_residual, 1e-8) << relaxation;
+        if (reference.empty()) reference = d.v_hat;
+        EXPECT_LT(MaxDifference(d.v_hat, reference), 1e-8)
+            << "relaxation " << relaxation << ", " << PenaltyScalingName(scaling) << ", anderson "
+            << anderson;
+      }
     }
   }
 }

@@ -191,7 +191,7 @@ TEST(StepTest, ThetaOutsideTheUnitIntervalIsRefusedAndChangesNothing) {
   EXPECT_EQ(d.time, 0.0);
 }
 
-TEST(StepTest, RelaxationOutsideZeroToTwoIsRefusedAndChangesNothing) {
+TEST(StepTest, RelaxationOrAndersonMemoryOutOfRangeIsRefusedAndChangesNothing) {
   const auto model = Load(kPendulum);
   Data d(*model);
   d.qpos[0] = 0.3;
@@ -199,6 +199,11 @@ TEST(StepTest, RelaxationOutsideZeroToTwoIsRefusedAndChangesNothing) {
     StepOptions options;
     options.solver.relaxation = relaxation;
     EXPECT_EQ(Step(*model, d, options), StepStatus::kInvalidOptions) << relaxation;
+  }
+  for (const int memory : {-1, 9}) {
+    StepOptions options;
+    options.solver.anderson_memory = memory;
+    EXPECT_EQ(Step(*model, d, options), StepStatus::kInvalidOptions) << memory;
   }
   EXPECT_EQ(d.qpos[0], 0.3);
   EXPECT_EQ(d.time, 0.0);

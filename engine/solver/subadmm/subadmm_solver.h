@@ -7,9 +7,12 @@
 //                                by the tree LDL^T with the mass matrix's sparsity;
 //   lambda/z-step (35-38), per constraint: closed forms, the strict operator for contacts;
 //   residuals (42) and adaptive beta (43), refactoring every subsystem when beta changes.
-// Two options go beyond the paper (SolverOptions, both switchable back): per-constraint penalties
-// from the Delassus diagonal (admm_penalty.h) and over-relaxation of the constraint step
-// (RelaxedConstraintUpdate in impulse_update.h).
+// Three options go beyond the paper (SolverOptions, each switchable back): per-constraint
+// penalties from the Delassus diagonal (admm_penalty.h), over-relaxation of the constraint step
+// (RelaxedConstraintUpdate in impulse_update.h) and Anderson acceleration of the whole iteration
+// (anderson.h). Two shortcuts keep the arithmetic of an iteration small: the J^T gather is fused
+// with the tree solve (VelocityStep), and single-body subsystems use a 6 x 6 response matrix
+// (PrepareSingleBody).
 // The per-subsystem and per-constraint steps are Jacobi-like, so they run in parallel and the
 // result does not depend on the thread count.
 #pragma once
@@ -45,6 +48,8 @@ class SubAdmmSolver final : public ConstraintSolver {
   void Refactor(const Model& m, const Data& d, int subsystem, double beta);
   void AddJointGram(const Model& m, const Data& d, int subsystem);
   void VelocityStep(const Model& m, Data& d, int subsystem, double beta);
+  void GatherState(const Data& d, int island, double* state) const;
+  void ScatterState(Data& d, int island, const double* state) const;
   bool IsSingleBody(const Model& m, const Data& d, int subsystem) const;
   void PrepareSingleBody(const Model& m, const Data& d, int subsystem);
   void SolveSingleBody(const Model& m, const Data& d, int subsystem, const Vec6& force,
@@ -73,6 +78,9 @@ class SubAdmmSolver final : public ConstraintSolver {
   std::vector<PenaltyTerms> penalty_terms_;  // per constraint, at the current beta
   std::vector<double> subsystem_dual_;       // theta_d term per subsystem
   std::vector<IslandResult> island_results_;
+  std::vector<int> island_state_size_;       // Anderson iterate size per island
+  std::vector<long> island_storage_offset_;  // its w, g and history in anderson_storage_
+  std::vector<double> anderson_storage_;
   ResidualWorkspace residual_;
   bool record_history_ = false;
   std::vector<double> history_;
