@@ -49,10 +49,10 @@ grpc::Status ToStepOptions(const alsim::v1::SolverConfig& config, StepOptions* o
     options->solver.relaxation = config.relaxation();
   }
   if (config.has_anderson_memory()) {
-    if (config.anderson_memory() > 8) {
+    if (config.anderson_memory().value() > 8) {
       return {grpc::StatusCode::INVALID_ARGUMENT, "solver anderson_memory must be 0 to 8"};
     }
-    options->solver.anderson_memory = static_cast<int>(config.anderson_memory());
+    options->solver.anderson_memory = static_cast<int>(config.anderson_memory().value());
   }
   if (!config.penalty_scaling().empty() &&
       !ParsePenaltyScalingName(config.penalty_scaling().c_str(),

@@ -201,7 +201,7 @@ TEST_F(ServiceTest, SolverConfigReachesTheEngineAndBadValuesAreRefused) {
   request.mutable_scene()->set_builtin("box_stack");
   request.mutable_solver()->set_relaxation(1.0);
   request.mutable_solver()->set_penalty_scaling("pseudo-density");
-  request.mutable_solver()->set_anderson_memory(0);
+  request.mutable_solver()->mutable_anderson_memory()->set_value(0);
   v1::CreateResponse created;
   ASSERT_TRUE(stub_->Create(Context().get(), request, &created).ok());
   v1::StepResponse response;
@@ -230,7 +230,7 @@ TEST_F(ServiceTest, SolverConfigReachesTheEngineAndBadValuesAreRefused) {
         << relaxation;
   }
   v1::CreateRequest too_much = request;
-  too_much.mutable_solver()->set_anderson_memory(9);
+  too_much.mutable_solver()->mutable_anderson_memory()->set_value(9);
   EXPECT_EQ(stub_->Create(Context().get(), too_much, &created).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
   v1::CreateRequest bad = request;
