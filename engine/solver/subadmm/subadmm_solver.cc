@@ -196,22 +196,6 @@ void SubAdmmSolver::PrepareSingleBody(const Model& m, const Data& d, int j) {
 // accumulates the body velocities the constraint step reads.
 void SubAdmmSolver::VelocityStep(const Model& m, Data& d, int j, double beta) {
   const ConstraintSet& set = d.constraints;
-  if (single_body_[j]) {
-    Vec6 force = Vec6::Zero();
-    for (int k = subsystem_blocks_.adr[j]; k < subsystem_blocks_.adr[j + 1]; ++k) {
-      const ConstraintBlock& block = set.blocks[subsystem_blocks_.blocks[k]];
-      const Constraint& c = set.constraints[block.constraint];
-      const double penalty = beta * penalty_scale_[block.constraint];
-      const double* z = set.z.data() + block.z_adr;
-      const double* lambda = set.lambda.data() + c.row_adr;
-      for (int r = 0; r < c.dim; ++r)
-        force += block.map.row(r).transpose() * (penalty * z[r] + lambda[r]);
-    }
-    single_body_force_[j] = force;
-    body_velocity_[m.subsystem_body_adr[j]] =
-        single_body_free_velocity_[j] + single_body_response_[j] * force;
-    return;
-  }
   const TreeSparseLayout& layout = d.mass_layout;
   const int body_begin = m.subsystem_body_adr[j];
   const int body_end = body_begin + m.subsystem_body_num[j];
@@ -235,6 +219,12 @@ void SubAdmmSolver::VelocityStep(const Model& m, Data& d, int j, double beta) {
     } else {
       x[block.dof] += block.dof_coefficient * (penalty * z[0] + lambda[0]);
     }
+  }
+  if (single_body_[j]) {  // all blocks are on this one body: no tree to solve
+    const Vec6& force = body_force_[body_begin];
+    single_body_force_[j] = force;
+    body_velocity_[body_begin] = single_body_free_velocity_[j] + single_body_response_[j] * force;
+    return;
   }
   const double* factor = system_factor_.data();
   for (int b = body_end - 1; b >= body_begin; --b) {
