@@ -258,37 +258,35 @@ void SubAdmmSolver::VelocityStep(const Model& m, Data& d, int j, double beta) {
 }
 
 // The iterate Anderson acceleration works on: per constraint of the island its slack blocks z_ij
-// and its impulse as lambda_i / beta_i, all in m/s.
-void SubAdmmSolver::GatherState(const Data& d, int island, double* state) const {
-  const ConstraintSet& set = d.constraints;
-  const Islands& islands = d.islands;
-  int n = 0;
-  for (int s = islands.constraint_adr[island]; s < islands.constraint_adr[island + 1]; ++s) {
-    const int i = islands.constraints[s];
-    const Constraint& c = set.constraints[i];
-    for (int k = 0; k < c.block_num; ++k) {
-      const double* z = set.z.data() + set.blocks[c.block_adr + k].z_adr;
-      for (int r = 0; r < c.dim; ++r) state[n++] = z[r];
-    }
-    const double inverse = penalty_terms_[i].inverse_beta;
-    for (int r = 0; r < c.dim; ++r) state[n++] = set.lambda[c.row_adr + r] * inverse;
-  }
-}
-
-void SubAdmmSolver::ScatterState(Data& d, int island, const double* state) const {
+// and its impulse as lambda_i / beta_i, all in m/s. visit(value, beta_i) sees each value where it
+// is stored, with (beta_i, 1 / beta_i) for an impulse and (1, 1) for a slack.
+template <class Visit>
+void SubAdmmSolver::ForEachIterateValue(Data& d, int island, const Visit& visit) const {
   ConstraintSet& set = d.constraints;
   const Islands& islands = d.islands;
-  int n = 0;
   for (int s = islands.constraint_adr[island]; s < islands.constraint_adr[island + 1]; ++s) {
     const int i = islands.constraints[s];
     const Constraint& c = set.constraints[i];
     for (int k = 0; k < c.block_num; ++k) {
       double* z = set.z.data() + set.blocks[c.block_adr + k].z_adr;
-      for (int r = 0; r < c.dim; ++r) z[r] = state[n++];
+      for (int r = 0; r < c.dim; ++r) visit(z[r], 1.0, 1.0);
     }
-    const double beta_i = penalty_terms_[i].beta;
-    for (int r = 0; r < c.dim; ++r) set.lambda[c.row_adr + r] = state[n++] * beta_i;
+    const PenaltyTerms& terms = penalty_terms_[i];
+    for (int r = 0; r < c.dim; ++r)
+      visit(set.lambda[c.row_adr + r], terms.beta, terms.inverse_beta);
   }
+}
+
+void SubAdmmSolver::GatherState(Data& d, int island, double* state) const {
+  int n = 0;
+  ForEachIterateValue(d, island,
+                      [&](double& value, double, double inverse) { state[n++] = value * inverse; });
+}
+
+void SubAdmmSolver::ScatterState(Data& d, int island, const double* state) const {
+  int n = 0;
+  ForEachIterateValue(d, island,
+                      [&](double& value, double scale, double) { value = state[n++] * scale; });
 }
 
 void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& options,

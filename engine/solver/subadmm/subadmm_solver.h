@@ -48,7 +48,9 @@ class SubAdmmSolver final : public ConstraintSolver {
   void Refactor(const Model& m, const Data& d, int subsystem, double beta);
   void AddJointGram(const Model& m, const Data& d, int subsystem);
   void VelocityStep(const Model& m, Data& d, int subsystem, double beta);
-  void GatherState(const Data& d, int island, double* state) const;
+  template <class Visit>
+  void ForEachIterateValue(Data& d, int island, const Visit& visit) const;
+  void GatherState(Data& d, int island, double* state) const;
   void ScatterState(Data& d, int island, const double* state) const;
   bool IsSingleBody(const Model& m, const Data& d, int subsystem) const;
   void PrepareSingleBody(const Model& m, const Data& d, int subsystem);
