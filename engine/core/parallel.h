@@ -30,13 +30,21 @@ namespace alsim {
 
 // Calls body(i) for i in [begin, end) on TBB's threads, `grain` indices per task at least. The
 // body must only write data no other index touches.
+// The fork token has one fixed address, so a task acquires it before it reads anything on the
+// spawning thread's stack (its own closure included): with a token on that stack, the read of
+// the token's address itself came first and raced with older writes to the same stack memory.
+inline char* ParallelForkToken() {
+  static char token = 0;
+  return &token;
+}
+
 template <class Body>
 void ParallelFor(int begin, int end, int grain, const Body& body) {
-  char fork = 0, join = 0;
-  ALSIM_TSAN_RELEASE(&fork);
+  char join = 0;
+  ALSIM_TSAN_RELEASE(ParallelForkToken());
   tbb::parallel_for(tbb::blocked_range<int>(begin, end, grain),
                     [&](const tbb::blocked_range<int>& range) {
-                      ALSIM_TSAN_ACQUIRE(&fork);
+                      ALSIM_TSAN_ACQUIRE(ParallelForkToken());
                       for (int i = range.begin(); i < range.end(); ++i) body(i);
                       ALSIM_TSAN_RELEASE(&join);
                     });
