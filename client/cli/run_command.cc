@@ -228,6 +228,12 @@ void PrintSummary(const RunOptions& options, const Model& m, const Data& d,
   } else {
     std::printf("no time budget; %d threads\n", options.threads);
   }
+  if (options.solver.type != SolverType::kPgs) {
+    std::printf("admm      relaxation %g, %s penalties, Anderson memory %d%s\n",
+                options.solver.relaxation, PenaltyScalingName(options.solver.penalty_scaling),
+                options.solver.anderson_memory,
+                options.solver.type == SolverType::kSubAdmm ? "" : " (SubADMM only)");
+  }
   std::printf("stepped   %lld steps (%g s simulated) in %.3f s: %.0f steps/s, %.2fx real time\n",
               stats.steps, simulated, stats.wall_seconds, stats.StepsPerSecond(),
               stats.wall_seconds > 0 ? simulated / stats.wall_seconds : 0.0);
