@@ -127,6 +127,14 @@ grpc::Status InstanceRegistry::WithInstances(
   std::vector<std::unique_lock<std::mutex>> locks;
   locks.reserve(by_id.size());
   for (Instance* instance : by_id) locks.emplace_back(instance->mutex);
+  return CallOnLiveInstances(selected, fn);
+}
+
+// fn on the selected instances in request order, once their locks are held; NOT_FOUND if one was
+// destroyed while the caller waited for its lock.
+grpc::Status InstanceRegistry::CallOnLiveInstances(
+    const std::vector<std::shared_ptr<Instance>>& selected,
+    const std::function<grpc::Status(std::vector<Instance*>&)>& fn) {
   std::vector<Instance*> ordered;
   for (const auto& instance : selected) {
     if (instance->destroyed) {
@@ -155,15 +163,7 @@ grpc::Status InstanceRegistry::TryWithInstances(
     }
     locks.push_back(std::move(lock));
   }
-  std::vector<Instance*> ordered;
-  for (const auto& instance : selected) {
-    if (instance->destroyed) {
-      return {grpc::StatusCode::NOT_FOUND,
-              "instance " + std::to_string(instance->id) + " was destroyed"};
-    }
-    ordered.push_back(instance.get());
-  }
-  return fn(ordered);
+  return CallOnLiveInstances(selected, fn);
 }
 
 grpc::Status InstanceRegistry::Check(const std::vector<std::uint64_t>& ids, std::uint64_t group) {

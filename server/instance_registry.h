@@ -104,6 +104,9 @@ class InstanceRegistry {
  private:
   grpc::Status Select(const std::vector<std::uint64_t>& ids, std::uint64_t group,
                       std::vector<std::shared_ptr<Instance>>* out);
+  static grpc::Status CallOnLiveInstances(
+      const std::vector<std::shared_ptr<Instance>>& selected,
+      const std::function<grpc::Status(std::vector<Instance*>&)>& fn);
 
   RegistryLimits limits_;
   int threads_;

@@ -4,12 +4,8 @@
 #include <cstdio>
 
 namespace alsim {
-namespace {
 
-// FNV-1a's parameters for 64 bits (Fowler, Noll, Vo).
-constexpr std::uint64_t kFnvOffsetBasis = 14695981039346656037ull;
-constexpr std::uint64_t kFnvPrime = 1099511628211ull;
-
+// FNV-1a with the 64-bit parameters of Fowler, Noll and Vo.
 std::uint64_t HashBytes(std::uint64_t hash, const void* data, std::size_t size) {
   const auto* bytes = static_cast<const unsigned char*>(data);
   for (std::size_t i = 0; i < size; ++i) {
@@ -18,8 +14,6 @@ std::uint64_t HashBytes(std::uint64_t hash, const void* data, std::size_t size) 
   }
   return hash;
 }
-
-}  // namespace
 
 std::uint64_t StateHash(const Model& m, const Data& d) {
   std::uint64_t hash = kFnvOffsetBasis;

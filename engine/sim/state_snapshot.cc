@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/sim/state_hash.h"
 #include "engine/sim/step.h"
 
 namespace alsim {
@@ -19,21 +20,10 @@ static_assert(sizeof(int) == sizeof(std::int32_t), "ConstraintKey fields are wri
 
 namespace {
 
-constexpr std::uint64_t kFnvOffsetBasis = 14695981039346656037ull;
-constexpr std::uint64_t kFnvPrime = 1099511628211ull;
 constexpr int kNumSizes = 8;
 constexpr std::size_t kHeaderBytes = 8 + 4 + 4 * kNumSizes + 8;  // magic .. fingerprint
 constexpr double kQuaternionTolerance = 1e-6;
 constexpr int kMaxKeyKind = 3;  // ConstraintKey::kind: contact, equality, limit, soft
-
-std::uint64_t HashBytes(std::uint64_t hash, const void* data, std::size_t size) {
-  const auto* bytes = static_cast<const unsigned char*>(data);
-  for (std::size_t i = 0; i < size; ++i) {
-    hash ^= bytes[i];
-    hash *= kFnvPrime;
-  }
-  return hash;
-}
 
 // An integer as its 8 little-endian bytes.
 std::uint64_t HashInteger(std::uint64_t hash, std::int64_t value) {
