@@ -6,10 +6,18 @@
 namespace alsim {
 namespace {
 
+// Four partial sums: a single running sum would wait on each add in turn.
 double Dot(const double* a, const double* b, int n) {
-  double sum = 0;
-  for (int i = 0; i < n; ++i) sum += a[i] * b[i];
-  return sum;
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int i = 0;
+  for (; i + 4 <= n; i += 4) {
+    s0 += a[i] * b[i];
+    s1 += a[i + 1] * b[i + 1];
+    s2 += a[i + 2] * b[i + 2];
+    s3 += a[i + 3] * b[i + 3];
+  }
+  for (; i < n; ++i) s0 += a[i] * b[i];
+  return (s0 + s1) + (s2 + s3);
 }
 
 }  // namespace
@@ -19,8 +27,7 @@ AndersonAccelerator::AndersonAccelerator(double* storage, int size, int memory)
       size_(size),
       memory_(std::min(memory, kMaxMemory)),
       previous_g_(storage + static_cast<long>(2 * memory_) * size),
-      previous_f_(storage + static_cast<long>(2 * memory_ + 1) * size),
-      f_(storage + static_cast<long>(2 * memory_ + 2) * size) {}
+      previous_f_(storage + static_cast<long>(2 * memory_ + 1) * size) {}
 
 void AndersonAccelerator::Reset() {
   columns_ = 0;
@@ -30,30 +37,44 @@ void AndersonAccelerator::Reset() {
 
 bool AndersonAccelerator::Step(const double* w, double* g) {
   const int n = size_;
-  double norm2 = 0;
-  for (int i = 0; i < n; ++i) {
-    f_[i] = g[i] - w[i];
-    norm2 += f_[i] * f_[i];
+  // One pass: f = g - w, the new columns g - g_prev and f - f_prev (written to the ring slot
+  // before the safeguard below decides whether to keep them), and g, f become the previous ones.
+  const int k = next_;
+  double* dg = column_g(k);
+  double* df = column_f(k);
+  double norm2 = 0;  // the pass stores four values per element, so one sum keeps up
+  if (has_previous_) {
+    for (int i = 0; i < n; ++i) {
+      const double f = g[i] - w[i];
+      dg[i] = g[i] - previous_g_[i];
+      df[i] = f - previous_f_[i];
+      previous_g_[i] = g[i];
+      previous_f_[i] = f;
+      norm2 += f * f;
+    }
+  } else {
+    for (int i = 0; i < n; ++i) {
+      const double f = g[i] - w[i];
+      previous_g_[i] = g[i];
+      previous_f_[i] = f;
+      norm2 += f * f;
+    }
   }
   const double norm = std::sqrt(norm2);
+  const double* f = previous_f_;
   if (has_previous_ && norm > previous_norm_) {
     Reset();  // the last extrapolation did worse than a plain step would have
   } else if (has_previous_) {
-    const int k = next_;
-    double* dg = column_g(k);
-    double* df = column_f(k);
-    for (int i = 0; i < n; ++i) {
-      dg[i] = g[i] - previous_g_[i];
-      df[i] = f_[i] - previous_f_[i];
-    }
     next_ = (next_ + 1) % memory_;
     columns_ = std::min(columns_ + 1, memory_);
     for (int j = 0; j < columns_; ++j) {
+      if (j == k) continue;
       gram_[k][j] = gram_[j][k] = Dot(df, column_f(j), n);
+      projection_[j] += gram_[k][j];  // dF_j^T f = dF_j^T f_prev + dF_j^T df
     }
+    gram_[k][k] = Dot(df, df, n);
+    projection_[k] = Dot(df, f, n);
   }
-  std::copy(g, g + n, previous_g_);
-  std::copy(f_, f_ + n, previous_f_);
   has_previous_ = true;
   previous_norm_ = norm;
   const int m = columns_;
@@ -71,7 +92,7 @@ bool AndersonAccelerator::Step(const double* w, double* g) {
   for (int a = 0; a < m; ++a) {
     for (int b = 0; b < m; ++b) matrix[a][b] = gram_[a][b];
     matrix[a][a] += 1e-10 * trace;
-    gamma[a] = Dot(column_f(a), f_, n);
+    gamma[a] = projection_[a];
   }
   for (int a = 0; a < m; ++a) {  // L L^T in the lower triangle
     for (int b = 0; b < a; ++b) matrix[a][a] -= matrix[a][b] * matrix[a][b];
@@ -93,10 +114,10 @@ bool AndersonAccelerator::Step(const double* w, double* g) {
     for (int b = a + 1; b < m; ++b) gamma[a] -= matrix[b][a] * gamma[b];
     gamma[a] /= matrix[a][a];
   }
-  for (int a = 0; a < m; ++a) {
-    const double* dg = column_g(a);
+  for (int a = 0; a < m; ++a) {  // one pass per column: each vectorizes, with no sum to wait on
+    const double* column = column_g(a);
     const double weight = gamma[a];
-    for (int i = 0; i < n; ++i) g[i] -= weight * dg[i];
+    for (int i = 0; i < n; ++i) g[i] -= weight * column[i];
   }
   return true;
 }

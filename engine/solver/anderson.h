@@ -11,6 +11,10 @@
 //
 // The accelerator is a view on caller-owned storage (StorageSize doubles), so islands solved in
 // parallel each use their own slice of one buffer and a step allocates nothing.
+//
+// Cost per call, n values and m columns: one fused pass that forms f and the new differences,
+// m + 1 dot products (the new row of dF^T dF and the new entry of dF^T f; the older entries of
+// dF^T f follow from the new row, since f - f_prev is the new column of dF), and m axpys.
 #pragma once
 
 namespace alsim {
@@ -21,7 +25,7 @@ class AndersonAccelerator {
 
   // Doubles of storage for states of `size` values with history `memory` (<= kMaxMemory).
   static long StorageSize(int size, int memory) {
-    return static_cast<long>(size) * (2 * memory + 3);
+    return static_cast<long>(size) * (2 * memory + 2);
   }
 
   AndersonAccelerator(double* storage, int size, int memory);
@@ -40,14 +44,14 @@ class AndersonAccelerator {
   double* storage_;
   int size_;
   int memory_;
-  double* previous_g_;  // g and f of the last call
+  double* previous_g_;  // g and f of the last call (of this call once it has begun)
   double* previous_f_;
-  double* f_;        // f of this call
   int columns_ = 0;  // history columns in use
   int next_ = 0;     // ring position of the next column
   bool has_previous_ = false;
   double previous_norm_ = 0;
   double gram_[kMaxMemory][kMaxMemory] = {};  // dF^T dF by ring position
+  double projection_[kMaxMemory] = {};        // dF^T f by ring position, f of the last call
 };
 
 }  // namespace alsim

@@ -74,6 +74,7 @@ SubAdmmSolver::SubAdmmSolver(const Model& m)
   primal_residual_.reserve(max_constraints);
   penalty_scale_.reserve(max_constraints);
   penalty_terms_.reserve(max_constraints);
+  iterate_offset_.reserve(max_constraints);
   slack_change_.reserve(2 * 3 * max_constraints);
   residual_.Resize(m, static_cast<int>(3 * max_constraints));
   // Islands are at most the subsystems; a constraint's iterate has at most 3 x 3 values.
@@ -348,6 +349,10 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
   if (accelerate) GatherState(d, island, state_w);
 
   while (true) {
+    const int iteration = result.iterations + 1;
+    // The Anderson iterate of this iteration is written by the constraint step itself (a second
+    // walk over the island's constraints costs as much as the writes).
+    double* gather = accelerate && iteration >= kAndersonStart - 1 ? state_g : nullptr;
     // Line 9, eq. (34): the velocity step.
     for_subsystems([&](int j) { VelocityStep(m, d, j, beta); });
     // Lines 10-11, eqs. (35)-(39): impulses and slacks per constraint.
@@ -368,6 +373,14 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
         double* change = slack_change_.data() + set.blocks[c.block_adr + k].z_adr;
         for (int r = 0; r < c.dim; ++r) change[r] = slack_change[k][r];
       }
+      if (gather != nullptr) {  // as GatherState
+        double* state = gather + iterate_offset_[i];
+        for (int k = 0; k < c.block_num; ++k) {
+          for (int r = 0; r < c.dim; ++r) *state++ = slack[k][r];
+        }
+        const double* lambda = set.lambda.data() + c.row_adr;
+        for (int r = 0; r < c.dim; ++r) *state++ = lambda[r] * penalty_terms_[i].inverse_beta;
+      }
     });
     // Eq. (42): theta_p = max ||J_ij v_j - z_ij||, and the dual residual
     // beta ||sum_i s_i J_ij^T (z^l - z^{l+1})||.
@@ -378,7 +391,6 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
     // The dual residual costs a J^T gather; it is only needed where it decides something: a stop
     // needs primal + dual < tolerance, so not while primal alone exceeds it, and eq. (43) reads
     // it only on its check iterations. The last iteration reports it.
-    const int iteration = result.iterations + 1;
     const bool dual_needed =
         record_history_ || primal < options.tolerance || iteration >= options.max_iterations ||
         deadline_us > 0 ||
@@ -421,11 +433,10 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
         GatherState(d, island, state_w);
       }
     } else if (accelerate && result.iterations >= kAndersonStart) {
-      GatherState(d, island, state_g);
       if (anderson.Step(state_w, state_g)) ScatterState(d, island, state_g);
-      std::copy(state_g, state_g + state_size, state_w);
+      std::swap(state_w, state_g);  // the next iteration starts from this g
     } else if (accelerate && result.iterations == kAndersonStart - 1) {
-      GatherState(d, island, state_w);  // where the first accelerated iteration starts
+      std::swap(state_w, state_g);  // where the first accelerated iteration starts
     }
   }
   for_subsystems([&](int j) {
@@ -446,6 +457,7 @@ void SubAdmmSolver::Solve(const Model& m, Data& d, const SolverOptions& options,
     primal_residual_.resize(set.constraints.size());
     penalty_scale_.resize(set.constraints.size());
     penalty_terms_.resize(set.constraints.size());
+    iterate_offset_.resize(set.constraints.size());
   }
   island_results_.resize(islands.num);
   // Anderson storage per island: w, g and the accelerator's history.
@@ -456,6 +468,7 @@ void SubAdmmSolver::Solve(const Model& m, Data& d, const SolverOptions& options,
     int size = 0;
     for (int s = islands.constraint_adr[k]; s < islands.constraint_adr[k + 1]; ++s) {
       const Constraint& c = set.constraints[islands.constraints[s]];
+      iterate_offset_[islands.constraints[s]] = size;
       size += c.dim * (c.block_num + 1);
     }
     island_state_size_[k] = size;

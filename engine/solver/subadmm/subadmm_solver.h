@@ -81,6 +81,7 @@ class SubAdmmSolver final : public ConstraintSolver {
   std::vector<double> subsystem_dual_;       // theta_d term per subsystem
   std::vector<IslandResult> island_results_;
   std::vector<int> island_state_size_;       // Anderson iterate size per island
+  std::vector<int> iterate_offset_;          // per constraint: its values' place in that iterate
   std::vector<long> island_storage_offset_;  // its w, g and history in anderson_storage_
   std::vector<double> anderson_storage_;
   ResidualWorkspace residual_;
