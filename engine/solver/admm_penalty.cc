@@ -28,8 +28,8 @@ void AdmmPenalty::CountBlocks(const Model& /*m*/, const Data& d) {
   }
 }
 
-double AdmmPenalty::InitialBeta(const Model& m, const Data& d, int island) const {
-  const Islands& islands = d.islands;
+double AdmmPenalty::InitialBeta(const Model& m, const Data& d, const Islands& islands,
+                                int island) const {
   double body_log_sum = 0, joint_log_sum = 0;
   int body_count = 0, joint_count = 0;
   for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
@@ -93,10 +93,9 @@ double AdmmPenalty::BlockDelassusTrace(const Model& m, const Data& d, const Cons
   return trace;
 }
 
-void AdmmPenalty::Scales(const Model& m, const Data& d, int island, double beta0,
-                         PenaltyScaling scaling, double* scale) {
+void AdmmPenalty::Scales(const Model& m, const Data& d, const Islands& islands, int island,
+                         double beta0, PenaltyScaling scaling, double* scale) {
   const ConstraintSet& set = d.constraints;
-  const Islands& islands = d.islands;
   for (int s = islands.constraint_adr[island]; s < islands.constraint_adr[island + 1]; ++s) {
     const int i = islands.constraints[s];
     const Constraint& c = set.constraints[i];

@@ -33,13 +33,15 @@ class AdmmPenalty {
   // (sequential; once per Solve, before the islands run).
   void CountBlocks(const Model& m, const Data& d);
 
-  // beta0 of `island` (see the file comment). Needs CountBlocks.
-  double InitialBeta(const Model& m, const Data& d, int island) const;
+  // beta0 of island `island` of `islands` (d.islands, or a solver's own grouping; see the file
+  // comment). Needs CountBlocks.
+  double InitialBeta(const Model& m, const Data& d, const Islands& islands, int island) const;
 
-  // s_i of every constraint i of `island`, written to scale[i]. Needs CountBlocks and, for
-  // kDelassus, d.qA_factor. Islands may call this in parallel (they own disjoint dofs).
-  void Scales(const Model& m, const Data& d, int island, double beta0, PenaltyScaling scaling,
-              double* scale);
+  // s_i of every constraint i of island `island` of `islands`, written to scale[i]. Needs
+  // CountBlocks and, for kDelassus, d.qA_factor. Islands may call this in parallel (they own
+  // disjoint dofs).
+  void Scales(const Model& m, const Data& d, const Islands& islands, int island, double beta0,
+              PenaltyScaling scaling, double* scale);
 
  private:
   std::vector<int> body_block_count_;  // nbody

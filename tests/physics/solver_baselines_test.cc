@@ -323,9 +323,9 @@ TEST(SolverBaselinesTest, DelassusPenaltiesAreInverseEffectiveMasses) {
     std::vector<double> scale(num_constraints, 0.0), paper(num_constraints, 0.0);
     int checked = 0, two_body = 0;
     for (int island = 0; island < d.islands.num; ++island) {
-      const double beta0 = penalty.InitialBeta(m, d, island);
-      penalty.Scales(m, d, island, beta0, PenaltyScaling::kDelassus, scale.data());
-      penalty.Scales(m, d, island, beta0, PenaltyScaling::kPseudoDensity, paper.data());
+      const double beta0 = penalty.InitialBeta(m, d, d.islands, island);
+      penalty.Scales(m, d, d.islands, island, beta0, PenaltyScaling::kDelassus, scale.data());
+      penalty.Scales(m, d, d.islands, island, beta0, PenaltyScaling::kPseudoDensity, paper.data());
       for (int s = d.islands.constraint_adr[island]; s < d.islands.constraint_adr[island + 1];
            ++s) {
         const int i = d.islands.constraints[s];

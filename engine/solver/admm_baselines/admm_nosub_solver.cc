@@ -44,6 +44,11 @@ AdmmNoSubSolver::AdmmNoSubSolver(const Model& m) : penalty_(m), local_dof_(m.nv,
   primal_.reserve(max_constraints);
   factors_.reserve(m.nsubsystem);
   island_results_.reserve(m.nsubsystem);
+  system_results_.reserve(1);
+  system_.subsystems.reserve(m.nsubsystem);
+  system_.constraints.reserve(max_constraints);
+  system_.subsystem_adr.reserve(2);
+  system_.constraint_adr.reserve(2);
   residual_.Resize(m, static_cast<int>(3 * max_constraints));
 }
 
@@ -58,7 +63,7 @@ long AdmmNoSubSolver::analyses() const {
 // the values of A and of J^T S J at those entries.
 void AdmmNoSubSolver::Assemble(const Model& m, const Data& d, int island) {
   const ConstraintSet& set = d.constraints;
-  const Islands& islands = d.islands;
+  const Islands& islands = system_;
   const TreeSparseLayout& layout = d.mass_layout;
   const int n = island_dofs_[island];
   const size_t nnz_adr = island_nnz_adr_[island];
@@ -136,8 +141,8 @@ bool AdmmNoSubSolver::Refactor(int island, double beta) {
 void AdmmNoSubSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& options,
                                   double deadline_us, int island) {
   ConstraintSet& set = d.constraints;
-  const Islands& islands = d.islands;
-  IslandSolveResult& result = island_results_[island];
+  const Islands& islands = system_;
+  IslandSolveResult& result = system_results_[island];
   result = IslandSolveResult{};
   const int* constraints = islands.constraints.data() + islands.constraint_adr[island];
   const int num_constraints = islands.constraint_adr[island + 1] - islands.constraint_adr[island];
@@ -182,9 +187,9 @@ void AdmmNoSubSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& 
     }
   }
   for (int s = 0; s < num_constraints; ++s) jacobian_.Fill(m, d, constraints[s]);
-  double beta = penalty_.InitialBeta(m, d, island);
+  double beta = penalty_.InitialBeta(m, d, system_, island);
   result.beta0 = beta;
-  penalty_.Scales(m, d, island, beta, options.penalty_scaling, penalty_scale_.data());
+  penalty_.Scales(m, d, system_, island, beta, options.penalty_scaling, penalty_scale_.data());
   auto update_penalty_terms = [&] {
     for (int s = 0; s < num_constraints; ++s) {
       const int c = constraints[s];
@@ -295,7 +300,16 @@ void AdmmNoSubSolver::Solve(const Model& m, Data& d, const SolverOptions& option
                             double deadline_us, SolverStatistics* stats) {
   const double start = SteadyMicroseconds();
   const ConstraintSet& set = d.constraints;
-  const Islands& islands = d.islands;
+  // One system for the whole scene: every island's subsystems and constraints in one group.
+  system_.num = d.islands.num > 0 ? 1 : 0;
+  system_.subsystems.assign(d.islands.subsystems.begin(),
+                            d.islands.subsystems.begin() + d.islands.subsystem_adr[d.islands.num]);
+  system_.constraints.assign(
+      d.islands.constraints.begin(),
+      d.islands.constraints.begin() + d.islands.constraint_adr[d.islands.num]);
+  system_.subsystem_adr.assign({0, static_cast<int>(system_.subsystems.size())});
+  system_.constraint_adr.assign({0, static_cast<int>(system_.constraints.size())});
+  const Islands& islands = system_;
   subsystem_blocks_.Build(m, set);
   jacobian_.Layout(m, d);
   penalty_.CountBlocks(m, d);
@@ -355,9 +369,10 @@ void AdmmNoSubSolver::Solve(const Model& m, Data& d, const SolverOptions& option
     mass_values_.resize(total_keys);
     gram_values_.resize(total_keys);
   }
-  island_results_.resize(islands.num);
-
-  ParallelFor(0, islands.num, 1, [&](int k) { SolveIsland(m, d, options, deadline_us, k); });
+  system_results_.resize(islands.num);
+  for (int k = 0; k < islands.num; ++k) SolveIsland(m, d, options, deadline_us, k);
+  // Every island took part in every iteration of the one system.
+  island_results_.assign(d.islands.num, islands.num > 0 ? system_results_[0] : IslandSolveResult{});
 
   ReportSolveStatistics(m, d, options, island_results_, start, subsystem_blocks_, residual_, stats);
 }

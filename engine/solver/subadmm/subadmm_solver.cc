@@ -310,9 +310,9 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
   };
   // Lines 4-7: matrices, beta0, factorizations, and z^0_ij = J_ij v_k [OURS] (the warm-start
   // impulses are already in lambda).
-  double beta = penalty_.InitialBeta(m, d, island);
+  double beta = penalty_.InitialBeta(m, d, d.islands, island);
   result.beta0 = beta;
-  penalty_.Scales(m, d, island, beta, options.penalty_scaling, penalty_scale_.data());
+  penalty_.Scales(m, d, d.islands, island, beta, options.penalty_scaling, penalty_scale_.data());
   auto update_penalty_terms = [&] {
     for (int s = 0; s < num_constraints; ++s) {
       const int i = constraints[s];
