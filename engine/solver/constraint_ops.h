@@ -27,8 +27,10 @@ void SubsystemBodyVelocities(const Model& m, const Data& d, int subsystem, const
                              Vec6* body_velocity);
 
 // J_ij v_j of one block (dim values) from the body velocities (body-space) or v (joint-space).
-inline void ApplyBlock(const ConstraintBlock& block, int dim, const Vec6* body_velocity,
+template <int kDim = 0>  // kDim > 0 fixes dim at compile time
+inline void ApplyBlock(const ConstraintBlock& block, int dim_at_run_time, const Vec6* body_velocity,
                        const double* v, double* out) {
+  const int dim = kDim > 0 ? kDim : dim_at_run_time;
   if (block.body >= 0) {
     const Vec6& velocity = body_velocity[block.body];
     for (int r = 0; r < dim; ++r) out[r] = block.map.row(r).dot(velocity);

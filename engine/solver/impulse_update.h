@@ -96,15 +96,19 @@ inline void UpdateImpulse(const Constraint& c, const double* velocity, const dou
 // (updated), terms the constraint's MakePenaltyTerms(c, beta_i, blocks). slack_change[k] receives
 // z_ij' - z_ij for the dual residual. Returns the square of this constraint's share of theta_p (eq.
 // 42), max_j ||J_ij v_j - z_ij'||^2: callers take one square root per island, not one per
-// constraint.
-inline double RelaxedConstraintUpdate(const Constraint& c, int blocks,
+// constraint. kBlocks and kDim, when positive, fix `blocks` and c.dim at compile time so that the
+// common shapes (a joint row, a contact on one or two bodies) run without loops.
+template <int kBlocks = 0, int kDim = 0>
+inline double RelaxedConstraintUpdate(const Constraint& c, int blocks_at_run_time,
                                       const double (*block_velocity)[6], double* const* z,
                                       const double* bias, double* lambda, const PenaltyTerms& terms,
                                       double alpha, double (*slack_change)[6]) {
+  const int blocks = kBlocks > 0 ? kBlocks : blocks_at_run_time;
+  const int dim = kDim > 0 ? kDim : c.dim;
   double relaxed[2][6];
   double velocity[6] = {0, 0, 0, 0, 0, 0};
   for (int k = 0; k < blocks; ++k) {
-    for (int r = 0; r < c.dim; ++r) {
+    for (int r = 0; r < dim; ++r) {
       relaxed[k][r] = alpha * block_velocity[k][r] + (1 - alpha) * z[k][r];
       velocity[r] += relaxed[k][r];
     }
@@ -112,7 +116,7 @@ inline double RelaxedConstraintUpdate(const Constraint& c, int blocks,
   double updated[6] = {0, 0, 0, 0, 0, 0};
   UpdateImpulse(c, velocity, bias, lambda, terms, blocks, updated);
   double primal2[2] = {0, 0};
-  for (int r = 0; r < c.dim; ++r) {
+  for (int r = 0; r < dim; ++r) {
     const double change = (updated[r] - lambda[r]) * terms.inverse_beta;
     for (int k = 0; k < blocks; ++k) {
       const double slack = relaxed[k][r] + change;
@@ -123,7 +127,7 @@ inline double RelaxedConstraintUpdate(const Constraint& c, int blocks,
     }
     lambda[r] = updated[r];
   }
-  return std::max(primal2[0], primal2[1]);
+  return blocks == 1 ? primal2[0] : std::max(primal2[0], primal2[1]);
 }
 
 }  // namespace alsim

@@ -290,6 +290,41 @@ void SubAdmmSolver::ScatterState(Data& d, int island, const double* state) const
                       [&](double& value, double scale, double) { value = state[n++] * scale; });
 }
 
+// Lines 10-11 for constraint i: J_ij v_j per block, the relaxed impulse and slack update, the
+// slack change for the dual residual, and (when `gather` is set) the constraint's share of the
+// Anderson iterate, as GatherState writes it. kBlocks and kDim as for RelaxedConstraintUpdate.
+template <int kBlocks, int kDim>
+void SubAdmmSolver::UpdateConstraint(Data& d, int i, double alpha, double* gather) {
+  ConstraintSet& set = d.constraints;
+  const Constraint& c = set.constraints[i];
+  const int blocks = kBlocks > 0 ? kBlocks : c.block_num;
+  const int dim = kDim > 0 ? kDim : c.dim;
+  double block_velocity[2][6] = {};
+  double* slack[2];
+  double slack_change[2][6];
+  for (int k = 0; k < blocks; ++k) {
+    const ConstraintBlock& block = set.blocks[c.block_adr + k];
+    ApplyBlock<kDim>(block, dim, body_velocity_.data(), d.v_hat.data(), block_velocity[k]);
+    slack[k] = set.z.data() + block.z_adr;
+  }
+  double* lambda = set.lambda.data() + c.row_adr;
+  const PenaltyTerms& terms = penalty_terms_[i];
+  primal_residual_[i] = RelaxedConstraintUpdate<kBlocks, kDim>(c, blocks, block_velocity, slack,
+                                                               set.bias.data() + c.row_adr, lambda,
+                                                               terms, alpha, slack_change);
+  for (int k = 0; k < blocks; ++k) {
+    double* change = slack_change_.data() + set.blocks[c.block_adr + k].z_adr;
+    for (int r = 0; r < dim; ++r) change[r] = slack_change[k][r];
+  }
+  if (gather != nullptr) {
+    double* state = gather + iterate_offset_[i];
+    for (int k = 0; k < blocks; ++k) {
+      for (int r = 0; r < dim; ++r) *state++ = slack[k][r];
+    }
+    for (int r = 0; r < dim; ++r) *state++ = lambda[r] * terms.inverse_beta;
+  }
+}
+
 void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& options,
                                 double deadline_us, int island) {
   ConstraintSet& set = d.constraints;
@@ -355,31 +390,19 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
     double* gather = accelerate && iteration >= kAndersonStart - 1 ? state_g : nullptr;
     // Line 9, eq. (34): the velocity step.
     for_subsystems([&](int j) { VelocityStep(m, d, j, beta); });
-    // Lines 10-11, eqs. (35)-(39): impulses and slacks per constraint.
+    // Lines 10-11, eqs. (35)-(39): impulses and slacks per constraint, with the loops unrolled
+    // for the common shapes.
     for_constraints([&](int i) {
       const Constraint& c = set.constraints[i];
-      double block_velocity[2][6];
-      double* slack[2];
-      double slack_change[2][6];
-      for (int k = 0; k < c.block_num; ++k) {
-        const ConstraintBlock& block = set.blocks[c.block_adr + k];
-        ApplyBlock(block, c.dim, body_velocity_.data(), d.v_hat.data(), block_velocity[k]);
-        slack[k] = set.z.data() + block.z_adr;
-      }
-      primal_residual_[i] = RelaxedConstraintUpdate(
-          c, c.block_num, block_velocity, slack, set.bias.data() + c.row_adr,
-          set.lambda.data() + c.row_adr, penalty_terms_[i], options.relaxation, slack_change);
-      for (int k = 0; k < c.block_num; ++k) {
-        double* change = slack_change_.data() + set.blocks[c.block_adr + k].z_adr;
-        for (int r = 0; r < c.dim; ++r) change[r] = slack_change[k][r];
-      }
-      if (gather != nullptr) {  // as GatherState
-        double* state = gather + iterate_offset_[i];
-        for (int k = 0; k < c.block_num; ++k) {
-          for (int r = 0; r < c.dim; ++r) *state++ = slack[k][r];
-        }
-        const double* lambda = set.lambda.data() + c.row_adr;
-        for (int r = 0; r < c.dim; ++r) *state++ = lambda[r] * penalty_terms_[i].inverse_beta;
+      const double alpha = options.relaxation;
+      if (c.block_num == 1 && c.dim == 1) {
+        UpdateConstraint<1, 1>(d, i, alpha, gather);
+      } else if (c.block_num == 1 && c.dim == 3) {
+        UpdateConstraint<1, 3>(d, i, alpha, gather);
+      } else if (c.block_num == 2 && c.dim == 3) {
+        UpdateConstraint<2, 3>(d, i, alpha, gather);
+      } else {
+        UpdateConstraint<0, 0>(d, i, alpha, gather);
       }
     });
     // Eq. (42): theta_p = max ||J_ij v_j - z_ij||, and the dual residual

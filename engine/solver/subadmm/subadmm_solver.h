@@ -48,6 +48,8 @@ class SubAdmmSolver final : public ConstraintSolver {
   void Refactor(const Model& m, const Data& d, int subsystem, double beta);
   void AddJointGram(const Model& m, const Data& d, int subsystem);
   void VelocityStep(const Model& m, Data& d, int subsystem, double beta);
+  template <int kBlocks, int kDim>
+  void UpdateConstraint(Data& d, int constraint, double alpha, double* gather);
   template <class Visit>
   void ForEachIterateValue(Data& d, int island, const Visit& visit) const;
   void GatherState(Data& d, int island, double* state) const;
