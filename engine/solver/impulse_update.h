@@ -97,12 +97,14 @@ inline void UpdateImpulse(const Constraint& c, const double* velocity, const dou
 // z_ij' - z_ij for the dual residual. Returns the square of this constraint's share of theta_p (eq.
 // 42), max_j ||J_ij v_j - z_ij'||^2: callers take one square root per island, not one per
 // constraint. kBlocks and kDim, when positive, fix `blocks` and c.dim at compile time so that the
-// common shapes (a joint row, a contact on one or two bodies) run without loops.
-template <int kBlocks = 0, int kDim = 0>
-inline double RelaxedConstraintUpdate(const Constraint& c, int blocks_at_run_time,
-                                      const double (*block_velocity)[6], double* const* z,
-                                      const double* bias, double* lambda, const PenaltyTerms& terms,
-                                      double alpha, double (*slack_change)[6]) {
+// common shapes (a joint row, a contact on one or two bodies) run without loops; 0 leaves them to
+// run time. RelaxedConstraintUpdate below picks the shape.
+template <int kBlocks, int kDim>
+inline double RelaxedConstraintUpdateOfShape(const Constraint& c, int blocks_at_run_time,
+                                             const double (*block_velocity)[6], double* const* z,
+                                             const double* bias, double* lambda,
+                                             const PenaltyTerms& terms, double alpha,
+                                             double (*slack_change)[6]) {
   const int blocks = kBlocks > 0 ? kBlocks : blocks_at_run_time;
   const int dim = kDim > 0 ? kDim : c.dim;
   double relaxed[2][6];
@@ -128,6 +130,26 @@ inline double RelaxedConstraintUpdate(const Constraint& c, int blocks_at_run_tim
     lambda[r] = updated[r];
   }
   return blocks == 1 ? primal2[0] : std::max(primal2[0], primal2[1]);
+}
+
+inline double RelaxedConstraintUpdate(const Constraint& c, int blocks,
+                                      const double (*block_velocity)[6], double* const* z,
+                                      const double* bias, double* lambda, const PenaltyTerms& terms,
+                                      double alpha, double (*slack_change)[6]) {
+  if (blocks == 1 && c.dim == 1) {
+    return RelaxedConstraintUpdateOfShape<1, 1>(c, blocks, block_velocity, z, bias, lambda, terms,
+                                                alpha, slack_change);
+  }
+  if (blocks == 1 && c.dim == 3) {
+    return RelaxedConstraintUpdateOfShape<1, 3>(c, blocks, block_velocity, z, bias, lambda, terms,
+                                                alpha, slack_change);
+  }
+  if (blocks == 2 && c.dim == 3) {
+    return RelaxedConstraintUpdateOfShape<2, 3>(c, blocks, block_velocity, z, bias, lambda, terms,
+                                                alpha, slack_change);
+  }
+  return RelaxedConstraintUpdateOfShape<0, 0>(c, blocks, block_velocity, z, bias, lambda, terms,
+                                              alpha, slack_change);
 }
 
 }  // namespace alsim

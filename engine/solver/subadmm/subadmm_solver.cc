@@ -292,7 +292,8 @@ void SubAdmmSolver::ScatterState(Data& d, int island, const double* state) const
 
 // Lines 10-11 for constraint i: J_ij v_j per block, the relaxed impulse and slack update, the
 // slack change for the dual residual, and (when `gather` is set) the constraint's share of the
-// Anderson iterate, as GatherState writes it. kBlocks and kDim as for RelaxedConstraintUpdate.
+// Anderson iterate, as GatherState writes it. kBlocks and kDim as for
+// RelaxedConstraintUpdateOfShape.
 template <int kBlocks, int kDim>
 void SubAdmmSolver::UpdateConstraint(Data& d, int i, double alpha, double* gather) {
   ConstraintSet& set = d.constraints;
@@ -309,9 +310,9 @@ void SubAdmmSolver::UpdateConstraint(Data& d, int i, double alpha, double* gathe
   }
   double* lambda = set.lambda.data() + c.row_adr;
   const PenaltyTerms& terms = penalty_terms_[i];
-  primal_residual_[i] = RelaxedConstraintUpdate<kBlocks, kDim>(c, blocks, block_velocity, slack,
-                                                               set.bias.data() + c.row_adr, lambda,
-                                                               terms, alpha, slack_change);
+  primal_residual_[i] = RelaxedConstraintUpdateOfShape<kBlocks, kDim>(
+      c, blocks, block_velocity, slack, set.bias.data() + c.row_adr, lambda, terms, alpha,
+      slack_change);
   for (int k = 0; k < blocks; ++k) {
     double* change = slack_change_.data() + set.blocks[c.block_adr + k].z_adr;
     for (int r = 0; r < dim; ++r) change[r] = slack_change[k][r];
