@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "engine/core/parallel.h"
-#include "engine/solver/admm_baselines/island_parallel.h"
 #include "engine/solver/impulse_update.h"
+#include "engine/solver/island_parallel.h"
 
 namespace alsim {
 
@@ -108,7 +108,7 @@ void AdmmNoBodySolver::SolveIsland(const Model& m, Data& d, const SolverOptions&
   const int* constraints = islands.constraints.data() + islands.constraint_adr[island];
   const int num_constraints = islands.constraint_adr[island + 1] - islands.constraint_adr[island];
   auto for_subsystems = [&](const auto& body) {
-    IslandParallelFor(num_subsystems, kIslandParallelSubsystems, 1,
+    IslandParallelFor(num_subsystems, kIslandParallelSubsystems, kIslandSubsystemsPerTask,
                       [&](int s) { body(subsystems[s]); });
   };
   auto for_constraints = [&](const auto& body) {

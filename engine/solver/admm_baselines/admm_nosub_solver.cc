@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "engine/core/parallel.h"
-#include "engine/solver/admm_baselines/island_parallel.h"
 #include "engine/solver/impulse_update.h"
+#include "engine/solver/island_parallel.h"
 
 namespace alsim {
 namespace {

@@ -8,16 +8,11 @@
 #include "engine/dynamics/tree_ldl.h"
 #include "engine/solver/anderson.h"
 #include "engine/solver/impulse_update.h"
+#include "engine/solver/island_parallel.h"
 #include "engine/solver/solve_statistics.h"
 
 namespace alsim {
 namespace {
-
-// Below these sizes an island's loops run on the calling thread: a task costs a few
-// microseconds, more than a small loop. Islands themselves always run in parallel.
-constexpr int kParallelSubsystems = 4;    // subsystems per island
-constexpr int kParallelConstraints = 96;  // constraints per island
-constexpr int kConstraintsPerTask = 32;
 
 // Anderson acceleration (SolverOptions::anderson_memory) starts at this iteration, so islands that
 // converge at once never pay for it, and only on islands whose iterate (z and lambda / beta) has
@@ -28,15 +23,6 @@ constexpr int kConstraintsPerTask = 32;
 // its speed to the extrapolation's cost, hence the size limit.
 constexpr int kAndersonStart = 5;
 constexpr int kAndersonMaxState = 1024;
-
-template <class Body>
-void MaybeParallel(int n, int threshold, int grain, const Body& body) {
-  if (n < threshold) {
-    for (int i = 0; i < n; ++i) body(i);
-  } else {
-    ParallelFor(0, n, grain, body);
-  }
-}
 
 int SubsystemNnzBegin(const Model& m, const Data& d, int j) {
   return d.mass_layout.row_adr[m.subsystem_dof_adr[j]];
@@ -338,11 +324,12 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
   result = IslandResult{};
 
   auto for_subsystems = [&](const auto& body) {
-    MaybeParallel(num_subsystems, kParallelSubsystems, 1, [&](int s) { body(subsystems[s]); });
+    IslandParallelFor(num_subsystems, kIslandParallelSubsystems, kIslandSubsystemsPerTask,
+                      [&](int s) { body(subsystems[s]); });
   };
   auto for_constraints = [&](const auto& body) {
-    MaybeParallel(num_constraints, kParallelConstraints, kConstraintsPerTask,
-                  [&](int s) { body(constraints[s]); });
+    IslandParallelFor(num_constraints, kIslandParallelConstraints, kIslandConstraintsPerTask,
+                      [&](int s) { body(constraints[s]); });
   };
   // Lines 4-7: matrices, beta0, factorizations, and z^0_ij = J_ij v_k [OURS] (the warm-start
   // impulses are already in lambda).
