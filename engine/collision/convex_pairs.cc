@@ -59,7 +59,9 @@ Vec3 LocalSupport(const GeomShape& s, const Vec3& d) {
       return s.size.cwiseProduct(scaled) / norm;
     }
     case GeomType::kCylinder: {  // the rim point of the end disk that faces d
-      const double radial = std::hypot(d.x(), d.y());
+      const double radial = std::sqrt(
+          d.x() * d.x() +
+          d.y() * d.y());  // d is a direction: hypot's overflow care is not needed, and it is slow
       const double scale = radial > kTiny ? s.size[0] / radial : 0.0;
       return Vec3(scale * d.x(), scale * d.y(), SignOrPlus(d.z()) * s.size[1]);
     }
