@@ -9,7 +9,7 @@
 //   residuals (42) and adaptive beta (43), refactoring every subsystem when beta changes.
 // Three options go beyond the paper (SolverOptions, each switchable back): per-constraint
 // penalties from the Delassus diagonal (admm_penalty.h), over-relaxation of the constraint step
-// (RelaxedConstraintUpdate in impulse_update.h) and Anderson acceleration of the whole iteration
+// (RelaxedConstraintUpdate in impulse_update.h) and Anderson acceleration of pairs of iterations
 // (anderson.h). Two shortcuts keep the arithmetic of an iteration small: the J^T gather is fused
 // with the tree solve (VelocityStep), and single-body subsystems use a 6 x 6 response matrix
 // (PrepareSingleBody).
