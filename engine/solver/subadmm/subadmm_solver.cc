@@ -448,7 +448,7 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
       beta = adapted;
       update_penalty_terms();
       for_subsystems([&](int j) { Refactor(m, d, j, beta); });
-      if (accelerate && plain_since_w >= 0) {  // a new penalty is a new map: start afresh
+      if (accelerate && result.iterations >= kAndersonStart - 1) {  // a new map: start afresh
         anderson.Reset();
         GatherState(d, island, state_w);
         plain_since_w = 0;
