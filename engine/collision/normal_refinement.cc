@@ -3,6 +3,7 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace alsim {
 namespace {
@@ -11,6 +12,29 @@ namespace {
 // families below are used, so the step only limits the convergence rate to ~1e-7 per iteration.
 constexpr double kDifferenceStep = 1e-7;
 constexpr double kMaxNewtonStep = 0.5;  // radians; keeps a bad Jacobian from jumping far
+// A run whose gradient has not halved in this many iterations is given up: it is not converging
+// (the family does not fit the contact, e.g. the sphere family on a cylinder's rim), and only
+// converged candidates are used. Measured on humanoid100 (1500 steps, 23179 refinements): half
+// of all Newton iterations were in runs that reached kNormalNewtonIterations unconverged; with
+// this cut-off no refinement chose another normal (checked against the full runs to 1e-9).
+constexpr int kStallIterations = 5;
+
+// Counts the iterations since the gradient norm last fell below half its best value.
+class StallDetector {
+ public:
+  bool Stalled(double gradient_norm) {
+    if (gradient_norm < 0.5 * best_) {
+      best_ = gradient_norm;
+      since_best_ = 0;
+      return false;
+    }
+    return ++since_best_ >= kStallIterations;
+  }
+
+ private:
+  double best_ = std::numeric_limits<double>::infinity();
+  int since_best_ = 0;
+};
 
 Vec3 Support(const AxialBody& body, const Vec3& dir) {
   return body.mapping.support(body.mapping.set, dir);
@@ -44,6 +68,7 @@ Eigen::Vector2d TangentGradient(const AxialBody& a, const AxialBody& b, const Ve
 Candidate NewtonOnSphere(const AxialBody& a, const AxialBody& b, const Vec3& start,
                          double tolerance) {
   Candidate c{start, false};
+  StallDetector stall;
   for (int it = 0; it < kNormalNewtonIterations; ++it) {
     const Vec3 t1 = Perpendicular(c.normal);
     const Vec3 t2 = c.normal.cross(t1);
@@ -52,6 +77,7 @@ Candidate NewtonOnSphere(const AxialBody& a, const AxialBody& b, const Vec3& sta
       c.converged = true;
       return c;
     }
+    if (stall.Stalled(r.norm())) return c;
     Eigen::Matrix2d jacobian;
     for (int k = 0; k < 2; ++k) {
       const Vec3 moved = (c.normal + kDifferenceStep * (k == 0 ? t1 : t2)).normalized();
@@ -81,9 +107,11 @@ Candidate NewtonOnCircle(const AxialBody& a, const AxialBody& b, const Vec3& axi
     return tangent.dot(SupportGap(a, b, direction(phi)));
   };
   double phi = 0;
+  StallDetector stall;
   for (int it = 0; it < kNormalNewtonIterations; ++it) {
     const double r = gradient(phi);
     if (std::abs(r) <= tolerance) return {direction(phi), true};
+    if (stall.Stalled(std::abs(r))) break;
     const double slope = (gradient(phi + kDifferenceStep) - r) / kDifferenceStep;
     if (!(std::abs(slope) > 0)) break;
     phi += std::clamp(-r / slope, -kMaxNewtonStep, kMaxNewtonStep);
