@@ -204,7 +204,8 @@ GjkDistanceResult Touching(int iterations) {
 
 }  // namespace
 
-GjkDistanceResult GjkDistance(const SupportMapping& a, const SupportMapping& b) {
+GjkDistanceResult GjkDistance(const SupportMapping& a, const SupportMapping& b,
+                              double relative_tolerance) {
   Vec3 guess = a.center - b.center;  // a point of A - B
   if (guess.squaredNorm() == 0) guess = Vec3::UnitX();
   Simplex simplex;
@@ -220,7 +221,7 @@ GjkDistanceResult GjkDistance(const SupportMapping& a, const SupportMapping& b) 
     const Vertex w = SupportOfDifference(a, b, -v);
     size = std::max(size, w.w.norm());
     // |v| - v.w/|v| bounds the distance error: stop once it is small relative to |v|.
-    if (v2 - v.dot(w.w) <= kGjkRelativeTolerance * v2) break;
+    if (v2 - v.dot(w.w) <= relative_tolerance * v2) break;
     if (Contains(simplex, w.w)) break;  // no new support point: v is exact
     Simplex grown = simplex;
     grown.vertex[grown.count++] = w;

@@ -27,6 +27,8 @@ struct SupportMapping {
 
 inline constexpr int kGjkMaxIterations = 64;
 inline constexpr double kGjkRelativeTolerance = 1e-12;
+// For callers that refine GJK's normal and distance afterwards (convex_pairs.cc).
+inline constexpr double kGjkRefinedTolerance = 1e-6;
 inline constexpr double kGjkTouchTolerance = 1e-12;
 
 struct GjkDistanceResult {
@@ -37,6 +39,8 @@ struct GjkDistanceResult {
   int iterations = 0;
 };
 
-GjkDistanceResult GjkDistance(const SupportMapping& a, const SupportMapping& b);
+// relative_tolerance replaces kGjkRelativeTolerance for callers that refine the answer anyway.
+GjkDistanceResult GjkDistance(const SupportMapping& a, const SupportMapping& b,
+                              double relative_tolerance = kGjkRelativeTolerance);
 
 }  // namespace alsim
