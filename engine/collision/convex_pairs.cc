@@ -59,9 +59,8 @@ Vec3 LocalSupport(const GeomShape& s, const Vec3& d) {
       return s.size.cwiseProduct(scaled) / norm;
     }
     case GeomType::kCylinder: {  // the rim point of the end disk that faces d
-      const double radial = std::sqrt(
-          d.x() * d.x() +
-          d.y() * d.y());  // d is a direction: hypot's overflow care is not needed, and it is slow
+      // d is a direction: hypot's overflow care is not needed, and it is slow.
+      const double radial = std::sqrt(d.x() * d.x() + d.y() * d.y());
       const double scale = radial > kTiny ? s.size[0] / radial : 0.0;
       return Vec3(scale * d.x(), scale * d.y(), SignOrPlus(d.z()) * s.size[1]);
     }
@@ -542,8 +541,8 @@ double PairScale(const GeomShape& a, const GeomShape& b) {
 
 // The contact of separated cores (or whole shapes): GJK's closest points, then, for curved
 // bodies, the normal of least overlap with the distance along it (*refined_out says whether it
-// replaced GJK's). The touching point of a body
-// with a unique support is exact; the other lies core_dist along the normal from it.
+// replaced GJK's). The touching point of a body with a unique support is exact; the other lies
+// core_dist along the normal from it.
 Contact SeparatedContact(const Body& a, const Body& b, const GjkDistanceResult& gjk,
                          bool* refined_out) {
   Vec3 normal = (gjk.point_b - gjk.point_a) / gjk.distance;
