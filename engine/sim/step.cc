@@ -49,10 +49,28 @@ void ForEachTree(const Model& m, const Tree& tree) {
   }
 }
 
-// Position- and velocity-dependent quantities at the current qpos, qvel, ctrl. Trees hanging
-// from the world share nothing here, so each runs as one task; the results are the serial
-// stages' bit for bit.
-void SmoothDynamics(const Model& m, Data& d) {
+// Eliminating v_{k+1} from eq. (2) with damping D implicit in v_hat gives
+//   (M + (1 - theta) h D) qacc = f,   f = actuator + passive - bias forces,
+//   v_{k+1} = v_k + h qacc,   v_hat = v_k + (1 - theta) h qacc.
+// qH holds M + (1 - theta) h D and then its tree LDL^T factor (same sparsity as M), per tree.
+void FactorStepMatrixOfTrees(const Model& m, Data& d, double theta, const TreeRange& trees) {
+  if (trees.dof_begin == trees.dof_end) return;
+  const double damping_scale = (1.0 - theta) * m.timestep;
+  const TreeSparseLayout& layout = d.mass_layout;
+  const int last = trees.dof_end - 1;
+  std::copy(d.M.begin() + layout.row_adr[trees.dof_begin],
+            d.M.begin() + layout.row_adr[last] + layout.row_nnz[last],
+            d.qH.begin() + layout.row_adr[trees.dof_begin]);
+  for (int i = trees.dof_begin; i < trees.dof_end; ++i) {
+    d.qH[layout.row_adr[i]] += damping_scale * m.dof_damping[i];
+  }
+  TreeLdlFactorRange(layout, trees.dof_begin, trees.dof_end, d.qH.data());
+}
+
+// Position- and velocity-dependent quantities at the current qpos, qvel, ctrl, and the factor
+// of the step matrix (FactorStepMatrixOfTrees). Trees hanging from the world share nothing here,
+// so each runs as one task; the results are the serial stages' bit for bit.
+void SmoothDynamics(const Model& m, Data& d, double theta) {
   KinematicsOfWorld(d);
   d.cvel[0].setZero();
   d.crb[0] = d.cinert[0];
@@ -63,6 +81,7 @@ void SmoothDynamics(const Model& m, Data& d) {
     MassMatrixOfTrees(m, d, trees);
     BiasForcesOfTrees(m, d, trees);
     PassiveForcesOfTrees(m, d, trees);
+    FactorStepMatrixOfTrees(m, d, theta, trees);
   });
   if (m.ngeom < kParallelGeoms) {
     PlaceGeoms(m, d, 0, m.ngeom);
@@ -73,26 +92,6 @@ void SmoothDynamics(const Model& m, Data& d) {
     });
   }
   ActuatorForces(m, d);
-}
-
-// Eliminating v_{k+1} from eq. (2) with damping D implicit in v_hat gives
-//   (M + (1 - theta) h D) qacc = f,   f = actuator + passive - bias forces,
-//   v_{k+1} = v_k + h qacc,   v_hat = v_k + (1 - theta) h qacc.
-// qH holds M + (1 - theta) h D and then its tree LDL^T factor (same sparsity as M).
-void FactorStepMatrix(const Model& m, Data& d, double theta) {
-  const double damping_scale = (1.0 - theta) * m.timestep;
-  const TreeSparseLayout& layout = d.mass_layout;
-  ForEachTree(m, [&](const TreeRange& trees) {
-    if (trees.dof_begin == trees.dof_end) return;
-    const int last = trees.dof_end - 1;
-    std::copy(d.M.begin() + layout.row_adr[trees.dof_begin],
-              d.M.begin() + layout.row_adr[last] + layout.row_nnz[last],
-              d.qH.begin() + layout.row_adr[trees.dof_begin]);
-    for (int i = trees.dof_begin; i < trees.dof_end; ++i) {
-      d.qH[layout.row_adr[i]] += damping_scale * m.dof_damping[i];
-    }
-    TreeLdlFactorRange(layout, trees.dof_begin, trees.dof_end, d.qH.data());
-  });
 }
 
 void SolveAcceleration(const Model& m, Data& d) {
@@ -178,8 +177,7 @@ void ReportServoForces(const Model& m, Data& d) {
 }  // namespace
 
 void Forward(const Model& m, Data& d, const StepOptions& options) {
-  SmoothDynamics(m, d);
-  FactorStepMatrix(m, d, options.theta);
+  SmoothDynamics(m, d, options.theta);
   SolveAcceleration(m, d);
   if (options.theta > 0) CorrectBiasAtThetaVelocity(m, d, options.theta);
 }
@@ -198,9 +196,8 @@ StepStatus Step(const Model& m, Data& d, const StepOptions& options) {
   if (theta > 0) IntegratePositions(m, d.qvel.data(), theta * h, d.qpos.data());
 
   // smooth dynamics at (q_theta, v_k): v_free = v_k + (1 - theta) h qacc
-  SmoothDynamics(m, d);
+  SmoothDynamics(m, d, theta);
   RemoveImplicitServoForces(m, d, options.constraints);
-  FactorStepMatrix(m, d, theta);
   SolveAcceleration(m, d);
   if (theta > 0) CorrectBiasAtThetaVelocity(m, d, theta);
   for (int i = 0; i < m.nv; ++i) d.v_free[i] = d.qvel[i] + (1.0 - theta) * h * d.qacc[i];
