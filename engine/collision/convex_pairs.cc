@@ -671,7 +671,7 @@ int CollideOrdered(const GeomShape& a, const GeomShape& b, double margin, Contac
     if (!(lower_bound - CoreRadius(body_a) - CoreRadius(body_b) < margin + kTiny)) return 0;
     bool refined = false;
     deepest = SeparatedContact(body_a, body_b, gjk, &refined);
-    if (!refined && tolerance != kGjkRelativeTolerance) {
+    if (!refined && refined_exactly) {
       // GJK's own answer is used after all: make it precise.
       const GjkDistanceResult precise = GjkDistance(mapping_a, mapping_b);
       if (precise.separated) deepest = SeparatedContact(body_a, body_b, precise, &refined);

@@ -39,24 +39,21 @@ inline void ApplyBlock(const ConstraintBlock& block, int dim_at_run_time, const 
   }
 }
 
-// tau = sum over subsystem j's blocks k of J_k^T y_k, written to j's dofs of tau (nv), where
-// block_value(k, y) writes the dim values y_k of block k (k a block index of `set`). Bodies whose
-// subtree has no body-space block (subtree_active[b] == 0) are skipped; subtree_active may be
-// null (no skipping). body_force (nbody) is scratch.
+// The first half of a J^T gather over subsystem j's blocks k with values y_k (block_value(k, y)
+// writes the dim values of block k, k a block index of `set`): joint-space blocks add
+// c y_k to tau at their dof, body-space blocks sum map^T y_k into body_force of their body (zeroed
+// first for every body whose subtree has a body-space block: subtree_active[b] != 0, or every
+// body when subtree_active is null). tau is added to, not cleared.
 template <class BlockValue>
-void GatherSubsystemForces(const Model& m, const Data& d, const ConstraintSet& set,
-                           const SubsystemBlocks& subsystem_blocks, int subsystem,
-                           const BlockValue& block_value, const char* subtree_active,
-                           Vec6* body_force, double* tau) {
+void AddBlockForces(const Model& m, const ConstraintSet& set,
+                    const SubsystemBlocks& subsystem_blocks, int subsystem,
+                    const BlockValue& block_value, const char* subtree_active, Vec6* body_force,
+                    double* tau) {
   const int body_begin = m.subsystem_body_adr[subsystem];
   const int body_end = body_begin + m.subsystem_body_num[subsystem];
-  const int dof_begin = m.subsystem_dof_adr[subsystem];
-  const int dof_end = dof_begin + m.subsystem_dof_num[subsystem];
-  auto active = [&](int b) { return subtree_active == nullptr || subtree_active[b] != 0; };
   for (int b = body_begin; b < body_end; ++b) {
-    if (active(b)) body_force[b].setZero();
+    if (subtree_active == nullptr || subtree_active[b] != 0) body_force[b].setZero();
   }
-  for (int i = dof_begin; i < dof_end; ++i) tau[i] = 0;
   for (int k = subsystem_blocks.adr[subsystem]; k < subsystem_blocks.adr[subsystem + 1]; ++k) {
     const int index = subsystem_blocks.blocks[k];
     const ConstraintBlock& block = set.blocks[index];
@@ -70,9 +67,25 @@ void GatherSubsystemForces(const Model& m, const Data& d, const ConstraintSet& s
       tau[block.dof] += block.dof_coefficient * y[0];
     }
   }
+}
+
+// tau = sum over subsystem j's blocks k of J_k^T y_k, written to j's dofs of tau (nv), with
+// block_value and subtree_active as for AddBlockForces (bodies whose subtree has no body-space
+// block are skipped). body_force (nbody) is scratch.
+template <class BlockValue>
+void GatherSubsystemForces(const Model& m, const Data& d, const ConstraintSet& set,
+                           const SubsystemBlocks& subsystem_blocks, int subsystem,
+                           const BlockValue& block_value, const char* subtree_active,
+                           Vec6* body_force, double* tau) {
+  const int body_begin = m.subsystem_body_adr[subsystem];
+  const int body_end = body_begin + m.subsystem_body_num[subsystem];
+  const int dof_begin = m.subsystem_dof_adr[subsystem];
+  const int dof_end = dof_begin + m.subsystem_dof_num[subsystem];
+  for (int i = dof_begin; i < dof_end; ++i) tau[i] = 0;
+  AddBlockForces(m, set, subsystem_blocks, subsystem, block_value, subtree_active, body_force, tau);
   // Backward pass: a body's force acts on every dof between it and the root.
   for (int b = body_end - 1; b >= body_begin; --b) {
-    if (!active(b)) continue;
+    if (subtree_active != nullptr && subtree_active[b] == 0) continue;
     for (int k = 0; k < m.body_dof_num[b]; ++k) {
       const int dof = m.body_dof_adr[b] + k;
       tau[dof] += d.cdof[dof].dot(body_force[b]);

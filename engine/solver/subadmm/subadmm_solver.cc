@@ -196,23 +196,17 @@ void SubAdmmSolver::VelocityStep(const Model& m, Data& d, int j, double beta) {
   const int dof_end = dof_begin + m.subsystem_dof_num[j];
   double* x = d.v_hat.data();
   for (int i = dof_begin; i < dof_end; ++i) x[i] = d.solver_rhs[i];
-  for (int b = body_begin; b < body_end; ++b) {
-    if (body_has_gram_[b]) body_force_[b].setZero();
-  }
-  for (int k = subsystem_blocks_.adr[j]; k < subsystem_blocks_.adr[j + 1]; ++k) {
-    const ConstraintBlock& block = set.blocks[subsystem_blocks_.blocks[k]];
-    const Constraint& c = set.constraints[block.constraint];
-    const double penalty = beta * penalty_scale_[block.constraint];
-    const double* z = set.z.data() + block.z_adr;
-    const double* lambda = set.lambda.data() + c.row_adr;
-    if (block.body >= 0) {
-      Vec6& force = body_force_[block.body];
-      for (int r = 0; r < c.dim; ++r)
-        force += block.map.row(r).transpose() * (penalty * z[r] + lambda[r]);
-    } else {
-      x[block.dof] += block.dof_coefficient * (penalty * z[0] + lambda[0]);
-    }
-  }
+  AddBlockForces(
+      m, set, subsystem_blocks_, j,
+      [&](int k, double* y) {
+        const ConstraintBlock& block = set.blocks[k];
+        const Constraint& c = set.constraints[block.constraint];
+        const double penalty = beta * penalty_scale_[block.constraint];
+        const double* z = set.z.data() + block.z_adr;
+        const double* lambda = set.lambda.data() + c.row_adr;
+        for (int r = 0; r < c.dim; ++r) y[r] = penalty * z[r] + lambda[r];
+      },
+      body_has_gram_.data(), body_force_.data(), x);
   if (single_body_[j]) {  // all blocks are on this one body: no tree to solve
     const Vec6& force = body_force_[body_begin];
     single_body_force_[j] = force;
