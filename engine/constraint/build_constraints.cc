@@ -16,12 +16,6 @@ constexpr int kKindEquality = 1;
 constexpr int kKindLimit = 2;
 constexpr int kKindSoft = 3;
 
-bool KeyLess(const ConstraintKey& x, const ConstraintKey& y) {
-  if (x.kind != y.kind) return x.kind < y.kind;
-  if (x.a != y.a) return x.a < y.a;
-  return x.b < y.b;
-}
-
 // Gap-dependent bias of eqs. (3) and (5): a gap may close within the step (phi / h); a
 // penetration is removed at the rate `erp` per step.
 double PositionBias(double phi, double h, double erp) { return (phi >= 0 ? phi : erp * phi) / h; }
@@ -193,7 +187,7 @@ void AddServos(const Model& m, const Data& d, ConstraintSet& set, const Constrai
 void WarmStartImpulses(const Data& d, ConstraintSet& set, double radius) {
   const WarmStart& warm = d.warm_start;
   for (const Constraint& c : set.constraints) {
-    const auto first = std::lower_bound(warm.key.begin(), warm.key.end(), c.key, KeyLess);
+    const auto first = std::lower_bound(warm.key.begin(), warm.key.end(), c.key, ConstraintKeyLess);
     double* lambda = set.lambda.data() + c.row_adr;
     if (c.type != ConstraintType::kContact) {
       if (first != warm.key.end() && *first == c.key) {

@@ -43,6 +43,15 @@ struct ConstraintKey {
   }
 };
 
+// The order of keys: by kind, then a, then b. A ConstraintSet lists its constraints in this order
+// (see below), so the warm start saved from it is sorted and the next step finds a constraint's
+// predecessor by binary search; a restored state snapshot must keep it.
+inline bool ConstraintKeyLess(const ConstraintKey& x, const ConstraintKey& y) {
+  if (x.kind != y.kind) return x.kind < y.kind;
+  if (x.a != y.a) return x.a < y.a;
+  return x.b < y.b;
+}
+
 struct Constraint {
   ConstraintType type = ConstraintType::kContact;
   int dim = 0;        // rows
@@ -72,9 +81,10 @@ struct ConstraintBlock {
   Eigen::Matrix<double, 3, 6> map = Eigen::Matrix<double, 3, 6>::Zero();
 };
 
-// All constraints of one step of one instance, in a deterministic order: contacts (in
-// Data::contact order), then equalities (by index, position before rotation), then joint limits
-// (by joint, lower before upper), then soft servos (by actuator). Equality rows are world axes.
+// All constraints of one step of one instance, in a deterministic order that is also their keys'
+// order (ConstraintKeyLess): contacts (in Data::contact order, which is by geom pair), then
+// equalities (by index, position before rotation), then joint limits (by joint, lower before
+// upper), then soft servos (by actuator). Equality rows are world axes.
 // Storage is reused from step to step and only grows.
 struct ConstraintSet {
   std::vector<Constraint> constraints;

@@ -32,7 +32,7 @@
 //           u32 n, f64[n] ctrl (n = nu)
 //           u32 n, f64[n] geom_speculative_margin (n = ngeom)
 //           u32 w         warm-start entries, then
-//           i32[3 w]      keys (kind, a, b) per entry
+//           i32[3 w]      keys (kind, a, b) per entry, ascending (ConstraintKeyLess)
 //           f64[3 w]      positions (x, y, z) per entry
 //           f64[3 w]      impulses (x, y, z) per entry
 //           u64           checksum: 64-bit FNV-1a over every byte before it
@@ -67,9 +67,10 @@ std::string SaveStateSnapshot(const Model& m, const Data& d);
 // on any problem it returns false with a one-line reason in *error (when error is not null) and
 // leaves d unchanged. Refused: a wrong magic or version, truncated or trailing bytes, a checksum
 // mismatch, a snapshot of a different model (sizes or fingerprint), a NaN or infinite time, qpos,
-// qvel, ctrl or warm-start value, a negative speculative margin, a warm-start key of unknown kind,
-// and a free or ball joint quaternion whose norm differs from 1 by more than 1e-6 (Step always
-// leaves them normalized).
+// qvel, ctrl or warm-start value, a negative speculative margin, a warm-start key of unknown kind
+// or out of ascending order (the next step looks keys up by binary search), and a free or ball
+// joint quaternion whose norm differs from 1 by more than 1e-6 (Step always leaves them
+// normalized).
 //
 // On success, d holds the snapshot's state, and the derived quantities are those of Forward(m, d)
 // (theta 0) at it: kinematics, velocities, mass matrix, forces. The outputs of the last step

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdint>
@@ -15,7 +16,10 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <utility>
+#include <vector>
 
+#include "engine/constraint/constraint_set.h"
 #include "engine/model/model_import.h"
 #include "engine/sim/state_hash.h"
 #include "engine/sim/step.h"
@@ -346,6 +350,26 @@ TEST_F(StateSnapshotRefusalTest, CorruptedBytes) {
 TEST_F(StateSnapshotRefusalTest, WrongArrayLength) {
   const std::uint32_t count = static_cast<std::uint32_t>(m_.nq) + 1;
   ExpectRefused(Patched(60, &count, sizeof count), "qpos has");
+}
+
+// The warm start is saved in key order, which the next step's binary search needs: contacts,
+// then joint limits and servos.
+TEST_F(StateSnapshotRefusalTest, SavedWarmStartKeysAscend) {
+  const std::vector<ConstraintKey>& keys = source_.warm_start.key;
+  EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end(), ConstraintKeyLess));
+  EXPECT_LT(keys.front().kind, keys.back().kind) << "more than one kind of constraint";
+}
+
+TEST_F(StateSnapshotRefusalTest, WarmStartKeysOutOfOrder) {
+  std::vector<ConstraintKey>& keys = source_.warm_start.key;
+  ASSERT_TRUE(ConstraintKeyLess(keys.front(), keys.back()));
+  std::swap(keys.front(), keys.back());
+  ExpectRefused(SaveStateSnapshot(m_, source_), "out of order");
+}
+
+TEST_F(StateSnapshotRefusalTest, UnknownWarmStartKind) {
+  source_.warm_start.key.back().kind = 99;
+  ExpectRefused(SaveStateSnapshot(m_, source_), "unknown kind 99");
 }
 
 TEST_F(StateSnapshotRefusalTest, WarmStartCountBeyondTheBytes) {
