@@ -35,7 +35,7 @@ void AndersonAccelerator::Reset() {
   has_previous_ = false;
 }
 
-bool AndersonAccelerator::Step(const double* w, double* g) {
+bool AndersonAccelerator::Step(const double* w, double* g, bool extrapolate) {
   const int n = size_;
   // One pass: f = g - w, the new columns g - g_prev and f - f_prev (written to the ring slot
   // before the safeguard below decides whether to keep them), and g, f become the previous ones.
@@ -78,7 +78,7 @@ bool AndersonAccelerator::Step(const double* w, double* g) {
   has_previous_ = true;
   previous_norm_ = norm;
   const int m = columns_;
-  if (m == 0) return false;
+  if (m == 0 || !extrapolate) return false;
 
   // gamma from (dF^T dF + eps I) gamma = dF^T f by a small Cholesky; the Tikhonov term, relative
   // to the scale of dF, keeps nearly parallel columns harmless.

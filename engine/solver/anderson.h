@@ -34,8 +34,10 @@ class AndersonAccelerator {
   void Reset();
 
   // w: the state G was applied to; g: G(w), both `size` values. Returns true when g has been
-  // overwritten by the extrapolated state, false when the plain iterate g is to be used.
-  bool Step(const double* w, double* g);
+  // overwritten by the extrapolated state, false when the plain iterate g is to be used. With
+  // extrapolate false (G is about to change, or the caller could not check the result) only the
+  // history and the safeguard are updated.
+  bool Step(const double* w, double* g, bool extrapolate = true);
 
  private:
   double* column_g(int k) { return storage_ + static_cast<long>(k) * size_; }

@@ -71,5 +71,24 @@ TEST(AndersonAcceleratorTest, AGrowingResidualDropsTheHistoryAndKeepsThePlainIte
   EXPECT_EQ(far, plain);
 }
 
+// Where the caller cannot check an extrapolation (the map changes next), Step only records:
+// g stays the plain iterate, and the history still serves the next call.
+TEST(AndersonAcceleratorTest, WithoutExtrapolationTheHistoryIsStillKept) {
+  const int n = 4, memory = 3;
+  std::vector<double> storage(AndersonAccelerator::StorageSize(n, memory));
+  AndersonAccelerator anderson(storage.data(), n, memory);
+  std::vector<double> w = {0, 0, 0, 0}, g = {1, 1, 1, 1};
+  EXPECT_FALSE(anderson.Step(w.data(), g.data(), /*extrapolate=*/false));
+  w = g;
+  g = {1.5, 1.5, 1.5, 1.5};  // ||f|| fell from 2 to 1: a history column, but no extrapolation
+  const std::vector<double> plain = g;
+  EXPECT_FALSE(anderson.Step(w.data(), g.data(), /*extrapolate=*/false));
+  EXPECT_EQ(g, plain);
+  w = g;
+  g = {1.75, 1.75, 1.75, 1.75};  // ||f|| fell again: extrapolated from the kept history
+  EXPECT_TRUE(anderson.Step(w.data(), g.data()));
+  EXPECT_NEAR(g[0], 2.0, 1e-6);  // the fixed point of w -> (w + 2) / 2
+}
+
 }  // namespace
 }  // namespace alsim

@@ -30,6 +30,10 @@ constexpr int kAndersonStart = 5;
 constexpr int kAndersonPeriod = 2;
 constexpr int kAndersonMaxState = 1024;
 
+// An island stalls when theta_p at a check of eq. (43) is above this fraction of theta_p at the
+// check before while theta_d is below the tolerance (SolveIsland).
+constexpr double kStallProgress = 0.99;
+
 int SubsystemNnzBegin(const Model& m, const Data& d, int j) {
   return d.mass_layout.row_adr[m.subsystem_dof_adr[j]];
 }
@@ -386,6 +390,8 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
   AndersonAccelerator anderson(accelerate ? state_g + state_size : nullptr, state_size,
                                options.anderson_memory);
   int plain_since_w = -1;  // iterations since state_w was taken; -1 before kAndersonStart
+  const int check_interval = std::max(1, options.beta_update_interval);
+  double primal_at_last_check = std::numeric_limits<double>::infinity();
 
   while (true) {
     const int iteration = result.iterations + 1;
@@ -420,11 +426,11 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
     primal = std::sqrt(primal);  // primal_residual_ holds squares
     // The dual residual costs a J^T gather; it is only needed where it decides something: a stop
     // needs primal + dual < tolerance, so not while primal alone exceeds it, and eq. (43) reads
-    // it only on its check iterations. The last iteration reports it.
-    const bool dual_needed =
-        record_history_ || primal < options.tolerance || iteration >= options.max_iterations ||
-        deadline_us > 0 ||
-        (options.adaptive_beta && iteration % std::max(1, options.beta_update_interval) == 0);
+    // it (and the stall test below) only on its check iterations. The last iteration reports it.
+    const bool check_iteration = iteration % check_interval == 0;
+    const bool dual_needed = record_history_ || primal < options.tolerance ||
+                             iteration >= options.max_iterations || deadline_us > 0 ||
+                             check_iteration;
     if (dual_needed) {
       for_subsystems([&](int j) {
         GatherSubsystemForces(
@@ -450,10 +456,37 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
     if (record_history_ && island == 0) history_.push_back(primal + dual);
     // Line 13: stop on tolerance, iteration cap or time budget.
     if (RecordIterationAndCheckStop(primal, dual, options, deadline_us, &result)) break;
+    // Stall [OURS]: the slacks have stopped moving (theta_d below the tolerance) while theta_p
+    // has not fallen by kStallProgress since the last check. The iterate has then reached the
+    // fixed point of an island whose contacts admit no exact solution (on humanoid100, a box
+    // sliding and turning on four corners whose De Saxce terms no rigid motion meets):
+    // theta_p stays put, lambda drifts where J^T does not see it, and v no longer changes, so
+    // more iterations would change nothing but beta, which eq. (43) then drives to its cap.
+    if (check_iteration) {
+      if (dual < options.tolerance && primal > kStallProgress * primal_at_last_check) {
+        result.stalled = true;
+        break;
+      }
+      primal_at_last_check = primal;
+    }
 
     // Line 16, eq. (43): rebalance beta; lambda (and so u) is kept, z too.
     const double adapted =
         AdaptedBeta(beta, result.beta0, primal, dual, result.iterations, options);
+    // The accelerator sees the end of every pair, also where beta is about to change, so that a
+    // pair an extrapolation made worse always meets its safeguard. It extrapolates only where the
+    // next pair will show whether that helped: not before a new beta, and not when the cap would
+    // stop the iteration first.
+    if (accelerate && plain_since_w >= 0 && ++plain_since_w == kAndersonPeriod) {
+      const bool extrapolate =
+          adapted == beta && result.iterations + kAndersonPeriod < options.max_iterations;
+      if (anderson.Step(state_w, state_g, extrapolate)) ScatterState(d, island, state_g);
+      std::swap(state_w, state_g);  // the next iteration starts from this g
+      plain_since_w = 0;
+    } else if (accelerate && result.iterations == kAndersonStart - 1) {
+      std::swap(state_w, state_g);  // where the first accelerated iteration starts
+      plain_since_w = 0;
+    }
     if (adapted != beta) {
       beta = adapted;
       update_penalty_terms();
@@ -463,13 +496,6 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
         GatherState(d, island, state_w);
         plain_since_w = 0;
       }
-    } else if (accelerate && plain_since_w >= 0 && ++plain_since_w == kAndersonPeriod) {
-      if (anderson.Step(state_w, state_g)) ScatterState(d, island, state_g);
-      std::swap(state_w, state_g);  // the next iteration starts from this g
-      plain_since_w = 0;
-    } else if (accelerate && result.iterations == kAndersonStart - 1) {
-      std::swap(state_w, state_g);  // where the first accelerated iteration starts
-      plain_since_w = 0;
     }
   }
   if (result.iterations > 1) {  // single bodies' dofs; after one iteration v_hat holds v^0
