@@ -35,8 +35,8 @@ class AndersonAccelerator {
 
   // w: the state G was applied to; g: G(w), both `size` values. Returns true when g has been
   // overwritten by the extrapolated state, false when the plain iterate g is to be used. With
-  // extrapolate false (G is about to change, or the caller could not check the result) only the
-  // history and the safeguard are updated.
+  // extrapolate false (the caller could not check the result) only the history and the
+  // safeguard are updated.
   bool Step(const double* w, double* g, bool extrapolate = true);
 
  private:

@@ -71,7 +71,7 @@ TEST(AndersonAcceleratorTest, AGrowingResidualDropsTheHistoryAndKeepsThePlainIte
   EXPECT_EQ(far, plain);
 }
 
-// Where the caller cannot check an extrapolation (the map changes next), Step only records:
+// Where the caller cannot check an extrapolation (the iteration ends first), Step only records:
 // g stays the plain iterate, and the history still serves the next call.
 TEST(AndersonAcceleratorTest, WithoutExtrapolationTheHistoryIsStillKept) {
   const int n = 4, memory = 3;

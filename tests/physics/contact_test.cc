@@ -207,9 +207,9 @@ TEST(LongRunTest, TwentyTwoHumanoidsRunTwoThousandSteps) {
 
 // humanoid100 has islands whose contacts admit no exact solution (a box sliding and turning on four
 // corners): SubADMM's iterate stops moving short of the tolerance. With eq. (43) checked every 20
-// iterations, beta used to climb to its cap on such islands and Anderson's extrapolations, some
-// left unchecked at a change of beta, blew up: a residual of 1e-2 at step 347, a NaN state
-// (kDiverged) at step 361. SubADMM now stops a stalled island and checks every extrapolation.
+// iterations, beta used to climb to its cap on such islands, Anderson's extrapolations then blew
+// the iterate up, and a change of beta kept the blown-up state: a residual of 1e-2 at step 347, a
+// NaN state (kDiverged) at step 361. SubADMM now stops a stalled island.
 TEST(LongRunTest, HumanoidHundredStaysFiniteWithSparseBetaChecks) {
   const auto model = LoadFile(testing::kMujocoSamples + "humanoid100/humanoid100.xml");
   Data d(*model);

@@ -473,20 +473,6 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
     // Line 16, eq. (43): rebalance beta; lambda (and so u) is kept, z too.
     const double adapted =
         AdaptedBeta(beta, result.beta0, primal, dual, result.iterations, options);
-    // The accelerator sees the end of every pair, also where beta is about to change, so that a
-    // pair an extrapolation made worse always meets its safeguard. It extrapolates only where the
-    // next pair will show whether that helped: not before a new beta, and not when the cap would
-    // stop the iteration first.
-    if (accelerate && plain_since_w >= 0 && ++plain_since_w == kAndersonPeriod) {
-      const bool extrapolate =
-          adapted == beta && result.iterations + kAndersonPeriod < options.max_iterations;
-      if (anderson.Step(state_w, state_g, extrapolate)) ScatterState(d, island, state_g);
-      std::swap(state_w, state_g);  // the next iteration starts from this g
-      plain_since_w = 0;
-    } else if (accelerate && result.iterations == kAndersonStart - 1) {
-      std::swap(state_w, state_g);  // where the first accelerated iteration starts
-      plain_since_w = 0;
-    }
     if (adapted != beta) {
       beta = adapted;
       update_penalty_terms();
@@ -496,6 +482,16 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
         GatherState(d, island, state_w);
         plain_since_w = 0;
       }
+    } else if (accelerate && plain_since_w >= 0 && ++plain_since_w == kAndersonPeriod) {
+      // No extrapolation where the cap stops the iteration before the next pair ends: its result
+      // would be kept without the safeguard's check.
+      const bool extrapolate = result.iterations + kAndersonPeriod < options.max_iterations;
+      if (anderson.Step(state_w, state_g, extrapolate)) ScatterState(d, island, state_g);
+      std::swap(state_w, state_g);  // the next iteration starts from this g
+      plain_since_w = 0;
+    } else if (accelerate && result.iterations == kAndersonStart - 1) {
+      std::swap(state_w, state_g);  // where the first accelerated iteration starts
+      plain_since_w = 0;
     }
   }
   if (result.iterations > 1) {  // single bodies' dofs; after one iteration v_hat holds v^0
