@@ -118,8 +118,7 @@ void AdmmPenalty::Scales(const Model& m, const Data& d, const Islands& islands, 
 double AdaptedBeta(double beta, double beta0, double primal, double dual, int iteration,
                    const SolverOptions& options) {
   if (!options.adaptive_beta) return beta;
-  if (options.beta_update_interval > 1 && iteration % options.beta_update_interval != 0)
-    return beta;
+  if (!IsBetaCheckIteration(iteration, options)) return beta;
   if (primal <= 0 || dual <= 0) return beta;
   if (primal <= options.beta_gamma * dual && dual <= options.beta_gamma * primal) return beta;
   return std::clamp(beta * std::sqrt(primal / dual), beta0 / kBetaRange, beta0 * kBetaRange);

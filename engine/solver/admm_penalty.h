@@ -52,6 +52,12 @@ class AdmmPenalty {
   double BlockDelassusTrace(const Model& m, const Data& d, const ConstraintBlock& block, int dim);
 };
 
+// Whether eq. (43) (and SubADMM's stall test) looks at the residuals after `iteration`
+// iterations: every options.beta_update_interval iterations.
+inline bool IsBetaCheckIteration(int iteration, const SolverOptions& options) {
+  return options.beta_update_interval <= 1 || iteration % options.beta_update_interval == 0;
+}
+
 // Eq. (43) after `iteration` iterations: the rebalanced beta, or `beta` itself when the residuals
 // are within options.beta_gamma of each other, adaptation is off, or it is not a check iteration
 // (every options.beta_update_interval iterations).

@@ -390,7 +390,6 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
   AndersonAccelerator anderson(accelerate ? state_g + state_size : nullptr, state_size,
                                options.anderson_memory);
   int plain_since_w = -1;  // iterations since state_w was taken; -1 before kAndersonStart
-  const int check_interval = std::max(1, options.beta_update_interval);
   double primal_at_last_check = std::numeric_limits<double>::infinity();
 
   while (true) {
@@ -427,7 +426,7 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
     // The dual residual costs a J^T gather; it is only needed where it decides something: a stop
     // needs primal + dual < tolerance, so not while primal alone exceeds it, and eq. (43) reads
     // it (and the stall test below) only on its check iterations. The last iteration reports it.
-    const bool check_iteration = iteration % check_interval == 0;
+    const bool check_iteration = IsBetaCheckIteration(iteration, options);
     const bool dual_needed = record_history_ || primal < options.tolerance ||
                              iteration >= options.max_iterations || deadline_us > 0 ||
                              check_iteration;
