@@ -57,20 +57,17 @@ double AdmmPenalty::InitialBeta(const Model& m, const Data& d, const Islands& is
 // M^{-1} = L^{-1} D^{-1} L^{-T} (engine/dynamics/tree_ldl.h), so J_r A^{-1} J_r^T =
 // sum_i y_i^2 / D_i with y = L^{-T} J_r^T. J_r^T lives on the chain of dofs from the block's
 // deepest dof to its root, and the back-substitution of L^T only moves values to ancestors, so y
-// stays on that chain.
-double AdmmPenalty::BlockDelassusTrace(const Model& m, const Data& d, const ConstraintBlock& block,
+// stays on that chain. The kRows rows run side by side (y[3 i + r] is row r's value on dof i:
+// islands in parallel use disjoint dofs, so disjoint parts of the scratch); a joint-space block
+// has one row, a body-space block up to 3 (kRows = 1 or 3: rows beyond dim are zero and add
+// nothing).
+template <int kRows>
+double AdmmPenalty::ChainDelassusTrace(const Data& d, const ConstraintBlock& block, int last,
                                        int dim) {
   const TreeSparseLayout& layout = d.mass_layout;
-  int last = block.dof;
-  if (block.body >= 0) {
-    const int weld = m.body_weld[block.body];  // nearest ancestor-or-self with a joint
-    if (weld <= 0 || m.body_dof_num[weld] == 0) return 0;
-    last = m.body_dof_adr[weld] + m.body_dof_num[weld] - 1;
-  }
-  // The rows run side by side: y[3 i + r] is row r's value on dof i.
   double* y = chain_scratch_.data();
   for (int i = last; i >= 0; i = layout.parent[i]) {
-    for (int r = 0; r < 3; ++r) {
+    for (int r = 0; r < kRows; ++r) {
       y[3 * i + r] = r >= dim                ? 0.0
                      : block.body >= 0       ? block.map.row(r).dot(d.cdof[i])
                      : (i == last && r == 0) ? block.dof_coefficient
@@ -81,16 +78,31 @@ double AdmmPenalty::BlockDelassusTrace(const Model& m, const Data& d, const Cons
   for (int i = last; i >= 0; i = layout.parent[i]) {
     const double* row = d.qA_factor.data() + layout.row_adr[i];
     const int* column = layout.column.data() + layout.row_adr[i];
-    const double y0 = y[3 * i], y1 = y[3 * i + 1], y2 = y[3 * i + 2];
+    double yi[kRows];
+    double square = 0;
+    for (int r = 0; r < kRows; ++r) {
+      yi[r] = y[3 * i + r];
+      square += yi[r] * yi[r];
+    }
     for (int k = 1; k < layout.row_nnz[i]; ++k) {
       double* target = y + 3 * column[k];
-      target[0] -= row[k] * y0;
-      target[1] -= row[k] * y1;
-      target[2] -= row[k] * y2;
+      for (int r = 0; r < kRows; ++r) target[r] -= row[k] * yi[r];
     }
-    trace += (y0 * y0 + y1 * y1 + y2 * y2) / row[0];
+    trace += square / row[0];
   }
   return trace;
+}
+
+double AdmmPenalty::BlockDelassusTrace(const Model& m, const Data& d, const ConstraintBlock& block,
+                                       int dim) {
+  int last = block.dof;
+  if (block.body >= 0) {
+    const int weld = m.body_weld[block.body];  // nearest ancestor-or-self with a joint
+    if (weld <= 0 || m.body_dof_num[weld] == 0) return 0;
+    last = m.body_dof_adr[weld] + m.body_dof_num[weld] - 1;
+  }
+  if (block.body < 0 || dim == 1) return ChainDelassusTrace<1>(d, block, last, dim);
+  return ChainDelassusTrace<3>(d, block, last, dim);
 }
 
 void AdmmPenalty::Scales(const Model& m, const Data& d, const Islands& islands, int island,

@@ -50,6 +50,8 @@ class AdmmPenalty {
 
   // Sum over the block's rows r of J_r A^{-1} J_r^T (kDelassus).
   double BlockDelassusTrace(const Model& m, const Data& d, const ConstraintBlock& block, int dim);
+  template <int kRows>
+  double ChainDelassusTrace(const Data& d, const ConstraintBlock& block, int last, int dim);
 };
 
 // Whether eq. (43) (and SubADMM's stall test) looks at the residuals after `iteration`

@@ -56,6 +56,7 @@ SubAdmmSolver::SubAdmmSolver(const Model& m)
       single_body_free_velocity_(m.nsubsystem, Vec6::Zero()),
       single_body_force_(m.nsubsystem, Vec6::Zero()),
       single_body_scratch_(m.nv, 0.0),
+      single_body_w_(m.nv, Vec6::Zero()),
       dual_force_(m.nv, 0.0),
       subsystem_dual_(m.nsubsystem, 0.0) {
   subsystem_blocks_.adr.reserve(m.nsubsystem + 1);
@@ -167,21 +168,34 @@ void SubAdmmSolver::SolveSingleBody(const Model& m, const Data& d, int j, const 
   TreeLdlSolveRange(d.mass_layout, begin, end, system_factor_.data(), v);
 }
 
+// With K = L^T D L (engine/dynamics/tree_ldl.h), K^{-1} = L^{-1} D^{-1} L^{-T}, so
+// P = W D^{-1} W^T with W = S L^{-1}, and V_free = W D^{-1} y with y = L^{-T} b_j. W L = S is
+// solved column by column from the last dof (each column is final once its descendants have
+// pushed their share to it), the same pass as the L^T back-substitution with 6-vectors.
 void SubAdmmSolver::PrepareSingleBody(const Model& m, const Data& d, int j) {
+  const TreeSparseLayout& layout = d.mass_layout;
   const int begin = m.subsystem_dof_adr[j], end = begin + m.subsystem_dof_num[j];
-  auto body_velocity = [&](const double* v) {
-    Vec6 velocity = Vec6::Zero();
-    for (int i = begin; i < end; ++i) velocity += d.cdof[i] * v[i];
-    return velocity;
-  };
-  double* v = single_body_scratch_.data();
-  SolveSingleBody(m, d, j, Vec6::Zero(), v);
-  single_body_free_velocity_[j] = body_velocity(v);
-  for (int column = 0; column < 6; ++column) {
-    for (int i = begin; i < end; ++i) v[i] = d.cdof[i][column];
-    TreeLdlSolveRange(d.mass_layout, begin, end, system_factor_.data(), v);
-    single_body_response_[j].col(column) = body_velocity(v);
+  Vec6* w = single_body_w_.data();
+  double* y = single_body_scratch_.data();
+  for (int i = begin; i < end; ++i) {
+    w[i] = d.cdof[i];
+    y[i] = d.solver_rhs[i];
   }
+  Mat6 response = Mat6::Zero();
+  Vec6 free_velocity = Vec6::Zero();
+  for (int i = end - 1; i >= begin; --i) {
+    const double* row = system_factor_.data() + layout.row_adr[i];
+    const int* column = layout.column.data() + layout.row_adr[i];
+    for (int k = 1; k < layout.row_nnz[i]; ++k) {
+      w[column[k]] -= row[k] * w[i];
+      y[column[k]] -= row[k] * y[i];
+    }
+    const Vec6 scaled = w[i] * inverse_diagonal_[i];
+    response.noalias() += scaled * w[i].transpose();
+    free_velocity += scaled * y[i];
+  }
+  single_body_response_[j] = response;
+  single_body_free_velocity_[j] = free_velocity;
 }
 
 // Eq. (34) for subsystem j:
