@@ -99,9 +99,13 @@ void SubAdmmSolver::BuildGramMatrix(const Model& m, const Data& d, int j) {
     const ConstraintBlock& block = set.blocks[subsystem_blocks_.blocks[k]];
     const int dim = set.constraints[block.constraint].dim;
     if (block.body >= 0) {
-      body_gram_[block.body].noalias() +=
-          penalty_scale_[block.constraint] *
-          (block.map.topRows(dim).transpose() * block.map.topRows(dim));
+      const double scale = penalty_scale_[block.constraint];
+      if (dim == 3) {  // a contact: the fixed-size product
+        body_gram_[block.body].noalias() += scale * (block.map.transpose() * block.map);
+      } else {
+        body_gram_[block.body].noalias() +=
+            scale * (block.map.topRows(dim).transpose() * block.map.topRows(dim));
+      }
       body_has_gram_[block.body] = 1;
     }
   }
