@@ -95,7 +95,7 @@ void GatherSubsystemForces(const Model& m, const Data& d, const ConstraintSet& s
   }
 }
 
-// Scratch for StatisticsOfSolution (sized for the model once).
+// Scratch for ContactResidual (sized for the model once).
 struct ResidualWorkspace {
   std::vector<double> v;            // nv
   std::vector<double> tau;          // nv
