@@ -20,6 +20,25 @@ double Dot(const double* a, const double* b, int n) {
   return (s0 + s1) + (s2 + s3);
 }
 
+double SquaredDistance(const double* a, const double* b, int n) {
+  double s0 = 0, s1 = 0;
+  int i = 0;
+  for (; i + 2 <= n; i += 2) {
+    s0 += (a[i] - b[i]) * (a[i] - b[i]);
+    s1 += (a[i + 1] - b[i + 1]) * (a[i + 1] - b[i + 1]);
+  }
+  for (; i < n; ++i) s0 += (a[i] - b[i]) * (a[i] - b[i]);
+  return s0 + s1;
+}
+
+// An extrapolation may move the iterate at most this many plain steps (||f||) away from the plain
+// iterate g. A linear iteration with rate rho has its fixed point 1 / (1 - rho) plain steps away,
+// so this admits rates up to 0.999; farther jumps came from nearly parallel history columns and
+// blew islands up (humanoid100 went to NaN with eq. (43) checked every 40 iterations, or every
+// 20 with relaxation 1.4). At 1000 no default run of our scenes changed; at 100 humanoid.xml
+// took 5% more iterations (BENCHMARKS.md).
+constexpr double kMaxExtrapolationSteps = 1000;
+
 }  // namespace
 
 AndersonAccelerator::AndersonAccelerator(double* storage, int size, int memory)
@@ -118,6 +137,13 @@ bool AndersonAccelerator::Step(const double* w, double* g, bool extrapolate) {
     const double* column = column_g(a);
     const double weight = gamma[a];
     for (int i = 0; i < n; ++i) g[i] -= weight * column[i];
+  }
+  // previous_g_ still holds the plain iterate.
+  const double moved2 = SquaredDistance(g, previous_g_, n);
+  if (!(moved2 <= kMaxExtrapolationSteps * kMaxExtrapolationSteps * norm2)) {
+    std::copy(previous_g_, previous_g_ + n, g);
+    Reset();
+    return false;
   }
   return true;
 }

@@ -5,16 +5,17 @@
 // Given the last plain iterate g = G(w), the extrapolation is g - dG gamma, where the columns of
 // dG and dF hold the last `memory` differences of g and of f = g - w, and gamma minimizes
 // ||f - dF gamma||. Safeguard: when ||f|| grows from one call to the next (the previous
-// extrapolation made things worse) or the small least-squares problem is ill-posed, the history
-// is dropped and the plain iterate is kept, so the iteration never does worse than plain
-// ADMM for long.
+// extrapolation made things worse), the small least-squares problem is ill-posed, or the
+// extrapolation would move more than 1000 plain steps ||f|| from g, the history is dropped and
+// the plain iterate is kept, so the iteration never does worse than plain ADMM for long.
 //
 // The accelerator is a view on caller-owned storage (StorageSize doubles), so islands solved in
 // parallel each use their own slice of one buffer and a step allocates nothing.
 //
 // Cost per call, n values and m columns: one fused pass that forms f and the new differences,
 // m + 1 dot products (the new row of dF^T dF and the new entry of dF^T f; the older entries of
-// dF^T f follow from the new row, since f - f_prev is the new column of dF), and m axpys.
+// dF^T f follow from the new row, since f - f_prev is the new column of dF), m axpys and the
+// length of the extrapolation's move.
 #pragma once
 
 namespace alsim {

@@ -90,5 +90,34 @@ TEST(AndersonAcceleratorTest, WithoutExtrapolationTheHistoryIsStillKept) {
   EXPECT_NEAR(g[0], 2.0, 1e-6);  // the fixed point of w -> (w + 2) / 2
 }
 
+// w -> rho w + 1 from w = 0: the first plain steps have length 1 and rho, and the fixed point
+// 1 / (1 - rho) lies about 1 / (1 - rho) plain steps away, where one history column puts the
+// extrapolation. At rho = 0.99 (100 steps away) it is taken; at rho = 0.9999 (10^4 steps) the
+// safeguard refuses it and keeps the plain iterate.
+bool ExtrapolatesLinearIteration(double rho, double* result) {
+  const int n = 4, memory = 3;
+  std::vector<double> storage(AndersonAccelerator::StorageSize(n, memory));
+  AndersonAccelerator anderson(storage.data(), n, memory);
+  std::vector<double> w(n, 0.0), g(n, 1.0);
+  EXPECT_FALSE(anderson.Step(w.data(), g.data()));  // no history yet
+  w = g;
+  for (double& x : g) x = rho * x + 1;
+  const std::vector<double> plain = g;
+  const bool extrapolated = anderson.Step(w.data(), g.data());
+  if (!extrapolated) {
+    EXPECT_EQ(g, plain);
+  }
+  *result = g[0];
+  return extrapolated;
+}
+
+TEST(AndersonAcceleratorTest, AnExtrapolationFartherThanAThousandPlainStepsIsRefused) {
+  double result = 0;
+  EXPECT_TRUE(ExtrapolatesLinearIteration(0.99, &result));
+  EXPECT_NEAR(result, 100.0, 1e-3);
+  EXPECT_FALSE(ExtrapolatesLinearIteration(0.9999, &result));
+  EXPECT_DOUBLE_EQ(result, 0.9999 + 1);
+}
+
 }  // namespace
 }  // namespace alsim

@@ -209,12 +209,22 @@ TEST(LongRunTest, TwentyTwoHumanoidsRunTwoThousandSteps) {
 // corners): SubADMM's iterate stops moving short of the tolerance. With eq. (43) checked every 20
 // iterations, beta used to climb to its cap on such islands, Anderson's extrapolations then blew
 // the iterate up, and a change of beta kept the blown-up state: a residual of 1e-2 at step 347, a
-// NaN state (kDiverged) at step 361. SubADMM now stops a stalled island.
-TEST(LongRunTest, HumanoidHundredStaysFiniteWithSparseBetaChecks) {
+// NaN state (kDiverged) at step 361. SubADMM now stops a stalled island. Two more settings still
+// went to NaN after that (at steps 357 and 361), each after an extrapolation that jumped
+// thousands of plain steps from a small island's iterate; Anderson now refuses such jumps.
+struct SparseBetaCheckCase {
+  int beta_update_interval;
+  double relaxation;
+};
+
+class LongRunTest : public ::testing::TestWithParam<SparseBetaCheckCase> {};
+
+TEST_P(LongRunTest, HumanoidHundredStaysFiniteWithSparseBetaChecks) {
   const auto model = LoadFile(testing::kMujocoSamples + "humanoid100/humanoid100.xml");
   Data d(*model);
   StepOptions options;
-  options.solver.beta_update_interval = 20;
+  options.solver.beta_update_interval = GetParam().beta_update_interval;
+  options.solver.relaxation = GetParam().relaxation;
   int stalled = 0;
   double worst = 0;
   for (int n = 0; n < 450; ++n) {
@@ -229,6 +239,15 @@ TEST(LongRunTest, HumanoidHundredStaysFiniteWithSparseBetaChecks) {
   EXPECT_LT(worst, 1e-2);
   EXPECT_GT(stalled, 0);  // the stall stop is what keeps these islands calm
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    BetaChecks, LongRunTest,
+    ::testing::Values(SparseBetaCheckCase{20, 1.6}, SparseBetaCheckCase{40, 1.6},
+                      SparseBetaCheckCase{20, 1.4}),
+    [](const ::testing::TestParamInfo<SparseBetaCheckCase>& param_info) {
+      return "Every" + std::to_string(param_info.param.beta_update_interval) + "Relaxation" +
+             std::to_string(static_cast<int>(std::lround(10 * param_info.param.relaxation)));
+    });
 
 // ---- convergence ---------------------------------------------------------------------------
 
