@@ -217,9 +217,9 @@ struct SparseBetaCheckCase {
   double relaxation;
 };
 
-class LongRunTest : public ::testing::TestWithParam<SparseBetaCheckCase> {};
+class SparseBetaCheckTest : public ::testing::TestWithParam<SparseBetaCheckCase> {};
 
-TEST_P(LongRunTest, HumanoidHundredStaysFiniteWithSparseBetaChecks) {
+TEST_P(SparseBetaCheckTest, HumanoidHundredStaysFinite) {
   const auto model = LoadFile(testing::kMujocoSamples + "humanoid100/humanoid100.xml");
   Data d(*model);
   StepOptions options;
@@ -241,7 +241,7 @@ TEST_P(LongRunTest, HumanoidHundredStaysFiniteWithSparseBetaChecks) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    BetaChecks, LongRunTest,
+    BetaChecks, SparseBetaCheckTest,
     ::testing::Values(SparseBetaCheckCase{20, 1.6}, SparseBetaCheckCase{40, 1.6},
                       SparseBetaCheckCase{20, 1.4}),
     [](const ::testing::TestParamInfo<SparseBetaCheckCase>& param_info) {
