@@ -19,8 +19,8 @@ struct IslandSolveResult {
   double beta0 = 0;            // ADMM: initial penalty, kg (0 for PGS)
   double beta = 0;             // ADMM: final penalty, kg (0 for PGS)
   bool converged = false;      // stopped by the tolerance, not by the cap or the deadline
-  // SubADMM: stopped because the iterate stopped moving short of the tolerance (the island's
-  // contacts admit no exact solution; engine/solver/subadmm/subadmm_solver.cc).
+  // ADMM: stopped because the iterate stopped moving short of the tolerance (the island's
+  // contacts admit no exact solution; StallTest in engine/solver/admm_penalty.h).
   bool stalled = false;
 };
 

@@ -218,6 +218,7 @@ void AdmmNoSubSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& 
   }
   for_constraints([&](int c) { apply(c, velocity, slack_.data() + set.constraints[c].row_adr); });
 
+  StallTest stall;
   while (true) {
     // Eq. (28): (A + beta J^T S J) v = b + J^T (beta S z + lambda).
     for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
@@ -276,6 +277,10 @@ void AdmmNoSubSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& 
       dual = std::max(dual, std::sqrt(dual2));
     }
     if (RecordIterationAndCheckStop(primal, dual, options, deadline_us, &result)) break;
+    if (stall.Stalled(primal, dual, result.iterations, options)) {  // as SubADMM (admm_penalty.h)
+      result.stalled = true;
+      break;
+    }
 
     // Eq. (43): rebalance beta and refactor (numeric only); lambda and z are kept.
     const double adapted =

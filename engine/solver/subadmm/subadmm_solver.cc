@@ -30,10 +30,6 @@ constexpr int kAndersonStart = 5;
 constexpr int kAndersonPeriod = 2;
 constexpr int kAndersonMaxState = 1024;
 
-// An island stalls when theta_p at a check of eq. (43) is above this fraction of theta_p at the
-// check before while theta_d is below the tolerance (SolveIsland).
-constexpr double kStallProgress = 0.99;
-
 int SubsystemNnzBegin(const Model& m, const Data& d, int j) {
   return d.mass_layout.row_adr[m.subsystem_dof_adr[j]];
 }
@@ -408,7 +404,7 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
   AndersonAccelerator anderson(accelerate ? state_g + state_size : nullptr, state_size,
                                options.anderson_memory);
   int plain_since_w = -1;  // iterations since state_w was taken; -1 before kAndersonStart
-  double primal_at_last_check = std::numeric_limits<double>::infinity();
+  StallTest stall;
 
   while (true) {
     const int iteration = result.iterations + 1;
@@ -473,18 +469,10 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
     if (record_history_ && island == 0) history_.push_back(primal + dual);
     // Line 13: stop on tolerance, iteration cap or time budget.
     if (RecordIterationAndCheckStop(primal, dual, options, deadline_us, &result)) break;
-    // Stall [OURS]: the slacks have stopped moving (theta_d below the tolerance) while theta_p
-    // has not fallen by kStallProgress since the last check. The iterate has then reached the
-    // fixed point of an island whose contacts admit no exact solution (on humanoid100, a box
-    // sliding and turning on four corners whose De Saxce terms no rigid motion meets):
-    // theta_p stays put, lambda drifts where J^T does not see it, and v no longer changes, so
-    // more iterations would change nothing but beta, which eq. (43) then drives to its cap.
-    if (check_iteration) {
-      if (dual < options.tolerance && primal > kStallProgress * primal_at_last_check) {
-        result.stalled = true;
-        break;
-      }
-      primal_at_last_check = primal;
+    // The stall stop [OURS] (admm_penalty.h).
+    if (stall.Stalled(primal, dual, result.iterations, options)) {
+      result.stalled = true;
+      break;
     }
 
     // Line 16, eq. (43): rebalance beta; lambda (and so u) is kept, z too.
