@@ -19,11 +19,13 @@
 #include "engine/dynamics/tree_sparse_layout.h"
 #include "engine/model/model_import.h"
 #include "engine/sim/step.h"
+#include "engine/solver/admm_baselines/admm_nobody_solver.h"
 #include "engine/solver/admm_baselines/admm_nosub_solver.h"
 #include "engine/solver/admm_penalty.h"
 #include "engine/solver/joint_space_jacobian.h"
 #include "engine/solver/solver.h"
 #include "tests/support/allocation_counter.h"
+#include "tests/support/mujoco_oracle.h"
 
 namespace alsim {
 namespace {
@@ -391,6 +393,46 @@ std::vector<double> QposAfterFiftySteps(const Model& model, SolverType type, int
   });
   EXPECT_GE(d.islands.num, 4) << SolverName(type);
   return d.qpos;
+}
+
+// The stall stop of the ADMM solvers (admm_penalty.h), with eq. (43) checked every 10
+// iterations and tolerance 1e-6: only check iterations count, and an island stops once theta_d
+// is below the tolerance while theta_p fell by less than 1% since the previous check.
+TEST(AdmmStallTest, StopsWhenTheSlacksRestAndThetaPStaysPut) {
+  SolverOptions options;
+  options.beta_update_interval = 10;
+  options.tolerance = 1e-6;
+  StallTest stall;
+  EXPECT_FALSE(stall.Stalled(5e-6, 1e-10, 10, options));    // the first check only records
+  EXPECT_FALSE(stall.Stalled(5e-6, 1e-10, 15, options));    // not a check iteration
+  EXPECT_FALSE(stall.Stalled(4e-6, 1e-10, 20, options));    // theta_p fell by 20%
+  EXPECT_FALSE(stall.Stalled(3.99e-6, 2e-6, 30, options));  // the slacks still move
+  EXPECT_TRUE(stall.Stalled(3.98e-6, 1e-10, 40, options));  // fell by 0.25% since 3.99e-6
+
+  options.tolerance = 0;  // Table III: iterate to the cap
+  StallTest never;
+  for (int iteration = 10; iteration <= 100; iteration += 10) {
+    EXPECT_FALSE(never.Stalled(5e-6, 0, iteration, options));
+  }
+}
+
+// humanoid100 has islands whose contacts admit no exact solution (see contact_test.cc's
+// SparseBetaCheckTest); No Body stops them as SubADMM does.
+TEST(SolverBaselinesTest, NoBodyStopsStalledIslandsOnHumanoidHundred) {
+  const ModelImport imported =
+      ImportModelFromFile(testing::kMujocoSamples + "humanoid100/humanoid100.xml");
+  ASSERT_TRUE(imported) << imported.error;
+  Data d(*imported.model);
+  StepOptions options;
+  options.solver.type = SolverType::kAdmmNoBody;
+  int stalled = 0;
+  for (int n = 0; n < 250; ++n) {
+    ASSERT_EQ(Step(*imported.model, d, options), StepStatus::kOk) << "step " << n;
+    const auto* solver = dynamic_cast<const AdmmNoBodySolver*>(d.solver.get());
+    ASSERT_NE(solver, nullptr);
+    for (int k = 0; k < d.islands.num; ++k) stalled += solver->island_results()[k].stalled;
+  }
+  EXPECT_GT(stalled, 0);
 }
 
 TEST(SolverBaselinesTest, BitIdenticalForOneAndTwoThreads) {
