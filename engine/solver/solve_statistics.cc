@@ -33,7 +33,7 @@ void ReportSolveStatistics(const Model& m, const Data& d, const SolverOptions& o
 }
 
 bool RecordIterationAndCheckStop(double primal, double dual, const SolverOptions& options,
-                                 double deadline_us, IslandSolveResult* result) {
+                                 double deadline_us, StallTest* stall, IslandSolveResult* result) {
   ++result->iterations;
   result->primal_residual = primal;
   result->dual_residual = dual;
@@ -42,7 +42,12 @@ bool RecordIterationAndCheckStop(double primal, double dual, const SolverOptions
     return true;
   }
   if (result->iterations >= options.max_iterations) return true;
-  return deadline_us > 0 && SteadyMicroseconds() >= deadline_us;
+  if (deadline_us > 0 && SteadyMicroseconds() >= deadline_us) return true;
+  if (stall->Stalled(primal, dual, result->iterations, options)) {
+    result->stalled = true;
+    return true;
+  }
+  return false;
 }
 
 }  // namespace alsim

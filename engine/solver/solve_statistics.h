@@ -6,6 +6,7 @@
 
 #include "engine/model/model.h"
 #include "engine/sim/data.h"
+#include "engine/solver/admm_penalty.h"
 #include "engine/solver/constraint_ops.h"
 #include "engine/solver/solver_options.h"
 
@@ -26,9 +27,10 @@ struct IslandSolveResult {
 
 // Records one finished ADMM iteration of an island (its count and eq. 42 residuals) and says
 // whether to stop (Algorithm 2, line 13): at the tolerance (then `converged`), at the iteration
-// cap, or past the deadline (microseconds of SteadyMicroseconds(); 0 for none).
+// cap, past the deadline (microseconds of SteadyMicroseconds(); 0 for none), or [OURS] when
+// `stall`, the island's StallTest, finds it stalled (then `stalled`).
 bool RecordIterationAndCheckStop(double primal, double dual, const SolverOptions& options,
-                                 double deadline_us, IslandSolveResult* result);
+                                 double deadline_us, StallTest* stall, IslandSolveResult* result);
 
 // Fills *stats: island, constraint and contact counts, iterations (the most and the mean over
 // islands), the largest residuals over islands, solve_seconds since `start_us`

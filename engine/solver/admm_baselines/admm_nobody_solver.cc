@@ -244,11 +244,7 @@ void AdmmNoBodySolver::SolveIsland(const Model& m, Data& d, const SolverOptions&
     for (int s = 0; s < num_constraints; ++s) primal = std::max(primal, primal_[constraints[s]]);
     primal = std::sqrt(primal);  // primal_ holds squares
     for (int s = 0; s < num_subsystems; ++s) dual = std::max(dual, subsystem_dual_[subsystems[s]]);
-    if (RecordIterationAndCheckStop(primal, dual, options, deadline_us, &result)) break;
-    if (stall.Stalled(primal, dual, result.iterations, options)) {  // as SubADMM (admm_penalty.h)
-      result.stalled = true;
-      break;
-    }
+    if (RecordIterationAndCheckStop(primal, dual, options, deadline_us, &stall, &result)) break;
 
     // Eq. (43): rebalance beta and refactor every subsystem; lambda and z are kept.
     const double adapted =

@@ -276,11 +276,7 @@ void AdmmNoSubSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& 
       for (int i = begin; i < begin + m.subsystem_dof_num[j]; ++i) dual2 += force[i] * force[i];
       dual = std::max(dual, std::sqrt(dual2));
     }
-    if (RecordIterationAndCheckStop(primal, dual, options, deadline_us, &result)) break;
-    if (stall.Stalled(primal, dual, result.iterations, options)) {  // as SubADMM (admm_penalty.h)
-      result.stalled = true;
-      break;
-    }
+    if (RecordIterationAndCheckStop(primal, dual, options, deadline_us, &stall, &result)) break;
 
     // Eq. (43): rebalance beta and refactor (numeric only); lambda and z are kept.
     const double adapted =

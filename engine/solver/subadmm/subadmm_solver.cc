@@ -467,13 +467,8 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
       dual = std::numeric_limits<double>::infinity();  // not computed; cannot stop here
     }
     if (record_history_ && island == 0) history_.push_back(primal + dual);
-    // Line 13: stop on tolerance, iteration cap or time budget.
-    if (RecordIterationAndCheckStop(primal, dual, options, deadline_us, &result)) break;
-    // The stall stop [OURS] (admm_penalty.h).
-    if (stall.Stalled(primal, dual, result.iterations, options)) {
-      result.stalled = true;
-      break;
-    }
+    // Line 13: stop on tolerance, iteration cap or time budget, or [OURS] a stall.
+    if (RecordIterationAndCheckStop(primal, dual, options, deadline_us, &stall, &result)) break;
 
     // Line 16, eq. (43): rebalance beta; lambda (and so u) is kept, z too.
     const double adapted =
