@@ -33,22 +33,21 @@ void SubsystemBodyVelocities(const Model& m, const Data& d, int subsystem, const
   }
 }
 
-void ResidualWorkspace::Resize(const Model& m, int rows) {
+void ResidualWorkspace::Resize(const Model& m) {
   v.resize(m.nv);
   tau.resize(m.nv);
   body_velocity.resize(m.nbody);
   body_force.resize(m.nbody);
-  if (static_cast<int>(velocity.size()) < rows) velocity.resize(rows);
 }
 
-double ContactResidual(const Model& m, const Data& d, const SubsystemBlocks& subsystem_blocks,
-                       ResidualWorkspace& work) {
+double IslandResidualSquares(const Model& m, const Data& d, const SubsystemBlocks& subsystem_blocks,
+                             int island, ResidualWorkspace& work) {
   const ConstraintSet& set = d.constraints;
-  if (set.constraints.empty()) return 0;
+  const Islands& islands = d.islands;
   const double* lambda = set.lambda.data();
-  // v_hat = A^{-1} (b + J^T lambda) per constrained subsystem.
-  for (int j = 0; j < m.nsubsystem; ++j) {
-    if (subsystem_blocks.adr[j] == subsystem_blocks.adr[j + 1]) continue;
+  // v_hat = A^{-1} (b + J^T lambda) per subsystem of the island.
+  for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
+    const int j = islands.subsystems[s];
     GatherSubsystemForces(
         m, d, set, subsystem_blocks, j,
         [&](int k, double* y) {
@@ -62,7 +61,8 @@ double ContactResidual(const Model& m, const Data& d, const SubsystemBlocks& sub
     SubsystemBodyVelocities(m, d, j, work.v.data(), work.body_velocity.data());
   }
   double sum = 0;
-  for (const Constraint& c : set.constraints) {
+  for (int s = islands.constraint_adr[island]; s < islands.constraint_adr[island + 1]; ++s) {
+    const Constraint& c = set.constraints[islands.constraints[s]];
     double velocity[6] = {0, 0, 0, 0, 0, 0};
     for (int k = 0; k < c.block_num; ++k) {
       double part[6];
@@ -77,7 +77,7 @@ double ContactResidual(const Model& m, const Data& d, const SubsystemBlocks& sub
       sum += diff * diff;
     }
   }
-  return std::sqrt(sum) / std::max(1, set.num_contacts);
+  return sum;
 }
 
 }  // namespace alsim

@@ -95,19 +95,20 @@ void GatherSubsystemForces(const Model& m, const Data& d, const ConstraintSet& s
   }
 }
 
-// Scratch for ContactResidual (sized for the model once).
+// Scratch for IslandResidualSquares, sized for the model once; islands write disjoint entries.
 struct ResidualWorkspace {
   std::vector<double> v;            // nv
   std::vector<double> tau;          // nv
   std::vector<Vec6> body_velocity;  // nbody
   std::vector<Vec6> body_force;     // nbody
-  std::vector<double> velocity;     // per row
-  void Resize(const Model& m, int rows);
+  void Resize(const Model& m);
 };
 
-// The Sec. VII accuracy metric of the impulses in d.constraints.lambda (see
-// SolverStatistics::contact_residual).
-double ContactResidual(const Model& m, const Data& d, const SubsystemBlocks& subsystem_blocks,
-                       ResidualWorkspace& work);
+// Island k's share of the Sec. VII accuracy metric of the impulses in d.constraints.lambda (see
+// SolverStatistics::contact_residual): with v_hat = A^{-1} (b + J^T lambda) for each of its
+// subsystems, the sum over its constraint rows of (lambda - T(lambda - (J v_hat + e)))^2. Reads
+// and writes only the island's entries of `work`, so islands may run it in parallel.
+double IslandResidualSquares(const Model& m, const Data& d, const SubsystemBlocks& subsystem_blocks,
+                             int island, ResidualWorkspace& work);
 
 }  // namespace alsim

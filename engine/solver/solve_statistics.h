@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "engine/core/parallel.h"
 #include "engine/model/model.h"
 #include "engine/sim/data.h"
 #include "engine/solver/admm_penalty.h"
@@ -23,6 +24,9 @@ struct IslandSolveResult {
   // ADMM: stopped because the iterate stopped moving short of the tolerance (the island's
   // contacts admit no exact solution; StallTest in engine/solver/admm_penalty.h).
   bool stalled = false;
+  // Island's share of the Sec. VII contact residual (IslandResidualSquares), when
+  // SolverOptions::compute_residual: each island computes it at the end of its own task.
+  double residual_squares = 0;
 };
 
 // Records one finished ADMM iteration of an island (its count and eq. 42 residuals) and says
@@ -32,14 +36,28 @@ struct IslandSolveResult {
 bool RecordIterationAndCheckStop(double primal, double dual, const SolverOptions& options,
                                  double deadline_us, StallTest* stall, IslandSolveResult* result);
 
+// Runs solve_island(k) for every island of d in parallel, each followed in its own task (while
+// the island's data is still in that core's cache) by its share of the Sec. VII residual when
+// options.compute_residual. `subsystem_blocks` must be built for d.constraints.
+template <class SolveIsland>
+void SolveIslandsInParallel(const Model& m, const Data& d, const SolverOptions& options,
+                            const SubsystemBlocks& subsystem_blocks, ResidualWorkspace& work,
+                            std::vector<IslandSolveResult>& results,
+                            const SolveIsland& solve_island) {
+  ParallelFor(0, d.islands.num, 1, [&](int k) {
+    solve_island(k);
+    if (options.compute_residual) {
+      results[k].residual_squares = IslandResidualSquares(m, d, subsystem_blocks, k, work);
+    }
+  });
+}
+
 // Fills *stats: island, constraint and contact counts, iterations (the most and the mean over
 // islands), the largest residuals over islands, solve_seconds since `start_us`
-// (SteadyMicroseconds()), then, when options.compute_residual, the Sec. VII contact_residual of
-// the impulses in d.constraints.lambda (not counted in solve_seconds). `subsystem_blocks` must be
-// built for d.constraints; `residual` is scratch sized for the model.
-void ReportSolveStatistics(const Model& m, const Data& d, const SolverOptions& options,
+// (SteadyMicroseconds()), and, when options.compute_residual, the Sec. VII contact_residual from
+// the islands' residual_squares (summed in island order, so the same for any thread count).
+void ReportSolveStatistics(const Data& d, const SolverOptions& options,
                            const std::vector<IslandSolveResult>& islands, double start_us,
-                           const SubsystemBlocks& subsystem_blocks, ResidualWorkspace& residual,
                            SolverStatistics* stats);
 
 }  // namespace alsim

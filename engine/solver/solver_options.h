@@ -60,8 +60,8 @@ struct SolverOptions {
   // Anderson acceleration of SubADMM's iteration over (z, lambda / beta_i) with this many
   // history columns, 0 for none [OURS] (engine/solver/anderson.h). Valid range 0 to 8.
   int anderson_memory = 5;
-  // Compute SolverStatistics::contact_residual (one extra solve per subsystem; not counted in
-  // solve_seconds).
+  // Compute SolverStatistics::contact_residual: one extra solve per constrained subsystem, at
+  // the end of each island's task (in parallel, so counted in solve_seconds).
   bool compute_residual = true;
 };
 
@@ -78,7 +78,8 @@ struct SolverStatistics {
   // ||lambda - T(lambda - (J v_hat + e))|| over every constraint row, divided by the number of
   // contacts (by 1 when there are none). Zero iff the impulses solve the NCP exactly.
   double contact_residual = 0;
-  double solve_seconds = 0;  // wall time of the solve, including setup and factorizations
+  // Wall time of the solve, including setup, factorizations and (compute_residual) the residual.
+  double solve_seconds = 0;
 };
 
 }  // namespace alsim

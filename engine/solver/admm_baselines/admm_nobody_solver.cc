@@ -36,7 +36,7 @@ AdmmNoBodySolver::AdmmNoBodySolver(const Model& m)
   slack_change_.reserve(6 * max_constraints);
   primal_.reserve(max_constraints);
   island_results_.reserve(m.nsubsystem);
-  residual_.Resize(m, static_cast<int>(3 * max_constraints));
+  residual_.Resize(m);
 }
 
 template <class Visit>
@@ -279,9 +279,10 @@ void AdmmNoBodySolver::Solve(const Model& m, Data& d, const SolverOptions& optio
   }
   island_results_.resize(islands.num);
 
-  ParallelFor(0, islands.num, 1, [&](int k) { SolveIsland(m, d, options, deadline_us, k); });
+  SolveIslandsInParallel(m, d, options, subsystem_blocks_, residual_, island_results_,
+                         [&](int k) { SolveIsland(m, d, options, deadline_us, k); });
 
-  ReportSolveStatistics(m, d, options, island_results_, start, subsystem_blocks_, residual_, stats);
+  ReportSolveStatistics(d, options, island_results_, start, stats);
 }
 
 }  // namespace alsim

@@ -49,7 +49,7 @@ AdmmNoSubSolver::AdmmNoSubSolver(const Model& m) : penalty_(m), local_dof_(m.nv,
   system_.constraints.reserve(max_constraints);
   system_.subsystem_adr.reserve(2);
   system_.constraint_adr.reserve(2);
-  residual_.Resize(m, static_cast<int>(3 * max_constraints));
+  residual_.Resize(m);
 }
 
 long AdmmNoSubSolver::analyses() const {
@@ -374,8 +374,14 @@ void AdmmNoSubSolver::Solve(const Model& m, Data& d, const SolverOptions& option
   for (int k = 0; k < islands.num; ++k) SolveIsland(m, d, options, deadline_us, k);
   // Every island took part in every iteration of the one system.
   island_results_.assign(d.islands.num, islands.num > 0 ? system_results_[0] : IslandSolveResult{});
+  if (options.compute_residual) {
+    for (int k = 0; k < d.islands.num; ++k) {
+      island_results_[k].residual_squares =
+          IslandResidualSquares(m, d, subsystem_blocks_, k, residual_);
+    }
+  }
 
-  ReportSolveStatistics(m, d, options, island_results_, start, subsystem_blocks_, residual_, stats);
+  ReportSolveStatistics(d, options, island_results_, start, stats);
 }
 
 }  // namespace alsim

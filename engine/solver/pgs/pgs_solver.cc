@@ -28,7 +28,7 @@ PgsSolver::PgsSolver(const Model& m)
   touching_row_.reserve(2 * max_constraints);
   free_velocity_.reserve(3 * max_constraints);
   island_results_.reserve(m.nsubsystem);
-  residual_.Resize(m, static_cast<int>(3 * max_constraints));
+  residual_.Resize(m);
 }
 
 void PgsSolver::LinkConstraints(const Model& m, const Data& d) {
@@ -261,9 +261,10 @@ void PgsSolver::Solve(const Model& m, Data& d, const SolverOptions& options, dou
   }
   island_results_.resize(islands.num);
 
-  ParallelFor(0, islands.num, 1, [&](int k) { SolveIsland(m, d, options, deadline_us, k); });
+  SolveIslandsInParallel(m, d, options, subsystem_blocks_, residual_, island_results_,
+                         [&](int k) { SolveIsland(m, d, options, deadline_us, k); });
 
-  ReportSolveStatistics(m, d, options, island_results_, start, subsystem_blocks_, residual_, stats);
+  ReportSolveStatistics(d, options, island_results_, start, stats);
 }
 
 }  // namespace alsim

@@ -69,7 +69,7 @@ SubAdmmSolver::SubAdmmSolver(const Model& m)
   penalty_terms_.reserve(max_constraints);
   iterate_offset_.reserve(max_constraints);
   slack_change_.reserve(2 * 3 * max_constraints);
-  residual_.Resize(m, static_cast<int>(3 * max_constraints));
+  residual_.Resize(m);
   // Islands are at most the subsystems; a constraint's iterate has at most 3 x 3 values.
   island_state_size_.reserve(m.nsubsystem);
   island_storage_offset_.reserve(m.nsubsystem);
@@ -537,9 +537,10 @@ void SubAdmmSolver::Solve(const Model& m, Data& d, const SolverOptions& options,
   if (static_cast<long>(anderson_storage_.size()) < storage) anderson_storage_.resize(storage);
   if (record_history_) history_.clear();
 
-  ParallelFor(0, islands.num, 1, [&](int k) { SolveIsland(m, d, options, deadline_us, k); });
+  SolveIslandsInParallel(m, d, options, subsystem_blocks_, residual_, island_results_,
+                         [&](int k) { SolveIsland(m, d, options, deadline_us, k); });
 
-  ReportSolveStatistics(m, d, options, island_results_, start, subsystem_blocks_, residual_, stats);
+  ReportSolveStatistics(d, options, island_results_, start, stats);
 }
 
 }  // namespace alsim
