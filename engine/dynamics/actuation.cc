@@ -50,34 +50,49 @@ double Clamp(bool limited, double value, double lower, double upper) {
   return limited ? std::clamp(value, lower, upper) : value;
 }
 
+// Actuator i's length, force, and its force on the joints (added to qfrc_actuator).
+void ApplyActuator(const Model& m, Data& d, int i) {
+  const double gear = m.actuator_gear[i];
+  const bool joint = m.actuator_transmission[i] == ActuatorTransmission::kJoint;
+  const int dof = joint ? m.jnt_dof_adr[m.actuator_jnt[i]] : -1;
+  double length = 0, velocity = 0;
+  if (joint) {
+    length = gear * d.qpos[m.jnt_qpos_adr[m.actuator_jnt[i]]];
+    velocity = gear * d.qvel[dof];
+  } else {
+    length = gear * SliderCrankLength(m, d, i);
+    for (int k = 0; k < m.nv; ++k) velocity += gear * d.transmission_moment[k] * d.qvel[k];
+  }
+  const double ctrl = Clamp(m.actuator_ctrl_limited[i], d.ctrl[i], m.actuator_ctrl_lower[i],
+                            m.actuator_ctrl_upper[i]);
+  const double force = Clamp(m.actuator_force_limited[i],
+                             m.actuator_gain[i] * ctrl + m.actuator_bias0[i] +
+                                 m.actuator_bias1[i] * length + m.actuator_bias2[i] * velocity,
+                             m.actuator_force_lower[i], m.actuator_force_upper[i]);
+  d.actuator_length[i] = length;
+  d.actuator_force[i] = force;
+  if (joint) {
+    d.qfrc_actuator[dof] += gear * force;
+  } else {
+    for (int k = 0; k < m.nv; ++k) d.qfrc_actuator[k] += gear * d.transmission_moment[k] * force;
+  }
+}
+
 }  // namespace
 
 void ActuatorForces(const Model& m, Data& d) {
   std::fill(d.qfrc_actuator.begin(), d.qfrc_actuator.end(), 0.0);
-  for (int i = 0; i < m.nu; ++i) {
-    const double gear = m.actuator_gear[i];
-    const bool joint = m.actuator_transmission[i] == ActuatorTransmission::kJoint;
-    const int dof = joint ? m.jnt_dof_adr[m.actuator_jnt[i]] : -1;
-    double length = 0, velocity = 0;
-    if (joint) {
-      length = gear * d.qpos[m.jnt_qpos_adr[m.actuator_jnt[i]]];
-      velocity = gear * d.qvel[dof];
-    } else {
-      length = gear * SliderCrankLength(m, d, i);
-      for (int k = 0; k < m.nv; ++k) velocity += gear * d.transmission_moment[k] * d.qvel[k];
-    }
-    const double ctrl = Clamp(m.actuator_ctrl_limited[i], d.ctrl[i], m.actuator_ctrl_lower[i],
-                              m.actuator_ctrl_upper[i]);
-    const double force = Clamp(m.actuator_force_limited[i],
-                               m.actuator_gain[i] * ctrl + m.actuator_bias0[i] +
-                                   m.actuator_bias1[i] * length + m.actuator_bias2[i] * velocity,
-                               m.actuator_force_lower[i], m.actuator_force_upper[i]);
-    d.actuator_length[i] = length;
-    d.actuator_force[i] = force;
-    if (joint) {
-      d.qfrc_actuator[dof] += gear * force;
-    } else {
-      for (int k = 0; k < m.nv; ++k) d.qfrc_actuator[k] += gear * d.transmission_moment[k] * force;
+  for (int i = 0; i < m.nu; ++i) ApplyActuator(m, d, i);
+}
+
+void ActuatorForcesOfTrees(const Model& m, Data& d, const TreeRange& trees) {
+  if (trees.dof_begin == trees.dof_end) return;
+  std::fill(d.qfrc_actuator.begin() + trees.dof_begin, d.qfrc_actuator.begin() + trees.dof_end,
+            0.0);
+  for (int j = m.body_subsystem[m.dof_body[trees.dof_begin]];
+       j < m.nsubsystem && m.subsystem_dof_adr[j] < trees.dof_end; ++j) {
+    for (int k = m.subsystem_actuator_adr[j]; k < m.subsystem_actuator_adr[j + 1]; ++k) {
+      ApplyActuator(m, d, m.subsystem_actuators[k]);
     }
   }
 }

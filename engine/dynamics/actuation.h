@@ -1,6 +1,7 @@
 // Actuator forces through joint and slider-crank transmissions, with MuJoCo's affine force law.
 #pragma once
 
+#include "engine/dynamics/tree_range.h"
 #include "engine/model/model.h"
 #include "engine/sim/data.h"
 
@@ -12,5 +13,10 @@ namespace alsim {
 // (motor: bias = 0; position servo: bias1 = -kp; velocity servo: bias2 = -kv), the control clamped
 // to ctrlrange and the force to forcerange when limited; the joints receive (dl/dq)^T force.
 void ActuatorForces(const Model& m, Data& d);
+
+// The same for the actuators of the subsystems in `trees` only (their dofs of qfrc_actuator);
+// needs m.actuators_in_trees, and kinematics of those trees only. Bit-identical to
+// ActuatorForces there: each dof sums its actuators in actuator order either way.
+void ActuatorForcesOfTrees(const Model& m, Data& d, const TreeRange& trees);
 
 }  // namespace alsim

@@ -143,6 +143,9 @@ struct Model {
   std::vector<double> geom_gap;
   std::vector<double> geom_rbound;  // bounding-sphere radius around geom_pos, m
   std::vector<int> geom_mesh;       // mesh id for kMesh; -1 otherwise
+  // (nbody + 1) body b's geoms are [body_geom_adr[b], body_geom_adr[b + 1]): MuJoCo orders geoms
+  // by body, so a tree's geoms are contiguous too.
+  std::vector<int> body_geom_adr;
 
   // ---- meshes (nmesh); vertices are in the mesh frame, which MuJoCo aligns with the geom frame
   std::vector<int> mesh_vert_adr;  // first vertex in mesh_vert
@@ -181,6 +184,13 @@ struct Model {
   std::vector<bool> actuator_force_limited;
   std::vector<double> actuator_force_lower;
   std::vector<double> actuator_force_upper;
+  // Actuators by subsystem, in actuator order: subsystem j drives subsystem_actuators[
+  // subsystem_actuator_adr[j] .. subsystem_actuator_adr[j + 1]) through joint transmissions.
+  std::vector<int> subsystem_actuator_adr;  // (nsubsystem + 1)
+  std::vector<int> subsystem_actuators;
+  // Every actuator drives one joint (none is a slider-crank, whose sites may lie on two trees), so
+  // each tree's actuator forces, and its acceleration, need nothing from other trees.
+  bool actuators_in_trees = true;
 
   // ---- equality constraints (neq)
   std::vector<EqualityType> eq_type;

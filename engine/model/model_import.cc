@@ -432,6 +432,39 @@ void ConvertActuators(const mjModel* m, Model& model) {
   }
 }
 
+// The per-tree indexes of the step's tree tasks: each body's geoms, each subsystem's actuators.
+// MuJoCo stores a body's geoms together and the bodies' geoms in body order; an importer that
+// broke that would make the tree tasks place the wrong geoms, so it is checked here.
+std::string IndexTrees(const mjModel* m, Model& model) {
+  model.body_geom_adr.assign(m->nbody + 1, 0);
+  for (int g = 0; g < m->ngeom; ++g) {
+    if (g > 0 && m->geom_bodyid[g] < m->geom_bodyid[g - 1]) {
+      return "internal error: MuJoCo's geoms are not ordered by body";
+    }
+    ++model.body_geom_adr[m->geom_bodyid[g] + 1];
+  }
+  for (int b = 0; b < m->nbody; ++b) model.body_geom_adr[b + 1] += model.body_geom_adr[b];
+  model.subsystem_actuator_adr.assign(model.nsubsystem + 1, 0);
+  model.subsystem_actuators.clear();
+  model.actuators_in_trees = true;
+  for (int j = 0; j < model.nsubsystem; ++j) {
+    for (int a = 0; a < model.nu; ++a) {
+      if (model.actuator_transmission[a] != ActuatorTransmission::kJoint) continue;
+      if (model.body_subsystem[model.jnt_body[model.actuator_jnt[a]]] == j) {
+        model.subsystem_actuators.push_back(a);
+      }
+    }
+    model.subsystem_actuator_adr[j + 1] = static_cast<int>(model.subsystem_actuators.size());
+  }
+  for (int a = 0; a < model.nu; ++a) {
+    if (model.actuator_transmission[a] != ActuatorTransmission::kJoint ||
+        model.body_subsystem[model.jnt_body[model.actuator_jnt[a]]] < 0) {
+      model.actuators_in_trees = false;
+    }
+  }
+  return "";
+}
+
 // eq_data layout in MuJoCo 2.2.2 (checked by tests/model and, through the constraint errors,
 // tests/physics/equality_test): connect = anchor in body1 (3), anchor in body2 (3); weld = anchor
 // in body2 (3), pose of body2 relative to body1 (position 3, quaternion 4), torque scale (1).
@@ -529,6 +562,9 @@ ModelImport Compile(const std::string& source, const std::string& load_path, con
   ConvertGeomsAndMeshes(m.get(), *model);
   ConvertSites(m.get(), *model);
   ConvertActuators(m.get(), *model);
+  if (const std::string error = IndexTrees(m.get(), *model); !error.empty()) {
+    return {nullptr, source + ": " + error};
+  }
   ConvertEqualities(m.get(), *model);
   ConvertCollisionFilters(m.get(), *model);
   return {std::move(model), ""};

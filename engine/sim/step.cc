@@ -25,8 +25,6 @@ bool AllFinite(const std::vector<double>& values) {
 
 // Below this many subsystems the trees run on the calling thread (a task costs microseconds).
 constexpr int kParallelTrees = 2;
-constexpr int kParallelGeoms = 256;
-constexpr int kGeomsPerTask = 64;
 
 // Calls tree(range) for every static tree (bodies without dofs, on the calling thread) and then
 // for every subsystem, in parallel when there are several.
@@ -67,38 +65,43 @@ void FactorStepMatrixOfTrees(const Model& m, Data& d, double theta, const TreeRa
   TreeLdlFactorRange(layout, trees.dof_begin, trees.dof_end, d.qH.data());
 }
 
-// Position- and velocity-dependent quantities at the current qpos, qvel, ctrl, and the factor
-// of the step matrix (FactorStepMatrixOfTrees). Trees hanging from the world share nothing here,
-// so each runs as one task; the results are the serial stages' bit for bit.
-void SmoothDynamics(const Model& m, Data& d, double theta) {
-  KinematicsOfWorld(d);
-  d.cvel[0].setZero();
-  d.crb[0] = d.cinert[0];
-  BiasForcesOfWorld(m, d);
-  ForEachTree(m, [&](const TreeRange& trees) {
-    KinematicsOfTrees(m, d, trees);
-    VelocityOfTrees(m, d, trees);
-    MassMatrixOfTrees(m, d, trees);
-    BiasForcesOfTrees(m, d, trees);
-    PassiveForcesOfTrees(m, d, trees);
-    FactorStepMatrixOfTrees(m, d, theta, trees);
-  });
-  if (m.ngeom < kParallelGeoms) {
-    PlaceGeoms(m, d, 0, m.ngeom);
-  } else {
-    const int tasks = (m.ngeom + kGeomsPerTask - 1) / kGeomsPerTask;
-    ParallelFor(0, tasks, 1, [&](int t) {
-      PlaceGeoms(m, d, t * kGeomsPerTask, std::min(m.ngeom, (t + 1) * kGeomsPerTask));
-    });
-  }
-  ActuatorForces(m, d);
+// Position- and velocity-dependent quantities of the trees at the current qpos, qvel: kinematics,
+// their geoms' poses, velocities, mass matrix, bias and passive forces, and the factor of the
+// step matrix (FactorStepMatrixOfTrees).
+void SmoothDynamicsOfTrees(const Model& m, Data& d, double theta, const TreeRange& trees) {
+  KinematicsOfTrees(m, d, trees);
+  PlaceGeoms(m, d, m.body_geom_adr[trees.body_begin], m.body_geom_adr[trees.body_end]);
+  VelocityOfTrees(m, d, trees);
+  MassMatrixOfTrees(m, d, trees);
+  BiasForcesOfTrees(m, d, trees);
+  PassiveForcesOfTrees(m, d, trees);
+  FactorStepMatrixOfTrees(m, d, theta, trees);
 }
 
-void SolveAcceleration(const Model& m, Data& d) {
-  for (int i = 0; i < m.nv; ++i) {
+// Servos solved as soft constraints must not also act as explicit forces (`servos` null: they
+// stay explicit, as in Forward).
+void RemoveImplicitServoForce(const Model& m, Data& d, const ConstraintOptions* servos, int a) {
+  if (servos == nullptr || !IsImplicitServo(m, a, *servos)) return;
+  d.qfrc_actuator[m.jnt_dof_adr[m.actuator_jnt[a]]] -= m.actuator_gear[a] * d.actuator_force[a];
+}
+
+void ActuationOfTrees(const Model& m, Data& d, const ConstraintOptions* servos,
+                      const TreeRange& trees) {
+  ActuatorForcesOfTrees(m, d, trees);
+  if (trees.dof_begin == trees.dof_end) return;
+  for (int j = m.body_subsystem[m.dof_body[trees.dof_begin]];
+       j < m.nsubsystem && m.subsystem_dof_adr[j] < trees.dof_end; ++j) {
+    for (int k = m.subsystem_actuator_adr[j]; k < m.subsystem_actuator_adr[j + 1]; ++k) {
+      RemoveImplicitServoForce(m, d, servos, m.subsystem_actuators[k]);
+    }
+  }
+}
+
+void SolveAccelerationOfTrees(Data& d, const TreeRange& trees) {
+  for (int i = trees.dof_begin; i < trees.dof_end; ++i) {
     d.qacc[i] = d.qfrc_actuator[i] + d.qfrc_passive[i] - d.qfrc_bias[i];
   }
-  TreeLdlSolve(d.mass_layout, d.qH.data(), d.qacc.data());
+  TreeLdlSolveRange(d.mass_layout, trees.dof_begin, trees.dof_end, d.qH.data(), d.qacc.data());
 }
 
 // The forces of eq. (2) belong to the instant t_k + theta h, where the position is q_theta and the
@@ -106,40 +109,28 @@ void SolveAcceleration(const Model& m, Data& d) {
 // evaluated at v_k instead would make every theta first-order accurate; for theta > 0 one
 // predictor-corrector pass re-evaluates them at the predicted v_theta (M and its factor are
 // unchanged: they depend on q_theta only). theta = 0 stays explicit, as MuJoCo's Euler.
-void CorrectBiasAtThetaVelocity(const Model& m, Data& d, double theta) {
+void AccelerationOfTrees(const Model& m, Data& d, double theta, const TreeRange& trees) {
+  if (trees.dof_begin == trees.dof_end) return;
+  SolveAccelerationOfTrees(d, trees);
+  if (theta == 0) return;
   const double lead = theta * m.timestep;
-  for (int i = 0; i < m.nv; ++i) {
+  for (int i = trees.dof_begin; i < trees.dof_end; ++i) {
     d.qvel_start[i] = d.qvel[i];
     d.qvel[i] += lead * d.qacc[i];
   }
-  Velocity(m, d);
-  BiasForces(m, d);
-  std::copy(d.qvel_start.begin(), d.qvel_start.end(), d.qvel.begin());
-  SolveAcceleration(m, d);
+  VelocityOfTrees(m, d, trees);
+  BiasForcesOfTrees(m, d, trees);
+  std::copy(d.qvel_start.begin() + trees.dof_begin, d.qvel_start.begin() + trees.dof_end,
+            d.qvel.begin() + trees.dof_begin);
+  SolveAccelerationOfTrees(d, trees);
 }
 
-bool ValidOptions(const StepOptions& options) {
-  const SolverOptions& solver = options.solver;
-  return options.theta >= 0.0 && options.theta < 1.0 && solver.max_iterations >= 1 &&
-         solver.tolerance >= 0 && solver.time_budget_us >= 0 && solver.beta_gamma > 1 &&
-         solver.beta_update_interval >= 1 && solver.relaxation > 0 && solver.relaxation < 2 &&
-         solver.anderson_memory >= 0 && solver.anderson_memory <= 8 &&
-         options.constraints.error_reduction >= 0 && options.constraints.error_reduction <= 1;
-}
-
-// Servos solved as soft constraints must not also act as explicit forces.
-void RemoveImplicitServoForces(const Model& m, Data& d, const ConstraintOptions& options) {
-  for (int a = 0; a < m.nu; ++a) {
-    if (!IsImplicitServo(m, a, options)) continue;
-    d.qfrc_actuator[m.jnt_dof_adr[m.actuator_jnt[a]]] -= m.actuator_gear[a] * d.actuator_force[a];
-  }
-}
-
-// y = matrix x for a matrix stored in `layout` (symmetric: each stored entry acts twice).
-void TreeSparseMultiply(const TreeSparseLayout& layout, const double* matrix, const double* x,
-                        double* y) {
-  for (int i = 0; i < layout.size; ++i) y[i] = 0;
-  for (int i = 0; i < layout.size; ++i) {
+// y = matrix x on the trees' dofs, for a matrix stored in `layout` (symmetric: each stored entry
+// acts twice; a dof's ancestors are in its own tree).
+void TreeSparseMultiplyOfTrees(const TreeSparseLayout& layout, const double* matrix,
+                               const double* x, double* y, const TreeRange& trees) {
+  for (int i = trees.dof_begin; i < trees.dof_end; ++i) y[i] = 0;
+  for (int i = trees.dof_begin; i < trees.dof_end; ++i) {
     const double* row = matrix + layout.row_adr[i];
     y[i] += row[0] * x[i];
     int j = layout.parent[i];
@@ -150,19 +141,68 @@ void TreeSparseMultiply(const TreeSparseLayout& layout, const double* matrix, co
   }
 }
 
-// A = (M + (1 - theta) h D) / (1 - theta) and b = A v_free of eq. (2), from qH (factored) and M:
-// A's tree LDL^T is qH's with D divided by 1 - theta.
-void PrepareSolverProblem(const Model& m, Data& d, double theta) {
+// v_free = v_k + (1 - theta) h qacc, and the solver's A = (M + (1 - theta) h D) / (1 - theta) and
+// b = A v_free of eq. (2), from qH (factored) and M: A's tree LDL^T is qH's with D divided by
+// 1 - theta.
+void SolverProblemOfTrees(const Model& m, Data& d, double theta, const TreeRange& trees) {
+  if (trees.dof_begin == trees.dof_end) return;
+  const double h = m.timestep;
+  for (int i = trees.dof_begin; i < trees.dof_end; ++i) {
+    d.v_free[i] = d.qvel[i] + (1.0 - theta) * h * d.qacc[i];
+  }
+  if (!m.constraints_enabled) return;
   const double scale = 1.0 / (1.0 - theta);
-  const double damping_scale = (1.0 - theta) * m.timestep;
+  const double damping_scale = (1.0 - theta) * h;
   const TreeSparseLayout& layout = d.mass_layout;
-  for (int k = 0; k < layout.nnz; ++k) d.qA[k] = scale * d.M[k];
-  for (int i = 0; i < m.nv; ++i) {
+  const int last = trees.dof_end - 1;
+  const int nnz_begin = layout.row_adr[trees.dof_begin];
+  const int nnz_end = layout.row_adr[last] + layout.row_nnz[last];
+  for (int k = nnz_begin; k < nnz_end; ++k) d.qA[k] = scale * d.M[k];
+  for (int i = trees.dof_begin; i < trees.dof_end; ++i) {
     d.qA[layout.row_adr[i]] += scale * damping_scale * m.dof_damping[i];
   }
-  std::copy(d.qH.begin(), d.qH.end(), d.qA_factor.begin());
-  for (int i = 0; i < m.nv; ++i) d.qA_factor[layout.row_adr[i]] *= scale;
-  TreeSparseMultiply(layout, d.qA.data(), d.v_free.data(), d.solver_rhs.data());
+  std::copy(d.qH.begin() + nnz_begin, d.qH.begin() + nnz_end, d.qA_factor.begin() + nnz_begin);
+  for (int i = trees.dof_begin; i < trees.dof_end; ++i) d.qA_factor[layout.row_adr[i]] *= scale;
+  TreeSparseMultiplyOfTrees(layout, d.qA.data(), d.v_free.data(), d.solver_rhs.data(), trees);
+}
+
+// The smooth part of a step, tree by tree: SmoothDynamicsOfTrees, then actuator forces (minus the
+// implicit servos' when `servos` is set), the acceleration, and with `solver_problem` v_free and
+// the solver's A and b. With m.actuators_in_trees each tree is one task from start to end (trees
+// share nothing here); otherwise the actuators run between two passes over the trees. Either way
+// the results are the serial stages' bit for bit.
+void SmoothStage(const Model& m, Data& d, double theta, const ConstraintOptions* servos,
+                 bool solver_problem) {
+  KinematicsOfWorld(d);
+  PlaceGeoms(m, d, m.body_geom_adr[0], m.body_geom_adr[1]);
+  d.cvel[0].setZero();
+  d.crb[0] = d.cinert[0];
+  BiasForcesOfWorld(m, d);
+  auto rest = [&](const TreeRange& trees) {
+    AccelerationOfTrees(m, d, theta, trees);
+    if (solver_problem) SolverProblemOfTrees(m, d, theta, trees);
+  };
+  if (m.actuators_in_trees) {
+    ForEachTree(m, [&](const TreeRange& trees) {
+      SmoothDynamicsOfTrees(m, d, theta, trees);
+      ActuationOfTrees(m, d, servos, trees);
+      rest(trees);
+    });
+    return;
+  }
+  ForEachTree(m, [&](const TreeRange& trees) { SmoothDynamicsOfTrees(m, d, theta, trees); });
+  ActuatorForces(m, d);
+  for (int a = 0; a < m.nu; ++a) RemoveImplicitServoForce(m, d, servos, a);
+  ForEachTree(m, rest);
+}
+
+bool ValidOptions(const StepOptions& options) {
+  const SolverOptions& solver = options.solver;
+  return options.theta >= 0.0 && options.theta < 1.0 && solver.max_iterations >= 1 &&
+         solver.tolerance >= 0 && solver.time_budget_us >= 0 && solver.beta_gamma > 1 &&
+         solver.beta_update_interval >= 1 && solver.relaxation > 0 && solver.relaxation < 2 &&
+         solver.anderson_memory >= 0 && solver.anderson_memory <= 8 &&
+         options.constraints.error_reduction >= 0 && options.constraints.error_reduction <= 1;
 }
 
 // Servo forces for observers: the soft constraint's impulse over the step.
@@ -177,9 +217,7 @@ void ReportServoForces(const Model& m, Data& d) {
 }  // namespace
 
 void Forward(const Model& m, Data& d, const StepOptions& options) {
-  SmoothDynamics(m, d, options.theta);
-  SolveAcceleration(m, d);
-  if (options.theta > 0) CorrectBiasAtThetaVelocity(m, d, options.theta);
+  SmoothStage(m, d, options.theta, nullptr, false);
 }
 
 StepStatus Step(const Model& m, Data& d, const StepOptions& options) {
@@ -195,12 +233,8 @@ StepStatus Step(const Model& m, Data& d, const StepOptions& options) {
   // drift to q_theta with v_k
   if (theta > 0) IntegratePositions(m, d.qvel.data(), theta * h, d.qpos.data());
 
-  // smooth dynamics at (q_theta, v_k): v_free = v_k + (1 - theta) h qacc
-  SmoothDynamics(m, d, theta);
-  RemoveImplicitServoForces(m, d, options.constraints);
-  SolveAcceleration(m, d);
-  if (theta > 0) CorrectBiasAtThetaVelocity(m, d, theta);
-  for (int i = 0; i < m.nv; ++i) d.v_free[i] = d.qvel[i] + (1.0 - theta) * h * d.qacc[i];
+  // smooth dynamics at (q_theta, v_k): v_free = v_k + (1 - theta) h qacc, and A and b
+  SmoothStage(m, d, theta, &options.constraints, true);
 
   // constraints: v_hat from the solver
   if (m.constraints_enabled) {
@@ -218,7 +252,6 @@ StepStatus Step(const Model& m, Data& d, const StepOptions& options) {
     d.islands.num = 0;
     d.solver_statistics = SolverStatistics{};
   } else {
-    PrepareSolverProblem(m, d, theta);
     BuildIslands(m, d.constraints, d.islands);
     const double budget = options.solver.time_budget_us;
     d.solver->Solve(m, d, options.solver, budget > 0 ? start_us + budget : 0, &d.solver_statistics);

@@ -148,6 +148,38 @@ void ExpectSubsystemsPartitionTheDofs(const Model& model) {
   }
 }
 
+// The step's per-tree indexes: each body's geoms as MuJoCo lists them, and every joint actuator
+// once, in its joint's subsystem, in actuator order.
+void ExpectTreeIndexesMatch(const Model& model, const mjModel* m) {
+  ASSERT_EQ(static_cast<int>(model.body_geom_adr.size()), model.nbody + 1);
+  for (int b = 0; b < model.nbody; ++b) {
+    const int num = model.body_geom_adr[b + 1] - model.body_geom_adr[b];
+    EXPECT_EQ(num, m->body_geomnum[b]) << "body " << b;
+    if (num > 0) {
+      EXPECT_EQ(model.body_geom_adr[b], m->body_geomadr[b]) << "body " << b;
+    }
+  }
+  ASSERT_EQ(static_cast<int>(model.subsystem_actuator_adr.size()), model.nsubsystem + 1);
+  std::vector<int> seen(model.nu, 0);
+  bool slider_crank = false;
+  for (int j = 0; j < model.nsubsystem; ++j) {
+    for (int k = model.subsystem_actuator_adr[j]; k < model.subsystem_actuator_adr[j + 1]; ++k) {
+      const int a = model.subsystem_actuators[k];
+      ++seen[a];
+      EXPECT_EQ(model.body_subsystem[model.jnt_body[model.actuator_jnt[a]]], j);
+      if (k > model.subsystem_actuator_adr[j]) {
+        EXPECT_GT(a, model.subsystem_actuators[k - 1]);
+      }
+    }
+  }
+  for (int a = 0; a < model.nu; ++a) {
+    const bool joint = m->actuator_trntype[a] != mjTRN_SLIDERCRANK;
+    slider_crank = slider_crank || !joint;
+    EXPECT_EQ(seen[a], joint ? 1 : 0) << "actuator " << a;
+  }
+  EXPECT_EQ(model.actuators_in_trees, !slider_crank);
+}
+
 class SampleModelTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(SampleModelTest, ImportKeepsEveryNumberOfMujocosCompiledModel) {
@@ -158,6 +190,7 @@ TEST_P(SampleModelTest, ImportKeepsEveryNumberOfMujocosCompiledModel) {
   ASSERT_NE(m, nullptr);
   ExpectSameAsMujoco(*imported.model, m.get());
   ExpectSubsystemsPartitionTheDofs(*imported.model);
+  ExpectTreeIndexesMatch(*imported.model, m.get());
   // MuJoCo's timestep where the scene sets one, alsim's 240 Hz default where it does not.
   std::ifstream file(path);
   const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
