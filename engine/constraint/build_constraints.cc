@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "engine/core/parallel.h"
 #include "engine/math/spatial.h"
 
 namespace alsim {
@@ -45,23 +46,6 @@ void AddBlock(ConstraintSet& set, ConstraintBlock block) {
   ++c.block_num;
 }
 
-// The body-space block of a contact on `body`: sign * R^T [-[r]x  I] with r the contact point
-// from the body's reference point, i.e. the frame components of the velocity of the body-fixed
-// point at the contact (eq. 44 in alsim's (angular, linear) order).
-void AddContactBlock(const Model& m, const Data& d, ConstraintSet& set, int body, double sign,
-                     const Contact& contact) {
-  const int subsystem = m.body_subsystem[body];
-  if (subsystem < 0) return;  // the world or a static body: no slack block
-  ConstraintBlock block;
-  block.subsystem = subsystem;
-  block.body = body;
-  const Vec3 r = contact.pos - SpatialReferencePoint(m, d, body);
-  const Mat3 frame_t = contact.frame.transpose();
-  block.map.leftCols<3>() = -sign * frame_t * Skew(r);
-  block.map.rightCols<3>() = sign * frame_t;
-  AddBlock(set, block);
-}
-
 void AddJointBlock(const Model& m, ConstraintSet& set, int dof, double coefficient) {
   ConstraintBlock block;
   block.subsystem = m.body_subsystem[m.dof_body[dof]];
@@ -70,19 +54,98 @@ void AddJointBlock(const Model& m, ConstraintSet& set, int dof, double coefficie
   AddBlock(set, block);
 }
 
-void AddContacts(const Model& m, const Data& d, ConstraintSet& set, double h, double erp) {
+// Contacts from this many on are filled in parallel, this many per task: the fill costs about a
+// microsecond per contact here, so smaller sets are not worth a task.
+constexpr int kParallelContacts = 64;
+constexpr int kContactsPerTask = 16;
+
+// The body-space block of a contact on `body`: sign * R^T [-[r]x  I] with r the contact point
+// from the body's reference point, i.e. the frame components of the velocity of the body-fixed
+// point at the contact (eq. 44 in alsim's (angular, linear) order).
+void FillContactMap(const Model& m, const Data& d, double sign, const Contact& contact,
+                    ConstraintBlock& block) {
+  const Vec3 r = contact.pos - SpatialReferencePoint(m, d, block.body);
+  const Mat3 frame_t = contact.frame.transpose();
+  block.map.leftCols<3>() = -sign * frame_t * Skew(r);
+  block.map.rightCols<3>() = sign * frame_t;
+}
+
+// Warm start of contact constraint c: the impulse of the nearest of last step's contacts between
+// the same geoms (within `radius`), rotated into the new contact frame.
+void WarmStartContact(const Data& d, const Constraint& c, double radius, double* lambda) {
+  const WarmStart& warm = d.warm_start;
+  const Contact& contact = d.contact[c.contact];
+  double best = radius * radius;
+  int found = -1;
+  for (auto it = std::lower_bound(warm.key.begin(), warm.key.end(), c.key, ConstraintKeyLess);
+       it != warm.key.end() && *it == c.key; ++it) {
+    const int k = static_cast<int>(it - warm.key.begin());
+    const double distance2 = (warm.position[k] - contact.pos).squaredNorm();
+    if (distance2 < best) {
+      best = distance2;
+      found = k;
+    }
+  }
+  if (found < 0) return;
+  const Vec3 local = contact.frame.transpose() * warm.impulse[found];
+  lambda[0] = std::max(0.0, local[0]);
+  lambda[1] = local[1];
+  lambda[2] = local[2];
+}
+
+// Contact constraints in two passes: a serial layout (which contacts take part, and where their
+// rows, blocks and slacks go), then each contact's fill on its own (bias, Jacobian blocks, warm
+// start), in parallel for many contacts. Blocks: body2's (+1) before body1's (-1).
+void AddContacts(const Model& m, const Data& d, ConstraintSet& set, double h, double erp,
+                 double warm_start_radius) {
+  const int first = static_cast<int>(set.constraints.size());
+  int z_size = static_cast<int>(set.z.size());
   for (int k = 0; k < static_cast<int>(d.contact.size()); ++k) {
     const Contact& contact = d.contact[k];
     const int body1 = m.geom_body[contact.geom1], body2 = m.geom_body[contact.geom2];
     if (m.body_subsystem[body1] < 0 && m.body_subsystem[body2] < 0) continue;
-    Constraint& c = AddConstraint(set, ConstraintType::kContact, 3,
-                                  {kKindContact, contact.geom1, contact.geom2});
+    Constraint c;
+    c.type = ConstraintType::kContact;
+    c.dim = 3;
+    c.row_adr = set.num_rows;
+    c.block_adr = static_cast<int>(set.blocks.size());
+    c.key = {kKindContact, contact.geom1, contact.geom2};
     c.contact = k;
     c.friction = contact.friction;
-    set.bias[c.row_adr] = PositionBias(contact.dist, h, erp);
-    AddContactBlock(m, d, set, body2, +1.0, contact);
-    AddContactBlock(m, d, set, body1, -1.0, contact);
+    for (const int body : {body2, body1}) {
+      if (m.body_subsystem[body] < 0) continue;  // the world or a static body: no slack block
+      ConstraintBlock block;
+      block.constraint = static_cast<int>(set.constraints.size());
+      block.subsystem = m.body_subsystem[body];
+      block.body = body;
+      block.z_adr = z_size;
+      z_size += 3;
+      set.blocks.push_back(block);
+      ++c.block_num;
+    }
+    set.constraints.push_back(c);
+    set.num_rows += 3;
     ++set.num_contacts;
+  }
+  set.bias.resize(set.num_rows, 0.0);
+  set.lambda.resize(set.num_rows, 0.0);
+  set.z.resize(z_size, 0.0);
+  const int count = static_cast<int>(set.constraints.size()) - first;
+  auto fill = [&](int n) {
+    const Constraint& c = set.constraints[first + n];
+    const Contact& contact = d.contact[c.contact];
+    set.bias[c.row_adr] = PositionBias(contact.dist, h, erp);
+    for (int k = 0; k < c.block_num; ++k) {
+      ConstraintBlock& block = set.blocks[c.block_adr + k];
+      const bool on_body2 = block.body == m.geom_body[contact.geom2] && k == 0;
+      FillContactMap(m, d, on_body2 ? +1.0 : -1.0, contact, block);
+    }
+    WarmStartContact(d, c, warm_start_radius, set.lambda.data() + c.row_adr);
+  };
+  if (count < kParallelContacts) {
+    for (int n = 0; n < count; ++n) fill(n);
+  } else {
+    ParallelFor(0, count, kContactsPerTask, fill);
   }
 }
 
@@ -181,37 +244,16 @@ void AddServos(const Model& m, const Data& d, ConstraintSet& set, const Constrai
   }
 }
 
-// Warm start: each constraint takes the impulse of last step's constraint with the same key; a
-// contact takes the nearest of last step's contacts between the same geoms (within `radius`),
-// its impulse rotated into the new contact frame.
-void WarmStartImpulses(const Data& d, ConstraintSet& set, double radius) {
+// Warm start of the other constraints (contacts have theirs from AddContacts): each takes the
+// impulse of last step's constraint with the same key.
+void WarmStartOtherImpulses(const Data& d, ConstraintSet& set, int first) {
   const WarmStart& warm = d.warm_start;
-  for (const Constraint& c : set.constraints) {
-    const auto first = std::lower_bound(warm.key.begin(), warm.key.end(), c.key, ConstraintKeyLess);
-    double* lambda = set.lambda.data() + c.row_adr;
-    if (c.type != ConstraintType::kContact) {
-      if (first != warm.key.end() && *first == c.key) {
-        const Vec3& impulse = warm.impulse[first - warm.key.begin()];
-        for (int r = 0; r < c.dim; ++r) lambda[r] = impulse[r];
-      }
-      continue;
-    }
-    const Contact& contact = d.contact[c.contact];
-    double best = radius * radius;
-    int found = -1;
-    for (auto it = first; it != warm.key.end() && *it == c.key; ++it) {
-      const int k = static_cast<int>(it - warm.key.begin());
-      const double distance2 = (warm.position[k] - contact.pos).squaredNorm();
-      if (distance2 < best) {
-        best = distance2;
-        found = k;
-      }
-    }
-    if (found < 0) continue;
-    const Vec3 local = contact.frame.transpose() * warm.impulse[found];
-    lambda[0] = std::max(0.0, local[0]);
-    lambda[1] = local[1];
-    lambda[2] = local[2];
+  for (int i = first; i < static_cast<int>(set.constraints.size()); ++i) {
+    const Constraint& c = set.constraints[i];
+    const auto found = std::lower_bound(warm.key.begin(), warm.key.end(), c.key, ConstraintKeyLess);
+    if (found == warm.key.end() || !(*found == c.key)) continue;
+    const Vec3& impulse = warm.impulse[found - warm.key.begin()];
+    for (int r = 0; r < c.dim; ++r) set.lambda[c.row_adr + r] = impulse[r];
   }
 }
 
@@ -269,11 +311,12 @@ void SaveWarmStart(Data& d) {
 void BuildConstraints(const Model& m, Data& d, const ConstraintOptions& options, double h) {
   ConstraintSet& set = d.constraints;
   set.Clear();
-  AddContacts(m, d, set, h, options.error_reduction);
+  AddContacts(m, d, set, h, options.error_reduction, options.warm_start_radius);
+  const int first_other = static_cast<int>(set.constraints.size());
   if (m.equalities_enabled) AddEqualities(m, d, set, h, options.error_reduction);
   if (m.limits_enabled) AddJointLimits(m, d, set, options, h);
   AddServos(m, d, set, options, h);
-  WarmStartImpulses(d, set, options.warm_start_radius);
+  WarmStartOtherImpulses(d, set, first_other);
 }
 
 }  // namespace alsim
