@@ -83,15 +83,29 @@ void SweepAndPrune(const Model& m, Data& d) {
   }
   const int axis = SweepAxis(d);
   SortSweepOrder(d, axis);
-  const std::vector<int>& order = d.sweep_order;
-  for (size_t i = 0; i < order.size(); ++i) {
-    const int a = order[i];
-    for (size_t j = i + 1; j < order.size(); ++j) {
-      const int b = order[j];
-      if (d.geom_aabb_lo[b][axis] > d.geom_aabb_hi[a][axis]) break;  // no later box reaches a
-      const bool overlap = (d.geom_aabb_lo[a].array() <= d.geom_aabb_hi[b].array()).all() &&
-                           (d.geom_aabb_lo[b].array() <= d.geom_aabb_hi[a].array()).all();
-      if (overlap && MayCollide(m, a, b)) AddCandidate(d, a, b, -1, PairMargin(m, d, a, b));
+  const int n = static_cast<int>(d.sweep_order.size());
+  SweepBox* boxes = d.sweep_boxes.data();
+  for (int i = 0; i < n; ++i) {
+    const int g = d.sweep_order[i];
+    for (int k = 0; k < 3; ++k) {
+      boxes[i].lo[k] = d.geom_aabb_lo[g][k];
+      boxes[i].hi[k] = d.geom_aabb_hi[g][k];
+    }
+    boxes[i].geom = g;
+  }
+  // Boxes sorted by lo[axis]: the boxes that reach box i along the axis follow it, up to the first
+  // that starts beyond its end; the other two axes decide the overlap.
+  const int u = (axis + 1) % 3, w = (axis + 2) % 3;
+  for (int i = 0; i < n; ++i) {
+    const SweepBox& a = boxes[i];
+    for (int j = i + 1; j < n; ++j) {
+      const SweepBox& b = boxes[j];
+      if (b.lo[axis] > a.hi[axis]) break;  // no later box reaches a
+      const bool overlap = a.lo[axis] <= b.hi[axis] && a.lo[u] <= b.hi[u] && b.lo[u] <= a.hi[u] &&
+                           a.lo[w] <= b.hi[w] && b.lo[w] <= a.hi[w];
+      if (overlap && MayCollide(m, a.geom, b.geom)) {
+        AddCandidate(d, a.geom, b.geom, -1, PairMargin(m, d, a.geom, b.geom));
+      }
     }
   }
 }

@@ -26,4 +26,12 @@ struct CollisionCandidate {
   double margin = 0;       // contacts are reported below this distance, m
 };
 
+// A geom's box in the sweep's scratch: the boxes are copied in sweep order so that the sweep reads
+// them one after another.
+struct SweepBox {
+  double lo[3];
+  double hi[3];
+  int geom;
+};
+
 }  // namespace alsim

@@ -107,8 +107,9 @@ struct Data {
   std::vector<int> sweep_order;                 // the other geoms that can collide, in sweep order
   std::vector<double> geom_speculative_margin;  // extra margin per geom, SpeculativeMargins()
                                                 // (ngeom)
-  std::vector<Vec3> geom_aabb_lo;  // world bounding box grown by the geom's margin (ngeom)
-  std::vector<Vec3> geom_aabb_hi;  // (ngeom)
+  std::vector<Vec3> geom_aabb_lo;     // world bounding box grown by the geom's margin (ngeom)
+  std::vector<Vec3> geom_aabb_hi;     // (ngeom)
+  std::vector<SweepBox> sweep_boxes;  // the boxes of sweep_order, in that order (scratch)
   std::vector<CollisionCandidate> collision_candidates;  // broadphase output, by geom pair
   std::vector<Contact> candidate_contacts;               // kMaxContactsPerPair slots per candidate
   std::vector<int> candidate_contact_count;              // contacts found per candidate
