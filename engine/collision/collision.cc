@@ -14,11 +14,22 @@ namespace {
 constexpr int kParallelCandidates = 128;
 constexpr int kCandidatesPerTask = 16;
 
+// Candidate k's contacts, complete (geoms, friction, frame) in its own slots.
 void CollideCandidate(const Model& m, Data& d, int k) {
   const CollisionCandidate& candidate = d.collision_candidates[k];
-  d.candidate_contact_count[k] =
-      CollideShapes(ShapeOfGeom(m, d, candidate.geom1), ShapeOfGeom(m, d, candidate.geom2),
-                    candidate.margin, d.candidate_contacts.data() + k * kMaxContactsPerPair);
+  Contact* found = d.candidate_contacts.data() + k * kMaxContactsPerPair;
+  const int count = CollideShapes(ShapeOfGeom(m, d, candidate.geom1),
+                                  ShapeOfGeom(m, d, candidate.geom2), candidate.margin, found);
+  d.candidate_contact_count[k] = count;
+  if (count == 0) return;
+  const double friction =
+      ContactFriction(m, candidate.geom1, candidate.geom2, candidate.explicit_pair);
+  for (int i = 0; i < count; ++i) {
+    found[i].geom1 = candidate.geom1;
+    found[i].geom2 = candidate.geom2;
+    found[i].friction = friction;
+    found[i].frame = ContactFrame(found[i].normal);
+  }
 }
 
 void Narrowphase(const Model& m, Data& d) {
@@ -36,22 +47,12 @@ void Narrowphase(const Model& m, Data& d) {
 }
 
 // Gathers the candidates' contacts in candidate order, which makes the output deterministic.
-void GatherContacts(const Model& m, Data& d) {
+void GatherContacts(Data& d) {
   d.contact.clear();
   const int n = static_cast<int>(d.collision_candidates.size());
   for (int k = 0; k < n; ++k) {
-    const CollisionCandidate& candidate = d.collision_candidates[k];
-    const double friction =
-        ContactFriction(m, candidate.geom1, candidate.geom2, candidate.explicit_pair);
     const Contact* found = d.candidate_contacts.data() + k * kMaxContactsPerPair;
-    for (int i = 0; i < d.candidate_contact_count[k]; ++i) {
-      Contact contact = found[i];
-      contact.geom1 = candidate.geom1;
-      contact.geom2 = candidate.geom2;
-      contact.friction = friction;
-      contact.frame = ContactFrame(contact.normal);
-      d.contact.push_back(contact);
-    }
+    d.contact.insert(d.contact.end(), found, found + d.candidate_contact_count[k]);
   }
 }
 
@@ -95,7 +96,7 @@ void SpeculativeMargins(const Model& m, Data& d, double horizon, double slop) {
 void Collision(const Model& m, Data& d) {
   Broadphase(m, d);
   Narrowphase(m, d);
-  GatherContacts(m, d);
+  GatherContacts(d);
 }
 
 }  // namespace alsim
