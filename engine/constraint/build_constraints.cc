@@ -4,7 +4,6 @@
 #include <cmath>
 #include <limits>
 
-#include "engine/core/parallel.h"
 #include "engine/math/spatial.h"
 
 namespace alsim {
@@ -54,11 +53,6 @@ void AddJointBlock(const Model& m, ConstraintSet& set, int dof, double coefficie
   AddBlock(set, block);
 }
 
-// Contacts from this many on are filled in parallel, this many per task: the fill costs about a
-// microsecond per contact here, so smaller sets are not worth a task.
-constexpr int kParallelContacts = 64;
-constexpr int kContactsPerTask = 16;
-
 // The body-space block of a contact on `body`: sign * R^T [-[r]x  I] with r the contact point
 // from the body's reference point, i.e. the frame components of the velocity of the body-fixed
 // point at the contact (eq. 44 in alsim's (angular, linear) order).
@@ -93,9 +87,10 @@ void WarmStartContact(const Data& d, const Constraint& c, double radius, double*
   lambda[2] = local[2];
 }
 
-// Contact constraints in two passes: a serial layout (which contacts take part, and where their
-// rows, blocks and slacks go), then each contact's fill on its own (bias, Jacobian blocks, warm
-// start), in parallel for many contacts. Blocks: body2's (+1) before body1's (-1).
+// Contact constraints in two passes: the layout (which contacts take part, and where their rows,
+// blocks and slacks go), so that the arrays are sized once, then each contact's bias, Jacobian
+// blocks and warm start. Blocks: body2's (+1) before body1's (-1). (Filling the contacts in
+// parallel gained nothing at 150-270 contacts: BENCHMARKS.md.)
 void AddContacts(const Model& m, const Data& d, ConstraintSet& set, double h, double erp,
                  double warm_start_radius) {
   const int first = static_cast<int>(set.constraints.size());
@@ -130,9 +125,8 @@ void AddContacts(const Model& m, const Data& d, ConstraintSet& set, double h, do
   set.bias.resize(set.num_rows, 0.0);
   set.lambda.resize(set.num_rows, 0.0);
   set.z.resize(z_size, 0.0);
-  const int count = static_cast<int>(set.constraints.size()) - first;
-  auto fill = [&](int n) {
-    const Constraint& c = set.constraints[first + n];
+  for (int i = first; i < static_cast<int>(set.constraints.size()); ++i) {
+    const Constraint& c = set.constraints[i];
     const Contact& contact = d.contact[c.contact];
     set.bias[c.row_adr] = PositionBias(contact.dist, h, erp);
     for (int k = 0; k < c.block_num; ++k) {
@@ -141,11 +135,6 @@ void AddContacts(const Model& m, const Data& d, ConstraintSet& set, double h, do
       FillContactMap(m, d, on_body2 ? +1.0 : -1.0, contact, block);
     }
     WarmStartContact(d, c, warm_start_radius, set.lambda.data() + c.row_adr);
-  };
-  if (count < kParallelContacts) {
-    for (int n = 0; n < count; ++n) fill(n);
-  } else {
-    ParallelFor(0, count, kContactsPerTask, fill);
   }
 }
 
