@@ -131,7 +131,7 @@ void AddContacts(const Model& m, const Data& d, ConstraintSet& set, double h, do
     set.bias[c.row_adr] = PositionBias(contact.dist, h, erp);
     for (int k = 0; k < c.block_num; ++k) {
       ConstraintBlock& block = set.blocks[c.block_adr + k];
-      const bool on_body2 = block.body == m.geom_body[contact.geom2] && k == 0;
+      const bool on_body2 = k == 0 && m.body_subsystem[m.geom_body[contact.geom2]] >= 0;
       FillContactMap(m, d, on_body2 ? +1.0 : -1.0, contact, block);
     }
     WarmStartContact(d, c, warm_start_radius, set.lambda.data() + c.row_adr);

@@ -86,15 +86,9 @@ void ActuatorForces(const Model& m, Data& d) {
 }
 
 void ActuatorForcesOfTrees(const Model& m, Data& d, const TreeRange& trees) {
-  if (trees.dof_begin == trees.dof_end) return;
   std::fill(d.qfrc_actuator.begin() + trees.dof_begin, d.qfrc_actuator.begin() + trees.dof_end,
             0.0);
-  for (int j = m.body_subsystem[m.dof_body[trees.dof_begin]];
-       j < m.nsubsystem && m.subsystem_dof_adr[j] < trees.dof_end; ++j) {
-    for (int k = m.subsystem_actuator_adr[j]; k < m.subsystem_actuator_adr[j + 1]; ++k) {
-      ApplyActuator(m, d, m.subsystem_actuators[k]);
-    }
-  }
+  ForEachActuatorOfTrees(m, trees, [&](int a) { ApplyActuator(m, d, a); });
 }
 
 }  // namespace alsim

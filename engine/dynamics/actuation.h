@@ -19,4 +19,17 @@ void ActuatorForces(const Model& m, Data& d);
 // ActuatorForces there: each dof sums its actuators in actuator order either way.
 void ActuatorForcesOfTrees(const Model& m, Data& d, const TreeRange& trees);
 
+// fn(a) for each actuator a of the subsystems in `trees` (Model::subsystem_actuators), in
+// actuator order per subsystem.
+template <class Fn>
+void ForEachActuatorOfTrees(const Model& m, const TreeRange& trees, const Fn& fn) {
+  if (trees.dof_begin == trees.dof_end) return;
+  for (int j = m.body_subsystem[m.dof_body[trees.dof_begin]];
+       j < m.nsubsystem && m.subsystem_dof_adr[j] < trees.dof_end; ++j) {
+    for (int k = m.subsystem_actuator_adr[j]; k < m.subsystem_actuator_adr[j + 1]; ++k) {
+      fn(m.subsystem_actuators[k]);
+    }
+  }
+}
+
 }  // namespace alsim

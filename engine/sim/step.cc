@@ -88,13 +88,7 @@ void RemoveImplicitServoForce(const Model& m, Data& d, const ConstraintOptions* 
 void ActuationOfTrees(const Model& m, Data& d, const ConstraintOptions* servos,
                       const TreeRange& trees) {
   ActuatorForcesOfTrees(m, d, trees);
-  if (trees.dof_begin == trees.dof_end) return;
-  for (int j = m.body_subsystem[m.dof_body[trees.dof_begin]];
-       j < m.nsubsystem && m.subsystem_dof_adr[j] < trees.dof_end; ++j) {
-    for (int k = m.subsystem_actuator_adr[j]; k < m.subsystem_actuator_adr[j + 1]; ++k) {
-      RemoveImplicitServoForce(m, d, servos, m.subsystem_actuators[k]);
-    }
-  }
+  ForEachActuatorOfTrees(m, trees, [&](int a) { RemoveImplicitServoForce(m, d, servos, a); });
 }
 
 void SolveAccelerationOfTrees(Data& d, const TreeRange& trees) {
@@ -143,7 +137,8 @@ void TreeSparseMultiplyOfTrees(const TreeSparseLayout& layout, const double* mat
 
 // v_free = v_k + (1 - theta) h qacc, and the solver's A = (M + (1 - theta) h D) / (1 - theta) and
 // b = A v_free of eq. (2), from qH (factored) and M: A's tree LDL^T is qH's with D divided by
-// 1 - theta.
+// 1 - theta. Formed before collision knows whether the step has constraints, so a step without
+// any pays for it too (a copy and a product per tree, small beside the factorization).
 void SolverProblemOfTrees(const Model& m, Data& d, double theta, const TreeRange& trees) {
   if (trees.dof_begin == trees.dof_end) return;
   const double h = m.timestep;
