@@ -4,6 +4,11 @@
 //   mujoco   alsim (SubADMM, default options) against MuJoCo 2.2.2's mj_step on MuJoCo's own
 //            humanoid scenes, in one run: steps/s at 1 and 2 threads, contacts, penetration.
 // Usage: solver_bench [table3|mujoco|all] [--scenes DIR] [--repeats N]
+//                     [--model FILE [--model FILE ...]] [--steps N]
+//   --scenes DIR   where Table III's quadruped_drop_8.xml and quadruped_drop_27.xml are
+//   --model FILE   compare with MuJoCo on this MJCF file instead of the three humanoid scenes
+//                  (repeatable; MuJoCo must load it too)
+//   --steps N      steps per run for the --model files (default 1000)
 // Timings are medians over N repeats (default 3) of the same trajectory, so noise from the
 // shared machine shows as spread, not as bias in one direction; the MuJoCo ratios are medians of
 // the per-repeat ratios, with their range.
@@ -14,6 +19,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -212,7 +218,36 @@ RunSample RunMujoco(const std::string& path, int steps) {
   return sample;
 }
 
-void AgainstMujoco(int repeats) {
+struct MujocoCase {
+  std::string file;  // as printed; under /usr/share/mujoco/model/ unless absolute or ./-relative
+  int steps;
+};
+
+// MuJoCo's sample humanoids, with the steps BENCHMARKS.md uses.
+std::vector<MujocoCase> HumanoidCases() {
+  return {{"humanoid/humanoid.xml", 2000},
+          {"humanoid/22_humanoids.xml", 1000},
+          {"humanoid100/humanoid100.xml", 500}};
+}
+
+std::string MujocoCasePath(const std::string& file) {
+  if (!file.empty() && (file[0] == '/' || file[0] == '.')) return file;
+  return "/usr/share/mujoco/model/" + file;
+}
+
+void AgainstMujoco(const std::vector<MujocoCase>& cases, int repeats) {
+  // Every scene is loaded by both sides before the table starts, so a bad file fails at once.
+  std::vector<std::shared_ptr<const Model>> models;
+  for (const MujocoCase& c : cases) {
+    models.push_back(Load(MujocoCasePath(c.file)));
+    char error[1000] = "";
+    mjModel* m = mj_loadXML(MujocoCasePath(c.file).c_str(), nullptr, error, sizeof(error));
+    if (m == nullptr) {
+      std::fprintf(stderr, "solver_bench: MuJoCo: %s\n", error);
+      std::exit(1);
+    }
+    mj_deleteModel(m);
+  }
   std::printf("\n### alsim (SubADMM) vs MuJoCo 2.2.2 mj_step, same scenes, same initial state\n\n");
   std::printf(
       "| scene | steps | MuJoCo steps/s | alsim 1 thread | alsim 2 threads | "
@@ -220,15 +255,10 @@ void AgainstMujoco(int repeats) {
       "max penetration mm MuJoCo / alsim | alsim residual | paper settings 1t | "
       "paper/MuJoCo 1t | paper residual |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-  struct Case {
-    const char* file;
-    int steps;
-  };
-  for (const Case& c :
-       {Case{"humanoid/humanoid.xml", 2000}, Case{"humanoid/22_humanoids.xml", 1000},
-        Case{"humanoid100/humanoid100.xml", 500}}) {
-    const std::string path = std::string("/usr/share/mujoco/model/") + c.file;
-    const auto model = Load(path);
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const MujocoCase& c = cases[k];
+    const std::string path = MujocoCasePath(c.file);
+    const Model* model = models[k].get();
     std::vector<double> mj, one, two, paper, one_ratio, two_ratio, paper_ratio;
     RunSample mj_sample, one_sample, two_sample, paper_sample;
     for (int r = 0; r < repeats; ++r) {  // interleaved, so drifts in machine load hit all three
@@ -249,10 +279,11 @@ void AgainstMujoco(int repeats) {
     std::printf(
         "| %s | %d | %.0f | %.0f | %.0f | %s | %s | %.1f / %.1f | %.2f / %.3f | "
         "%.1e | %.0f | %s | %.1e |\n",
-        c.file, c.steps, Median(mj), Median(one), Median(two), RatioSpread(one_ratio).c_str(),
-        RatioSpread(two_ratio).c_str(), mj_sample.mean_contacts, one_sample.mean_contacts,
-        1e3 * mj_sample.max_penetration, 1e3 * one_sample.max_penetration, one_sample.mean_residual,
-        Median(paper), RatioSpread(paper_ratio).c_str(), paper_sample.mean_residual);
+        c.file.c_str(), c.steps, Median(mj), Median(one), Median(two),
+        RatioSpread(one_ratio).c_str(), RatioSpread(two_ratio).c_str(), mj_sample.mean_contacts,
+        one_sample.mean_contacts, 1e3 * mj_sample.max_penetration, 1e3 * one_sample.max_penetration,
+        one_sample.mean_residual, Median(paper), RatioSpread(paper_ratio).c_str(),
+        paper_sample.mean_residual);
     std::fflush(stdout);
   }
 }
@@ -261,26 +292,43 @@ void AgainstMujoco(int repeats) {
 }  // namespace alsim
 
 int main(int argc, char** argv) {
+  const char* usage =
+      "usage: solver_bench [table3|mujoco|all] [--scenes DIR] [--repeats N]\n"
+      "                    [--model FILE [--model FILE ...]] [--steps N]\n";
   std::string what = "all", scenes = ALSIM_SCENES_DIR;
-  int repeats = 3;
+  int repeats = 3, model_steps = 1000;
+  std::vector<std::string> models;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--scenes" && i + 1 < argc) {
       scenes = argv[++i];
     } else if (arg == "--repeats" && i + 1 < argc) {
       repeats = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "--model" && i + 1 < argc) {
+      models.push_back(argv[++i]);
+    } else if (arg == "--steps" && i + 1 < argc) {
+      model_steps = std::atoi(argv[++i]);
+      if (model_steps < 1) {
+        std::fprintf(stderr, "solver_bench: --steps must be at least 1\n%s", usage);
+        return 2;
+      }
     } else if (arg == "table3" || arg == "mujoco" || arg == "all") {
       what = arg;
     } else {
-      std::fprintf(stderr,
-                   "usage: solver_bench [table3|mujoco|all] [--scenes DIR] [--repeats N]\n");
+      std::fprintf(stderr, "solver_bench: unknown argument '%s'\n%s", arg.c_str(), usage);
       return 2;
     }
+  }
+  std::vector<alsim::MujocoCase> cases = alsim::HumanoidCases();
+  if (!models.empty()) {
+    cases.clear();
+    for (const std::string& file : models) cases.push_back({file, model_steps});
+    if (what == "all") what = "mujoco";  // --model is about the MuJoCo comparison only
   }
   if (what != "mujoco") {
     alsim::TableThree(scenes, repeats, 1);
     alsim::TableThree(scenes, repeats, 2);
   }
-  if (what != "table3") alsim::AgainstMujoco(repeats);
+  if (what != "table3") alsim::AgainstMujoco(cases, repeats);
   return 0;
 }
