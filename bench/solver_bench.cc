@@ -194,13 +194,19 @@ std::string RatioSpread(const std::vector<double>& ratios) {
   return text;
 }
 
-RunSample RunMujoco(const std::string& path, int steps) {
+// MuJoCo's model of `path`, or exit with MuJoCo's error.
+mjModel* LoadMujoco(const std::string& path) {
   char error[1000] = "";
   mjModel* m = mj_loadXML(path.c_str(), nullptr, error, sizeof(error));
   if (m == nullptr) {
     std::fprintf(stderr, "solver_bench: MuJoCo: %s\n", error);
     std::exit(1);
   }
+  return m;
+}
+
+RunSample RunMujoco(const std::string& path, int steps) {
+  mjModel* m = LoadMujoco(path);
   mjData* d = mj_makeData(m);
   RunSample sample;
   const auto start = Clock::now();
@@ -239,14 +245,9 @@ void AgainstMujoco(const std::vector<MujocoCase>& cases, int repeats) {
   // Every scene is loaded by both sides before the table starts, so a bad file fails at once.
   std::vector<std::shared_ptr<const Model>> models;
   for (const MujocoCase& c : cases) {
-    models.push_back(Load(MujocoCasePath(c.file)));
-    char error[1000] = "";
-    mjModel* m = mj_loadXML(MujocoCasePath(c.file).c_str(), nullptr, error, sizeof(error));
-    if (m == nullptr) {
-      std::fprintf(stderr, "solver_bench: MuJoCo: %s\n", error);
-      std::exit(1);
-    }
-    mj_deleteModel(m);
+    const std::string path = MujocoCasePath(c.file);
+    models.push_back(Load(path));
+    mj_deleteModel(LoadMujoco(path));
   }
   std::printf("\n### alsim (SubADMM) vs MuJoCo 2.2.2 mj_step, same scenes, same initial state\n\n");
   std::printf(
