@@ -322,6 +322,11 @@ int main(int argc, char** argv) {
   }
   std::vector<alsim::MujocoCase> cases = alsim::HumanoidCases();
   if (!models.empty()) {
+    if (what == "table3") {
+      std::fprintf(stderr, "solver_bench: --model applies to the MuJoCo comparison, not table3\n%s",
+                   usage);
+      return 2;
+    }
     cases.clear();
     for (const std::string& file : models) cases.push_back({file, model_steps});
     if (what == "all") what = "mujoco";  // --model is about the MuJoCo comparison only
