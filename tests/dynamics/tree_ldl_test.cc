@@ -69,6 +69,87 @@ TEST(TreeLdlTest, RecoversAKnownFactorAndSolves) {
   }
 }
 
+// A random matrix M = L^T D L with the layout's sparsity, in layout storage (`factor` receives the
+// known factor).
+std::vector<double> RandomTreeMatrix(const TreeSparseLayout& layout, std::mt19937& rng,
+                                     std::vector<double>* factor) {
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  factor->assign(layout.nnz, 0.0);
+  for (double& x : *factor) x = uniform(rng);
+  for (int i = 0; i < layout.size; ++i) (*factor)[layout.row_adr[i]] = 0.5 + std::abs(uniform(rng));
+  Eigen::MatrixXd l = TreeSparseToDense(layout, factor->data()).triangularView<Eigen::Lower>();
+  const Eigen::VectorXd diag = l.diagonal();
+  l.diagonal().setOnes();
+  const Eigen::MatrixXd matrix = l.transpose() * diag.asDiagonal() * l;
+  std::vector<double> stored(layout.nnz);
+  for (int i = 0; i < layout.size; ++i) {
+    int k = 0;
+    for (int j = i; j >= 0; j = layout.parent[j], ++k) stored[layout.row_adr[i] + k] = matrix(i, j);
+  }
+  return stored;
+}
+
+// A range that is one serial chain of up to 6 dofs (a free body) takes fixed-size kernels; they
+// must give the general loops' results bit for bit. Two chains of n dofs: factored and solved as
+// one range (two trees: the general loops) and chain by chain (the kernels).
+TEST(TreeLdlTest, ShortChainsMatchTheGeneralLoopsExactly) {
+  std::mt19937 rng(3);
+  for (int n = 1; n <= 8; ++n) {
+    std::vector<int> parent(2 * n);
+    for (int i = 0; i < 2 * n; ++i) parent[i] = i % n == 0 ? -1 : i - 1;
+    const TreeSparseLayout layout = TreeSparseLayout::FromParents(parent);
+    std::vector<double> known;
+    const std::vector<double> matrix = RandomTreeMatrix(layout, rng, &known);
+
+    std::vector<double> general = matrix, by_chain = matrix;
+    TreeLdlFactorRange(layout, 0, 2 * n, general.data());
+    TreeLdlFactorRange(layout, 0, n, by_chain.data());
+    TreeLdlFactorRange(layout, n, 2 * n, by_chain.data());
+    for (int e = 0; e < layout.nnz; ++e) {
+      EXPECT_EQ(by_chain[e], general[e]) << "n = " << n << ", entry " << e;
+      EXPECT_NEAR(by_chain[e], known[e], 1e-10) << "n = " << n << ", entry " << e;
+    }
+
+    const Eigen::VectorXd b = Eigen::VectorXd::Random(2 * n);
+    Eigen::VectorXd x_general = b, x_by_chain = b;
+    TreeLdlSolveRange(layout, 0, 2 * n, general.data(), x_general.data());
+    TreeLdlSolveRange(layout, 0, n, by_chain.data(), x_by_chain.data());
+    TreeLdlSolveRange(layout, n, 2 * n, by_chain.data(), x_by_chain.data());
+    for (int i = 0; i < 2 * n; ++i) EXPECT_EQ(x_by_chain[i], x_general[i]) << "n = " << n;
+    const Eigen::VectorXd expected = DenseSolve(TreeSparseToDense(layout, matrix.data()), b);
+    EXPECT_LE((x_by_chain - expected).norm(), 1e-10 * std::max(1.0, expected.norm()));
+  }
+}
+
+// humanoid100's subsystems: a humanoid and 100 free bodies (6-dof chains), each factored and
+// solved on its own range, against Eigen on the dense block.
+TEST(TreeLdlTest, SubsystemRangesOfAFreeBodySceneSolve) {
+  testing::OracleScene scene(testing::kMujocoSamples + "humanoid100/humanoid100.xml");
+  ASSERT_TRUE(scene.ok());
+  const Model& m = scene.model();
+  Data& d = scene.data();
+  std::mt19937 rng(5);
+  scene.SetRandomState(rng);
+  Kinematics(m, d);
+  MassMatrix(m, d);
+  const Eigen::MatrixXd dense = MassMatrixToDense(d);
+  std::vector<double> factor = d.M;
+  int chains = 0;
+  for (int j = 0; j < m.nsubsystem; ++j) {
+    const int begin = m.subsystem_dof_adr[j], n = m.subsystem_dof_num[j];
+    chains += n == 6 && d.mass_layout.row_nnz[begin + 5] == 6;
+    TreeLdlFactorRange(d.mass_layout, begin, begin + n, factor.data());
+    const Eigen::VectorXd b = Eigen::VectorXd::Random(n);
+    Eigen::VectorXd x = Eigen::VectorXd::Zero(m.nv);
+    x.segment(begin, n) = b;
+    TreeLdlSolveRange(d.mass_layout, begin, begin + n, factor.data(), x.data());
+    const Eigen::VectorXd expected = DenseSolve(dense.block(begin, begin, n, n), b);
+    EXPECT_LE((x.segment(begin, n) - expected).norm(), 1e-10 * std::max(1.0, expected.norm()))
+        << "subsystem " << j;
+  }
+  EXPECT_EQ(chains, 100);
+}
+
 // The mass matrices of real robots at random configurations: factor + solve vs dense LDL^T.
 class TreeLdlMassMatrixTest : public ::testing::TestWithParam<std::string> {};
 
