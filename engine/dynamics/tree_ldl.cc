@@ -1,28 +1,19 @@
 #include "engine/dynamics/tree_ldl.h"
 
+#include "engine/dynamics/short_chain.h"
+
 #include <algorithm>
-#include <type_traits>
 
 namespace alsim {
 namespace {
 
-// A range that is one serial chain of at most this many dofs (a free body's 6, a ball joint's 3,
-// a short arm) is factored and solved by the fixed-size kernels below: with the length known at
-// compile time the loops unroll, and the column indices are implicit (in row k of the chain,
-// stored at k (k + 1) / 2, entry p is element (k, k - p)). They do the general loops' arithmetic
-// in the same order, so the results are bit for bit the same. humanoid100 (100 free bodies) at
-// 1 thread: 0.954x the step time (in-process A/B, BENCHMARKS.md).
-constexpr int kMaxChainDofs = 6;
-
-// The chain's length when [begin, end) is one chain of at most kMaxChainDofs dofs, else 0. The
-// range is closed under parents, so its last dof having end - begin entries means that every
-// other dof of the range is its ancestor, each the parent of the next.
+// A range that is one chain of at most kMaxChainDofs dofs takes the fixed-size kernels of
+// engine/dynamics/short_chain.h. humanoid100 (100 free bodies) at 1 thread: 0.954x the step time
+// (in-process A/B, BENCHMARKS.md).
 int ChainLength(const TreeSparseLayout& layout, int begin, int end) {
   const int n = end - begin;
-  return n >= 1 && n <= kMaxChainDofs && layout.row_nnz[end - 1] == n ? n : 0;
+  return n >= 1 && ShortChainLength(layout, end - 1) == n ? n : 0;
 }
-
-constexpr int ChainRow(int k) { return k * (k + 1) / 2; }
 
 template <int N>
 void ChainFactor(double* chain) {
@@ -61,26 +52,6 @@ void ChainSolve(const double* chain, double* x) {
     x[i] = xi;
   }
 }
-
-// Calls kernel.template operator()<n>() for the chain length n in [1, kMaxChainDofs].
-template <class Kernel>
-void WithChainLength(int n, const Kernel& kernel) {
-  switch (n) {
-    case 1:
-      return kernel(std::integral_constant<int, 1>{});
-    case 2:
-      return kernel(std::integral_constant<int, 2>{});
-    case 3:
-      return kernel(std::integral_constant<int, 3>{});
-    case 4:
-      return kernel(std::integral_constant<int, 4>{});
-    case 5:
-      return kernel(std::integral_constant<int, 5>{});
-    default:
-      return kernel(std::integral_constant<int, 6>{});
-  }
-}
-static_assert(kMaxChainDofs == 6, "WithChainLength lists the lengths up to kMaxChainDofs");
 
 }  // namespace
 
