@@ -1,8 +1,8 @@
 #include "engine/dynamics/tree_ldl.h"
 
-#include "engine/dynamics/short_chain.h"
-
 #include <algorithm>
+
+#include "engine/dynamics/short_chain.h"
 
 namespace alsim {
 namespace {

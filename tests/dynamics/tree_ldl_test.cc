@@ -33,33 +33,46 @@ Eigen::VectorXd DenseSolve(const Eigen::MatrixXd& matrix, const Eigen::VectorXd&
   return matrix.ldlt().solve(b);
 }
 
+// A matrix M = L^T D L with a known factor: L unit lower triangular with the tree's sparsity and
+// D positive, random. M has the tree's sparsity too (no fill-in), so the layout holds it.
+struct KnownFactorMatrix {
+  std::vector<double> factor;  // L off the diagonal, D on it, as TreeLdlFactor leaves it
+  Eigen::MatrixXd dense;       // M
+  std::vector<double> stored;  // M in layout storage
+};
+
+KnownFactorMatrix RandomKnownFactorMatrix(const TreeSparseLayout& layout, std::mt19937& rng) {
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  KnownFactorMatrix out;
+  out.factor.resize(layout.nnz);
+  for (double& x : out.factor) x = uniform(rng);
+  for (int i = 0; i < layout.size; ++i)
+    out.factor[layout.row_adr[i]] = 0.5 + std::abs(uniform(rng));
+  Eigen::MatrixXd l = TreeSparseToDense(layout, out.factor.data()).triangularView<Eigen::Lower>();
+  const Eigen::VectorXd diag = l.diagonal();
+  l.diagonal().setOnes();
+  out.dense = l.transpose() * diag.asDiagonal() * l;
+  out.stored.resize(layout.nnz);
+  for (int i = 0; i < layout.size; ++i) {
+    int k = 0;
+    for (int j = i; j >= 0; j = layout.parent[j], ++k)
+      out.stored[layout.row_adr[i] + k] = out.dense(i, j);
+  }
+  return out;
+}
+
 TEST(TreeLdlTest, RecoversAKnownFactorAndSolves) {
   std::mt19937 rng(7);
-  std::uniform_real_distribution<double> uniform(-1, 1);
   for (int trial = 0; trial < 20; ++trial) {
     const int n = 1 + trial * 7;
     const TreeSparseLayout layout = TreeSparseLayout::FromParents(RandomParents(n, rng));
-    // Known factor: unit-lower L with the tree's sparsity and positive D, stored as the factor
-    // layout expects (L off the diagonal, D on it).
-    std::vector<double> factor(layout.nnz);
-    for (double& x : factor) x = uniform(rng);
-    for (int i = 0; i < n; ++i) factor[layout.row_adr[i]] = 0.5 + std::abs(uniform(rng));
-    Eigen::MatrixXd l = TreeSparseToDense(layout, factor.data()).triangularView<Eigen::Lower>();
-    const Eigen::VectorXd diag = l.diagonal();
-    l.diagonal().setOnes();
-    const Eigen::MatrixXd matrix = l.transpose() * diag.asDiagonal() * l;  // M = L^T D L
-
-    // M has the tree's sparsity (no fill-in), so the layout can hold it.
-    std::vector<double> stored(layout.nnz);
-    for (int i = 0; i < n; ++i) {
-      int k = 0;
-      for (int j = i; j >= 0; j = layout.parent[j], ++k)
-        stored[layout.row_adr[i] + k] = matrix(i, j);
-    }
+    const KnownFactorMatrix known = RandomKnownFactorMatrix(layout, rng);
+    const Eigen::MatrixXd& matrix = known.dense;
+    std::vector<double> stored = known.stored;
     ASSERT_LE((TreeSparseToDense(layout, stored.data()) - matrix).norm(), 1e-12 * matrix.norm());
 
     TreeLdlFactor(layout, stored.data());
-    for (int e = 0; e < layout.nnz; ++e) EXPECT_NEAR(stored[e], factor[e], 1e-10) << e;
+    for (int e = 0; e < layout.nnz; ++e) EXPECT_NEAR(stored[e], known.factor[e], 1e-10) << e;
 
     const Eigen::VectorXd b = Eigen::VectorXd::Random(n);
     Eigen::VectorXd x = b;
@@ -67,26 +80,6 @@ TEST(TreeLdlTest, RecoversAKnownFactorAndSolves) {
     const Eigen::VectorXd expected = DenseSolve(matrix, b);
     EXPECT_LE((x - expected).norm(), 1e-10 * std::max(1.0, expected.norm())) << "n = " << n;
   }
-}
-
-// A random matrix M = L^T D L with the layout's sparsity, in layout storage (`factor` receives the
-// known factor).
-std::vector<double> RandomTreeMatrix(const TreeSparseLayout& layout, std::mt19937& rng,
-                                     std::vector<double>* factor) {
-  std::uniform_real_distribution<double> uniform(-1, 1);
-  factor->assign(layout.nnz, 0.0);
-  for (double& x : *factor) x = uniform(rng);
-  for (int i = 0; i < layout.size; ++i) (*factor)[layout.row_adr[i]] = 0.5 + std::abs(uniform(rng));
-  Eigen::MatrixXd l = TreeSparseToDense(layout, factor->data()).triangularView<Eigen::Lower>();
-  const Eigen::VectorXd diag = l.diagonal();
-  l.diagonal().setOnes();
-  const Eigen::MatrixXd matrix = l.transpose() * diag.asDiagonal() * l;
-  std::vector<double> stored(layout.nnz);
-  for (int i = 0; i < layout.size; ++i) {
-    int k = 0;
-    for (int j = i; j >= 0; j = layout.parent[j], ++k) stored[layout.row_adr[i] + k] = matrix(i, j);
-  }
-  return stored;
 }
 
 // A range that is one serial chain of up to 6 dofs (a free body) takes fixed-size kernels; they
@@ -98,16 +91,15 @@ TEST(TreeLdlTest, ShortChainsMatchTheGeneralLoopsExactly) {
     std::vector<int> parent(2 * n);
     for (int i = 0; i < 2 * n; ++i) parent[i] = i % n == 0 ? -1 : i - 1;
     const TreeSparseLayout layout = TreeSparseLayout::FromParents(parent);
-    std::vector<double> known;
-    const std::vector<double> matrix = RandomTreeMatrix(layout, rng, &known);
+    const KnownFactorMatrix known = RandomKnownFactorMatrix(layout, rng);
 
-    std::vector<double> general = matrix, by_chain = matrix;
+    std::vector<double> general = known.stored, by_chain = known.stored;
     TreeLdlFactorRange(layout, 0, 2 * n, general.data());
     TreeLdlFactorRange(layout, 0, n, by_chain.data());
     TreeLdlFactorRange(layout, n, 2 * n, by_chain.data());
     for (int e = 0; e < layout.nnz; ++e) {
       EXPECT_EQ(by_chain[e], general[e]) << "n = " << n << ", entry " << e;
-      EXPECT_NEAR(by_chain[e], known[e], 1e-10) << "n = " << n << ", entry " << e;
+      EXPECT_NEAR(by_chain[e], known.factor[e], 1e-10) << "n = " << n << ", entry " << e;
     }
 
     const Eigen::VectorXd b = Eigen::VectorXd::Random(2 * n);
@@ -116,7 +108,7 @@ TEST(TreeLdlTest, ShortChainsMatchTheGeneralLoopsExactly) {
     TreeLdlSolveRange(layout, 0, n, by_chain.data(), x_by_chain.data());
     TreeLdlSolveRange(layout, n, 2 * n, by_chain.data(), x_by_chain.data());
     for (int i = 0; i < 2 * n; ++i) EXPECT_EQ(x_by_chain[i], x_general[i]) << "n = " << n;
-    const Eigen::VectorXd expected = DenseSolve(TreeSparseToDense(layout, matrix.data()), b);
+    const Eigen::VectorXd expected = DenseSolve(known.dense, b);
     EXPECT_LE((x_by_chain - expected).norm(), 1e-10 * std::max(1.0, expected.norm()));
   }
 }
