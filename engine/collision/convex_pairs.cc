@@ -662,7 +662,13 @@ int CollideOrdered(const GeomShape& a, const GeomShape& b, double margin, Contac
   const bool refined_exactly =
       (Curved(body_a) || Curved(body_b)) && (UniqueSupport(body_a) || UniqueSupport(body_b));
   const double tolerance = refined_exactly ? kGjkRefinedTolerance : kGjkRelativeTolerance;
-  GjkDistanceResult gjk = GjkDistance(mapping_a, mapping_b, tolerance);
+  // Cores farther apart than `reach` make no contact (the check below), so GJK may stop once it
+  // proves that. The factors keep that stop strictly inside the check, rounding included: the
+  // answer is the one GJK run to the end gives. humanoid100: 0.5% fewer instructions (callgrind).
+  const double reach = margin + kTiny + CoreRadius(body_a) + CoreRadius(body_b);
+  GjkDistanceResult gjk =
+      GjkDistance(mapping_a, mapping_b, tolerance, reach / (1 - tolerance) * (1 + 1e-9));
+  if (gjk.beyond) return 0;
   Contact deepest;
   Vec3 mpr_pos = Vec3::Zero();
   if (gjk.separated) {

@@ -196,6 +196,15 @@ GjkDistanceResult Witnesses(const Simplex& s, const Closest& closest, int iterat
   return result;
 }
 
+GjkDistanceResult Beyond(double lower_bound, int iterations) {
+  GjkDistanceResult result;
+  result.separated = true;
+  result.beyond = true;
+  result.distance = lower_bound;
+  result.iterations = iterations;
+  return result;
+}
+
 GjkDistanceResult Touching(int iterations) {
   GjkDistanceResult result;
   result.iterations = iterations;
@@ -205,7 +214,7 @@ GjkDistanceResult Touching(int iterations) {
 }  // namespace
 
 GjkDistanceResult GjkDistance(const SupportMapping& a, const SupportMapping& b,
-                              double relative_tolerance) {
+                              double relative_tolerance, double stop_beyond) {
   Vec3 guess = a.center - b.center;  // a point of A - B
   if (guess.squaredNorm() == 0) guess = Vec3::UnitX();
   Simplex simplex;
@@ -221,7 +230,10 @@ GjkDistanceResult GjkDistance(const SupportMapping& a, const SupportMapping& b,
     const Vertex w = SupportOfDifference(a, b, -v);
     size = std::max(size, w.w.norm());
     // |v| - v.w/|v| bounds the distance error: stop once it is small relative to |v|.
-    if (v2 - v.dot(w.w) <= relative_tolerance * v2) break;
+    const double vw = v.dot(w.w);
+    if (v2 - vw <= relative_tolerance * v2) break;
+    // A - B lies beyond the plane through w normal to v, so the distance is at least v.w/|v|.
+    if (vw > stop_beyond * std::sqrt(v2)) return Beyond(vw / std::sqrt(v2), iteration);
     if (Contains(simplex, w.w)) break;  // no new support point: v is exact
     Simplex grown = simplex;
     grown.vertex[grown.count++] = w;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/collision/gjk_distance.h"
 #include "engine/collision/narrowphase.h"
 #include "engine/math/spatial.h"
 #include "tests/support/collision_shapes.h"
@@ -163,6 +164,49 @@ TEST(ConvexPairsTest, SeparatedBeyondMarginGivesNothingWithinMarginGivesPositive
   EXPECT_NEAR(c[0].dist, 0.05, 1e-9);
   EXPECT_LT((c[0].normal - Vec3::UnitZ()).norm(), 1e-9);
   EXPECT_LT((c[0].pos - Vec3(0, 0, 0.525)).norm(), 1e-6);
+}
+
+// GjkDistance's stop_beyond, which CollideConvex sets from the margin: a bound below the distance
+// stops the search early with a lower bound above the bound; a bound above the distance changes
+// nothing.
+TEST(GjkDistanceTest, StopsOnceTheDistanceIsKnownToExceedTheBound) {
+  std::mt19937 rng(21);
+  const auto support = [](const void* set, const Vec3& dir) {
+    return SupportPoint(*static_cast<const GeomShape*>(set), dir);
+  };
+  int stopped = 0, trials = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    const GeomShape a =
+        Shape(GeomType::kCylinder, Vec3(0.1, 0.05, 0), Vec3::Zero(), RandomRotation(rng));
+    const Vec3 offset = RandomUnit(rng) * Uniform(rng, 0.2, 0.6);
+    const GeomShape b =
+        Shape(GeomType::kEllipsoid, Vec3(0.15, 0.1, 0.07), offset, RandomRotation(rng));
+    const SupportMapping mapping_a{support, &a, a.pos}, mapping_b{support, &b, b.pos};
+    const GjkDistanceResult full = GjkDistance(mapping_a, mapping_b);
+    if (!full.separated) continue;
+    ++trials;
+    EXPECT_FALSE(full.beyond);
+
+    const GjkDistanceResult below =
+        GjkDistance(mapping_a, mapping_b, kGjkRelativeTolerance, 0.5 * full.distance);
+    if (below.beyond) {
+      ++stopped;
+      EXPECT_GT(below.distance, 0.5 * full.distance);
+      EXPECT_LE(below.distance, full.distance * (1 + 1e-12));
+      EXPECT_LE(below.iterations, full.iterations);
+    } else {  // converged in the same iteration that passed the bound
+      EXPECT_EQ(below.distance, full.distance);
+    }
+
+    const GjkDistanceResult above =
+        GjkDistance(mapping_a, mapping_b, kGjkRelativeTolerance, 2 * full.distance);
+    EXPECT_FALSE(above.beyond);
+    EXPECT_EQ(above.distance, full.distance);
+    EXPECT_EQ(above.point_a, full.point_a);
+    EXPECT_EQ(above.point_b, full.point_b);
+  }
+  EXPECT_GT(trials, 150);
+  EXPECT_GT(stopped, trials / 2);
 }
 
 TEST(ConvexPairsTest, CubeMeshEqualsBox) {
