@@ -53,6 +53,22 @@ void ChainSolve(const double* chain, double* x) {
   }
 }
 
+template <int N>
+void ChainMultiply(const double* chain, const double* x, double* y) {
+#pragma GCC unroll 8
+  for (int i = 0; i < N; ++i) y[i] = 0;
+#pragma GCC unroll 8
+  for (int i = 0; i < N; ++i) {
+    const double* row = chain + ChainRow(i);
+    y[i] += row[0] * x[i];
+#pragma GCC unroll 8
+    for (int k = 1; k <= i; ++k) {
+      y[i] += row[k] * x[i - k];
+      y[i - k] += row[k] * x[i];
+    }
+  }
+}
+
 }  // namespace
 
 // RBDA Table 6.3 on the row storage: for k from the last dof down, each ancestor i of k (at
@@ -113,6 +129,27 @@ void TreeLdlSolveRange(const TreeSparseLayout& layout, int begin, int end, const
     double xi = x[i];
     for (int k = 1; k < layout.row_nnz[i]; ++k) xi -= row[k] * x[column[k]];
     x[i] = xi;
+  }
+}
+
+void TreeSparseMultiplyRange(const TreeSparseLayout& layout, int begin, int end,
+                             const double* matrix, const double* x, double* y) {
+  if (const int n = ChainLength(layout, begin, end)) {
+    const double* chain = matrix + layout.row_adr[begin];
+    WithChainLength(n, [chain, x, y, begin](auto length) {
+      ChainMultiply<decltype(length)::value>(chain, x + begin, y + begin);
+    });
+    return;
+  }
+  for (int i = begin; i < end; ++i) y[i] = 0;
+  for (int i = begin; i < end; ++i) {
+    const double* row = matrix + layout.row_adr[i];
+    y[i] += row[0] * x[i];
+    int j = layout.parent[i];
+    for (int k = 1; k < layout.row_nnz[i]; ++k, j = layout.parent[j]) {
+      y[i] += row[k] * x[j];
+      y[j] += row[k] * x[i];
+    }
   }
 }
 

@@ -26,6 +26,11 @@ void TreeLdlFactorRange(const TreeSparseLayout& layout, int begin, int end, doub
 void TreeLdlSolveRange(const TreeSparseLayout& layout, int begin, int end, const double* factor,
                        double* x);
 
+// y = matrix x on the dofs [begin, end) (closed under parents), for a symmetric matrix in layout
+// storage (each stored entry acts twice). x and y are indexed by global dof.
+void TreeSparseMultiplyRange(const TreeSparseLayout& layout, int begin, int end,
+                             const double* matrix, const double* x, double* y);
+
 // d.qLD = factor of d.M; needs MassMatrix().
 void FactorMassMatrix(const Model& m, Data& d);
 

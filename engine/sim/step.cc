@@ -119,22 +119,6 @@ void AccelerationOfTrees(const Model& m, Data& d, double theta, const TreeRange&
   SolveAccelerationOfTrees(d, trees);
 }
 
-// y = matrix x on the trees' dofs, for a matrix stored in `layout` (symmetric: each stored entry
-// acts twice; a dof's ancestors are in its own tree).
-void TreeSparseMultiplyOfTrees(const TreeSparseLayout& layout, const double* matrix,
-                               const double* x, double* y, const TreeRange& trees) {
-  for (int i = trees.dof_begin; i < trees.dof_end; ++i) y[i] = 0;
-  for (int i = trees.dof_begin; i < trees.dof_end; ++i) {
-    const double* row = matrix + layout.row_adr[i];
-    y[i] += row[0] * x[i];
-    int j = layout.parent[i];
-    for (int k = 1; k < layout.row_nnz[i]; ++k, j = layout.parent[j]) {
-      y[i] += row[k] * x[j];
-      y[j] += row[k] * x[i];
-    }
-  }
-}
-
 // v_free = v_k + (1 - theta) h qacc, and the solver's A = (M + (1 - theta) h D) / (1 - theta) and
 // b = A v_free of eq. (2), from qH (factored) and M: A's tree LDL^T is qH's with D divided by
 // 1 - theta. Formed before collision knows whether the step has constraints, so a step without
@@ -158,7 +142,8 @@ void SolverProblemOfTrees(const Model& m, Data& d, double theta, const TreeRange
   }
   std::copy(d.qH.begin() + nnz_begin, d.qH.begin() + nnz_end, d.qA_factor.begin() + nnz_begin);
   for (int i = trees.dof_begin; i < trees.dof_end; ++i) d.qA_factor[layout.row_adr[i]] *= scale;
-  TreeSparseMultiplyOfTrees(layout, d.qA.data(), d.v_free.data(), d.solver_rhs.data(), trees);
+  TreeSparseMultiplyRange(layout, trees.dof_begin, trees.dof_end, d.qA.data(), d.v_free.data(),
+                          d.solver_rhs.data());
 }
 
 // The smooth part of a step, tree by tree: SmoothDynamicsOfTrees, then actuator forces (minus the

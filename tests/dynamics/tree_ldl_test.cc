@@ -1,4 +1,5 @@
-// Tree LDL^T against a known factorization and against Eigen's dense LDL^T.
+// Tree LDL^T (and the tree-sparse product) against a known factorization and Eigen's dense
+// LDL^T.
 #include "engine/dynamics/tree_ldl.h"
 
 #include <gtest/gtest.h>
@@ -75,6 +76,10 @@ TEST(TreeLdlTest, RecoversAKnownFactorAndSolves) {
     for (int e = 0; e < layout.nnz; ++e) EXPECT_NEAR(stored[e], known.factor[e], 1e-10) << e;
 
     const Eigen::VectorXd b = Eigen::VectorXd::Random(n);
+    Eigen::VectorXd product(n);
+    TreeSparseMultiplyRange(layout, 0, n, known.stored.data(), b.data(), product.data());
+    EXPECT_LE((product - matrix * b).norm(), 1e-12 * std::max(1.0, (matrix * b).norm()));
+
     Eigen::VectorXd x = b;
     TreeLdlSolve(layout, stored.data(), x.data());
     const Eigen::VectorXd expected = DenseSolve(matrix, b);
@@ -108,6 +113,13 @@ TEST(TreeLdlTest, ShortChainsMatchTheGeneralLoopsExactly) {
     TreeLdlSolveRange(layout, 0, n, by_chain.data(), x_by_chain.data());
     TreeLdlSolveRange(layout, n, 2 * n, by_chain.data(), x_by_chain.data());
     for (int i = 0; i < 2 * n; ++i) EXPECT_EQ(x_by_chain[i], x_general[i]) << "n = " << n;
+
+    Eigen::VectorXd y_general(2 * n), y_by_chain(2 * n);
+    TreeSparseMultiplyRange(layout, 0, 2 * n, known.stored.data(), b.data(), y_general.data());
+    TreeSparseMultiplyRange(layout, 0, n, known.stored.data(), b.data(), y_by_chain.data());
+    TreeSparseMultiplyRange(layout, n, 2 * n, known.stored.data(), b.data(), y_by_chain.data());
+    for (int i = 0; i < 2 * n; ++i) EXPECT_EQ(y_by_chain[i], y_general[i]) << "n = " << n;
+    EXPECT_LE((y_by_chain - known.dense * b).norm(), 1e-12 * std::max(1.0, b.norm()));
     const Eigen::VectorXd expected = DenseSolve(known.dense, b);
     EXPECT_LE((x_by_chain - expected).norm(), 1e-10 * std::max(1.0, expected.norm()));
   }
