@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "engine/core/parallel.h"
+#include "engine/dynamics/mass_matrix.h"
 #include "engine/dynamics/tree_ldl.h"
 #include "engine/solver/anderson.h"
 #include "engine/solver/impulse_update.h"
@@ -116,7 +117,13 @@ void SubAdmmSolver::BuildGramMatrix(const Model& m, const Data& d, int j) {
   for (int i = dof_begin; i < dof_end; ++i) {
     double* row = gram_matrix_.data() + layout.row_adr[i];
     const int body = m.dof_body[i];
-    if (body_has_gram_[body]) {
+    if (body_has_gram_[body] && m.jnt_type[m.dof_jnt[i]] == JointType::kFree) {
+      const Mat6& gram = body_gram_[body];
+      FreeJointRows(
+          layout, d.cdof.data(), i, gram.bottomRightCorner<3, 3>(),
+          [&gram](const Vec6& s) { return Vec6(gram * s); }, gram_matrix_.data());
+      i += 5;
+    } else if (body_has_gram_[body]) {
       const Vec6 force = body_gram_[body] * d.cdof[i];
       int k = 0;
       for (int n = i; n >= 0; n = layout.parent[n], ++k) row[k] = d.cdof[n].dot(force);
