@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "engine/constraint/constraint_set.h"
 #include "engine/math/types.h"
@@ -132,24 +133,31 @@ inline double RelaxedConstraintUpdateOfShape(const Constraint& c, int blocks_at_
   return blocks == 1 ? primal2[0] : std::max(primal2[0], primal2[1]);
 }
 
+// Calls kernel(std::integral_constant<int, kBlocks>{}, std::integral_constant<int, kDim>{}) with
+// the shape of a constraint with `blocks` slack blocks and `dim` rows fixed at compile time for the
+// common ones (a joint row, a contact on one body or two) and (0, 0), "read them at run time", for
+// the rest, so that per-constraint loops unroll where it matters.
+template <class Kernel>
+decltype(auto) WithConstraintShape(int blocks, int dim, const Kernel& kernel) {
+  using One = std::integral_constant<int, 1>;
+  using Two = std::integral_constant<int, 2>;
+  using Three = std::integral_constant<int, 3>;
+  using RunTime = std::integral_constant<int, 0>;
+  if (blocks == 1 && dim == 1) return kernel(One{}, One{});
+  if (blocks == 1 && dim == 3) return kernel(One{}, Three{});
+  if (blocks == 2 && dim == 3) return kernel(Two{}, Three{});
+  return kernel(RunTime{}, RunTime{});
+}
+
 inline double RelaxedConstraintUpdate(const Constraint& c, int blocks,
                                       const double (*block_velocity)[6], double* const* z,
                                       const double* bias, double* lambda, const PenaltyTerms& terms,
                                       double alpha, double (*slack_change)[6]) {
-  if (blocks == 1 && c.dim == 1) {
-    return RelaxedConstraintUpdateOfShape<1, 1>(c, blocks, block_velocity, z, bias, lambda, terms,
-                                                alpha, slack_change);
-  }
-  if (blocks == 1 && c.dim == 3) {
-    return RelaxedConstraintUpdateOfShape<1, 3>(c, blocks, block_velocity, z, bias, lambda, terms,
-                                                alpha, slack_change);
-  }
-  if (blocks == 2 && c.dim == 3) {
-    return RelaxedConstraintUpdateOfShape<2, 3>(c, blocks, block_velocity, z, bias, lambda, terms,
-                                                alpha, slack_change);
-  }
-  return RelaxedConstraintUpdateOfShape<0, 0>(c, blocks, block_velocity, z, bias, lambda, terms,
-                                              alpha, slack_change);
+  return WithConstraintShape(blocks, c.dim, [&](auto shape_blocks, auto shape_dim) {
+    return RelaxedConstraintUpdateOfShape<decltype(shape_blocks)::value,
+                                          decltype(shape_dim)::value>(
+        c, blocks, block_velocity, z, bias, lambda, terms, alpha, slack_change);
+  });
 }
 
 }  // namespace alsim

@@ -279,13 +279,17 @@ void SubAdmmSolver::ForEachIterateValue(Data& d, int island, const Visit& visit)
   for (int s = islands.constraint_adr[island]; s < islands.constraint_adr[island + 1]; ++s) {
     const int i = islands.constraints[s];
     const Constraint& c = set.constraints[i];
-    for (int k = 0; k < c.block_num; ++k) {
-      double* z = set.z.data() + set.blocks[c.block_adr + k].z_adr;
-      for (int r = 0; r < c.dim; ++r) visit(z[r], 1.0, 1.0);
-    }
     const PenaltyTerms& terms = penalty_terms_[i];
-    for (int r = 0; r < c.dim; ++r)
-      visit(set.lambda[c.row_adr + r], terms.beta, terms.inverse_beta);
+    WithConstraintShape(c.block_num, c.dim, [&](auto shape_blocks, auto shape_dim) {
+      const int blocks = shape_blocks > 0 ? int{shape_blocks} : c.block_num;
+      const int dim = shape_dim > 0 ? int{shape_dim} : c.dim;
+      for (int k = 0; k < blocks; ++k) {
+        double* z = set.z.data() + set.blocks[c.block_adr + k].z_adr;
+        for (int r = 0; r < dim; ++r) visit(z[r], 1.0, 1.0);
+      }
+      double* lambda = set.lambda.data() + c.row_adr;
+      for (int r = 0; r < dim; ++r) visit(lambda[r], terms.beta, terms.inverse_beta);
+    });
   }
 }
 
@@ -427,16 +431,10 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
     // for the common shapes.
     for_constraints([&](int i) {
       const Constraint& c = set.constraints[i];
-      const double alpha = options.relaxation;
-      if (c.block_num == 1 && c.dim == 1) {
-        UpdateConstraint<1, 1>(d, i, alpha, gather);
-      } else if (c.block_num == 1 && c.dim == 3) {
-        UpdateConstraint<1, 3>(d, i, alpha, gather);
-      } else if (c.block_num == 2 && c.dim == 3) {
-        UpdateConstraint<2, 3>(d, i, alpha, gather);
-      } else {
-        UpdateConstraint<0, 0>(d, i, alpha, gather);
-      }
+      WithConstraintShape(c.block_num, c.dim, [&](auto blocks, auto dim) {
+        UpdateConstraint<decltype(blocks)::value, decltype(dim)::value>(d, i, options.relaxation,
+                                                                        gather);
+      });
     });
     // Eq. (42): theta_p = max ||J_ij v_j - z_ij||, and the dual residual
     // beta ||sum_i s_i J_ij^T (z^l - z^{l+1})||.
