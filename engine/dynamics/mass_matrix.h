@@ -31,12 +31,12 @@ void MassMatrixOfTrees(const Model& m, Data& d, const TreeRange& trees);
 template <class Apply>
 void FreeJointRows(const TreeSparseLayout& layout, const Vec6* cdof, int f,
                    const Mat3& linear_block, const Apply& apply, double* matrix) {
-  for (int a = 0; a < 3; ++a) {  // row f + a: columns f + a, ..., f
+  for (int a = 0; a < 3; ++a) {  // row f + a: columns f + a, ..., f (translations)
     double* row = matrix + layout.row_adr[f + a];
     for (int k = 0; k <= a; ++k) row[k] = linear_block(a - k, a);
   }
-  for (int a = 0; a < 3;
-       ++a) {  // row f + 3 + a: rotations f + 3 + a, ..., f + 3, then f + 2, ..., f
+  // Row f + 3 + a: columns f + 3 + a, ..., f + 3 (rotations), then f + 2, ..., f (translations).
+  for (int a = 0; a < 3; ++a) {
     const int i = f + 3 + a;
     const Vec6 force = apply(cdof[i]);
     double* row = matrix + layout.row_adr[i];
