@@ -94,7 +94,8 @@ void SweepAndPrune(const Model& m, Data& d) {
     boxes[i].geom = g;
   }
   // Boxes sorted by lo[axis]: the boxes that reach box i along the axis follow it, up to the first
-  // that starts beyond its end; the other two axes decide the overlap.
+  // that starts beyond its end; the other two axes decide the overlap. (The sweep axis is tested
+  // once more: always true for finite boxes, false for a box with a NaN bound.)
   const int u = (axis + 1) % 3, w = (axis + 2) % 3;
   for (int i = 0; i < n; ++i) {
     const SweepBox& a = boxes[i];

@@ -223,6 +223,7 @@ GjkDistanceResult GjkDistance(const SupportMapping& a, const SupportMapping& b,
   Closest closest = OneVertex(0);
   Vec3 v = simplex.vertex[0].w;
   double size = v.norm();  // the largest |w| seen: the scale of A - B
+  const double stop_beyond2 = stop_beyond * stop_beyond;  // compared with squares: no root a turn
   int iteration = 0;
   for (; iteration < kGjkMaxIterations; ++iteration) {
     const double v2 = v.squaredNorm();
@@ -233,7 +234,7 @@ GjkDistanceResult GjkDistance(const SupportMapping& a, const SupportMapping& b,
     const double vw = v.dot(w.w);
     if (v2 - vw <= relative_tolerance * v2) break;
     // A - B lies beyond the plane through w normal to v, so the distance is at least v.w/|v|.
-    if (vw > stop_beyond * std::sqrt(v2)) return Beyond(vw / std::sqrt(v2), iteration);
+    if (vw > 0 && vw * vw > stop_beyond2 * v2) return Beyond(vw / std::sqrt(v2), iteration);
     if (Contains(simplex, w.w)) break;  // no new support point: v is exact
     Simplex grown = simplex;
     grown.vertex[grown.count++] = w;
