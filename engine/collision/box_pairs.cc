@@ -170,10 +170,15 @@ bool FlatSecondParam(const Vec3& p0, const Vec3& d, const Vec3& half, int face, 
 }
 
 // The one coordinate in which p lies outside the box (the closest feature is a face), else -1.
+// A closest point where the segment leaves the face's extent (a capsule lying across the face,
+// past its edges) is computed as p0 + d t with t = (+-h - p0) / d and lands on +-h only up to
+// rounding; the relative tolerance keeps such a point on the face, where it gets its second
+// contact (without it, humanoid100's shin lying across a box had one contact that jumped from
+// one edge of the face to the other every step, losing its warm start).
 int OnlyOutsideCoordinate(const Vec3& p, const Vec3& half) {
   int outside = -1;
   for (int i = 0; i < 3; ++i) {
-    if (std::abs(p[i]) <= half[i]) continue;
+    if (std::abs(p[i]) <= half[i] * (1 + 1e-12)) continue;
     if (outside >= 0) return -1;
     outside = i;
   }

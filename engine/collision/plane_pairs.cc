@@ -73,10 +73,27 @@ int CollidePlaneCylinder(const GeomShape& a, const GeomShape& b, double margin, 
   const Vec3 upper_center = b.pos - axis * (side * half);
   const Vec3 down_in_disk = -(n - axis * n.dot(axis));
   const double tilt = down_in_disk.norm();  // sin of the angle between the axis and n
-  const Vec3 toward = tilt > 1e-12 ? Vec3(down_in_disk / tilt) : Vec3(b.rot.col(0));
-  const Vec3 across = axis.cross(toward);
 
-  // Deepest rim point of the lower disk, then (standing on the disk) the rim points at 90, 180
+  if (2 * radius * tilt < kFlatDiskSpread) {
+    // Standing on the disk: the rim points on the cylinder's own x and y axes, deepest first.
+    const Vec3 rim[4] = {lower_center + b.rot.col(0) * radius, lower_center + b.rot.col(1) * radius,
+                         lower_center - b.rot.col(0) * radius,
+                         lower_center - b.rot.col(1) * radius};
+    double heights[4];
+    for (int i = 0; i < 4; ++i) heights[i] = n.dot(rim[i]);
+    int order[4] = {0, 1, 2, 3};  // stable insertion sort (std::stable_sort may allocate)
+    for (int i = 1; i < 4; ++i) {
+      for (int j = i; j > 0 && heights[order[j]] < heights[order[j - 1]]; --j) {
+        std::swap(order[j], order[j - 1]);
+      }
+    }
+    int count = 0;
+    for (int i : order) count = AddSurfacePoint(a, rim[i], margin, out, count);
+    return count;
+  }
+  const Vec3 toward = down_in_disk / tilt;
+  const Vec3 across = axis.cross(toward);
+  // Deepest rim point of the lower disk, then (resting on that disk) the rim points at 90, 180
   // and 270 degrees from it, then (lying on the side) the deepest rim point of the upper disk.
   int count = AddSurfacePoint(a, lower_center + toward * radius, margin, out, 0);
   if (count == 0) return 0;

@@ -167,6 +167,32 @@ TEST(PlanePairs, CylinderStandingLyingAndOnItsRim) {
   EXPECT_NEAR(c[0].pos.y(), 0.0, kTol);
 }
 
+// A cylinder standing on its disk with a tilt of a few microradians, as a resting one wobbles:
+// the four rim points stay on its own x and y axes whichever way it tilts (were they to follow
+// the tilt's direction, they would turn from step to step and lose their warm starts).
+TEST(PlanePairs, CylinderStandingWithATinyTiltKeepsItsRimPoints) {
+  Contact c[kMaxContactsPerPair];
+  const Mat3 yaw = Rotation(Vec3::UnitZ(), 0.7);
+  const Vec3 center(0.3, -0.2, 0.2995);  // 0.5 mm deep
+  for (double direction : {0.0, 0.9, 2.0, 3.5, 5.1}) {
+    const Vec3 tilt_axis(std::cos(direction), std::sin(direction), 0);
+    const Mat3 rot = Rotation(tilt_axis, 1e-4) * yaw;  // rim heights differ by 4e-5 m
+    const GeomShape standing = Shape(GeomType::kCylinder, Vec3(0.2, 0.3, 0), center, rot);
+    const int n = CollidePlaneCylinder(Plane(), standing, 0.0, c);
+    ExpectWellFormed(c, n, 0.0);
+    ASSERT_EQ(n, 4) << "tilt direction " << direction;
+    for (double sign : {-1.0, 1.0}) {
+      for (int axis : {0, 1}) {
+        const Vec3 rim = center - rot.col(2) * 0.3 + sign * rot.col(axis) * 0.2;
+        const Vec3 contact_point = rim - Vec3::UnitZ() * (rim.z() / 2);
+        EXPECT_TRUE(HasPoint(c, n, contact_point, 1e-12))
+            << "tilt direction " << direction << ": no point at " << contact_point.transpose();
+      }
+    }
+    for (int i = 1; i < n; ++i) EXPECT_LE(c[i - 1].dist, c[i].dist) << "deepest first";
+  }
+}
+
 TEST(PlanePairs, BoxOnFaceEdgeAndCorner) {
   Contact c[kMaxContactsPerPair];
   const Vec3 half(0.3, 0.2, 0.1);
@@ -372,6 +398,35 @@ TEST(BoxPairs, CapsuleLyingOnBoxFaceAndAcrossEdge) {
   ExpectVecNear(c[0].normal, -Vec3::UnitZ(), kTol, "normal");
 }
 
+// A capsule lying across a box face and past both of its edges, at coordinates that are not
+// round: the closest axis point sits on an edge of the face only up to rounding, and the capsule
+// still gets its two points, one at each edge (with one it rocked from edge to edge).
+TEST(BoxPairs, CapsuleLyingAcrossABoxFacePastBothEdges) {
+  Contact c[kMaxContactsPerPair];
+  const Mat3 rot = Rotation(Vec3(0.3, -0.5, 0.8), 1.1);
+  const GeomShape box = Box(Vec3(0.15, 0.1, 0.05), Vec3(0.7, -0.4, 0.3), rot);
+  const Vec3 p0(0.0207, -0.1365, -0.0986), p1(0.0569, 0.1613, -0.0986);  // box frame
+  const Vec3 axis = (p1 - p0).normalized();
+  const Mat3 capsule_rot =
+      rot * Eigen::Quaterniond::FromTwoVectors(Vec3::UnitZ(), axis).toRotationMatrix();
+  const GeomShape capsule =
+      Capsule(0.049, (p1 - p0).norm() / 2, box.pos + rot * (p0 + p1) / 2, capsule_rot);
+  const int n = CollideCapsuleBox(capsule, box, 0.0, c);
+  ExpectWellFormed(c, n, 0.0);
+  ASSERT_EQ(n, 2);
+  for (double y : {-0.1, 0.1}) {
+    const double t = (y - p0.y()) / (p1.y() - p0.y());
+    // Midway between the surfaces: the capsule reaches 0.4 mm past the face at z = -0.05.
+    const Vec3 on_face(p0.x() + t * (p1.x() - p0.x()), y, -0.05 + 0.0002);
+    EXPECT_TRUE(HasPoint(c, n, box.pos + rot * on_face, 1e-9))
+        << "no point at the y = " << y << " edge";
+  }
+  for (int i = 0; i < n; ++i) {
+    EXPECT_NEAR(c[i].dist, 0.0986 - 0.05 - 0.049, 1e-12);
+    ExpectVecNear(c[i].normal, rot.col(2), 1e-12, "normal capsule -> box");
+  }
+}
+
 TEST(BoxPairs, BoxOnBoxClippedFacePolygon) {
   Contact c[kMaxContactsPerPair];
   // A large base; a smaller box on top, offset and rotated about z so that part of it overhangs.
@@ -406,6 +461,32 @@ TEST(BoxPairs, BoxOnBoxClippedFacePolygon) {
   }
   EXPECT_LT(corners_inside, 4) << "the configuration overhangs";
   EXPECT_EQ(n, corners_inside + 2) << "plus the two crossings of the base's edge";
+}
+
+// Two equal boxes resting face to face, turned against each other and tilted by 10 urad in
+// various directions (as resting boxes wobble): the lower box's face stays the reference, so the
+// normal does not flip between the two faces' normals and the manifold keeps its points.
+TEST(BoxPairs, BoxesRestingFaceToFaceKeepTheirReferenceFace) {
+  Contact c[kMaxContactsPerPair];
+  const Mat3 rot = Rotation(Vec3(0.2, 0.7, -0.4), 0.8);
+  const Vec3 half(0.15, 0.1, 0.05);
+  const GeomShape lower = Box(half, Vec3(0.3, 0.1, -0.2), rot);
+  const Vec3 offset(0.02, 0.01, 0.1 - 1e-4);  // 0.1 mm overlap, lower box's frame
+  int first_count = -1;
+  for (double direction = 0; direction < 6.2; direction += 0.5) {
+    const Vec3 tilt_axis(std::cos(direction), std::sin(direction), 0);
+    const Mat3 upper_rot = rot * Rotation(tilt_axis, 1e-5) * Rotation(Vec3::UnitZ(), 0.4);
+    const GeomShape upper = Box(half, lower.pos + rot * offset, upper_rot);
+    const int n = CollideBoxBox(lower, upper, 0.0, c);
+    ExpectWellFormed(c, n, 0.0);
+    ASSERT_GE(n, 3) << "tilt direction " << direction;
+    if (first_count < 0) first_count = n;
+    EXPECT_EQ(n, first_count) << "tilt direction " << direction;
+    for (int i = 0; i < n; ++i) {
+      ExpectVecNear(c[i].normal, rot.col(2), 1e-12,
+                    "the lower box's face normal, tilt direction " + std::to_string(direction));
+    }
+  }
 }
 
 TEST(BoxPairs, BoxBoxEdgeEdge) {
