@@ -45,6 +45,7 @@ struct RunStatistics {
   long long steps = 0;  // steps taken, a diverged one included
   double wall_seconds = 0;
   double sum_contacts = 0;
+  double sum_warm_started_contacts = 0;
   double sum_islands = 0;
   double sum_iterations = 0;
   double sum_contact_residual = 0;
@@ -164,6 +165,7 @@ RunStatistics Simulate(const Model& m, Data& d, const RunOptions& options) {
     if (stats.status == StepStatus::kInvalidOptions) break;  // nothing changed: not a step
     ++stats.steps;
     stats.sum_contacts += static_cast<double>(d.contact.size());
+    stats.sum_warm_started_contacts += d.constraints.num_warm_started_contacts;
     stats.sum_islands += d.islands.num;
     stats.sum_iterations += d.solver_statistics.mean_iterations;
     stats.sum_contact_residual += d.solver_statistics.contact_residual;
@@ -196,6 +198,7 @@ void PrintJson(const RunOptions& options, const Model& m, const Data& d,
   json.String("penalty_scaling", PenaltyScalingName(options.solver.penalty_scaling));
   json.Int("anderson_memory", options.solver.anderson_memory);
   json.Double("mean_contacts", stats.Mean(stats.sum_contacts));
+  json.Double("mean_warm_started_contacts", stats.Mean(stats.sum_warm_started_contacts));
   json.Double("mean_islands", stats.Mean(stats.sum_islands));
   json.Double("mean_iterations", stats.Mean(stats.sum_iterations));
   json.Double("mean_contact_residual", stats.Mean(stats.sum_contact_residual));
@@ -237,9 +240,11 @@ void PrintSummary(const RunOptions& options, const Model& m, const Data& d,
   std::printf("stepped   %lld steps (%g s simulated) in %.3f s: %.0f steps/s, %.2fx real time\n",
               stats.steps, simulated, stats.wall_seconds, stats.StepsPerSecond(),
               stats.wall_seconds > 0 ? simulated / stats.wall_seconds : 0.0);
-  std::printf("contacts  %.2f per step in %.2f islands on average; max penetration %.3f mm\n",
-              stats.Mean(stats.sum_contacts), stats.Mean(stats.sum_islands),
-              stats.max_penetration * 1e3);
+  std::printf(
+      "contacts  %.2f per step (%.2f warm-started) in %.2f islands on average; max penetration "
+      "%.3f mm\n",
+      stats.Mean(stats.sum_contacts), stats.Mean(stats.sum_warm_started_contacts),
+      stats.Mean(stats.sum_islands), stats.max_penetration * 1e3);
   std::printf("solve     %.2f iterations per island, contact residual %.3g, on average\n",
               stats.Mean(stats.sum_iterations), stats.Mean(stats.sum_contact_residual));
   std::printf("final     t = %g s, state hash %s\n", d.time,

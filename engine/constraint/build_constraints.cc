@@ -65,8 +65,8 @@ void FillContactMap(const Model& m, const Data& d, double sign, const Contact& c
 }
 
 // Warm start of contact constraint c: the impulse of the nearest of last step's contacts between
-// the same geoms (within `radius`), rotated into the new contact frame.
-void WarmStartContact(const Data& d, const Constraint& c, double radius, double* lambda) {
+// the same geoms (within `radius`), rotated into the new contact frame. False when there is none.
+bool WarmStartContact(const Data& d, const Constraint& c, double radius, double* lambda) {
   const WarmStart& warm = d.warm_start;
   const Contact& contact = d.contact[c.contact];
   double best = radius * radius;
@@ -80,11 +80,12 @@ void WarmStartContact(const Data& d, const Constraint& c, double radius, double*
       found = k;
     }
   }
-  if (found < 0) return;
+  if (found < 0) return false;
   const Vec3 local = contact.frame.transpose() * warm.impulse[found];
   lambda[0] = std::max(0.0, local[0]);
   lambda[1] = local[1];
   lambda[2] = local[2];
+  return true;
 }
 
 // Contact constraints in two passes: the layout (which contacts take part, and where their rows,
@@ -134,7 +135,9 @@ void AddContacts(const Model& m, const Data& d, ConstraintSet& set, double h, do
       const bool on_body2 = k == 0 && m.body_subsystem[m.geom_body[contact.geom2]] >= 0;
       FillContactMap(m, d, on_body2 ? +1.0 : -1.0, contact, block);
     }
-    WarmStartContact(d, c, warm_start_radius, set.lambda.data() + c.row_adr);
+    if (WarmStartContact(d, c, warm_start_radius, set.lambda.data() + c.row_adr)) {
+      ++set.num_warm_started_contacts;
+    }
   }
 }
 

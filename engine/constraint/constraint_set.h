@@ -94,6 +94,9 @@ struct ConstraintSet {
   std::vector<double> z;       // slack per block row (eq. 32)
   int num_rows = 0;
   int num_contacts = 0;
+  // Contacts that inherited an impulse from last step's (ConstraintOptions::warm_start_radius). A
+  // contact that keeps moving farther than that starts cold and costs the solver iterations.
+  int num_warm_started_contacts = 0;
 
   void Clear() {
     constraints.clear();
@@ -103,6 +106,7 @@ struct ConstraintSet {
     z.clear();
     num_rows = 0;
     num_contacts = 0;
+    num_warm_started_contacts = 0;
   }
 };
 

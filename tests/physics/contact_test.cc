@@ -169,6 +169,21 @@ TEST(RestingTest, BoxStackStandsTenSeconds) {
   EXPECT_LT(deepest, 1e-3);
 }
 
+// Contacts of a resting stack stay where they were, so each inherits last step's impulse: none
+// on the first step, all of them once the stack has settled (ConstraintSet's count).
+TEST(RestingTest, BoxStackContactsKeepTheirWarmStarts) {
+  const auto model = LoadFile(kScenes + "box_stack.xml");
+  Data d(*model);
+  ASSERT_EQ(Step(*model, d), StepStatus::kOk);
+  EXPECT_EQ(d.constraints.num_warm_started_contacts, 0) << "nothing to inherit on the first step";
+  while (d.time < 1.0) ASSERT_EQ(Step(*model, d), StepStatus::kOk);
+  for (int k = 0; k < 100; ++k) {
+    ASSERT_EQ(Step(*model, d), StepStatus::kOk);
+    ASSERT_GE(d.constraints.num_contacts, 40) << "10 boxes on 4 corners each";
+    EXPECT_EQ(d.constraints.num_warm_started_contacts, d.constraints.num_contacts) << "step " << k;
+  }
+}
+
 // Every authored scene comes to rest without sinking: over its last half second no contact is
 // deeper than 1 mm.
 class SceneRestsTest : public ::testing::TestWithParam<const char*> {};
