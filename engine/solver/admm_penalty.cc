@@ -18,9 +18,13 @@ constexpr double kStallProgress = 0.99;
 AdmmPenalty::AdmmPenalty(const Model& m)
     : body_block_count_(m.nbody, 0),
       dof_block_count_(m.nv, 0),
-      chain_scratch_(3 * static_cast<size_t>(m.nv), 0.0) {}
+      chain_scratch_(3 * static_cast<size_t>(m.nv), 0.0),
+      chain_w_(m.nv, Vec6::Zero()),
+      chain_response_(m.nv, Mat6::Zero()),
+      chain_response_generation_(m.nv, -1) {}
 
 void AdmmPenalty::CountBlocks(const Model& /*m*/, const Data& d) {
+  ++generation_;
   std::fill(body_block_count_.begin(), body_block_count_.end(), 0);
   std::fill(dof_block_count_.begin(), dof_block_count_.end(), 0);
   for (const ConstraintBlock& block : d.constraints.blocks) {
@@ -97,16 +101,48 @@ double AdmmPenalty::ChainDelassusTrace(const Data& d, const ConstraintBlock& blo
   return trace;
 }
 
+// Lambda = S A^{-1} S^T for the chain of dofs from `last` to its root, S its motion subspaces
+// (6 x n): the inverse inertia in the tree's frame that every body-space block on a body welded
+// to the chain sees, J_r A^{-1} J_r^T = map_r Lambda map_r^T. As in ChainDelassusTrace, with
+// W^T = L^{-T} S^T (one back-substitution of 6-vectors along the chain),
+// Lambda = sum_i w_i w_i^T / D_i. Once per chain and solve, shared by the chain's blocks.
+const Mat6& AdmmPenalty::ChainResponse(const Data& d, int last) {
+  if (chain_response_generation_[last] == generation_) return chain_response_[last];
+  const TreeSparseLayout& layout = d.mass_layout;
+  Vec6* w = chain_w_.data();
+  for (int i = last; i >= 0; i = layout.parent[i]) w[i] = d.cdof[i];
+  Mat6 response = Mat6::Zero();
+  for (int i = last; i >= 0; i = layout.parent[i]) {
+    const double* row = d.qA_factor.data() + layout.row_adr[i];
+    const int* column = layout.column.data() + layout.row_adr[i];
+    for (int k = 1; k < layout.row_nnz[i]; ++k) w[column[k]] -= row[k] * w[i];
+    response.noalias() += (w[i] / row[0]) * w[i].transpose();
+  }
+  chain_response_[last] = response;
+  chain_response_generation_[last] = generation_;
+  return chain_response_[last];
+}
+
+// A body with one block takes its rows' chain solves (3 columns); a body with several shares its
+// chain's ChainResponse (6 columns, once per chain). On MuJoCo's humanoid.xml, whose limbs lying
+// on the floor have two contacts each, the step took 3.2% fewer instructions than with the chain
+// solves alone and 1.2% fewer than with ChainResponse alone.
 double AdmmPenalty::BlockDelassusTrace(const Model& m, const Data& d, const ConstraintBlock& block,
                                        int dim) {
-  int last = block.dof;
-  if (block.body >= 0) {
-    const int weld = m.body_weld[block.body];  // nearest ancestor-or-self with a joint
-    if (weld <= 0 || m.body_dof_num[weld] == 0) return 0;
-    last = m.body_dof_adr[weld] + m.body_dof_num[weld] - 1;
+  if (block.body < 0) return ChainDelassusTrace<1>(d, block, block.dof, dim);
+  const int weld = m.body_weld[block.body];  // nearest ancestor-or-self with a joint
+  if (weld <= 0 || m.body_dof_num[weld] == 0) return 0;
+  const int last = m.body_dof_adr[weld] + m.body_dof_num[weld] - 1;
+  if (body_block_count_[block.body] < 2) {
+    return dim == 1 ? ChainDelassusTrace<1>(d, block, last, dim)
+                    : ChainDelassusTrace<3>(d, block, last, dim);
   }
-  if (block.body < 0 || dim == 1) return ChainDelassusTrace<1>(d, block, last, dim);
-  return ChainDelassusTrace<3>(d, block, last, dim);
+  const Mat6& response = ChainResponse(d, last);
+  double trace = 0;
+  for (int r = 0; r < dim; ++r) {
+    trace += block.map.row(r).dot(response * block.map.row(r).transpose());
+  }
+  return trace;
 }
 
 void AdmmPenalty::Scales(const Model& m, const Data& d, const Islands& islands, int island,

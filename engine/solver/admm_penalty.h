@@ -12,7 +12,8 @@
 //   kDelassus: s_i = 1 / (w_i beta0), w_i = trace(J_i A^{-1} J_i^T) / dim_i summed over the
 //     constraint's blocks (cross terms between two blocks left out), so every constraint starts
 //     at its own effective mass whatever its units; one sparse L^T solve per row along the
-//     body's dof chain with A's tree factor (cost depth^2);
+//     body's dof chain with A's tree factor (cost depth^2), or for a body with several blocks
+//     one 6-column solve per chain whose 6 x 6 inverse inertia its blocks share;
 // - adaptation, eq. (43): beta <- beta sqrt(theta_p / theta_d) when one residual exceeds gamma
 //   times the other, kept within [beta0 / 1e3, beta0 1e3] (a safety net, not in the paper).
 #pragma once
@@ -48,11 +49,18 @@ class AdmmPenalty {
   std::vector<int> body_block_count_;  // nbody
   std::vector<int> dof_block_count_;   // nv
   std::vector<double> chain_scratch_;  // 3 nv: L^{-T} J_r^T of up to 3 rows along one dof chain
+  std::vector<Vec6> chain_w_;          // nv: L^{-T} S^T along one dof chain (ChainResponse)
+  // ChainResponse of the chain ending at each dof, valid while its generation is generation_
+  // (CountBlocks starts a new one for each solve).
+  std::vector<Mat6> chain_response_;            // nv
+  std::vector<int> chain_response_generation_;  // nv
+  int generation_ = 0;
 
   // Sum over the block's rows r of J_r A^{-1} J_r^T (kDelassus).
   double BlockDelassusTrace(const Model& m, const Data& d, const ConstraintBlock& block, int dim);
   template <int kRows>
   double ChainDelassusTrace(const Data& d, const ConstraintBlock& block, int last, int dim);
+  const Mat6& ChainResponse(const Data& d, int last);
 };
 
 // Whether eq. (43) (and the stall test below) looks at the residuals after `iteration`

@@ -304,7 +304,8 @@ TEST(SolverBaselinesTest, RelaxationPenaltyScalingAndAccelerationKeepTheSolution
 // kDelassus gives constraint i the penalty 1 / w_i at beta = beta0, w_i the mean diagonal of
 // J_i A^{-1} J_i^T, here against a dense inverse of A and the joint-space Jacobian; the tripods
 // have one- and two-body contacts (the latter across subsystems, where A^{-1} has no cross term),
-// the arm joint-space limit and servo rows.
+// the arm joint-space limit and servo rows. Bodies with one block (the arm's hand and ball) and
+// with several (the tripods, the arm's upper link) take the two ways of computing the trace.
 TEST(SolverBaselinesTest, DelassusPenaltiesAreInverseEffectiveMasses) {
   for (const std::string& xml : {kTripodStack, std::string(kArm)}) {
     const auto model = Load(xml);
