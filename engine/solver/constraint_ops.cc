@@ -50,9 +50,9 @@ double IslandResidualSquares(const Model& m, const Data& d, const SubsystemBlock
     const int j = islands.subsystems[s];
     GatherSubsystemForces(
         m, d, set, subsystem_blocks, j,
-        [&](int k, double* y) {
-          const Constraint& c = set.constraints[set.blocks[k].constraint];
-          std::copy(lambda + c.row_adr, lambda + c.row_adr + c.dim, y);
+        [&](int k, auto dim, double* y) {
+          const double* value = lambda + set.constraints[set.blocks[k].constraint].row_adr;
+          for (int r = 0; r < dim; ++r) y[r] = value[r];
         },
         nullptr, work.body_force.data(), work.tau.data());
     const int begin = m.subsystem_dof_adr[j], end = begin + m.subsystem_dof_num[j];

@@ -4,6 +4,7 @@
 // velocity and backward force passes).
 #pragma once
 
+#include <type_traits>
 #include <vector>
 
 #include "engine/constraint/constraint_set.h"
@@ -39,8 +40,10 @@ inline void ApplyBlock(const ConstraintBlock& block, int dim_at_run_time, const 
   }
 }
 
-// The first half of a J^T gather over subsystem j's blocks k with values y_k (block_value(k, y)
-// writes the dim values of block k, k a block index of `set`): joint-space blocks add
+// The first half of a J^T gather over subsystem j's blocks k with values y_k (block_value(k, dim,
+// y) writes the dim values of block k, k a block index of `set`; dim is
+// std::integral_constant<int, 3> for a contact's 3 rows, so that their loops unroll, else the
+// int row count): joint-space blocks add
 // c y_k to tau at their dof, body-space blocks sum map^T y_k into body_force of their body (zeroed
 // first for every body whose subtree has a body-space block: subtree_active[b] != 0, or every
 // body when subtree_active is null). tau is added to, not cleared.
@@ -59,15 +62,17 @@ void AddBlockForces(const Model& m, const ConstraintSet& set,
     const ConstraintBlock& block = set.blocks[index];
     const int dim = set.constraints[block.constraint].dim;
     double y[6];
-    block_value(index, y);
     if (block.body >= 0) {
       Vec6& force = body_force[block.body];
       if (dim == 3) {  // a contact: the fixed-size product (humanoid100: 1.3% fewer instructions)
+        block_value(index, std::integral_constant<int, 3>{}, y);
         force.noalias() += block.map.transpose() * Eigen::Map<const Vec3>(y);
       } else {
+        block_value(index, dim, y);
         for (int r = 0; r < dim; ++r) force += block.map.row(r).transpose() * y[r];
       }
     } else {
+      block_value(index, dim, y);
       tau[block.dof] += block.dof_coefficient * y[0];
     }
   }

@@ -223,13 +223,13 @@ void SubAdmmSolver::VelocityStep(const Model& m, Data& d, int j, double beta) {
   for (int i = dof_begin; i < dof_end; ++i) x[i] = d.solver_rhs[i];
   AddBlockForces(
       m, set, subsystem_blocks_, j,
-      [&](int k, double* y) {
+      [&](int k, auto dim, double* y) {
         const ConstraintBlock& block = set.blocks[k];
         const Constraint& c = set.constraints[block.constraint];
         const double penalty = beta * penalty_scale_[block.constraint];
         const double* z = set.z.data() + block.z_adr;
         const double* lambda = set.lambda.data() + c.row_adr;
-        for (int r = 0; r < c.dim; ++r) y[r] = penalty * z[r] + lambda[r];
+        for (int r = 0; r < dim; ++r) y[r] = penalty * z[r] + lambda[r];
       },
       body_has_gram_.data(), body_force_.data(), x);
   if (single_body_[j]) {  // all blocks are on this one body: no tree to solve
@@ -386,9 +386,10 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
     double* v = d.v_hat.data();  // v^0 of j's dofs, then its body velocities
     GatherSubsystemForces(
         m, d, set, subsystem_blocks_, j,
-        [&](int k, double* y) {
-          const Constraint& c = set.constraints[set.blocks[k].constraint];
-          for (int r = 0; r < c.dim; ++r) y[r] = set.lambda[c.row_adr + r];
+        [&](int k, auto dim, double* y) {
+          const double* lambda =
+              set.lambda.data() + set.constraints[set.blocks[k].constraint].row_adr;
+          for (int r = 0; r < dim; ++r) y[r] = lambda[r];
         },
         body_has_gram_.data(), body_force_.data(), v);
     const int begin = m.subsystem_dof_adr[j], end = begin + m.subsystem_dof_num[j];
@@ -453,12 +454,11 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
       for_subsystems([&](int j) {
         GatherSubsystemForces(
             m, d, set, subsystem_blocks_, j,
-            [&](int k, double* y) {
+            [&](int k, auto dim, double* y) {
               const ConstraintBlock& block = set.blocks[k];
               const double scale = penalty_scale_[block.constraint];
               const double* change = slack_change_.data() + block.z_adr;
-              for (int r = 0; r < set.constraints[block.constraint].dim; ++r)
-                y[r] = scale * change[r];
+              for (int r = 0; r < dim; ++r) y[r] = scale * change[r];
             },
             body_has_gram_.data(), body_force_.data(), dual_force_.data());
         const int begin = m.subsystem_dof_adr[j], end = begin + m.subsystem_dof_num[j];
