@@ -220,7 +220,11 @@ void SubAdmmSolver::VelocityStep(const Model& m, Data& d, int j, double beta) {
   const int dof_begin = m.subsystem_dof_adr[j];
   const int dof_end = dof_begin + m.subsystem_dof_num[j];
   double* x = d.v_hat.data();
-  for (int i = dof_begin; i < dof_end; ++i) x[i] = d.solver_rhs[i];
+  // A single body's dofs are solved once, after the iterations (SolveSingleBody); its blocks are
+  // all body-space, so AddBlockForces writes nothing to x for it.
+  if (!single_body_[j]) {
+    for (int i = dof_begin; i < dof_end; ++i) x[i] = d.solver_rhs[i];
+  }
   AddBlockForces(
       m, set, subsystem_blocks_, j,
       [&](int k, auto dim, double* y) {
