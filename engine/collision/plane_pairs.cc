@@ -5,7 +5,6 @@
 // toward b) is n, and the midpoint between the surfaces is p - n dist / 2.
 #include <cmath>
 #include <limits>
-#include <utility>
 
 #include "engine/collision/pair_geometry.h"
 #include "engine/collision/primitive_pairs.h"
@@ -22,6 +21,22 @@ int AddSurfacePoint(const GeomShape& plane, const Vec3& point, double margin, Co
   const Vec3 n = plane.rot.col(2);
   const double dist = n.dot(point - plane.pos);
   return AddContact(dist, point - n * (dist / 2), n, margin, out, count);
+}
+
+// The n <= 8 points of b's surface with their heights (any common offset) that lie within the
+// margin, deepest first; ties keep their order (an insertion sort of indices: std::stable_sort
+// may allocate).
+int AddSurfacePointsDeepestFirst(const GeomShape& plane, const Vec3* points, const double* heights,
+                                 int n, double margin, Contact* out) {
+  int order[8];
+  for (int i = 0; i < n; ++i) {
+    int j = i;
+    for (; j > 0 && heights[i] < heights[order[j - 1]]; --j) order[j] = order[j - 1];
+    order[j] = i;
+  }
+  int count = 0;
+  for (int k = 0; k < n; ++k) count = AddSurfacePoint(plane, points[order[k]], margin, out, count);
+  return count;
 }
 
 // A sphere of radius r at c: its lowest point is c - n r.
@@ -81,15 +96,7 @@ int CollidePlaneCylinder(const GeomShape& a, const GeomShape& b, double margin, 
                          lower_center - b.rot.col(1) * radius};
     double heights[4];
     for (int i = 0; i < 4; ++i) heights[i] = n.dot(rim[i]);
-    int order[4] = {0, 1, 2, 3};  // stable insertion sort (std::stable_sort may allocate)
-    for (int i = 1; i < 4; ++i) {
-      for (int j = i; j > 0 && heights[order[j]] < heights[order[j - 1]]; --j) {
-        std::swap(order[j], order[j - 1]);
-      }
-    }
-    int count = 0;
-    for (int i : order) count = AddSurfacePoint(a, rim[i], margin, out, count);
-    return count;
+    return AddSurfacePointsDeepestFirst(a, rim, heights, 4, margin, out);
   }
   const Vec3 toward = down_in_disk / tilt;
   const Vec3 across = axis.cross(toward);
@@ -118,16 +125,7 @@ int CollidePlaneBox(const GeomShape& a, const GeomShape& b, double margin, Conta
     corners[i] = b.pos + b.rot * local;
     heights[i] = n_local.dot(local);
   }
-  // Stable order by height (insertion sort of 8 indices) so the deepest point comes first.
-  int order[8] = {0, 1, 2, 3, 4, 5, 6, 7};
-  for (int i = 1; i < 8; ++i) {
-    for (int j = i; j > 0 && heights[order[j]] < heights[order[j - 1]]; --j) {
-      std::swap(order[j], order[j - 1]);
-    }
-  }
-  int count = 0;
-  for (int i : order) count = AddSurfacePoint(a, corners[i], margin, out, count);
-  return count;
+  return AddSurfacePointsDeepestFirst(a, corners, heights, 8, margin, out);
 }
 
 namespace {

@@ -21,10 +21,10 @@ AdmmPenalty::AdmmPenalty(const Model& m)
       chain_scratch_(3 * static_cast<size_t>(m.nv), 0.0),
       chain_w_(m.nv, Vec6::Zero()),
       chain_response_(m.nv, Mat6::Zero()),
-      chain_response_generation_(m.nv, -1) {}
+      chain_response_generation_(m.nv, 0) {}
 
 void AdmmPenalty::CountBlocks(const Model& /*m*/, const Data& d) {
-  ++generation_;
+  ++generation_;  // from 1: no chain response is valid yet
   std::fill(body_block_count_.begin(), body_block_count_.end(), 0);
   std::fill(dof_block_count_.begin(), dof_block_count_.end(), 0);
   for (const ConstraintBlock& block : d.constraints.blocks) {

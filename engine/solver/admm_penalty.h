@@ -18,6 +18,7 @@
 //   times the other, kept within [beta0 / 1e3, beta0 1e3] (a safety net, not in the paper).
 #pragma once
 
+#include <cstdint>
 #include <limits>
 #include <vector>
 
@@ -52,9 +53,9 @@ class AdmmPenalty {
   std::vector<Vec6> chain_w_;          // nv: L^{-T} S^T along one dof chain (ChainResponse)
   // ChainResponse of the chain ending at each dof, valid while its generation is generation_
   // (CountBlocks starts a new one for each solve).
-  std::vector<Mat6> chain_response_;            // nv
-  std::vector<int> chain_response_generation_;  // nv
-  int generation_ = 0;
+  std::vector<Mat6> chain_response_;                      // nv
+  std::vector<std::uint64_t> chain_response_generation_;  // nv
+  std::uint64_t generation_ = 0;
 
   // Sum over the block's rows r of J_r A^{-1} J_r^T (kDelassus).
   double BlockDelassusTrace(const Model& m, const Data& d, const ConstraintBlock& block, int dim);
