@@ -19,6 +19,9 @@ namespace {
 // face gets a second contact point at the other end of its stretch over the face.
 constexpr double kFlatSine = 0.05;
 
+// cos(1 mrad): FaceAlongNormal.
+constexpr double kFaceNormalCosine = 1 - 5e-7;
+
 Vec3 ClampToBox(const Vec3& p, const Vec3& half) { return p.cwiseMax(-half).cwiseMin(half); }
 
 // A sphere (center c, radius r, box frame) whose center is inside the box: it leaves through the
@@ -145,9 +148,9 @@ void SegmentInBoxPenetration(const Vec3& p0, const Vec3& p1, const Vec3& half, V
   *deepest = normal->dot(p0) >= normal->dot(p1) ? p0 : p1;
 }
 
-// When the closest box feature is the face with outward normal `face_sign` e_i and the segment
-// runs along that face, the far end of the stretch of the segment that lies over the face.
-// Returns false when there is no such distinct point.
+// When the capsule lies on the box's face normal to e_`face` (FaceAlongNormal) and the segment
+// runs along that face, the far end (from t_closest) of the stretch of the segment that lies over
+// the face. Returns false when there is no such distinct point.
 bool FlatSecondParam(const Vec3& p0, const Vec3& d, const Vec3& half, int face, double t_closest,
                      double* t_far) {
   if (std::abs(d[face]) > kFlatSine * d.norm()) return false;
@@ -169,20 +172,16 @@ bool FlatSecondParam(const Vec3& p0, const Vec3& d, const Vec3& half, int face, 
   return std::abs(*t_far - t_closest) * d.norm() > 1e-9;
 }
 
-// The one coordinate in which p lies outside the box (the closest feature is a face), else -1.
-// A closest point where the segment leaves the face's extent (a capsule lying across the face,
-// past its edges) is computed as p0 + d t with t = (+-h - p0) / d and lands on +-h only up to
-// rounding; the relative tolerance keeps such a point on the face, where it gets its second
-// contact (without it, humanoid100's shin lying across a box had one contact that jumped from
-// one edge of the face to the other every step, losing its warm start).
-int OnlyOutsideCoordinate(const Vec3& p, const Vec3& half) {
-  int outside = -1;
-  for (int i = 0; i < 3; ++i) {
-    if (std::abs(p[i]) <= half[i] * (1 + 1e-12)) continue;
-    if (outside >= 0) return -1;
-    outside = i;
-  }
-  return outside;
+// The face of the box whose normal the contact normal (box frame) lies within 1 mrad of, else -1.
+// The capsule then lies on that face, or across one of its edges nearly flat: on humanoid100 a
+// shin lying across a box past an edge, tilted down by microradians beyond it, had its closest
+// point just past the edge (outside the face by 1e-9 m), and with the face test on that point
+// it got no second point; its one contact jumped from one end of its stretch over the face to
+// the other, losing its warm start each time.
+int FaceAlongNormal(const Vec3& normal_local) {
+  int face = 0;
+  normal_local.cwiseAbs().maxCoeff(&face);
+  return std::abs(normal_local[face]) >= kFaceNormalCosine ? face : -1;
 }
 
 }  // namespace
@@ -216,7 +215,7 @@ int CollideCapsuleBox(const GeomShape& a, const GeomShape& b, double margin, Con
   const double dist = gap - r;
   int count = AddContact(dist, b.pos + b.rot * p + normal * (r + dist / 2), normal, margin, out, 0);
 
-  const int face = OnlyOutsideCoordinate(p, b.size);
+  const int face = FaceAlongNormal(normal_local);
   double t_far = 0;
   if (count == 0 || face < 0 || !FlatSecondParam(p0, d, b.size, face, t, &t_far)) return count;
   // Height of the far axis point above the face plane, measured along the face normal.

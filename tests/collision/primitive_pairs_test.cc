@@ -427,6 +427,29 @@ TEST(BoxPairs, CapsuleLyingAcrossABoxFacePastBothEdges) {
   }
 }
 
+// A capsule lying on a box face and past one edge, tilted down beyond the edge by 1 urad: its
+// closest axis point lies just past the edge, yet it lies on the face and gets a point at the
+// edge and one at its other end.
+TEST(BoxPairs, CapsuleOverABoxEdgeTiltedDownPastIt) {
+  Contact c[kMaxContactsPerPair];
+  const Mat3 rot = Rotation(Vec3(-0.4, 0.2, 0.9), 0.7);
+  const GeomShape box = Box(Vec3(0.15, 0.1, 0.05), Vec3(-0.3, 0.2, 0.5), rot);
+  const double height = 0.05 + 0.049 - 0.0003;  // the axis over the face: 0.3 mm deep
+  const Vec3 p0(-0.13, 0.01, height), p1(0.17, 0.01, height - 0.3e-6);  // box frame
+  const Vec3 axis = (p1 - p0).normalized();
+  const Mat3 capsule_rot =
+      rot * Eigen::Quaterniond::FromTwoVectors(Vec3::UnitZ(), axis).toRotationMatrix();
+  const GeomShape capsule =
+      Capsule(0.049, (p1 - p0).norm() / 2, box.pos + rot * (p0 + p1) / 2, capsule_rot);
+  const int n = CollideCapsuleBox(capsule, box, 0.001, c);
+  ExpectWellFormed(c, n, 0.001);
+  ASSERT_EQ(n, 2);
+  EXPECT_TRUE(HasPoint(c, n, box.pos + rot * Vec3(0.15, 0.01, 0.05 - 0.00015), 1e-6)) << "edge";
+  EXPECT_TRUE(HasPoint(c, n, box.pos + rot * Vec3(-0.13, 0.01, 0.05 - 0.00015), 1e-6))
+      << "other end";
+  for (int i = 0; i < n; ++i) EXPECT_NEAR(c[i].dist, -0.0003, 1e-6);
+}
+
 TEST(BoxPairs, BoxOnBoxClippedFacePolygon) {
   Contact c[kMaxContactsPerPair];
   // A large base; a smaller box on top, offset and rotated about z so that part of it overhangs.

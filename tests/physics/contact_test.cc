@@ -184,6 +184,29 @@ TEST(RestingTest, BoxStackContactsKeepTheirWarmStarts) {
   }
 }
 
+// The resting configurations whose contacts used to move from step to step (upright cylinder,
+// capsule lying across a box face past both edges, boxes face to face turned against each other)
+// keep every contact, and so every warm start, once they have settled.
+TEST(RestingTest, CylinderCapsuleAndBoxContactsKeepTheirWarmStarts) {
+  const auto model = LoadString(R"(<mujoco><option timestep="0.005"/>
+    <worldbody><geom type="plane" size="5 5 0.1"/>
+      <body pos="0 0 0.15"><freejoint/><geom type="cylinder" size="0.08 0.15" mass="1"/></body>
+      <body pos="1 0 0.05"><freejoint/><geom type="box" size="0.15 0.1 0.05" mass="2"/></body>
+      <body pos="1.02 0.01 0.15" euler="0 0 0.4"><freejoint/>
+        <geom type="box" size="0.15 0.1 0.05" mass="1"/></body>
+      <body pos="-1 0 0.05"><freejoint/><geom type="box" size="0.15 0.1 0.05" mass="2"/></body>
+      <body pos="-0.98 0.01 0.149" euler="0 90 83"><freejoint/>
+        <geom type="capsule" size="0.049 0.15" mass="0.5"/></body>
+    </worldbody></mujoco>)");
+  Data d(*model);
+  while (d.time < 2.0) ASSERT_EQ(Step(*model, d), StepStatus::kOk);
+  for (int k = 0; k < 200; ++k) {
+    ASSERT_EQ(Step(*model, d), StepStatus::kOk);
+    ASSERT_GE(d.constraints.num_contacts, 4 + 4 + 3 + 4 + 2) << "every shape still resting";
+    EXPECT_EQ(d.constraints.num_warm_started_contacts, d.constraints.num_contacts) << "step " << k;
+  }
+}
+
 // Every authored scene comes to rest without sinking: over its last half second no contact is
 // deeper than 1 mm.
 class SceneRestsTest : public ::testing::TestWithParam<const char*> {};
