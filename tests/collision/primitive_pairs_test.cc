@@ -398,6 +398,13 @@ TEST(BoxPairs, CapsuleLyingOnBoxFaceAndAcrossEdge) {
   ExpectVecNear(c[0].normal, -Vec3::UnitZ(), kTol, "normal");
 }
 
+// A capsule of radius r whose axis runs from p0 to p1 in the frame of `box`.
+GeomShape CapsuleBetween(const GeomShape& box, const Vec3& p0, const Vec3& p1, double r) {
+  const Mat3 along =
+      Eigen::Quaterniond::FromTwoVectors(Vec3::UnitZ(), (p1 - p0).normalized()).toRotationMatrix();
+  return Capsule(r, (p1 - p0).norm() / 2, box.pos + box.rot * (p0 + p1) / 2, box.rot * along);
+}
+
 // A capsule lying across a box face and past both of its edges, at coordinates that are not
 // round: the closest axis point sits on an edge of the face only up to rounding, and the capsule
 // still gets its two points, one at each edge (with one it rocked from edge to edge).
@@ -406,12 +413,7 @@ TEST(BoxPairs, CapsuleLyingAcrossABoxFacePastBothEdges) {
   const Mat3 rot = Rotation(Vec3(0.3, -0.5, 0.8), 1.1);
   const GeomShape box = Box(Vec3(0.15, 0.1, 0.05), Vec3(0.7, -0.4, 0.3), rot);
   const Vec3 p0(0.0207, -0.1365, -0.0986), p1(0.0569, 0.1613, -0.0986);  // box frame
-  const Vec3 axis = (p1 - p0).normalized();
-  const Mat3 capsule_rot =
-      rot * Eigen::Quaterniond::FromTwoVectors(Vec3::UnitZ(), axis).toRotationMatrix();
-  const GeomShape capsule =
-      Capsule(0.049, (p1 - p0).norm() / 2, box.pos + rot * (p0 + p1) / 2, capsule_rot);
-  const int n = CollideCapsuleBox(capsule, box, 0.0, c);
+  const int n = CollideCapsuleBox(CapsuleBetween(box, p0, p1, 0.049), box, 0.0, c);
   ExpectWellFormed(c, n, 0.0);
   ASSERT_EQ(n, 2);
   for (double y : {-0.1, 0.1}) {
@@ -436,12 +438,7 @@ TEST(BoxPairs, CapsuleOverABoxEdgeTiltedDownPastIt) {
   const GeomShape box = Box(Vec3(0.15, 0.1, 0.05), Vec3(-0.3, 0.2, 0.5), rot);
   const double height = 0.05 + 0.049 - 0.0003;  // the axis over the face: 0.3 mm deep
   const Vec3 p0(-0.13, 0.01, height), p1(0.17, 0.01, height - 0.3e-6);  // box frame
-  const Vec3 axis = (p1 - p0).normalized();
-  const Mat3 capsule_rot =
-      rot * Eigen::Quaterniond::FromTwoVectors(Vec3::UnitZ(), axis).toRotationMatrix();
-  const GeomShape capsule =
-      Capsule(0.049, (p1 - p0).norm() / 2, box.pos + rot * (p0 + p1) / 2, capsule_rot);
-  const int n = CollideCapsuleBox(capsule, box, 0.001, c);
+  const int n = CollideCapsuleBox(CapsuleBetween(box, p0, p1, 0.049), box, 0.001, c);
   ExpectWellFormed(c, n, 0.001);
   ASSERT_EQ(n, 2);
   EXPECT_TRUE(HasPoint(c, n, box.pos + rot * Vec3(0.15, 0.01, 0.05 - 0.00015), 1e-6)) << "edge";
