@@ -62,17 +62,16 @@ void AddBlockForces(const Model& m, const ConstraintSet& set,
     const ConstraintBlock& block = set.blocks[index];
     const int dim = set.constraints[block.constraint].dim;
     double y[6];
+    // A contact: the fixed-size product (humanoid100: 1.3% fewer instructions than the loop).
+    if (block.body >= 0 && dim == 3) {
+      block_value(index, std::integral_constant<int, 3>{}, y);
+      body_force[block.body].noalias() += block.map.transpose() * Eigen::Map<const Vec3>(y);
+      continue;
+    }
+    block_value(index, dim, y);
     if (block.body >= 0) {
-      Vec6& force = body_force[block.body];
-      if (dim == 3) {  // a contact: the fixed-size product (humanoid100: 1.3% fewer instructions)
-        block_value(index, std::integral_constant<int, 3>{}, y);
-        force.noalias() += block.map.transpose() * Eigen::Map<const Vec3>(y);
-      } else {
-        block_value(index, dim, y);
-        for (int r = 0; r < dim; ++r) force += block.map.row(r).transpose() * y[r];
-      }
+      for (int r = 0; r < dim; ++r) body_force[block.body] += block.map.row(r).transpose() * y[r];
     } else {
-      block_value(index, dim, y);
       tau[block.dof] += block.dof_coefficient * y[0];
     }
   }
