@@ -27,8 +27,21 @@ namespace {
 // way over 300 steps (median of 3): humanoid100 +10%, humanoid.xml +15%, box_stack +40%,
 // quadruped_drop_27 +2%, 22_humanoids -1%, with 10-25% more iterations; three iterations per
 // extrapolation lost 4-12% on all but humanoid.xml.
-constexpr int kAndersonStart = 5;
-constexpr int kAndersonPeriod = 2;
+// An island that is one tree alone (a robot on the ground: no single-body shortcut, nothing else
+// touching it) pays a tree solve per iteration, far more than the extrapolation over its few
+// contacts' values, so it extrapolates after every iteration from iteration 3 on. Its resting
+// steps start about 2e-6 from the solution and then contract by only ~0.95 per iteration, which
+// the first extrapolation removes. Measured 2026-11-24 in one process restoring each state of a
+// default run into a second instance (callgrind, 1 thread; BENCHMARKS.md): humanoid.xml -21%
+// iterations and -4.1% instructions, 22_humanoids -19% / -4.6%, quadruped_drop_27 -21% / -3.2%,
+// humanoid100 unchanged; extrapolating every iteration in every island with a tree lost 5% on
+// humanoid100, whose humanoid shares its island with sliding objects.
+struct AndersonSchedule {
+  int start;   // the iterate after iteration start - 1 is the first one extrapolated from
+  int period;  // ADMM iterations per extrapolation (the accelerated map is G^period)
+};
+constexpr AndersonSchedule kAndersonDefault{5, 2};
+constexpr AndersonSchedule kAndersonLoneTree{3, 1};
 constexpr int kAndersonMaxState = 1024;
 
 int SubsystemNnzBegin(const Model& m, const Data& d, int j) {
@@ -419,15 +432,17 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
   double* state_g = accelerate ? state_w + state_size : nullptr;
   AndersonAccelerator anderson(accelerate ? state_g + state_size : nullptr, state_size,
                                options.anderson_memory);
-  int plain_since_w = -1;  // iterations since state_w was taken; -1 before kAndersonStart
+  const bool lone_tree = num_subsystems == 1 && !single_body_[subsystems[0]];
+  const AndersonSchedule schedule = lone_tree ? kAndersonLoneTree : kAndersonDefault;
+  int plain_since_w = -1;  // iterations since state_w was taken; -1 before schedule.start
   StallTest stall;
 
   while (true) {
     const int iteration = result.iterations + 1;
     // The Anderson iterate of this iteration is written by the constraint step itself (a second
     // walk over the island's constraints costs as much as the writes).
-    double* gather = accelerate && (iteration == kAndersonStart - 1 ||
-                                    (plain_since_w >= 0 && plain_since_w + 1 == kAndersonPeriod))
+    double* gather = accelerate && (iteration == schedule.start - 1 ||
+                                    (plain_since_w >= 0 && plain_since_w + 1 == schedule.period))
                          ? state_g
                          : nullptr;
     // Line 9, eq. (34): the velocity step. The first one is skipped: its answer is v^0 (above).
@@ -486,19 +501,19 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
       beta = adapted;
       update_penalty_terms();
       for_subsystems([&](int j) { Refactor(m, d, j, beta); });
-      if (accelerate && result.iterations >= kAndersonStart - 1) {  // a new map: start afresh
+      if (accelerate && result.iterations >= schedule.start - 1) {  // a new map: start afresh
         anderson.Reset();
         GatherState(d, island, state_w);
         plain_since_w = 0;
       }
-    } else if (accelerate && plain_since_w >= 0 && ++plain_since_w == kAndersonPeriod) {
+    } else if (accelerate && plain_since_w >= 0 && ++plain_since_w == schedule.period) {
       // No extrapolation where the cap stops the iteration before the next pair ends: its result
       // would be kept without the safeguard's check.
-      const bool extrapolate = result.iterations + kAndersonPeriod < options.max_iterations;
+      const bool extrapolate = result.iterations + schedule.period < options.max_iterations;
       if (anderson.Step(state_w, state_g, extrapolate)) ScatterState(d, island, state_g);
       std::swap(state_w, state_g);  // the next iteration starts from this g
       plain_since_w = 0;
-    } else if (accelerate && result.iterations == kAndersonStart - 1) {
+    } else if (accelerate && result.iterations == schedule.start - 1) {
       std::swap(state_w, state_g);  // where the first accelerated iteration starts
       plain_since_w = 0;
     }
