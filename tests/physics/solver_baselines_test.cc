@@ -18,6 +18,7 @@
 
 #include "engine/dynamics/tree_sparse_layout.h"
 #include "engine/model/model_import.h"
+#include "engine/sim/state_snapshot.h"
 #include "engine/sim/step.h"
 #include "engine/solver/admm_baselines/admm_nobody_solver.h"
 #include "engine/solver/admm_baselines/admm_nosub_solver.h"
@@ -299,6 +300,40 @@ TEST(SolverBaselinesTest, RelaxationPenaltyScalingAndAccelerationKeepTheSolution
       }
     }
   }
+}
+
+// An island that is one articulated tree alone has its own Anderson schedule (an extrapolation
+// after every iteration from iteration 3, subadmm_solver.cc). On MuJoCo's humanoid lying on the
+// floor (one tree, one island), converged SubADMM gives the same v_hat with and without the
+// acceleration, in fewer iterations with it.
+TEST(SolverBaselinesTest, AndersonOnALoneTreeKeepsTheSolution) {
+  const ModelImport imported =
+      ImportModelFromFile(testing::kMujocoSamples + "humanoid/humanoid.xml");
+  ASSERT_TRUE(imported) << imported.error;
+  const Model& m = *imported.model;
+  ASSERT_EQ(m.nsubsystem, 1);
+  Data settled(m);
+  for (int k = 0; k < 700; ++k) ASSERT_EQ(Step(m, settled), StepStatus::kOk);
+  const std::string snapshot = SaveStateSnapshot(m, settled);
+  std::vector<double> v_hat[2];
+  int iterations[2] = {};
+  for (const int memory : {0, 5}) {
+    Data d(m);
+    std::string error;
+    ASSERT_TRUE(RestoreStateSnapshot(m, snapshot, d, &error)) << error;
+    StepOptions options = Tight(SolverType::kSubAdmm, 20000);
+    options.solver.anderson_memory = memory;
+    ASSERT_EQ(Step(m, d, options), StepStatus::kOk);
+    ASSERT_EQ(d.islands.num, 1);
+    EXPECT_GE(d.solver_statistics.contacts, 4);
+    EXPECT_LT(d.solver_statistics.contact_residual, 1e-8) << "anderson " << memory;
+    v_hat[memory > 0] = d.v_hat;
+    iterations[memory > 0] = d.solver_statistics.max_iterations;
+  }
+  EXPECT_LT(MaxDifference(v_hat[1], v_hat[0]), 1e-8);
+  EXPECT_LT(iterations[1], iterations[0]);
+  std::printf("[ lone tree ] iterations to 1e-12: plain %d, Anderson %d\n", iterations[0],
+              iterations[1]);
 }
 
 // kDelassus gives constraint i the penalty 1 / w_i at beta = beta0, w_i the mean diagonal of
