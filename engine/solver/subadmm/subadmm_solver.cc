@@ -15,18 +15,21 @@
 namespace alsim {
 namespace {
 
-// Anderson acceleration (SolverOptions::anderson_memory) starts at this iteration, so islands that
-// converge at once never pay for it, and only on islands whose iterate (z and lambda / beta) has
-// at most this many values. Measured with `alsim run --threads 1` over 500 steps: from iteration
-// 5 on, humanoid.xml +50% steps/s (24.8 -> 13.0 mean iterations), box_stack +53% (19.1 -> 6.6),
-// quadruped_drop_27 +24%, humanoid100 +8%; but ball_pile, one island of about 1900 values whose
-// contacts keep switching between stick and slip, gained no iterations (71 -> 70) and lost half
-// its speed to the extrapolation's cost, hence the size limit.
+// Anderson acceleration (SolverOptions::anderson_memory) starts late (AndersonSchedule::start),
+// so islands that converge at once never pay for it, and runs only on islands whose iterate (z
+// and lambda / beta) has at most kAndersonMaxState values. Measured with `alsim run --threads 1`
+// over 500 steps: from iteration 5 on, humanoid.xml +50% steps/s (24.8 -> 13.0 mean iterations),
+// box_stack +53% (19.1 -> 6.6), quadruped_drop_27 +24%, humanoid100 +8%; but ball_pile, one island
+// of about 1900 values whose contacts keep switching between stick and slip, gained no iterations
+// (71 -> 70) and lost half its speed to the extrapolation's cost, hence the size limit.
+//
 // The accelerated map is two ADMM iterations (G o G), so the extrapolation and its iterate's
-// gather and scatter are paid every other iteration. Against every iteration, measured the same
-// way over 300 steps (median of 3): humanoid100 +10%, humanoid.xml +15%, box_stack +40%,
-// quadruped_drop_27 +2%, 22_humanoids -1%, with 10-25% more iterations; three iterations per
-// extrapolation lost 4-12% on all but humanoid.xml.
+// gather and scatter are paid every other iteration. Against every iteration in every island,
+// measured the same way over 300 steps (median of 3), before the lone-tree schedule below:
+// humanoid100 +10%, humanoid.xml +15%, box_stack +40%, quadruped_drop_27 +2%, 22_humanoids -1%,
+// with 10-25% more iterations; three iterations per extrapolation lost 4-12% on all but
+// humanoid.xml.
+//
 // An island that is one tree alone (a robot on the ground: no single-body shortcut, nothing else
 // touching it) pays a tree solve per iteration, far more than the extrapolation over its few
 // contacts' values, so it extrapolates after every iteration from iteration 3 on. Its resting
