@@ -83,6 +83,26 @@ inline void UpdateImpulse(const Constraint& c, const double* velocity, const dou
   }
 }
 
+// UpdateImpulse for a constraint of one row (a joint limit, a servo, a one-row equality; a
+// contact always has three), on scalars: the same arithmetic without the row arrays.
+inline double UpdateImpulseOfOneRow(const Constraint& c, double velocity, double bias,
+                                    double lambda, const PenaltyTerms& terms, int blocks) {
+  switch (c.type) {
+    case ConstraintType::kLimit:
+      return std::max(0.0, lambda - terms.step * (velocity + bias));
+    case ConstraintType::kSoft: {
+      const double sum_y = terms.beta * velocity - blocks * lambda;
+      const double value =
+          -(c.soft_damping * sum_y + terms.beta * c.soft_bias) * terms.soft_inverse;
+      return std::min(c.lambda_upper, std::max(c.lambda_lower, value));
+    }
+    case ConstraintType::kEquality:
+    case ConstraintType::kContact:  // not of one row
+      break;
+  }
+  return lambda - terms.step * (velocity + bias);
+}
+
 inline void UpdateImpulse(const Constraint& c, const double* velocity, const double* bias,
                           const double* lambda, double beta, int blocks, double* lambda_out) {
   UpdateImpulse(c, velocity, bias, lambda, MakePenaltyTerms(c, beta, blocks), blocks, lambda_out);
@@ -107,6 +127,26 @@ inline double RelaxedConstraintUpdateOfShape(const Constraint& c, int blocks_at_
                                              const PenaltyTerms& terms, double alpha,
                                              double (*slack_change)[6]) {
   const int blocks = kBlocks > 0 ? kBlocks : blocks_at_run_time;
+  if constexpr (kDim == 1) {  // a joint row: the same steps on scalars (a third of the work)
+    double relaxed[2];
+    double velocity = 0;
+    for (int k = 0; k < blocks; ++k) {
+      relaxed[k] = alpha * block_velocity[k][0] + (1 - alpha) * z[k][0];
+      velocity += relaxed[k];
+    }
+    const double updated = UpdateImpulseOfOneRow(c, velocity, bias[0], lambda[0], terms, blocks);
+    const double change = (updated - lambda[0]) * terms.inverse_beta;
+    double primal2[2] = {0, 0};
+    for (int k = 0; k < blocks; ++k) {
+      const double slack = relaxed[k] + change;
+      slack_change[k][0] = slack - z[k][0];
+      z[k][0] = slack;
+      const double gap = block_velocity[k][0] - slack;
+      primal2[k] += gap * gap;
+    }
+    lambda[0] = updated;
+    return blocks == 1 ? primal2[0] : std::max(primal2[0], primal2[1]);
+  }
   const int dim = kDim > 0 ? kDim : c.dim;
   double relaxed[2][6];
   double velocity[6] = {0, 0, 0, 0, 0, 0};

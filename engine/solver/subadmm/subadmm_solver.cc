@@ -335,7 +335,8 @@ void SubAdmmSolver::UpdateConstraint(Data& d, int i, double alpha, double* gathe
   const Constraint& c = set.constraints[i];
   const int blocks = kBlocks > 0 ? kBlocks : c.block_num;
   const int dim = kDim > 0 ? kDim : c.dim;
-  double block_velocity[2][6] = {};
+  double block_velocity[2][6];  // ApplyBlock writes the dim values that are read
+  if constexpr (kDim != 1) std::fill(&block_velocity[0][0], &block_velocity[0][0] + 12, 0.0);
   double* slack[2];
   double slack_change[2][6];
   for (int k = 0; k < blocks; ++k) {
