@@ -54,7 +54,7 @@ inline PenaltyTerms MakePenaltyTerms(const Constraint& c, double beta, int block
 // metric of Sec. VII measures its residual.
 inline void UpdateImpulse(const Constraint& c, const double* velocity, const double* bias,
                           const double* lambda, const PenaltyTerms& terms, int blocks,
-                          double* lambda_out) {
+                          double* lambda_out, int dim) {
   const double step = terms.step;
   switch (c.type) {
     case ConstraintType::kContact: {
@@ -71,7 +71,7 @@ inline void UpdateImpulse(const Constraint& c, const double* velocity, const dou
       lambda_out[0] = std::max(0.0, lambda[0] - step * (velocity[0] + bias[0]));
       return;
     case ConstraintType::kEquality:  // no projection: the impulse may take any value
-      for (int r = 0; r < c.dim; ++r) lambda_out[r] = lambda[r] - step * (velocity[r] + bias[r]);
+      for (int r = 0; r < dim; ++r) lambda_out[r] = lambda[r] - step * (velocity[r] + bias[r]);
       return;
     case ConstraintType::kSoft: {
       const double sum_y = terms.beta * velocity[0] - blocks * lambda[0];
@@ -81,6 +81,14 @@ inline void UpdateImpulse(const Constraint& c, const double* velocity, const dou
       return;
     }
   }
+}
+
+// `dim` is c.dim; callers that know it at compile time pass the constant, so that the compiler
+// sees which rows are read.
+inline void UpdateImpulse(const Constraint& c, const double* velocity, const double* bias,
+                          const double* lambda, const PenaltyTerms& terms, int blocks,
+                          double* lambda_out) {
+  UpdateImpulse(c, velocity, bias, lambda, terms, blocks, lambda_out, c.dim);
 }
 
 // UpdateImpulse for a constraint of one row (a joint limit, a servo, a one-row equality; a
@@ -157,7 +165,7 @@ inline double RelaxedConstraintUpdateOfShape(const Constraint& c, int blocks_at_
     }
   }
   double updated[6] = {0, 0, 0, 0, 0, 0};
-  UpdateImpulse(c, velocity, bias, lambda, terms, blocks, updated);
+  UpdateImpulse(c, velocity, bias, lambda, terms, blocks, updated, dim);
   double primal2[2] = {0, 0};
   for (int r = 0; r < dim; ++r) {
     const double change = (updated[r] - lambda[r]) * terms.inverse_beta;

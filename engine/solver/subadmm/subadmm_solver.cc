@@ -336,7 +336,11 @@ void SubAdmmSolver::UpdateConstraint(Data& d, int i, double alpha, double* gathe
   const int blocks = kBlocks > 0 ? kBlocks : c.block_num;
   const int dim = kDim > 0 ? kDim : c.dim;
   double block_velocity[2][6];  // ApplyBlock writes the dim values that are read
-  if constexpr (kDim != 1) std::fill(&block_velocity[0][0], &block_velocity[0][0] + 12, 0.0);
+  if constexpr (kDim == 0) {
+    std::fill(&block_velocity[0][0], &block_velocity[0][0] + 12, 0.0);
+  } else if constexpr (kDim > 1) {  // a joint-space block (none has 3 rows) writes one value
+    for (int k = 0; k < blocks; ++k) std::fill(block_velocity[k], block_velocity[k] + kDim, 0.0);
+  }
   double* slack[2];
   double slack_change[2][6];
   for (int k = 0; k < blocks; ++k) {
