@@ -60,6 +60,12 @@ struct SolverOptions {
   // Anderson acceleration of SubADMM's iteration over (z, lambda / beta_i) with this many
   // history columns, 0 for none [OURS] (engine/solver/anderson.h). Valid range 0 to 8.
   int anderson_memory = 5;
+  // SubADMM [OURS]: an island still iterating after this many iterations switches each of its
+  // trees with at most 48 constraint rows to the constraint-space response of eq. (34) (one
+  // rows x rows product per velocity step instead of the tree solve; the same iterates up to
+  // rounding; subadmm_solver.cc). Building the response costs about a dozen tree velocity steps,
+  // so it waits for islands that run long. 0 keeps the tree solve throughout.
+  int response_after_iterations = 24;
   // Compute SolverStatistics::contact_residual: one extra solve per constrained subsystem, at
   // the end of each island's task (in parallel, so counted in solve_seconds).
   bool compute_residual = true;

@@ -336,6 +336,43 @@ TEST(SolverBaselinesTest, AndersonOnALoneTreeKeepsTheSolution) {
               iterations[1]);
 }
 
+// The constraint-space response (SolverOptions::response_after_iterations) runs the same
+// iteration as the tree solve of eq. (34): eight quadrupeds standing on their servos (each tree
+// 12 servo rows and its feet's contacts), one step at Table III's fixed 100 iterations with
+// Anderson acceleration off, from the same state, switched after 8 iterations and never. The
+// two differ only by rounding; a wrong response matrix or free velocity would move the impulses
+// at the first iteration after the switch and everything after it.
+TEST(SolverBaselinesTest, ResponseStepKeepsTheIterates) {
+  const ModelImport imported =
+      ImportModelFromFile(std::string(ALSIM_SCENES_DIR) + "/quadruped_drop_8.xml");
+  ASSERT_TRUE(imported) << imported.error;
+  const Model& m = *imported.model;
+  Data settled(m);
+  for (int k = 0; k < 200; ++k) ASSERT_EQ(Step(m, settled), StepStatus::kOk);
+  const std::string snapshot = SaveStateSnapshot(m, settled);
+  std::vector<double> v_hat[2], lambda[2];
+  for (const int after : {0, 8}) {
+    Data d(m);
+    std::string error;
+    ASSERT_TRUE(RestoreStateSnapshot(m, snapshot, d, &error)) << error;
+    StepOptions options;
+    options.solver.max_iterations = 100;
+    options.solver.tolerance = 0;
+    options.solver.anderson_memory = 0;
+    options.solver.response_after_iterations = after;
+    ASSERT_EQ(Step(m, d, options), StepStatus::kOk);
+    ASSERT_EQ(d.islands.num, 8);
+    EXPECT_EQ(d.solver_statistics.max_iterations, 100);
+    EXPECT_GE(d.solver_statistics.contacts, 16);  // every robot on its feet
+    v_hat[after > 0] = d.v_hat;
+    lambda[after > 0] = d.constraints.lambda;
+  }
+  ASSERT_EQ(lambda[0].size(), lambda[1].size());
+  EXPECT_LT(MaxDifference(v_hat[1], v_hat[0]), 1e-9);
+  EXPECT_LT(MaxDifference(lambda[1], lambda[0]), 1e-9);
+  EXPECT_NE(v_hat[1], v_hat[0]) << "the response path did not run: the results are bit-identical";
+}
+
 // kDelassus gives constraint i the penalty 1 / w_i at beta = beta0, w_i the mean diagonal of
 // J_i A^{-1} J_i^T, here against a dense inverse of A and the joint-space Jacobian; the tripods
 // have one- and two-body contacts (the latter across subsystems, where A^{-1} has no cross term),

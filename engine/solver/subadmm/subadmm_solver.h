@@ -10,9 +10,10 @@
 // Three options go beyond the paper (SolverOptions, each switchable back): per-constraint
 // penalties from the Delassus diagonal (admm_penalty.h), over-relaxation of the constraint step
 // (RelaxedConstraintUpdate in impulse_update.h) and Anderson acceleration of pairs of iterations
-// (anderson.h). Two shortcuts keep the arithmetic of an iteration small: the J^T gather is fused
-// with the tree solve (VelocityStep), and single-body subsystems use a 6 x 6 response matrix
-// (PrepareSingleBody).
+// (anderson.h). Three shortcuts keep the arithmetic of an iteration small: the J^T gather is
+// fused with the tree solve (VelocityStep), single-body subsystems use a 6 x 6 response matrix
+// (PrepareSingleBody), and in long solves trees switch to their constraint-space response
+// (BuildResponse, SolverOptions::response_after_iterations).
 // The per-subsystem and per-constraint steps are Jacobi-like, so they run in parallel and the
 // result does not depend on the thread count.
 #pragma once
@@ -48,6 +49,10 @@ class SubAdmmSolver final : public ConstraintSolver {
   void Refactor(const Model& m, const Data& d, int subsystem, double beta);
   void AddJointGram(const Model& m, const Data& d, int subsystem);
   void VelocityStep(const Model& m, Data& d, int subsystem, double beta);
+  template <class BlockValue>
+  void TreeVelocityStep(const Model& m, Data& d, int subsystem, const BlockValue& block_value);
+  void BuildResponse(const Model& m, Data& d, int subsystem);
+  void ResponseVelocityStep(const Data& d, int subsystem, double beta);
   template <int kBlocks, int kDim>
   void UpdateConstraint(Data& d, int constraint, double alpha, double* gather);
   template <class Visit>
@@ -68,6 +73,22 @@ class SubAdmmSolver final : public ConstraintSolver {
   std::vector<Vec6> body_velocity_;       // nbody
   std::vector<Vec6> body_force_;          // nbody: scratch of the J^T gathers
   std::vector<double> inverse_diagonal_;  // 1 / D of system_factor_ (nv)
+  // The constraint-space response of a subsystem in a long solve (BuildResponse): per subsystem
+  // its rows (the dims of its blocks, in subsystem_blocks_ order; block_row_ gives a block's
+  // first) and, where it may use a response, the offset of P (rows x rows, by columns), J v_free
+  // (rows) and the rows' y of the last velocity step (rows) in response_storage_, else -1.
+  std::vector<int> response_rows_;
+  std::vector<long> response_adr_;
+  std::vector<int> block_row_;
+  std::vector<double> response_storage_;
+  std::vector<int> response_row_adr_;      // per subsystem: its first row in the row arrays
+  std::vector<int> row_slack_;             // per row: its index in z (and response_velocity_)
+  std::vector<int> row_impulse_;           // per row: its index in lambda
+  std::vector<int> row_constraint_;        // per row: its constraint
+  std::vector<char> response_mode_;        // per subsystem: its velocity steps use the response
+  std::vector<double> response_scratch_;   // nv
+  std::vector<double> response_w_;         // kResponseMaxRows x nv: L^{-T} J_r^T per row
+  std::vector<double> response_velocity_;  // J_ij v_j of responding blocks, laid out as z
   // Per subsystem, this step: one body with body-space blocks only (see PrepareSingleBody), its
   // P = S K^{-1} S^T, V_free = S K^{-1} b_j, and the force F of its last velocity step.
   std::vector<char> single_body_;
