@@ -83,7 +83,6 @@ SubAdmmSolver::SubAdmmSolver(const Model& m)
       response_row_adr_(m.nsubsystem, 0),
       response_mode_(m.nsubsystem, 0),
       response_scratch_(m.nv, 0.0),
-      response_w_(static_cast<size_t>(kResponseMaxRows) * m.nv, 0.0),
       single_body_(m.nsubsystem, 0),
       single_body_response_(m.nsubsystem, Mat6::Zero()),
       single_body_free_velocity_(m.nsubsystem, Vec6::Zero()),
@@ -117,6 +116,9 @@ SubAdmmSolver::SubAdmmSolver(const Model& m)
   long trees = 0;
   for (int j = 0; j < m.nsubsystem; ++j) trees += m.subsystem_body_num[j] > 1 ? 1 : 0;
   response_storage_.reserve(trees * kResponseMaxRows * (kResponseMaxRows + 2));
+  // w_r per row, indexed by global dof so that trees built in parallel write disjoint entries;
+  // a model of single bodies (a pile of balls) has no response to build.
+  if (trees > 0) response_w_.assign(static_cast<size_t>(kResponseMaxRows) * m.nv, 0.0);
   // Islands are at most the subsystems; a constraint's iterate has at most 3 x 3 values.
   island_state_size_.reserve(m.nsubsystem);
   island_storage_offset_.reserve(m.nsubsystem);
