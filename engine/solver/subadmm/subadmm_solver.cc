@@ -259,7 +259,8 @@ void SubAdmmSolver::PrepareSingleBody(const Model& m, const Data& d, int j) {
 // summed per body; then one pass from the last body to the first adds each dof's share of its
 // body's composite force and back-substitutes L^T and D right away (a dof's value is final once
 // its descendants are done), and one pass from the first body forward substitutes L and
-// accumulates the body velocities the constraint step reads.
+// accumulates the body velocities the constraint step reads (TreeVelocityStep). A tree that has
+// switched to its constraint-space response takes ResponseVelocityStep instead.
 void SubAdmmSolver::VelocityStep(const Model& m, Data& d, int j, double beta) {
   if (response_mode_[j]) {
     ResponseVelocityStep(d, j, beta);
@@ -368,6 +369,8 @@ void SubAdmmSolver::ResponseVelocityStep(const Data& d, int j, double beta) {
   for (int r = 0; r < rows; ++r) response_velocity_[slack[r]] = velocity[r];
 }
 
+// VelocityStep's tree solve with the blocks' forces y from block_value(k, dim, y): the current
+// beta s_i z_ij + lambda_i, or, after a response's last iteration, the y it used.
 template <class BlockValue>
 void SubAdmmSolver::TreeVelocityStep(const Model& m, Data& d, int j,
                                      const BlockValue& block_value) {
