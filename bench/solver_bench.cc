@@ -108,7 +108,14 @@ SolveSample MeasureSolver(const Model& model, SolverType type, int threads, int 
   return sample;
 }
 
-std::string RatioSpread(const std::vector<double>& ratios);
+// "1.28x (1.10-1.45)": the median of per-repeat ratios and their range.
+std::string RatioSpread(const std::vector<double>& ratios) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.2fx (%.2f-%.2f)", Median(ratios),
+                *std::min_element(ratios.begin(), ratios.end()),
+                *std::max_element(ratios.begin(), ratios.end()));
+  return text;
+}
 
 // Each repeat measures the three solvers one after another, and the ratios are the medians of
 // the per-repeat ratios: the machine's drift over a run lands on all three alike (measured in
@@ -192,15 +199,6 @@ StepOptions PaperSettings() {
   options.solver.tolerance = 1e-8;
   options.solver.anderson_memory = 0;
   return options;
-}
-
-// "1.28x (1.10-1.45)": the median of per-repeat ratios and their range.
-std::string RatioSpread(const std::vector<double>& ratios) {
-  char text[64];
-  std::snprintf(text, sizeof(text), "%.2fx (%.2f-%.2f)", Median(ratios),
-                *std::min_element(ratios.begin(), ratios.end()),
-                *std::max_element(ratios.begin(), ratios.end()));
-  return text;
 }
 
 // MuJoCo's model of `path`, or exit with MuJoCo's error.

@@ -104,6 +104,17 @@ void TreeLdlFactorRange(const TreeSparseLayout& layout, int begin, int end, doub
   }
 }
 
+void TreeLdlTransposeSubstituteRange(const TreeSparseLayout& layout, int begin, int end,
+                                     const double* factor, double* x) {
+  // L^T y = x: y_i is final once all its descendants (higher indices) have been folded in.
+  for (int i = end - 1; i >= begin; --i) {
+    const double* row = factor + layout.row_adr[i];
+    const int* column = layout.column.data() + layout.row_adr[i];
+    const double xi = x[i];
+    for (int k = 1; k < layout.row_nnz[i]; ++k) x[column[k]] -= row[k] * xi;
+  }
+}
+
 void TreeLdlSolveRange(const TreeSparseLayout& layout, int begin, int end, const double* factor,
                        double* x) {
   if (const int n = ChainLength(layout, begin, end)) {
@@ -113,13 +124,7 @@ void TreeLdlSolveRange(const TreeSparseLayout& layout, int begin, int end, const
     });
     return;
   }
-  // L^T y = x: y_i is final once all its descendants (higher indices) have been folded in.
-  for (int i = end - 1; i >= begin; --i) {
-    const double* row = factor + layout.row_adr[i];
-    const int* column = layout.column.data() + layout.row_adr[i];
-    const double xi = x[i];
-    for (int k = 1; k < layout.row_nnz[i]; ++k) x[column[k]] -= row[k] * xi;
-  }
+  TreeLdlTransposeSubstituteRange(layout, begin, end, factor, x);
   // D z = y.
   for (int i = begin; i < end; ++i) x[i] /= factor[layout.row_adr[i]];
   // L x = z: x_i depends only on its ancestors (lower indices).

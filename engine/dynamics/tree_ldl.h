@@ -26,6 +26,11 @@ void TreeLdlFactorRange(const TreeSparseLayout& layout, int begin, int end, doub
 void TreeLdlSolveRange(const TreeSparseLayout& layout, int begin, int end, const double* factor,
                        double* x);
 
+// The first substitution of TreeLdlSolveRange alone: x <- L^{-T} x on the dofs [begin, end)
+// (closed under parents), for solvers that combine L^{-T} columns themselves.
+void TreeLdlTransposeSubstituteRange(const TreeSparseLayout& layout, int begin, int end,
+                                     const double* factor, double* x);
+
 // y = matrix x on the dofs [begin, end) (closed under parents), for a symmetric matrix in layout
 // storage (each stored entry acts twice). x and y are indexed by global dof.
 void TreeSparseMultiplyRange(const TreeSparseLayout& layout, int begin, int end,

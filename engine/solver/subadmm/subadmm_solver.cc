@@ -60,6 +60,8 @@ constexpr int kAndersonMaxState = 1024;
 // the build is paid back many times: switching after 8 iterations instead of 24 cost
 // humanoid.xml 16% more instructions (its resting steps end at 9 to 11).
 constexpr int kResponseMaxRows = 48;
+// A tree's slot of response_storage_: P, then J v_free, then the rows' y.
+constexpr int kResponseSlot = kResponseMaxRows * (kResponseMaxRows + 2);
 
 int SubsystemNnzBegin(const Model& m, const Data& d, int j) {
   return d.mass_layout.row_adr[m.subsystem_dof_adr[j]];
@@ -78,9 +80,8 @@ SubAdmmSolver::SubAdmmSolver(const Model& m)
       body_velocity_(m.nbody, Vec6::Zero()),
       body_force_(m.nbody, Vec6::Zero()),
       inverse_diagonal_(m.nv, 0.0),
+      response_slot_(m.nsubsystem, -1),
       response_rows_(m.nsubsystem, 0),
-      response_adr_(m.nsubsystem, -1),
-      response_row_adr_(m.nsubsystem, 0),
       response_mode_(m.nsubsystem, 0),
       response_scratch_(m.nv, 0.0),
       single_body_(m.nsubsystem, 0),
@@ -106,16 +107,16 @@ SubAdmmSolver::SubAdmmSolver(const Model& m)
   iterate_offset_.reserve(max_constraints);
   slack_change_.reserve(2 * 3 * max_constraints);
   residual_.Resize(m);
-  // The constraint-space responses (kResponseMaxRows): rows by slack value and block, and up to
-  // the largest response for every tree, so that ordinary steps never grow them.
-  block_row_.reserve(2 * max_constraints);
-  for (auto* rows : {&row_slack_, &row_impulse_, &row_constraint_}) {
-    rows->reserve(2 * 3 * max_constraints);
+  // The constraint-space responses (kResponseMaxRows): a slot per tree, and the rows' places by
+  // block and slack value, so that ordinary steps never grow them.
+  int trees = 0;
+  for (int j = 0; j < m.nsubsystem; ++j) {
+    if (m.subsystem_body_num[j] > 1) response_slot_[j] = trees++;
   }
+  response_storage_.assign(static_cast<size_t>(trees) * kResponseSlot, 0.0);
+  response_row_.resize(static_cast<size_t>(trees) * kResponseMaxRows);
+  block_row_.reserve(2 * max_constraints);
   response_velocity_.reserve(2 * 3 * max_constraints);
-  long trees = 0;
-  for (int j = 0; j < m.nsubsystem; ++j) trees += m.subsystem_body_num[j] > 1 ? 1 : 0;
-  response_storage_.reserve(trees * kResponseMaxRows * (kResponseMaxRows + 2));
   // w_r per row, indexed by global dof so that trees built in parallel write disjoint entries;
   // a model of single bodies (a pile of balls) has no response to build.
   if (trees > 0) response_w_.assign(static_cast<size_t>(kResponseMaxRows) * m.nv, 0.0);
@@ -277,6 +278,39 @@ void SubAdmmSolver::VelocityStep(const Model& m, Data& d, int j, double beta) {
   });
 }
 
+double* SubAdmmSolver::ResponseMatrix(int j) {
+  return response_storage_.data() + static_cast<size_t>(response_slot_[j]) * kResponseSlot;
+}
+double* SubAdmmSolver::ResponseFreeVelocity(int j) {
+  return ResponseMatrix(j) + kResponseMaxRows * kResponseMaxRows;
+}
+double* SubAdmmSolver::ResponseForces(int j) { return ResponseFreeVelocity(j) + kResponseMaxRows; }
+
+// The rows of tree j's response, in subsystem_blocks_ order: block_row_ of its blocks and where
+// each row's slack, impulse and constraint are. False, and nothing laid out, when it has more
+// than kResponseMaxRows rows.
+bool SubAdmmSolver::LayOutResponse(const Data& d, int j) {
+  const ConstraintSet& set = d.constraints;
+  int rows = 0;
+  for (int k = subsystem_blocks_.adr[j]; k < subsystem_blocks_.adr[j + 1]; ++k) {
+    rows += set.constraints[set.blocks[subsystem_blocks_.blocks[k]].constraint].dim;
+  }
+  if (rows == 0 || rows > kResponseMaxRows) return false;
+  ResponseRow* row =
+      response_row_.data() + static_cast<size_t>(response_slot_[j]) * kResponseMaxRows;
+  rows = 0;
+  for (int k = subsystem_blocks_.adr[j]; k < subsystem_blocks_.adr[j + 1]; ++k) {
+    const int index = subsystem_blocks_.blocks[k];
+    const ConstraintBlock& block = set.blocks[index];
+    const Constraint& c = set.constraints[block.constraint];
+    block_row_[index] = rows;
+    for (int q = 0; q < c.dim; ++q)
+      row[rows++] = {block.z_adr + q, c.row_adr + q, block.constraint};
+  }
+  response_rows_[j] = rows;
+  return true;
+}
+
 // P_j and (J v_free)_j of subsystem j at its current factor K = L^T D L (see
 // kResponseMaxRows). With w_r = L^{-T} J_r^T per row r, K^{-1} = L^{-1} D^{-1} L^{-T} gives
 //   P_rs = sum_i w_r,i w_s,i / D_i   and   (J v_free)_r = sum_i w_r,i u_i / D_i,  u = L^{-T} b_j.
@@ -286,8 +320,8 @@ void SubAdmmSolver::BuildResponse(const Model& m, Data& d, int j) {
   const ConstraintSet& set = d.constraints;
   const TreeSparseLayout& layout = d.mass_layout;
   const int rows = response_rows_[j];
-  double* response = response_storage_.data() + response_adr_[j];
-  double* free_velocity = response + rows * rows;
+  double* response = ResponseMatrix(j);
+  double* free_velocity = ResponseFreeVelocity(j);
   const int begin = m.subsystem_dof_adr[j], end = begin + m.subsystem_dof_num[j];
   const double* factor = system_factor_.data();
   const size_t stride = d.v_hat.size();
@@ -318,11 +352,7 @@ void SubAdmmSolver::BuildResponse(const Model& m, Data& d, int j) {
   }
   double* u = response_scratch_.data();
   for (int i = begin; i < end; ++i) u[i] = d.solver_rhs[i];
-  for (int i = end - 1; i >= begin; --i) {  // L^{-T} b_j over the whole tree
-    const double* row = factor + layout.row_adr[i];
-    const int* column = layout.column.data() + layout.row_adr[i];
-    for (int k = 1; k < layout.row_nnz[i]; ++k) u[column[k]] -= row[k] * u[i];
-  }
+  TreeLdlTransposeSubstituteRange(layout, begin, end, factor, u);
   for (int i = begin; i < end; ++i) u[i] *= inverse_diagonal_[i];
   for (int r = 0; r < rows; ++r) {
     const double* w_r = response_w_.data() + r * stride;
@@ -349,14 +379,14 @@ void SubAdmmSolver::BuildResponse(const Model& m, Data& d, int j) {
 void SubAdmmSolver::ResponseVelocityStep(const Data& d, int j, double beta) {
   const ConstraintSet& set = d.constraints;
   const int rows = response_rows_[j];
-  const double* __restrict response = response_storage_.data() + response_adr_[j];
-  const double* free_velocity = response + rows * rows;
-  double* __restrict y = response_storage_.data() + response_adr_[j] + rows * rows + rows;
-  const int* slack = row_slack_.data() + response_row_adr_[j];
-  const int* impulse = row_impulse_.data() + response_row_adr_[j];
-  const int* constraint = row_constraint_.data() + response_row_adr_[j];
+  const double* __restrict response = ResponseMatrix(j);
+  const double* free_velocity = ResponseFreeVelocity(j);
+  double* __restrict y = ResponseForces(j);
+  const ResponseRow* row =
+      response_row_.data() + static_cast<size_t>(response_slot_[j]) * kResponseMaxRows;
   for (int r = 0; r < rows; ++r) {
-    y[r] = beta * penalty_scale_[constraint[r]] * set.z[slack[r]] + set.lambda[impulse[r]];
+    y[r] =
+        beta * penalty_scale_[row[r].constraint] * set.z[row[r].slack] + set.lambda[row[r].impulse];
   }
   double velocity_rows[kResponseMaxRows];
   double* __restrict velocity = velocity_rows;
@@ -366,7 +396,7 @@ void SubAdmmSolver::ResponseVelocityStep(const Data& d, int j, double beta) {
     const double force = y[r];
     for (int s = 0; s < rows; ++s) velocity[s] += column[s] * force;
   }
-  for (int r = 0; r < rows; ++r) response_velocity_[slack[r]] = velocity[r];
+  for (int r = 0; r < rows; ++r) response_velocity_[row[r].slack] = velocity[r];
 }
 
 // VelocityStep's tree solve with the blocks' forces y from block_value(k, dim, y): the current
@@ -597,7 +627,7 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
     // Line 9, eq. (34): the velocity step. The first one is skipped: its answer is v^0 (above).
     if (iteration == options.response_after_iterations + 1 && iteration > 1) {
       for_subsystems([&](int j) {
-        if (response_adr_[j] < 0 || single_body_[j]) return;
+        if (response_slot_[j] < 0 || single_body_[j] || !LayOutResponse(d, j)) return;
         BuildResponse(m, d, j);
         response_mode_[j] = 1;
       });
@@ -682,8 +712,7 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
       if (single_body_[j]) SolveSingleBody(m, d, j, single_body_force_[j], d.v_hat.data());
       if (!response_mode_[j]) return;
       // v_j of the last velocity step, from the rows' y it used
-      const double* y =
-          response_storage_.data() + response_adr_[j] + response_rows_[j] * (response_rows_[j] + 1);
+      const double* y = ResponseForces(j);
       TreeVelocityStep(m, d, j, [&](int k, auto dim, double* out) {
         for (int r = 0; r < dim; ++r) out[r] = y[block_row_[k] + r];
       });
@@ -725,40 +754,9 @@ void SubAdmmSolver::Solve(const Model& m, Data& d, const SolverOptions& options,
     }
   }
   if (static_cast<long>(anderson_storage_.size()) < storage) anderson_storage_.resize(storage);
-  // Rows of each subsystem for its constraint-space response (kResponseMaxRows).
+  // Block rows and block velocities of the responses (kResponseMaxRows), by this step's blocks.
   if (block_row_.size() < set.blocks.size()) block_row_.resize(set.blocks.size());
   if (response_velocity_.size() < set.z.size()) response_velocity_.resize(set.z.size());
-  long response_size = 0;
-  int row_count = 0;
-  if (row_slack_.size() < set.z.size()) {  // at most one row per slack value
-    row_slack_.resize(set.z.size());
-    row_impulse_.resize(set.z.size());
-    row_constraint_.resize(set.z.size());
-  }
-  for (int j = 0; j < m.nsubsystem; ++j) {
-    int rows = 0;
-    response_row_adr_[j] = row_count;
-    for (int k = subsystem_blocks_.adr[j]; k < subsystem_blocks_.adr[j + 1]; ++k) {
-      const int index = subsystem_blocks_.blocks[k];
-      const ConstraintBlock& block = set.blocks[index];
-      const Constraint& c = set.constraints[block.constraint];
-      block_row_[index] = rows;
-      for (int q = 0; q < c.dim; ++q) {
-        row_slack_[row_count + rows + q] = block.z_adr + q;
-        row_impulse_[row_count + rows + q] = c.row_adr + q;
-        row_constraint_[row_count + rows + q] = block.constraint;
-      }
-      rows += c.dim;
-    }
-    row_count += rows;
-    response_rows_[j] = rows;
-    const bool eligible = rows > 0 && rows <= kResponseMaxRows && m.subsystem_body_num[j] > 1;
-    response_adr_[j] = eligible ? response_size : -1;
-    if (eligible) response_size += static_cast<long>(rows) * (rows + 2);
-  }
-  if (static_cast<long>(response_storage_.size()) < response_size) {
-    response_storage_.resize(response_size);
-  }
   if (record_history_) history_.clear();
 
   SolveIslandsInParallel(m, d, options, subsystem_blocks_, residual_, island_results_,

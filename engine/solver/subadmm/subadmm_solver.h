@@ -51,8 +51,12 @@ class SubAdmmSolver final : public ConstraintSolver {
   void VelocityStep(const Model& m, Data& d, int subsystem, double beta);
   template <class BlockValue>
   void TreeVelocityStep(const Model& m, Data& d, int subsystem, const BlockValue& block_value);
+  bool LayOutResponse(const Data& d, int subsystem);
   void BuildResponse(const Model& m, Data& d, int subsystem);
   void ResponseVelocityStep(const Data& d, int subsystem, double beta);
+  double* ResponseMatrix(int subsystem);        // P, rows x rows by columns
+  double* ResponseFreeVelocity(int subsystem);  // J v_free (rows)
+  double* ResponseForces(int subsystem);        // the rows' y of the last velocity step (rows)
   template <int kBlocks, int kDim>
   void UpdateConstraint(Data& d, int constraint, double alpha, double* gather);
   template <class Visit>
@@ -73,18 +77,20 @@ class SubAdmmSolver final : public ConstraintSolver {
   std::vector<Vec6> body_velocity_;       // nbody
   std::vector<Vec6> body_force_;          // nbody: scratch of the J^T gathers
   std::vector<double> inverse_diagonal_;  // 1 / D of system_factor_ (nv)
-  // The constraint-space response of a subsystem in a long solve (BuildResponse): per subsystem
-  // its rows (the dims of its blocks, in subsystem_blocks_ order; block_row_ gives a block's
-  // first) and, where it may use a response, the offset of P (rows x rows, by columns), J v_free
-  // (rows) and the rows' y of the last velocity step (rows) in response_storage_, else -1.
-  std::vector<int> response_rows_;
-  std::vector<long> response_adr_;
-  std::vector<int> block_row_;
+  // The constraint-space response of a tree in a long solve (BuildResponse). Each tree has a
+  // fixed slot, allocated with the solver: P (rows x rows, by columns), J v_free and the rows' y
+  // of the last velocity step in response_storage_ (ResponseMatrix, ResponseFreeVelocity,
+  // ResponseForces), and where each row's values live in response_row_ (LayOutResponse).
+  struct ResponseRow {
+    int slack;       // index in z (and response_velocity_)
+    int impulse;     // index in lambda
+    int constraint;  // its constraint
+  };
+  std::vector<int> response_slot_;  // per subsystem: its slot, -1 for a single body
+  std::vector<int> response_rows_;  // per subsystem: rows of its response, when laid out
+  std::vector<int> block_row_;      // per block: its first row in its tree's response
   std::vector<double> response_storage_;
-  std::vector<int> response_row_adr_;      // per subsystem: its first row in the row arrays
-  std::vector<int> row_slack_;             // per row: its index in z (and response_velocity_)
-  std::vector<int> row_impulse_;           // per row: its index in lambda
-  std::vector<int> row_constraint_;        // per row: its constraint
+  std::vector<ResponseRow> response_row_;
   std::vector<char> response_mode_;        // per subsystem: its velocity steps use the response
   std::vector<double> response_scratch_;   // nv
   std::vector<double> response_w_;         // kResponseMaxRows x nv: L^{-T} J_r^T per row
