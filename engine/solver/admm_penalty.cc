@@ -65,36 +65,40 @@ double AdmmPenalty::InitialBeta(const Model& m, const Data& d, const Islands& is
 // M^{-1} = L^{-1} D^{-1} L^{-T} (engine/dynamics/tree_ldl.h), so J_r A^{-1} J_r^T =
 // sum_i y_i^2 / D_i with y = L^{-T} J_r^T. J_r^T lives on the chain of dofs from the block's
 // deepest dof to its root, and the back-substitution of L^T only moves values to ancestors, so y
-// stays on that chain. The kRows rows run side by side (y[3 i + r] is row r's value on dof i:
-// islands in parallel use disjoint dofs, so disjoint parts of the scratch); a joint-space block
-// has one row, a body-space block up to 3 (kRows = 1 or 3: rows beyond dim are zero and add
-// nothing).
+// stays on that chain. The chain is the column list of the mass layout's row `last` (the dof, its
+// parent, ..., the root), and row chain[p] of L holds chain[p + 1], chain[p + 2], ...: y is kept
+// compactly along the chain, so that the substitution runs over contiguous entries (the same
+// operations in the same order as along the parent links). The kRows rows run side by side
+// (y[kRows p + r] is row r's value at chain[p]); the scratch starts at 3 x the tree's root dof, so
+// islands in parallel write disjoint parts. A joint-space block has one row, a body-space block
+// up to 3 (kRows = 1 or 3: rows beyond dim are zero and add nothing).
 template <int kRows>
 double AdmmPenalty::ChainDelassusTrace(const Data& d, const ConstraintBlock& block, int last,
                                        int dim) {
   const TreeSparseLayout& layout = d.mass_layout;
-  double* y = chain_scratch_.data();
-  for (int i = last; i >= 0; i = layout.parent[i]) {
+  const int length = layout.row_nnz[last];
+  const int* chain = layout.column.data() + layout.row_adr[last];
+  double* __restrict y = chain_scratch_.data() + 3 * chain[length - 1];
+  for (int p = 0; p < length; ++p) {
     for (int r = 0; r < kRows; ++r) {
-      y[3 * i + r] = r >= dim                ? 0.0
-                     : block.body >= 0       ? block.map.row(r).dot(d.cdof[i])
-                     : (i == last && r == 0) ? block.dof_coefficient
-                                             : 0.0;
+      y[kRows * p + r] = r >= dim             ? 0.0
+                         : block.body >= 0    ? block.map.row(r).dot(d.cdof[chain[p]])
+                         : (p == 0 && r == 0) ? block.dof_coefficient
+                                              : 0.0;
     }
   }
   double trace = 0;
-  for (int i = last; i >= 0; i = layout.parent[i]) {
-    const double* row = d.qA_factor.data() + layout.row_adr[i];
-    const int* column = layout.column.data() + layout.row_adr[i];
-    double yi[kRows];
+  for (int p = 0; p < length; ++p) {
+    const double* __restrict row = d.qA_factor.data() + layout.row_adr[chain[p]];
+    double yp[kRows];
     double square = 0;
     for (int r = 0; r < kRows; ++r) {
-      yi[r] = y[3 * i + r];
-      square += yi[r] * yi[r];
+      yp[r] = y[kRows * p + r];
+      square += yp[r] * yp[r];
     }
-    for (int k = 1; k < layout.row_nnz[i]; ++k) {
-      double* target = y + 3 * column[k];
-      for (int r = 0; r < kRows; ++r) target[r] -= row[k] * yi[r];
+    double* target = y + kRows * p;
+    for (int k = 1; k < length - p; ++k) {
+      for (int r = 0; r < kRows; ++r) target[kRows * k + r] -= row[k] * yp[r];
     }
     trace += square / row[0];
   }
@@ -103,20 +107,22 @@ double AdmmPenalty::ChainDelassusTrace(const Data& d, const ConstraintBlock& blo
 
 // Lambda = S A^{-1} S^T for the chain of dofs from `last` to its root, S its motion subspaces
 // (6 x n): the inverse inertia in the tree's frame that every body-space block on a body welded
-// to the chain sees, J_r A^{-1} J_r^T = map_r Lambda map_r^T. As in ChainDelassusTrace, with
-// W^T = L^{-T} S^T (one back-substitution of 6-vectors along the chain),
-// Lambda = sum_i w_i w_i^T / D_i. Once per chain and solve, shared by the chain's blocks.
+// to the chain sees, J_r A^{-1} J_r^T = map_r Lambda map_r^T. As in ChainDelassusTrace (and kept
+// compactly along the chain the same way), with W^T = L^{-T} S^T (one back-substitution of
+// 6-vectors along the chain), Lambda = sum_i w_i w_i^T / D_i. Once per chain and solve, shared
+// by the chain's blocks.
 const Mat6& AdmmPenalty::ChainResponse(const Data& d, int last) {
   if (chain_response_generation_[last] == generation_) return chain_response_[last];
   const TreeSparseLayout& layout = d.mass_layout;
-  Vec6* w = chain_w_.data();
-  for (int i = last; i >= 0; i = layout.parent[i]) w[i] = d.cdof[i];
+  const int length = layout.row_nnz[last];
+  const int* chain = layout.column.data() + layout.row_adr[last];
+  Vec6* w = chain_w_.data() + chain[length - 1];
+  for (int p = 0; p < length; ++p) w[p] = d.cdof[chain[p]];
   Mat6 response = Mat6::Zero();
-  for (int i = last; i >= 0; i = layout.parent[i]) {
-    const double* row = d.qA_factor.data() + layout.row_adr[i];
-    const int* column = layout.column.data() + layout.row_adr[i];
-    for (int k = 1; k < layout.row_nnz[i]; ++k) w[column[k]] -= row[k] * w[i];
-    response.noalias() += (w[i] / row[0]) * w[i].transpose();
+  for (int p = 0; p < length; ++p) {
+    const double* row = d.qA_factor.data() + layout.row_adr[chain[p]];
+    for (int k = 1; k < length - p; ++k) w[p + k] -= row[k] * w[p];
+    response.noalias() += (w[p] / row[0]) * w[p].transpose();
   }
   chain_response_[last] = response;
   chain_response_generation_[last] = generation_;
