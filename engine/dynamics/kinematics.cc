@@ -51,10 +51,13 @@ void ApplyJoint(const Model& m, int j, Frame& frame, Data& d) {
       return;
     }
     case JointType::kHinge: {
-      const Vec3 anchor = frame.pos + QuatRotate(frame.quat, m.jnt_pos[j]);
+      // A hinge at the body's origin (most of a humanoid's) leaves the origin where it is.
+      const bool at_origin = m.jnt_pos[j].isZero(0.0);
+      const Vec3 anchor =
+          at_origin ? frame.pos : Vec3(frame.pos + QuatRotate(frame.quat, m.jnt_pos[j]));
       const Vec3 axis = QuatRotate(frame.quat, m.jnt_axis[j]);
       frame.quat = QuatMultiply(frame.quat, QuatFromAxisAngle(m.jnt_axis[j], q[0] - m.qpos0[qadr]));
-      frame.pos = anchor - QuatRotate(frame.quat, m.jnt_pos[j]);
+      if (!at_origin) frame.pos = anchor - QuatRotate(frame.quat, m.jnt_pos[j]);
       d.xanchor[j] = anchor;
       d.xaxis[j] = axis;
       s[0].head<3>() = axis;

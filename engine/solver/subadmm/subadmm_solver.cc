@@ -182,6 +182,22 @@ void SubAdmmSolver::BuildGramMatrix(const Model& m, const Data& d, int j) {
   }
 }
 
+// body_has_gram_ of subsystem j's bodies without the sums of BuildGramMatrix (which sets the
+// same flags): the J^T gathers skip bodies with nothing at or below them.
+void SubAdmmSolver::MarkBodiesWithBlocks(const Model& m, const Data& d, int j) {
+  const int body_begin = m.subsystem_body_adr[j];
+  const int body_end = body_begin + m.subsystem_body_num[j];
+  std::fill(body_has_gram_.begin() + body_begin, body_has_gram_.begin() + body_end, 0);
+  for (int k = subsystem_blocks_.adr[j]; k < subsystem_blocks_.adr[j + 1]; ++k) {
+    const ConstraintBlock& block = d.constraints.blocks[subsystem_blocks_.blocks[k]];
+    if (block.body >= 0) body_has_gram_[block.body] = 1;
+  }
+  for (int b = body_end - 1; b > body_begin; --b) {
+    const int parent = m.body_parent[b];
+    if (parent >= body_begin && body_has_gram_[b]) body_has_gram_[parent] = 1;
+  }
+}
+
 // The joint-space blocks' share of eq. (40): s_i c^2 on their dof's diagonal (needs the penalty
 // scales).
 void SubAdmmSolver::AddJointGram(const Model& /*m*/, const Data& d, int j) {
@@ -573,12 +589,22 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
     }
   };
   update_penalty_terms();
-  for_subsystems([&](int j) { BuildGramMatrix(m, d, j); });
+  // K_j = A_j + beta sum_i s_i J_ij^T J_ij is first needed by the second iteration's velocity
+  // step; an island that stops after one iteration (a warm start at the solution) never builds
+  // it. Until then the J^T gathers only need to know which bodies carry blocks.
+  bool system_built = false;
+  auto build_system = [&] {
+    for_subsystems([&](int j) {
+      BuildGramMatrix(m, d, j);
+      AddJointGram(m, d, j);
+      Refactor(m, d, j, beta);
+    });
+    system_built = true;
+  };
   for_subsystems([&](int j) {
-    AddJointGram(m, d, j);
+    MarkBodiesWithBlocks(m, d, j);
     single_body_[j] = IsSingleBody(m, d, j) ? 1 : 0;
     response_mode_[j] = 0;
-    Refactor(m, d, j, beta);
     double* v = d.v_hat.data();  // v^0 of j's dofs, then its body velocities
     GatherSubsystemForces(
         m, d, set, subsystem_blocks_, j,
@@ -632,7 +658,10 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
         response_mode_[j] = 1;
       });
     }
-    if (iteration > 1) for_subsystems([&](int j) { VelocityStep(m, d, j, beta); });
+    if (iteration > 1) {
+      if (!system_built) build_system();
+      for_subsystems([&](int j) { VelocityStep(m, d, j, beta); });
+    }
     // Lines 10-11, eqs. (35)-(39): impulses and slacks per constraint, with the loops unrolled
     // for the common shapes.
     for_constraints([&](int i) {
@@ -686,10 +715,12 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
     if (adapted != beta) {
       beta = adapted;
       update_penalty_terms();
-      for_subsystems([&](int j) {
-        Refactor(m, d, j, beta);
-        if (response_mode_[j]) BuildResponse(m, d, j);
-      });
+      if (system_built) {
+        for_subsystems([&](int j) {
+          Refactor(m, d, j, beta);
+          if (response_mode_[j]) BuildResponse(m, d, j);
+        });
+      }
       if (accelerate && result.iterations >= schedule.start - 1) {  // a new map: start afresh
         anderson.Reset();
         GatherState(d, island, state_w);

@@ -46,6 +46,7 @@ class SubAdmmSolver final : public ConstraintSolver {
   void SolveIsland(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
                    int island);
   void BuildGramMatrix(const Model& m, const Data& d, int subsystem);
+  void MarkBodiesWithBlocks(const Model& m, const Data& d, int subsystem);
   void Refactor(const Model& m, const Data& d, int subsystem, double beta);
   void AddJointGram(const Model& m, const Data& d, int subsystem);
   void VelocityStep(const Model& m, Data& d, int subsystem, double beta);
