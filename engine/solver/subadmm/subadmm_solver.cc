@@ -130,17 +130,14 @@ SubAdmmSolver::SubAdmmSolver(const Model& m)
 
 // sum_i J_ij^T J_ij of eq. (40) for subsystem j: per body the 6x6 sum of map^T map (eq. 41 without
 // the inertia), combined by the CRBA (composite sums, then S_m^T H^c S_n), plus the joint-space
-// blocks' c^2 on the diagonal. Same sparsity as the mass matrix.
+// blocks' c^2 on the diagonal. Same sparsity as the mass matrix. Needs MarkBodiesWithBlocks.
 void SubAdmmSolver::BuildGramMatrix(const Model& m, const Data& d, int j) {
   const ConstraintSet& set = d.constraints;
   const int body_begin = m.subsystem_body_adr[j];
   const int body_end = body_begin + m.subsystem_body_num[j];
   const int dof_begin = m.subsystem_dof_adr[j];
   const int dof_end = dof_begin + m.subsystem_dof_num[j];
-  for (int b = body_begin; b < body_end; ++b) {
-    body_gram_[b].setZero();
-    body_has_gram_[b] = 0;
-  }
+  for (int b = body_begin; b < body_end; ++b) body_gram_[b].setZero();
   for (int k = subsystem_blocks_.adr[j]; k < subsystem_blocks_.adr[j + 1]; ++k) {
     const ConstraintBlock& block = set.blocks[subsystem_blocks_.blocks[k]];
     const int dim = set.constraints[block.constraint].dim;
@@ -152,15 +149,11 @@ void SubAdmmSolver::BuildGramMatrix(const Model& m, const Data& d, int j) {
         body_gram_[block.body].noalias() +=
             scale * (block.map.topRows(dim).transpose() * block.map.topRows(dim));
       }
-      body_has_gram_[block.body] = 1;
     }
   }
   for (int b = body_end - 1; b > body_begin; --b) {
     const int parent = m.body_parent[b];
-    if (parent >= body_begin && body_has_gram_[b]) {
-      body_gram_[parent] += body_gram_[b];
-      body_has_gram_[parent] = 1;
-    }
+    if (parent >= body_begin && body_has_gram_[b]) body_gram_[parent] += body_gram_[b];
   }
   const TreeSparseLayout& layout = d.mass_layout;
   for (int i = dof_begin; i < dof_end; ++i) {
@@ -182,8 +175,8 @@ void SubAdmmSolver::BuildGramMatrix(const Model& m, const Data& d, int j) {
   }
 }
 
-// body_has_gram_ of subsystem j's bodies without the sums of BuildGramMatrix (which sets the
-// same flags): the J^T gathers skip bodies with nothing at or below them.
+// body_has_gram_ of subsystem j's bodies: whether a body-space block sits on the body or below
+// it. The J^T gathers and BuildGramMatrix skip the bodies without.
 void SubAdmmSolver::MarkBodiesWithBlocks(const Model& m, const Data& d, int j) {
   const int body_begin = m.subsystem_body_adr[j];
   const int body_end = body_begin + m.subsystem_body_num[j];
