@@ -25,6 +25,13 @@ struct TreeSparseLayout {
   std::vector<int> row_nnz;  // depth(i) + 1 (size)
   std::vector<int> column;   // column of every stored entry (nnz): the ancestor chain as an
                              // index list, so loops over a row need not chase parent links
+  // Depth-first order (MuJoCo's): dof i's descendants are the dofs in (i, subtree_end[i]), and
+  // entry (j, i) of a descendant j sits at row_end[j] - row_nnz[i]. Empty when some subtree is
+  // not contiguous; loops then walk the rows instead (subtrees_contiguous()).
+  std::vector<int> subtree_end;
+  std::vector<int> row_end;  // row_adr[i] + row_nnz[i]
+
+  bool subtrees_contiguous() const { return !subtree_end.empty(); }
 
   // Requires parent[i] < i (MuJoCo's dof ordering).
   static TreeSparseLayout FromParents(const std::vector<int>& parent);

@@ -87,6 +87,59 @@ TEST(TreeLdlTest, RecoversAKnownFactorAndSolves) {
   }
 }
 
+// A random forest on n dofs in depth-first order (MuJoCo's): each dof's parent is the previous
+// dof or one of its ancestors, or none (a new tree).
+std::vector<int> RandomDepthFirstParents(int n, std::mt19937& rng) {
+  std::vector<int> parent(n, -1);
+  for (int i = 1; i < n; ++i) {
+    int candidate = i - 1;  // walk up from the previous dof a random number of levels
+    for (int up = std::uniform_int_distribution<int>(0, 3)(rng); up > 0 && candidate >= 0; --up)
+      candidate = parent[candidate];
+    parent[i] = candidate;
+  }
+  return parent;
+}
+
+// In depth-first order every subtree is the range after its root, and the L^T substitution
+// gathers each dof's descendants instead of scattering to ancestors: the same operations in the
+// same order, so the same bits as the scatter (which a layout without subtree ranges takes).
+// Orders that are not depth-first keep no subtree ranges.
+TEST(TreeLdlTest, DepthFirstGatherMatchesTheScatterBitForBit) {
+  std::mt19937 rng(11);
+  int branched = 0;
+  for (int trial = 0; trial < 30; ++trial) {
+    const int n = 2 + trial * 3;
+    const std::vector<int> parent = RandomDepthFirstParents(n, rng);
+    const TreeSparseLayout gather = TreeSparseLayout::FromParents(parent);
+    ASSERT_TRUE(gather.subtrees_contiguous()) << "n = " << n;
+    for (int i = 0; i < n; ++i) {
+      for (int j = i + 1; j < gather.subtree_end[i]; ++j) {
+        int a = j;
+        while (a > i) a = parent[a];
+        ASSERT_EQ(a, i) << "dof " << j << " in the range of " << i << " is not its descendant";
+      }
+    }
+    for (int i = 1; i < n; ++i) branched += parent[i] != i - 1 && parent[i] >= 0;
+    TreeSparseLayout scatter = gather;
+    scatter.subtree_end.clear();
+    ASSERT_FALSE(scatter.subtrees_contiguous());
+    std::vector<double> factor = RandomKnownFactorMatrix(gather, rng).stored;
+    TreeLdlFactor(gather, factor.data());
+    const Eigen::VectorXd b = Eigen::VectorXd::Random(n);
+    Eigen::VectorXd x_gather = b, x_scatter = b;
+    TreeLdlSolve(gather, factor.data(), x_gather.data());
+    TreeLdlSolve(scatter, factor.data(), x_scatter.data());
+    for (int i = 0; i < n; ++i)
+      ASSERT_EQ(x_gather[i], x_scatter[i]) << "n = " << n << ", dof " << i;
+  }
+  EXPECT_GT(branched, 20);  // the trees branch, so subtrees end before the tree does
+  // Dof 4 is a child of 2 but comes after dof 3, a child of 0, so the range after dof 1 would
+  // hold dof 3; and dof 3 (a child of 1) comes after dof 2 (a child of 0).
+  EXPECT_FALSE(TreeSparseLayout::FromParents({-1, 0, 1, 0, 2}).subtrees_contiguous());
+  EXPECT_FALSE(TreeSparseLayout::FromParents({-1, 0, 0, 1}).subtrees_contiguous());
+  EXPECT_TRUE(TreeSparseLayout::FromParents({-1, 0, 1, 0, 3}).subtrees_contiguous());
+}
+
 // A range that is one serial chain of up to 6 dofs (a free body) takes fixed-size kernels; they
 // must give the general loops' results bit for bit. Two chains of n dofs: factored and solved as
 // one range (two trees: the general loops) and chain by chain (the kernels).

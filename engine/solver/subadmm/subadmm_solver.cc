@@ -90,6 +90,7 @@ SubAdmmSolver::SubAdmmSolver(const Model& m)
       single_body_force_(m.nsubsystem, Vec6::Zero()),
       single_body_scratch_(m.nv, 0.0),
       single_body_w_(m.nv, Vec6::Zero()),
+      velocity_scratch_(m.nv, 0.0),
       dual_force_(m.nv, 0.0),
       subsystem_dual_(m.nsubsystem, 0.0) {
   subsystem_blocks_.adr.reserve(m.nsubsystem + 1);
@@ -434,15 +435,29 @@ void SubAdmmSolver::TreeVelocityStep(const Model& m, Data& d, int j,
     return;
   }
   const double* factor = system_factor_.data();
+  // In depth-first order (TreeSparseLayout::subtree_end) a dof gathers its descendants' terms
+  // of L^T, kept undivided in y, instead of each dof scattering to its ancestors: the same
+  // operations in the same order (TreeLdlTransposeSubstituteRange).
+  const bool gather = layout.subtrees_contiguous();
+  double* y = velocity_scratch_.data();
   for (int b = body_end - 1; b >= body_begin; --b) {
     const bool active = body_has_gram_[b] != 0;
     const int first_dof = m.body_dof_adr[b];
     for (int i = first_dof + m.body_dof_num[b] - 1; i >= first_dof; --i) {
       double xi = x[i];
+      if (gather) {
+        const int depth = layout.row_nnz[i];
+        for (int n = layout.subtree_end[i] - 1; n > i; --n)
+          xi -= factor[layout.row_end[n] - depth] * y[n];
+      }
       if (active) xi += d.cdof[i].dot(body_force_[b]);
-      const double* row = factor + layout.row_adr[i];
-      const int* column = layout.column.data() + layout.row_adr[i];
-      for (int k = 1; k < layout.row_nnz[i]; ++k) x[column[k]] -= row[k] * xi;
+      if (gather) {
+        y[i] = xi;
+      } else {
+        const double* row = factor + layout.row_adr[i];
+        const int* column = layout.column.data() + layout.row_adr[i];
+        for (int k = 1; k < layout.row_nnz[i]; ++k) x[column[k]] -= row[k] * xi;
+      }
       x[i] = xi * inverse_diagonal_[i];
     }
     const int parent = m.body_parent[b];

@@ -104,6 +104,7 @@ class SubAdmmSolver final : public ConstraintSolver {
   std::vector<Vec6> single_body_force_;
   std::vector<double> single_body_scratch_;  // nv
   std::vector<Vec6> single_body_w_;          // nv: W = S L^{-1} (PrepareSingleBody)
+  std::vector<double> velocity_scratch_;     // nv: L^{-T} of a tree velocity step, undivided
   std::vector<double> slack_change_;         // z^{l+1} - z^l, laid out as z
   std::vector<double> dual_force_;           // sum_i s_i J_ij^T (z^{l+1} - z^l) (nv)
   std::vector<double> primal_residual_;      // per constraint: max_j ||J_ij v_j - z_ij||
