@@ -82,10 +82,10 @@ bool ParseNumber(const std::string& text, double* value) {
 std::string ParseRunArgs(const std::vector<std::string>& args, RunOptions* options) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
-    const bool takes_value = arg == "--steps" || arg == "--solver" || arg == "--threads" ||
-                             arg == "--iterations" || arg == "--tolerance" ||
-                             arg == "--budget-us" || arg == "--relaxation" ||
-                             arg == "--penalty-scaling" || arg == "--anderson";
+    const bool takes_value =
+        arg == "--steps" || arg == "--solver" || arg == "--threads" || arg == "--iterations" ||
+        arg == "--tolerance" || arg == "--budget-us" || arg == "--relaxation" ||
+        arg == "--penalty-scaling" || arg == "--anderson" || arg == "--delassus-refresh";
     if (takes_value && i + 1 >= args.size()) return arg + " needs a value";
     const std::string value = takes_value ? args[++i] : "";
     long long integer = 0;
@@ -130,6 +130,11 @@ std::string ParseRunArgs(const std::vector<std::string>& args, RunOptions* optio
         return "--anderson '" + value + "' is not an integer from 0 to 8";
       }
       options->solver.anderson_memory = static_cast<int>(integer);
+    } else if (arg == "--delassus-refresh") {
+      if (!ParseInteger(value, &integer) || integer < 1 || integer > 1000000000) {
+        return "--delassus-refresh '" + value + "' is not a positive integer";
+      }
+      options->solver.delassus_refresh_steps = static_cast<int>(integer);
     } else if (arg == "--penalty-scaling") {
       if (!ParsePenaltyScalingName(value.c_str(), &options->solver.penalty_scaling)) {
         return "--penalty-scaling '" + value + "' is not one of delassus, pseudo-density";
@@ -197,6 +202,7 @@ void PrintJson(const RunOptions& options, const Model& m, const Data& d,
   json.Double("relaxation", options.solver.relaxation);
   json.String("penalty_scaling", PenaltyScalingName(options.solver.penalty_scaling));
   json.Int("anderson_memory", options.solver.anderson_memory);
+  json.Int("delassus_refresh_steps", options.solver.delassus_refresh_steps);
   json.Double("mean_contacts", stats.Mean(stats.sum_contacts));
   json.Double("mean_warm_started_contacts", stats.Mean(stats.sum_warm_started_contacts));
   json.Double("mean_islands", stats.Mean(stats.sum_islands));
@@ -277,12 +283,16 @@ std::string RunUsage() {
       "    --penalty-scaling S  per-constraint ADMM penalties: delassus (each constraint's\n"
       "                         effective mass) or pseudo-density (the paper's single beta)\n"
       "                         [default %s]\n"
+      "    --delassus-refresh N a constraint that persists keeps its delassus penalty's\n"
+      "                         effective mass for N steps before it is computed again; 1\n"
+      "                         computes it every step [default %d]\n"
       "    --json               print one JSON object on stdout (keys in README.md); no\n"
       "                         progress bar (it is shown on stderr only when that is a\n"
       "                         terminal)\n",
       kDefaultSteps, SolverName(defaults.type), tbb::info::default_concurrency(),
       defaults.max_iterations, defaults.tolerance, defaults.time_budget_us, defaults.relaxation,
-      defaults.anderson_memory, PenaltyScalingName(defaults.penalty_scaling));
+      defaults.anderson_memory, PenaltyScalingName(defaults.penalty_scaling),
+      defaults.delassus_refresh_steps);
   return text;
 }
 

@@ -64,9 +64,18 @@ void FillContactMap(const Model& m, const Data& d, double sign, const Contact& c
   block.map.rightCols<3>() = sign * frame_t;
 }
 
+// The Delassus trace that constraint c inherits from last step's entry k of the warm start, one
+// step older (Constraint::delassus_trace).
+void InheritDelassusTrace(const WarmStart& warm, int k, Constraint& c) {
+  constexpr std::int32_t kOldest = 1 << 30;  // a trace no solver renews ages no further
+  c.delassus_trace = warm.delassus_trace[k];
+  c.delassus_age = std::min(warm.delassus_age[k], kOldest - 1) + 1;
+}
+
 // Warm start of contact constraint c: the impulse of the nearest of last step's contacts between
-// the same geoms (within `radius`), rotated into the new contact frame. False when there is none.
-bool WarmStartContact(const Data& d, const Constraint& c, double radius, double* lambda) {
+// the same geoms (within `radius`), rotated into the new contact frame, and its Delassus trace.
+// False when there is none.
+bool WarmStartContact(const Data& d, Constraint& c, double radius, double* lambda) {
   const WarmStart& warm = d.warm_start;
   const Contact& contact = d.contact[c.contact];
   double best = radius * radius;
@@ -81,6 +90,7 @@ bool WarmStartContact(const Data& d, const Constraint& c, double radius, double*
     }
   }
   if (found < 0) return false;
+  InheritDelassusTrace(warm, found, c);
   const Vec3 local = contact.frame.transpose() * warm.impulse[found];
   lambda[0] = std::max(0.0, local[0]);
   lambda[1] = local[1];
@@ -127,7 +137,7 @@ void AddContacts(const Model& m, const Data& d, ConstraintSet& set, double h, do
   set.lambda.resize(set.num_rows, 0.0);
   set.z.resize(z_size, 0.0);
   for (int i = first; i < static_cast<int>(set.constraints.size()); ++i) {
-    const Constraint& c = set.constraints[i];
+    Constraint& c = set.constraints[i];
     const Contact& contact = d.contact[c.contact];
     set.bias[c.row_adr] = PositionBias(contact.dist, h, erp);
     for (int k = 0; k < c.block_num; ++k) {
@@ -237,13 +247,14 @@ void AddServos(const Model& m, const Data& d, ConstraintSet& set, const Constrai
 }
 
 // Warm start of the other constraints (contacts have theirs from AddContacts): each takes the
-// impulse of last step's constraint with the same key.
+// impulse and the Delassus trace of last step's constraint with the same key.
 void WarmStartOtherImpulses(const Data& d, ConstraintSet& set, int first) {
   const WarmStart& warm = d.warm_start;
   for (int i = first; i < static_cast<int>(set.constraints.size()); ++i) {
-    const Constraint& c = set.constraints[i];
+    Constraint& c = set.constraints[i];
     const auto found = std::lower_bound(warm.key.begin(), warm.key.end(), c.key, ConstraintKeyLess);
     if (found == warm.key.end() || !(*found == c.key)) continue;
+    InheritDelassusTrace(warm, static_cast<int>(found - warm.key.begin()), c);
     const Vec3& impulse = warm.impulse[found - warm.key.begin()];
     for (int r = 0; r < c.dim; ++r) set.lambda[c.row_adr + r] = impulse[r];
   }
@@ -284,10 +295,14 @@ void SaveWarmStart(Data& d) {
   warm.key.resize(n);
   warm.position.resize(n);
   warm.impulse.resize(n);
+  warm.delassus_trace.resize(n);
+  warm.delassus_age.resize(n);
   for (size_t i = 0; i < n; ++i) {
     const Constraint& c = set.constraints[i];
     const double* lambda = set.lambda.data() + c.row_adr;
     warm.key[i] = c.key;
+    warm.delassus_trace[i] = c.delassus_trace;
+    warm.delassus_age[i] = c.delassus_age;
     if (c.type == ConstraintType::kContact) {
       const Contact& contact = d.contact[c.contact];
       warm.position[i] = contact.pos;

@@ -66,6 +66,11 @@ struct Constraint {
   double soft_damping = 0;  // soft: b_i of eq. (4), N s per unit of J v_hat
   double lambda_lower = 0;  // soft: impulse range, N s (force range times the step)
   double lambda_upper = 0;
+  // The ADMM penalty scales' Delassus trace, sum over the rows r of its blocks of
+  // J_r A^{-1} J_r^T (engine/solver/admm_penalty.h), carried from step to step with the warm
+  // start: negative until a solver computes it; delassus_age steps since it was computed.
+  double delassus_trace = -1;
+  int delassus_age = 0;
 };
 
 // One slack block z_ij: the part of constraint i acting on subsystem j through one body or dof.

@@ -13,6 +13,7 @@
 // about any point.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -35,6 +36,8 @@ struct WarmStart {
   std::vector<ConstraintKey> key;
   std::vector<Vec3> position;  // contacts: the contact point, world
   std::vector<Vec3> impulse;   // contacts: the impulse in the world frame; else (lambda, 0, 0)
+  std::vector<double> delassus_trace;      // Constraint::delassus_trace (negative: none)
+  std::vector<std::int32_t> delassus_age;  // Constraint::delassus_age
 };
 
 struct Data {

@@ -209,11 +209,14 @@ bool Parse(const Model& m, const std::string& bytes, Snapshot* s, std::string* e
   }
   std::uint32_t warm_count = 0;
   if (!in.Value(&warm_count, "warm_start count", error)) return false;
-  constexpr std::size_t kEntryBytes = 3 * sizeof(std::int32_t) + 2 * sizeof(Vec3);
+  constexpr std::size_t kEntryBytes =
+      3 * sizeof(std::int32_t) + 2 * sizeof(Vec3) + sizeof(double) + sizeof(std::int32_t);
   if (!in.Need(kEntryBytes * warm_count, "warm_start", error)) return false;
   s->warm.key.resize(warm_count);
   s->warm.position.resize(warm_count);
   s->warm.impulse.resize(warm_count);
+  s->warm.delassus_trace.resize(warm_count);
+  s->warm.delassus_age.resize(warm_count);
   for (ConstraintKey& key : s->warm.key) {
     std::int32_t values[3] = {0, 0, 0};
     in.Raw(values, sizeof values, "warm_start keys", error);
@@ -221,6 +224,10 @@ bool Parse(const Model& m, const std::string& bytes, Snapshot* s, std::string* e
   }
   in.Raw(s->warm.position.data(), sizeof(Vec3) * warm_count, "warm_start positions", error);
   in.Raw(s->warm.impulse.data(), sizeof(Vec3) * warm_count, "warm_start impulses", error);
+  in.Raw(s->warm.delassus_trace.data(), sizeof(double) * warm_count, "warm_start Delassus traces",
+         error);
+  in.Raw(s->warm.delassus_age.data(), sizeof(std::int32_t) * warm_count,
+         "warm_start Delassus trace ages", error);
   if (in.remaining() != 0) {
     *error = "state snapshot: " + std::to_string(in.remaining()) +
              " bytes more than its fields take (trailing data)";
@@ -244,8 +251,16 @@ bool Validate(const Model& m, const Snapshot& s, std::string* error) {
       !CheckFinite(s.ctrl, "ctrl", error) ||
       !CheckFinite(s.margin, "geom_speculative_margin", error) ||
       !CheckFinite(s.warm.position, "position", error) ||
-      !CheckFinite(s.warm.impulse, "impulse", error)) {
+      !CheckFinite(s.warm.impulse, "impulse", error) ||
+      !CheckFinite(s.warm.delassus_trace, "warm_start Delassus trace", error)) {
     return false;
+  }
+  for (std::size_t i = 0; i < s.warm.delassus_age.size(); ++i) {
+    if (s.warm.delassus_age[i] < 0) {
+      *error =
+          "state snapshot: warm_start Delassus trace age " + std::to_string(i) + " is negative";
+      return false;
+    }
   }
   for (std::size_t g = 0; g < s.margin.size(); ++g) {
     if (s.margin[g] < 0) {
@@ -311,7 +326,7 @@ std::string SaveStateSnapshot(const Model& m, const Data& d) {
   const WarmStart& warm = d.warm_start;
   const std::size_t w = warm.key.size();
   const std::size_t doubles = static_cast<std::size_t>(m.nq) + m.nv + m.nu + m.ngeom;
-  Writer out(kHeaderBytes + 8 + 16 + 8 * doubles + 4 + 60 * w + 8);
+  Writer out(kHeaderBytes + 8 + 16 + 8 * doubles + 4 + 72 * w + 8);
   out.Raw(kStateSnapshotMagic, sizeof kStateSnapshotMagic);
   out.Value(kStateSnapshotVersion);
   std::uint32_t sizes[kNumSizes];
@@ -331,6 +346,8 @@ std::string SaveStateSnapshot(const Model& m, const Data& d) {
   static_assert(sizeof(Vec3) == 3 * sizeof(double), "Vec3 must be three packed doubles");
   out.Raw(warm.position.data(), sizeof(Vec3) * w);
   out.Raw(warm.impulse.data(), sizeof(Vec3) * w);
+  out.Raw(warm.delassus_trace.data(), sizeof(double) * w);
+  out.Raw(warm.delassus_age.data(), sizeof(std::int32_t) * w);
   return out.Finish();
 }
 
@@ -356,6 +373,8 @@ bool RestoreStateSnapshot(const Model& m, const std::string& bytes, Data& d, std
   d.warm_start.key.assign(s.warm.key.begin(), s.warm.key.end());
   d.warm_start.position.assign(s.warm.position.begin(), s.warm.position.end());
   d.warm_start.impulse.assign(s.warm.impulse.begin(), s.warm.impulse.end());
+  d.warm_start.delassus_trace.assign(s.warm.delassus_trace.begin(), s.warm.delassus_trace.end());
+  d.warm_start.delassus_age.assign(s.warm.delassus_age.begin(), s.warm.delassus_age.end());
 
   // Derived quantities at the restored state; no step has been taken from it yet.
   Forward(m, d);

@@ -5,8 +5,9 @@
 //
 // What determines the future of an instance (engine/sim/step.cc and the stages it calls):
 //   - time, qpos, qvel, ctrl: the state proper;
-//   - warm_start (keys, positions, impulses): the impulses that BuildConstraints starts the next
-//     solve from;
+//   - warm_start (keys, positions, impulses, Delassus traces and their ages): the impulses that
+//     BuildConstraints starts the next solve from, and the ADMM penalty scales' traces that
+//     persisting constraints keep (SolverOptions::delassus_refresh_steps);
 //   - geom_speculative_margin: the broadphase and the narrowphase read the margins every step,
 //     but SpeculativeMargins() rewrites them only when StepOptions::constraints.
 //     speculative_contacts is on; a step with it off keeps the margins of the last step that had
@@ -19,11 +20,11 @@
 // it carries information from one step to the next (tests/physics/state_snapshot_test.cc checks
 // that restoring into an instance with a used solver and into a fresh one give the same bits).
 //
-// Format, version 1: little-endian, no padding; u32 / i32 / u64 integers, f64 IEEE-754 doubles
+// Format, version 2: little-endian, no padding; u32 / i32 / u64 integers, f64 IEEE-754 doubles
 // (bit patterns kept, so -0.0 and NaN payloads survive).
 //   offset  type          field
 //   0       char[8]       magic "ALSIMST1"
-//   8       u32           format version (1)
+//   8       u32           format version (2; version 1 had no Delassus traces)
 //   12      u32[8]        model sizes: nq, nv, nu, nbody, njnt, ngeom, neq, nsubsystem
 //   44      u64           ModelFingerprint(m)
 //   52      f64           time
@@ -35,8 +36,10 @@
 //           i32[3 w]      keys (kind, a, b) per entry, ascending (ConstraintKeyLess)
 //           f64[3 w]      positions (x, y, z) per entry
 //           f64[3 w]      impulses (x, y, z) per entry
+//           f64[w]        Delassus traces per entry (negative: none)
+//           i32[w]        their ages in steps per entry (>= 0)
 //           u64           checksum: 64-bit FNV-1a over every byte before it
-// Total: 60 + 16 + 8 (nq + nv + nu + ngeom) + 4 + 60 w + 8 bytes.
+// Total: 60 + 16 + 8 (nq + nv + nu + ngeom) + 4 + 72 w + 8 bytes.
 #pragma once
 
 #include <cstdint>
@@ -49,7 +52,7 @@ namespace alsim {
 
 // "ALSIMST1" and the format version that SaveStateSnapshot writes and RestoreStateSnapshot reads.
 inline constexpr char kStateSnapshotMagic[8] = {'A', 'L', 'S', 'I', 'M', 'S', 'T', '1'};
-inline constexpr std::uint32_t kStateSnapshotVersion = 1;
+inline constexpr std::uint32_t kStateSnapshotVersion = 2;
 
 // A 64-bit FNV-1a hash of what makes a state of one model meaningless for another: the sizes (nq,
 // nv, nu, nbody, njnt, ngeom, neq, nsubsystem, npair), the timestep, the tree (body parents, joint

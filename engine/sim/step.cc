@@ -180,10 +180,10 @@ bool ValidOptions(const StepOptions& options) {
   const SolverOptions& solver = options.solver;
   return options.theta >= 0.0 && options.theta < 1.0 && solver.max_iterations >= 1 &&
          solver.tolerance >= 0 && solver.time_budget_us >= 0 && solver.beta_gamma > 1 &&
-         solver.beta_update_interval >= 1 && solver.relaxation > 0 && solver.relaxation < 2 &&
-         solver.anderson_memory >= 0 && solver.anderson_memory <= 8 &&
-         solver.response_after_iterations >= 0 && options.constraints.error_reduction >= 0 &&
-         options.constraints.error_reduction <= 1;
+         solver.beta_update_interval >= 1 && solver.delassus_refresh_steps >= 1 &&
+         solver.relaxation > 0 && solver.relaxation < 2 && solver.anderson_memory >= 0 &&
+         solver.anderson_memory <= 8 && solver.response_after_iterations >= 0 &&
+         options.constraints.error_reduction >= 0 && options.constraints.error_reduction <= 1;
 }
 
 // Servo forces for observers: the soft constraint's impulse over the step.

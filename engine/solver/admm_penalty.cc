@@ -151,18 +151,30 @@ double AdmmPenalty::BlockDelassusTrace(const Model& m, const Data& d, const Cons
   return trace;
 }
 
-void AdmmPenalty::Scales(const Model& m, const Data& d, const Islands& islands, int island,
-                         double beta0, PenaltyScaling scaling, double* scale) {
-  const ConstraintSet& set = d.constraints;
+void AdmmPenalty::Scales(const Model& m, Data& d, const Islands& islands, int island, double beta0,
+                         PenaltyScaling scaling, int refresh_steps, double* scale) {
+  ConstraintSet& set = d.constraints;
   for (int s = islands.constraint_adr[island]; s < islands.constraint_adr[island + 1]; ++s) {
     const int i = islands.constraints[s];
-    const Constraint& c = set.constraints[i];
+    Constraint& c = set.constraints[i];
     const ConstraintBlock& block = set.blocks[c.block_adr];
     double value = 1.0;
     if (scaling == PenaltyScaling::kDelassus) {
-      double trace = 0;
-      for (int k = 0; k < c.block_num; ++k)
-        trace += BlockDelassusTrace(m, d, set.blocks[c.block_adr + k], c.dim);
+      double trace = c.delassus_trace;
+      // A single body's trace costs one short chain solve, and it moves with the contact point
+      // over the body, so only constraints among trees keep theirs.
+      bool keep = trace >= 0 && c.delassus_age < refresh_steps;
+      for (int k = 0; k < c.block_num && keep; ++k) {
+        const ConstraintBlock& part = set.blocks[c.block_adr + k];
+        keep = m.subsystem_body_num[part.subsystem] > 1;
+      }
+      if (!keep) {
+        trace = 0;
+        for (int k = 0; k < c.block_num; ++k)
+          trace += BlockDelassusTrace(m, d, set.blocks[c.block_adr + k], c.dim);
+        c.delassus_trace = trace;
+        c.delassus_age = 0;
+      }
       if (trace > 0 && beta0 > 0) value = c.dim / (trace * beta0);
     } else if (block.body < 0) {
       const double diagonal = d.qA[d.mass_layout.row_adr[block.dof]];

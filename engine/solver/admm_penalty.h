@@ -41,10 +41,12 @@ class AdmmPenalty {
   double InitialBeta(const Model& m, const Data& d, const Islands& islands, int island) const;
 
   // s_i of every constraint i of island `island` of `islands`, written to scale[i]. Needs
-  // CountBlocks and, for kDelassus, d.qA_factor. Islands may call this in parallel (they own
-  // disjoint dofs).
-  void Scales(const Model& m, const Data& d, const Islands& islands, int island, double beta0,
-              PenaltyScaling scaling, double* scale);
+  // CountBlocks and, for kDelassus, d.qA_factor. kDelassus reuses a constraint's inherited
+  // Constraint::delassus_trace while its age is below `refresh_steps` and otherwise computes it
+  // and stores it there (age 0). Islands may call this in parallel (they own disjoint dofs and
+  // constraints).
+  void Scales(const Model& m, Data& d, const Islands& islands, int island, double beta0,
+              PenaltyScaling scaling, int refresh_steps, double* scale);
 
  private:
   std::vector<int> body_block_count_;  // nbody

@@ -203,7 +203,7 @@ TEST(StateSnapshotTest, RoundTripIsByteForByte) {
   EXPECT_EQ(StateHash(m, restored), StateHash(m, d));
   // The documented size: header 60, four counted arrays, the warm start, the checksum.
   const size_t doubles = static_cast<size_t>(m.nq) + m.nv + m.nu + m.ngeom;
-  EXPECT_EQ(saved.size(), 60 + 16 + 8 * doubles + 4 + 60 * d.warm_start.key.size() + 8);
+  EXPECT_EQ(saved.size(), 60 + 16 + 8 * doubles + 4 + 72 * d.warm_start.key.size() + 8);
   EXPECT_EQ(saved.compare(0, 8, "ALSIMST1"), 0);
 }
 
@@ -291,8 +291,9 @@ TEST_F(StateSnapshotRefusalTest, WrongMagic) {
 }
 
 TEST_F(StateSnapshotRefusalTest, UnknownVersion) {
-  const std::uint32_t version = 2;
-  ExpectRefused(Patched(8, &version, sizeof version), "version 2");
+  for (const std::uint32_t version : {1u, 3u}) {  // 1: before the warm start's Delassus traces
+    ExpectRefused(Patched(8, &version, sizeof version), "version " + std::to_string(version));
+  }
 }
 
 TEST_F(StateSnapshotRefusalTest, SnapshotOfAnotherScene) {
@@ -370,6 +371,22 @@ TEST_F(StateSnapshotRefusalTest, WarmStartKeysOutOfOrder) {
 TEST_F(StateSnapshotRefusalTest, UnknownWarmStartKind) {
   source_.warm_start.key.back().kind = 99;
   ExpectRefused(SaveStateSnapshot(m_, source_), "unknown kind 99");
+}
+
+// The solver's Delassus traces travel with the warm start (SolverOptions::delassus_refresh_steps):
+// the quadrupeds' trees keep theirs, so some are set, and some are older than one step.
+TEST_F(StateSnapshotRefusalTest, WarmStartDelassusTraces) {
+  const WarmStart& warm = source_.warm_start;
+  ASSERT_EQ(warm.delassus_trace.size(), warm.key.size());
+  ASSERT_EQ(warm.delassus_age.size(), warm.key.size());
+  EXPECT_GT(*std::max_element(warm.delassus_trace.begin(), warm.delassus_trace.end()), 0);
+  EXPECT_GT(*std::max_element(warm.delassus_age.begin(), warm.delassus_age.end()), 0);
+  source_.warm_start.delassus_trace.back() = std::numeric_limits<double>::quiet_NaN();
+  ExpectRefused(SaveStateSnapshot(m_, source_),
+                "Delassus trace[" + std::to_string(warm.key.size() - 1) + "]");
+  source_.warm_start.delassus_trace.back() = 1;
+  source_.warm_start.delassus_age.front() = -1;
+  ExpectRefused(SaveStateSnapshot(m_, source_), "Delassus trace age 0 is negative");
 }
 
 TEST_F(StateSnapshotRefusalTest, WarmStartCountBeyondTheBytes) {

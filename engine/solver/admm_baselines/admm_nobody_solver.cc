@@ -147,7 +147,8 @@ void AdmmNoBodySolver::SolveIsland(const Model& m, Data& d, const SolverOptions&
   });
   double beta = penalty_.InitialBeta(m, d, d.islands, island);
   result.beta0 = beta;
-  penalty_.Scales(m, d, d.islands, island, beta, options.penalty_scaling, penalty_scale_.data());
+  penalty_.Scales(m, d, d.islands, island, beta, options.penalty_scaling,
+                  options.delassus_refresh_steps, penalty_scale_.data());
   auto update_penalty_terms = [&] {
     for (int s = 0; s < num_constraints; ++s) {
       const int c = constraints[s];

@@ -189,7 +189,8 @@ void AdmmNoSubSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& 
   for (int s = 0; s < num_constraints; ++s) jacobian_.Fill(m, d, constraints[s]);
   double beta = penalty_.InitialBeta(m, d, system_, island);
   result.beta0 = beta;
-  penalty_.Scales(m, d, system_, island, beta, options.penalty_scaling, penalty_scale_.data());
+  penalty_.Scales(m, d, system_, island, beta, options.penalty_scaling,
+                  options.delassus_refresh_steps, penalty_scale_.data());
   auto update_penalty_terms = [&] {
     for (int s = 0; s < num_constraints; ++s) {
       const int c = constraints[s];
