@@ -283,7 +283,7 @@ std::string RunUsage() {
       "    --penalty-scaling S  per-constraint ADMM penalties: delassus (each constraint's\n"
       "                         effective mass) or pseudo-density (the paper's single beta)\n"
       "                         [default %s]\n"
-      "    --delassus-refresh N a constraint that persists keeps its delassus penalty's\n"
+      "    --delassus-refresh N SubADMM: a constraint that persists keeps its delassus penalty's\n"
       "                         effective mass for N steps before it is computed again; 1\n"
       "                         computes it every step [default %d]\n"
       "    --json               print one JSON object on stdout (keys in README.md); no\n"

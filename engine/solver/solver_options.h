@@ -53,12 +53,13 @@ struct SolverOptions {
   // quadruped_drop_8 and box_stack than every 1 (BENCHMARKS.md).
   int beta_update_interval = 10;
   PenaltyScaling penalty_scaling = PenaltyScaling::kDelassus;
-  // kDelassus [OURS]: a constraint that persists from step to step (its warm start) keeps its
-  // Delassus trace for this many steps before it is computed again; 1 computes every trace in
-  // every step. The scales only precondition the iteration, and a robot's effective masses
-  // change slowly: on humanoid.xml, 22_humanoids and quadruped_drop_27 the mean iterations,
-  // residuals and penetrations are those of fresh traces, while the traces took 8% of a
-  // humanoid's step (BENCHMARKS.md). The traces and their ages are part of the state snapshot.
+  // kDelassus, SubADMM [OURS]: a constraint among trees that persists from step to step (its
+  // warm start) keeps its Delassus trace for this many steps before it is computed again; 1
+  // computes every trace in every step (as the ADMM baselines always do). The scales only
+  // precondition the iteration, and a robot's effective masses change slowly: on humanoid.xml,
+  // 22_humanoids and quadruped_drop_27 the mean iterations, residuals and penetrations are those of
+  // fresh traces, while the traces took 8% of a humanoid's step (BENCHMARKS.md). The traces and
+  // their ages are part of the state snapshot.
   int delassus_refresh_steps = 16;
   // Over-relaxation of the ADMM solvers [OURS] (Boyd et al. 2011, Sec. 3.4.3): the constraint
   // step reads alpha J_ij v_j + (1 - alpha) z_ij instead of J_ij v_j. 1 is the paper's Algorithm
