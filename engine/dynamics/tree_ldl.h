@@ -31,6 +31,25 @@ void TreeLdlSolveRange(const TreeSparseLayout& layout, int begin, int end, const
 void TreeLdlTransposeSubstituteRange(const TreeSparseLayout& layout, int begin, int end,
                                      const double* factor, double* x);
 
+// The two forms of one step of L^T y = x (the back-substitution), for loops that fuse other work
+// with it. Scatter: dof i, final at y_i, subtracts L_ia y_i from each ancestor a. Gather (in a
+// depth-first layout, TreeSparseLayout::subtrees_contiguous): dof i subtracts L_ji y_j of each
+// descendant j from x_i, the last descendant first; it returns y_i. Both apply the same
+// operations in the same order to each entry, so they give the same bits.
+inline void ScatterToAncestors(const TreeSparseLayout& layout, const double* factor, int i,
+                               double yi, double* y) {
+  const double* row = factor + layout.row_adr[i];
+  const int* column = layout.column.data() + layout.row_adr[i];
+  for (int k = 1; k < layout.row_nnz[i]; ++k) y[column[k]] -= row[k] * yi;
+}
+inline double GatherFromDescendants(const TreeSparseLayout& layout, const double* factor,
+                                    const double* y, int i, double xi) {
+  const int depth = layout.row_nnz[i];
+  for (int j = layout.subtree_end[i] - 1; j > i; --j)
+    xi -= factor[layout.row_end[j] - depth] * y[j];
+  return xi;
+}
+
 // y = matrix x on the dofs [begin, end) (closed under parents), for a symmetric matrix in layout
 // storage (each stored entry acts twice). x and y are indexed by global dof.
 void TreeSparseMultiplyRange(const TreeSparseLayout& layout, int begin, int end,

@@ -43,6 +43,26 @@ inline PenaltyTerms MakePenaltyTerms(const Constraint& c, double beta, int block
   return terms;
 }
 
+// UpdateImpulse (below) for a constraint of one row (a joint limit, a servo, a one-row equality;
+// a contact always has three), on scalars; UpdateImpulse's one-row cases call it.
+inline double UpdateImpulseOfOneRow(const Constraint& c, double velocity, double bias,
+                                    double lambda, const PenaltyTerms& terms, int blocks) {
+  switch (c.type) {
+    case ConstraintType::kLimit:
+      return std::max(0.0, lambda - terms.step * (velocity + bias));
+    case ConstraintType::kSoft: {
+      const double sum_y = terms.beta * velocity - blocks * lambda;
+      const double value =
+          -(c.soft_damping * sum_y + terms.beta * c.soft_bias) * terms.soft_inverse;
+      return std::min(c.lambda_upper, std::max(c.lambda_lower, value));
+    }
+    case ConstraintType::kEquality:
+    case ConstraintType::kContact:  // not of one row
+      break;
+  }
+  return lambda - terms.step * (velocity + bias);
+}
+
 // The impulse update of constraint c with |Z_i| = `blocks` slack blocks and penalty beta, in the
 // compact form u = -lambda (digest 6.4, from eqs. 36-39):
 //   hard, contact: lambda' = T(lambda - (beta / |Z|) (J v + e))      T = max(., 0) or eq. (17),
@@ -68,18 +88,12 @@ inline void UpdateImpulse(const Constraint& c, const double* velocity, const dou
       return;
     }
     case ConstraintType::kLimit:
-      lambda_out[0] = std::max(0.0, lambda[0] - step * (velocity[0] + bias[0]));
+    case ConstraintType::kSoft:
+      lambda_out[0] = UpdateImpulseOfOneRow(c, velocity[0], bias[0], lambda[0], terms, blocks);
       return;
     case ConstraintType::kEquality:  // no projection: the impulse may take any value
       for (int r = 0; r < dim; ++r) lambda_out[r] = lambda[r] - step * (velocity[r] + bias[r]);
       return;
-    case ConstraintType::kSoft: {
-      const double sum_y = terms.beta * velocity[0] - blocks * lambda[0];
-      const double value =
-          -(c.soft_damping * sum_y + terms.beta * c.soft_bias) * terms.soft_inverse;
-      lambda_out[0] = std::min(c.lambda_upper, std::max(c.lambda_lower, value));
-      return;
-    }
   }
 }
 
@@ -89,26 +103,6 @@ inline void UpdateImpulse(const Constraint& c, const double* velocity, const dou
                           const double* lambda, const PenaltyTerms& terms, int blocks,
                           double* lambda_out) {
   UpdateImpulse(c, velocity, bias, lambda, terms, blocks, lambda_out, c.dim);
-}
-
-// UpdateImpulse for a constraint of one row (a joint limit, a servo, a one-row equality; a
-// contact always has three), on scalars: the same arithmetic without the row arrays.
-inline double UpdateImpulseOfOneRow(const Constraint& c, double velocity, double bias,
-                                    double lambda, const PenaltyTerms& terms, int blocks) {
-  switch (c.type) {
-    case ConstraintType::kLimit:
-      return std::max(0.0, lambda - terms.step * (velocity + bias));
-    case ConstraintType::kSoft: {
-      const double sum_y = terms.beta * velocity - blocks * lambda;
-      const double value =
-          -(c.soft_damping * sum_y + terms.beta * c.soft_bias) * terms.soft_inverse;
-      return std::min(c.lambda_upper, std::max(c.lambda_lower, value));
-    }
-    case ConstraintType::kEquality:
-    case ConstraintType::kContact:  // not of one row
-      break;
-  }
-  return lambda - terms.step * (velocity + bias);
 }
 
 inline void UpdateImpulse(const Constraint& c, const double* velocity, const double* bias,

@@ -337,12 +337,7 @@ void SubAdmmSolver::BuildResponse(const Model& m, Data& d, int j) {
   const size_t stride = d.v_hat.size();
   // L^{-T} in place on x, whose entries outside the chain from `last` to the root are zero.
   auto chain_substitution = [&](double* x, int last) {
-    for (int i = last; i >= 0; i = layout.parent[i]) {
-      const double xi = x[i];
-      const double* row = factor + layout.row_adr[i];
-      const int* column = layout.column.data() + layout.row_adr[i];
-      for (int k = 1; k < layout.row_nnz[i]; ++k) x[column[k]] -= row[k] * xi;
-    }
+    for (int i = last; i >= 0; i = layout.parent[i]) ScatterToAncestors(layout, factor, i, x[i], x);
   };
   for (int k = subsystem_blocks_.adr[j]; k < subsystem_blocks_.adr[j + 1]; ++k) {
     const int index = subsystem_blocks_.blocks[k];
@@ -435,28 +430,21 @@ void SubAdmmSolver::TreeVelocityStep(const Model& m, Data& d, int j,
     return;
   }
   const double* factor = system_factor_.data();
-  // In depth-first order (TreeSparseLayout::subtree_end) a dof gathers its descendants' terms
-  // of L^T, kept undivided in y, instead of each dof scattering to its ancestors: the same
-  // operations in the same order (TreeLdlTransposeSubstituteRange).
+  // In depth-first order a dof gathers its descendants' L^T terms, kept undivided in y, instead
+  // of scattering to its ancestors (engine/dynamics/tree_ldl.h): the same operations in the same
+  // order.
   const bool gather = layout.subtrees_contiguous();
   double* y = velocity_scratch_.data();
   for (int b = body_end - 1; b >= body_begin; --b) {
     const bool active = body_has_gram_[b] != 0;
     const int first_dof = m.body_dof_adr[b];
     for (int i = first_dof + m.body_dof_num[b] - 1; i >= first_dof; --i) {
-      double xi = x[i];
-      if (gather) {
-        const int depth = layout.row_nnz[i];
-        for (int n = layout.subtree_end[i] - 1; n > i; --n)
-          xi -= factor[layout.row_end[n] - depth] * y[n];
-      }
+      double xi = gather ? GatherFromDescendants(layout, factor, y, i, x[i]) : x[i];
       if (active) xi += d.cdof[i].dot(body_force_[b]);
       if (gather) {
         y[i] = xi;
       } else {
-        const double* row = factor + layout.row_adr[i];
-        const int* column = layout.column.data() + layout.row_adr[i];
-        for (int k = 1; k < layout.row_nnz[i]; ++k) x[column[k]] -= row[k] * xi;
+        ScatterToAncestors(layout, factor, i, xi, x);
       }
       x[i] = xi * inverse_diagonal_[i];
     }
