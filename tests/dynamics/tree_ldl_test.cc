@@ -102,7 +102,8 @@ std::vector<int> RandomDepthFirstParents(int n, std::mt19937& rng) {
 
 // In depth-first order every subtree is the range after its root, and the L^T substitution
 // gathers each dof's descendants instead of scattering to ancestors: the same operations in the
-// same order, so the same bits as the scatter (which a layout without subtree ranges takes).
+// same order, so the same bits as the scatter (which a layout without subtree ranges takes). The
+// same for the product TreeSparseMultiplyRange.
 // Orders that are not depth-first keep no subtree ranges.
 TEST(TreeLdlTest, DepthFirstGatherMatchesTheScatterBitForBit) {
   std::mt19937 rng(11);
@@ -131,6 +132,13 @@ TEST(TreeLdlTest, DepthFirstGatherMatchesTheScatterBitForBit) {
     TreeLdlSolve(scatter, factor.data(), x_scatter.data());
     for (int i = 0; i < n; ++i)
       ASSERT_EQ(x_gather[i], x_scatter[i]) << "n = " << n << ", dof " << i;
+    // The product sums row i and then column i in the scatter's order too.
+    const std::vector<double> matrix = RandomKnownFactorMatrix(gather, rng).stored;
+    Eigen::VectorXd y_gather(n), y_scatter(n);
+    TreeSparseMultiplyRange(gather, 0, n, matrix.data(), b.data(), y_gather.data());
+    TreeSparseMultiplyRange(scatter, 0, n, matrix.data(), b.data(), y_scatter.data());
+    for (int i = 0; i < n; ++i)
+      ASSERT_EQ(y_gather[i], y_scatter[i]) << "n = " << n << ", dof " << i;
   }
   EXPECT_GT(branched, 20);  // the trees branch, so subtrees end before the tree does
   // Dof 4 is a child of 2 but comes after dof 3, a child of 0, so the range after dof 1 would

@@ -456,10 +456,7 @@ void SubAdmmSolver::TreeVelocityStep(const Model& m, Data& d, int j,
     Vec6 velocity = parent >= body_begin ? body_velocity_[parent] : Vec6::Zero();
     const int first_dof = m.body_dof_adr[b];
     for (int i = first_dof; i < first_dof + m.body_dof_num[b]; ++i) {
-      const double* row = factor + layout.row_adr[i];
-      const int* column = layout.column.data() + layout.row_adr[i];
-      double xi = x[i];
-      for (int k = 1; k < layout.row_nnz[i]; ++k) xi -= row[k] * x[column[k]];
+      const double xi = SubtractAncestorTerms(layout, factor, x, i, x[i]);
       x[i] = xi;
       velocity += d.cdof[i] * xi;
     }
