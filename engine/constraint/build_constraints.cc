@@ -20,37 +20,41 @@ constexpr int kKindSoft = 3;
 // penetration is removed at the rate `erp` per step.
 double PositionBias(double phi, double h, double erp) { return (phi >= 0 ? phi : erp * phi) / h; }
 
-// Appends a constraint with `dim` rows and zero impulse, bias and blocks to be filled in.
+// Appends a constraint with `dim` rows and zero impulse, bias and blocks to be filled in. (Built
+// in place and grown by push_back: a copied Constraint and a resize call per row array cost as
+// much as the rest of a joint limit's assembly.)
 Constraint& AddConstraint(ConstraintSet& set, ConstraintType type, int dim,
                           const ConstraintKey& key) {
-  Constraint c;
+  Constraint& c = set.constraints.emplace_back();
   c.type = type;
   c.dim = dim;
   c.row_adr = set.num_rows;
   c.block_adr = static_cast<int>(set.blocks.size());
   c.key = key;
   set.num_rows += dim;
-  set.bias.resize(set.num_rows, 0.0);
-  set.lambda.resize(set.num_rows, 0.0);
-  set.constraints.push_back(c);
-  return set.constraints.back();
+  for (int r = 0; r < dim; ++r) {
+    set.bias.push_back(0.0);
+    set.lambda.push_back(0.0);
+  }
+  return c;
 }
 
-void AddBlock(ConstraintSet& set, ConstraintBlock block) {
+// Appends a slack block to the last constraint; the caller fills in where it acts.
+ConstraintBlock& AddBlock(ConstraintSet& set) {
   Constraint& c = set.constraints.back();
+  ConstraintBlock& block = set.blocks.emplace_back();
   block.constraint = static_cast<int>(set.constraints.size()) - 1;
   block.z_adr = static_cast<int>(set.z.size());
-  set.z.resize(set.z.size() + c.dim, 0.0);
-  set.blocks.push_back(block);
+  for (int r = 0; r < c.dim; ++r) set.z.push_back(0.0);
   ++c.block_num;
+  return block;
 }
 
 void AddJointBlock(const Model& m, ConstraintSet& set, int dof, double coefficient) {
-  ConstraintBlock block;
+  ConstraintBlock& block = AddBlock(set);
   block.subsystem = m.body_subsystem[m.dof_body[dof]];
   block.dof = dof;
   block.dof_coefficient = coefficient;
-  AddBlock(set, block);
 }
 
 // The body-space block of a contact on `body`: sign * R^T [-[r]x  I] with r the contact point
@@ -110,7 +114,8 @@ void AddContacts(const Model& m, const Data& d, ConstraintSet& set, double h, do
     const Contact& contact = d.contact[k];
     const int body1 = m.geom_body[contact.geom1], body2 = m.geom_body[contact.geom2];
     if (m.body_subsystem[body1] < 0 && m.body_subsystem[body2] < 0) continue;
-    Constraint c;
+    const int index = static_cast<int>(set.constraints.size());
+    Constraint& c = set.constraints.emplace_back();
     c.type = ConstraintType::kContact;
     c.dim = 3;
     c.row_adr = set.num_rows;
@@ -120,16 +125,14 @@ void AddContacts(const Model& m, const Data& d, ConstraintSet& set, double h, do
     c.friction = contact.friction;
     for (const int body : {body2, body1}) {
       if (m.body_subsystem[body] < 0) continue;  // the world or a static body: no slack block
-      ConstraintBlock block;
-      block.constraint = static_cast<int>(set.constraints.size());
+      ConstraintBlock& block = set.blocks.emplace_back();
+      block.constraint = index;
       block.subsystem = m.body_subsystem[body];
       block.body = body;
       block.z_adr = z_size;
       z_size += 3;
-      set.blocks.push_back(block);
       ++c.block_num;
     }
-    set.constraints.push_back(c);
     set.num_rows += 3;
     ++set.num_contacts;
   }
@@ -158,7 +161,7 @@ void AddEqualityBlock(const Model& m, const Data& d, ConstraintSet& set, int bod
                       bool rotation, const Vec3& point) {
   const int subsystem = m.body_subsystem[body];
   if (subsystem < 0) return;  // the world or a static body
-  ConstraintBlock block;
+  ConstraintBlock& block = AddBlock(set);
   block.subsystem = subsystem;
   block.body = body;
   if (rotation) {
@@ -167,7 +170,6 @@ void AddEqualityBlock(const Model& m, const Data& d, ConstraintSet& set, int bod
     block.map.leftCols<3>() = -sign * Skew(point - SpatialReferencePoint(m, d, body));
     block.map.rightCols<3>() = sign * Mat3::Identity();
   }
-  AddBlock(set, block);
 }
 
 // Connect (3 position rows) and weld (3 position and 3 rotation rows) as hard equalities, eq. (3)
@@ -279,13 +281,7 @@ EqualityError EqualityErrors(const Model& m, const Data& d, int eq) {
 }
 
 bool IsImplicitServo(const Model& m, int actuator, const ConstraintOptions& options) {
-  if (!options.implicit_servos || !m.constraints_enabled) return false;
-  if (m.actuator_transmission[actuator] != ActuatorTransmission::kJoint) return false;
-  const JointType type = m.jnt_type[m.actuator_jnt[actuator]];
-  if (type != JointType::kHinge && type != JointType::kSlide) return false;
-  const double bias1 = m.actuator_bias1[actuator], bias2 = m.actuator_bias2[actuator];
-  // A spring or damper that pulls back (K, D >= 0, not both zero); anything else stays explicit.
-  return bias1 <= 0 && bias2 <= 0 && (bias1 < 0 || bias2 < 0);
+  return options.implicit_servos && m.constraints_enabled && m.actuator_servo_shaped[actuator];
 }
 
 void SaveWarmStart(Data& d) {

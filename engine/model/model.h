@@ -178,6 +178,10 @@ struct Model {
   std::vector<double> actuator_bias0;
   std::vector<double> actuator_bias1;  // -kp for position servos
   std::vector<double> actuator_bias2;  // -kv for velocity servos
+  // A joint actuator on a hinge or slide whose bias is a spring or damper that pulls back
+  // (bias1, bias2 <= 0, not both zero): a servo the step may solve as a soft constraint
+  // (IsImplicitServo in engine/constraint/build_constraints.h).
+  std::vector<bool> actuator_servo_shaped;
   std::vector<bool> actuator_ctrl_limited;
   std::vector<double> actuator_ctrl_lower;
   std::vector<double> actuator_ctrl_upper;

@@ -423,6 +423,12 @@ void ConvertActuators(const mjModel* m, Model& model) {
     model.actuator_bias0.push_back(affine_bias ? bias[0] : 0.0);
     model.actuator_bias1.push_back(affine_bias ? bias[1] : 0.0);
     model.actuator_bias2.push_back(affine_bias ? bias[2] : 0.0);
+    const double bias1 = model.actuator_bias1.back(), bias2 = model.actuator_bias2.back();
+    const int joint = model.actuator_jnt.back();
+    model.actuator_servo_shaped.push_back(joint >= 0 &&
+                                          (model.jnt_type[joint] == JointType::kHinge ||
+                                           model.jnt_type[joint] == JointType::kSlide) &&
+                                          bias1 <= 0 && bias2 <= 0 && (bias1 < 0 || bias2 < 0));
     model.actuator_ctrl_limited.push_back(m->actuator_ctrllimited[i] != 0);
     model.actuator_ctrl_lower.push_back(m->actuator_ctrlrange[2 * i]);
     model.actuator_ctrl_upper.push_back(m->actuator_ctrlrange[2 * i + 1]);

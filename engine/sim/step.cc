@@ -136,12 +136,19 @@ void SolverProblemOfTrees(const Model& m, Data& d, double theta, const TreeRange
   const int last = trees.dof_end - 1;
   const int nnz_begin = layout.row_adr[trees.dof_begin];
   const int nnz_end = layout.row_adr[last] + layout.row_nnz[last];
-  for (int k = nnz_begin; k < nnz_end; ++k) d.qA[k] = scale * d.M[k];
+  // theta = 0 (the default) makes the scale 1: plain copies, the same bits.
+  if (scale == 1.0) {
+    std::copy(d.M.begin() + nnz_begin, d.M.begin() + nnz_end, d.qA.begin() + nnz_begin);
+  } else {
+    for (int k = nnz_begin; k < nnz_end; ++k) d.qA[k] = scale * d.M[k];
+  }
   for (int i = trees.dof_begin; i < trees.dof_end; ++i) {
     d.qA[layout.row_adr[i]] += scale * damping_scale * m.dof_damping[i];
   }
   std::copy(d.qH.begin() + nnz_begin, d.qH.begin() + nnz_end, d.qA_factor.begin() + nnz_begin);
-  for (int i = trees.dof_begin; i < trees.dof_end; ++i) d.qA_factor[layout.row_adr[i]] *= scale;
+  if (scale != 1.0) {
+    for (int i = trees.dof_begin; i < trees.dof_end; ++i) d.qA_factor[layout.row_adr[i]] *= scale;
+  }
   TreeSparseMultiplyRange(layout, trees.dof_begin, trees.dof_end, d.qA.data(), d.v_free.data(),
                           d.solver_rhs.data());
 }
