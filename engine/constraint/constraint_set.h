@@ -53,6 +53,9 @@ inline bool ConstraintKeyLess(const ConstraintKey& x, const ConstraintKey& y) {
 }
 
 struct Constraint {
+  // User-provided, so that emplace_back runs only the initializers below: a value-initialized
+  // aggregate is zeroed first, by a `rep stos` slower than the rest of a joint limit's assembly.
+  Constraint() noexcept {}
   ConstraintType type = ConstraintType::kContact;
   int dim = 0;        // rows
   int row_adr = 0;    // first row in ConstraintSet::lambda and ::bias
@@ -75,6 +78,7 @@ struct Constraint {
 
 // One slack block z_ij: the part of constraint i acting on subsystem j through one body or dof.
 struct ConstraintBlock {
+  ConstraintBlock() noexcept {}  // as Constraint's
   int constraint = -1;
   int subsystem = -1;
   int body = -1;  // body-space block: the body whose velocity `map` reads; -1 for joint-space
