@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <thread>
 
 #include <oneapi/tbb/task_arena.h>
@@ -53,6 +55,15 @@ grpc::Status ToStepOptions(const alsim::v1::SolverConfig& config, StepOptions* o
       return {grpc::StatusCode::INVALID_ARGUMENT, "solver anderson_memory must be 0 to 8"};
     }
     options->solver.anderson_memory = static_cast<int>(config.anderson_memory().value());
+  }
+  if (config.has_delassus_refresh_steps()) {
+    const std::uint32_t steps = config.delassus_refresh_steps().value();
+    if (steps < 1 || steps > static_cast<std::uint32_t>(std::numeric_limits<int>::max())) {
+      return {grpc::StatusCode::INVALID_ARGUMENT,
+              "solver delassus_refresh_steps must be at least 1 (1 computes every trace every "
+              "step)"};
+    }
+    options->solver.delassus_refresh_steps = static_cast<int>(steps);
   }
   if (!config.penalty_scaling().empty() &&
       !ParsePenaltyScalingName(config.penalty_scaling().c_str(),

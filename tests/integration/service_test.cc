@@ -247,6 +247,39 @@ TEST_F(ServiceTest, SolverConfigReachesTheEngineAndBadValuesAreRefused) {
   EXPECT_NE(status.error_message().find("pseudo-density"), std::string::npos);
 }
 
+// SolverConfig.delassus_refresh_steps reaches SubADMM: quadrupeds (trees, whose constraints keep
+// their traces) land the same as in-process with the same value, not as with the default; 0 is
+// refused.
+TEST_F(ServiceTest, DelassusRefreshReachesTheEngine) {
+  v1::CreateRequest request;
+  request.mutable_scene()->set_builtin("quadruped_drop_8");
+  request.mutable_solver()->mutable_delassus_refresh_steps()->set_value(1);
+  v1::CreateResponse created;
+  ASSERT_TRUE(stub_->Create(Context().get(), request, &created).ok());
+  constexpr int kSteps = 120;  // the robots land at about 60
+  v1::StepResponse response;
+  ASSERT_TRUE(StepIds({created.instance_ids(0)}, {}, 0, &response, kSteps).ok());
+  const auto model = ImportModelFromFile(kScenes + "quadruped_drop_8.xml").model;
+  Data fresh(*model), defaults(*model);
+  StepOptions options;
+  options.solver.delassus_refresh_steps = 1;
+  for (int n = 0; n < kSteps; ++n) {
+    ASSERT_EQ(Step(*model, fresh, options), StepStatus::kOk);
+    ASSERT_EQ(Step(*model, defaults), StepStatus::kOk);
+  }
+  const std::vector<double> qpos = Doubles(response.observations().at("qpos"));
+  ASSERT_EQ(qpos.size(), static_cast<size_t>(model->nq));
+  EXPECT_EQ(0, std::memcmp(qpos.data(), fresh.qpos.data(), model->nq * sizeof(double)));
+  EXPECT_NE(0, std::memcmp(qpos.data(), defaults.qpos.data(), model->nq * sizeof(double)))
+      << "the option makes a difference, so the test can tell";
+
+  v1::CreateRequest zero = request;
+  zero.mutable_solver()->mutable_delassus_refresh_steps()->set_value(0);
+  const grpc::Status status = stub_->Create(Context().get(), zero, &created);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("delassus_refresh_steps"), std::string::npos);
+}
+
 TEST_F(ServiceTest, GetStateSetStateResumesBitExactly) {
   v1::CreateResponse created;
   ASSERT_TRUE(CreateBuiltin("quadruped_drop_8", 1, 1, &created).ok());
