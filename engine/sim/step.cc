@@ -214,7 +214,9 @@ StepStatus Step(const Model& m, Data& d, const StepOptions& options) {
     d.solver = MakeConstraintSolver(options.solver.type, m);
     if (d.solver == nullptr) return StepStatus::kInvalidOptions;
   }
-  const double start_us = SteadyMicroseconds();
+  // The clock only for a time budget (a clock read is about 25 ns, 0.15% of a humanoid's step).
+  const double budget_us = options.solver.time_budget_us;
+  const double start_us = budget_us > 0 ? SteadyMicroseconds() : 0;
   const double theta = options.theta;
   const double h = m.timestep;
 
@@ -241,8 +243,8 @@ StepStatus Step(const Model& m, Data& d, const StepOptions& options) {
     d.solver_statistics = SolverStatistics{};
   } else {
     BuildIslands(m, d.constraints, d.islands);
-    const double budget = options.solver.time_budget_us;
-    d.solver->Solve(m, d, options.solver, budget > 0 ? start_us + budget : 0, &d.solver_statistics);
+    d.solver->Solve(m, d, options.solver, budget_us > 0 ? start_us + budget_us : 0,
+                    &d.solver_statistics);
     ReportServoForces(m, d);
   }
   SaveWarmStart(d);
