@@ -121,6 +121,24 @@ class ServiceTest : public ::testing::Test {
     return values;
   }
 
+  // The service's final qpos (`response`, after `steps` steps of the scene from scenes/) is the one
+  // an in-process run with `options` reaches, bit for bit, and not the defaults' one: the options
+  // make a difference, so the comparison can tell whether they arrived.
+  static void ExpectOptionsNotDefaults(const std::string& scene, const StepOptions& options,
+                                       int steps, const v1::StepResponse& response) {
+    const auto model = ImportModelFromFile(kScenes + scene).model;
+    Data with(*model), defaults(*model);
+    for (int n = 0; n < steps; ++n) {
+      ASSERT_EQ(Step(*model, with, options), StepStatus::kOk);
+      ASSERT_EQ(Step(*model, defaults), StepStatus::kOk);
+    }
+    const std::vector<double> qpos = Doubles(response.observations().at("qpos"));
+    ASSERT_EQ(qpos.size(), static_cast<size_t>(model->nq));
+    EXPECT_EQ(0, std::memcmp(qpos.data(), with.qpos.data(), model->nq * sizeof(double)));
+    EXPECT_NE(0, std::memcmp(qpos.data(), defaults.qpos.data(), model->nq * sizeof(double)))
+        << "the options make a difference, so the test can tell";
+  }
+
   std::string GetState(std::uint64_t id) {
     v1::GetStateRequest request;
     request.set_instance_id(id);
@@ -213,21 +231,11 @@ TEST_F(ServiceTest, SolverConfigReachesTheEngineAndBadValuesAreRefused) {
   ASSERT_TRUE(stub_->Create(Context().get(), request, &created).ok());
   v1::StepResponse response;
   ASSERT_TRUE(StepIds({created.instance_ids(0)}, {}, 0, &response, 30).ok());
-  const auto model = ImportModelFromFile(kScenes + "box_stack.xml").model;
-  Data paper(*model), defaults(*model);
   StepOptions options;
   options.solver.relaxation = 1.0;
   options.solver.penalty_scaling = PenaltyScaling::kPseudoDensity;
   options.solver.anderson_memory = 0;
-  for (int n = 0; n < 30; ++n) {
-    ASSERT_EQ(Step(*model, paper, options), StepStatus::kOk);
-    ASSERT_EQ(Step(*model, defaults), StepStatus::kOk);
-  }
-  const std::vector<double> qpos = Doubles(response.observations().at("qpos"));
-  ASSERT_EQ(qpos.size(), static_cast<size_t>(model->nq));
-  EXPECT_EQ(0, std::memcmp(qpos.data(), paper.qpos.data(), model->nq * sizeof(double)));
-  EXPECT_NE(0, std::memcmp(qpos.data(), defaults.qpos.data(), model->nq * sizeof(double)))
-      << "the options make a difference, so the test can tell";
+  ExpectOptionsNotDefaults("box_stack.xml", options, 30, response);
 
   for (const double relaxation : {2.0, -0.5, std::nan("")}) {
     v1::CreateRequest bad = request;
@@ -259,19 +267,9 @@ TEST_F(ServiceTest, DelassusRefreshReachesTheEngine) {
   constexpr int kSteps = 120;  // the robots land at about 60
   v1::StepResponse response;
   ASSERT_TRUE(StepIds({created.instance_ids(0)}, {}, 0, &response, kSteps).ok());
-  const auto model = ImportModelFromFile(kScenes + "quadruped_drop_8.xml").model;
-  Data fresh(*model), defaults(*model);
   StepOptions options;
   options.solver.delassus_refresh_steps = 1;
-  for (int n = 0; n < kSteps; ++n) {
-    ASSERT_EQ(Step(*model, fresh, options), StepStatus::kOk);
-    ASSERT_EQ(Step(*model, defaults), StepStatus::kOk);
-  }
-  const std::vector<double> qpos = Doubles(response.observations().at("qpos"));
-  ASSERT_EQ(qpos.size(), static_cast<size_t>(model->nq));
-  EXPECT_EQ(0, std::memcmp(qpos.data(), fresh.qpos.data(), model->nq * sizeof(double)));
-  EXPECT_NE(0, std::memcmp(qpos.data(), defaults.qpos.data(), model->nq * sizeof(double)))
-      << "the option makes a difference, so the test can tell";
+  ExpectOptionsNotDefaults("quadruped_drop_8.xml", options, kSteps, response);
 
   v1::CreateRequest zero = request;
   zero.mutable_solver()->mutable_delassus_refresh_steps()->set_value(0);
