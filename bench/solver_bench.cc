@@ -2,7 +2,9 @@
 //   table3   Table III of the SubADMM paper: ms per solve for SubADMM, No Sub and No Body at a
 //            fixed 100 iterations on the quadruped drops, and the ratios;
 //   mujoco   alsim (SubADMM, default options) against MuJoCo 2.2.2's mj_step on MuJoCo's own
-//            humanoid scenes, in one run: steps/s at 1 and 2 threads, contacts, penetration.
+//            humanoid scenes, in one run: steps/s at 1 and 2 threads, contacts, penetration,
+//            and the host's cross-core latency before each 2-thread run (cross_core_latency.h),
+//            which the 2-thread ratio of small-island scenes follows.
 // Usage: solver_bench [table3|mujoco|all] [--scenes DIR] [--repeats N]
 //                     [--model FILE [--model FILE ...]] [--steps N]
 //   --scenes DIR   where Table III's quadruped_drop_8.xml and quadruped_drop_27.xml are
@@ -23,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/cross_core_latency.h"
 #include "engine/core/parallel.h"
 #include "engine/model/model_import.h"
 #include "engine/sim/state_snapshot.h"
@@ -114,6 +117,15 @@ std::string RatioSpread(const std::vector<double>& ratios) {
   std::snprintf(text, sizeof(text), "%.2fx (%.2f-%.2f)", Median(ratios),
                 *std::min_element(ratios.begin(), ratios.end()),
                 *std::max_element(ratios.begin(), ratios.end()));
+  return text;
+}
+
+// "median (min-max)" of the cross-core latencies, "-" where they could not be measured.
+std::string LatencySpread(const std::vector<double>& ns) {
+  if (ns.empty()) return "-";
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.0f (%.0f-%.0f)", Median(ns),
+                *std::min_element(ns.begin(), ns.end()), *std::max_element(ns.begin(), ns.end()));
   return text;
 }
 
@@ -261,17 +273,20 @@ void AgainstMujoco(const std::vector<MujocoCase>& cases, int repeats) {
       "| scene | steps | MuJoCo steps/s | alsim 1 thread | alsim 2 threads | "
       "alsim/MuJoCo 1t | alsim/MuJoCo 2t | contacts MuJoCo / alsim | "
       "max penetration mm MuJoCo / alsim | alsim residual | paper settings 1t | "
-      "paper/MuJoCo 1t | paper residual |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+      "paper/MuJoCo 1t | paper residual | cross-core ns |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (size_t k = 0; k < cases.size(); ++k) {
     const MujocoCase& c = cases[k];
     const std::string path = MujocoCasePath(c.file);
     const Model* model = models[k].get();
-    std::vector<double> mj, one, two, paper, one_ratio, two_ratio, paper_ratio;
+    std::vector<double> mj, one, two, paper, one_ratio, two_ratio, paper_ratio, cross_core;
     RunSample mj_sample, one_sample, two_sample, paper_sample;
     for (int r = 0; r < repeats; ++r) {  // interleaved, so drifts in machine load hit all three
       mj_sample = RunMujoco(path, c.steps);
       one_sample = RunAlsim(*model, 1, c.steps);
+      // The host's placement of the two vCPUs, just before the 2-thread run (cross_core_latency.h).
+      const CrossCoreLatency latency = MeasureCrossCoreLatency();
+      if (latency.measured) cross_core.push_back(latency.other_core_ns);
       two_sample = RunAlsim(*model, 2, c.steps);
       paper_sample = RunAlsim(*model, 1, c.steps, PaperSettings());
       paper.push_back(paper_sample.steps_per_second);
@@ -286,12 +301,12 @@ void AgainstMujoco(const std::vector<MujocoCase>& cases, int repeats) {
     }
     std::printf(
         "| %s | %d | %.0f | %.0f | %.0f | %s | %s | %.1f / %.1f | %.2f / %.3f | "
-        "%.1e | %.0f | %s | %.1e |\n",
+        "%.1e | %.0f | %s | %.1e | %s |\n",
         c.file.c_str(), c.steps, Median(mj), Median(one), Median(two),
         RatioSpread(one_ratio).c_str(), RatioSpread(two_ratio).c_str(), mj_sample.mean_contacts,
         one_sample.mean_contacts, 1e3 * mj_sample.max_penetration, 1e3 * one_sample.max_penetration,
         one_sample.mean_residual, Median(paper), RatioSpread(paper_ratio).c_str(),
-        paper_sample.mean_residual);
+        paper_sample.mean_residual, LatencySpread(cross_core).c_str());
     std::fflush(stdout);
   }
 }
