@@ -65,6 +65,15 @@ grpc::Status ToStepOptions(const alsim::v1::SolverConfig& config, StepOptions* o
     }
     options->solver.delassus_refresh_steps = static_cast<int>(steps);
   }
+  if (config.has_response_after_iterations()) {
+    const std::uint32_t iterations = config.response_after_iterations().value();
+    if (iterations > static_cast<std::uint32_t>(std::numeric_limits<int>::max())) {
+      return {grpc::StatusCode::INVALID_ARGUMENT,
+              "solver response_after_iterations must be at most " +
+                  std::to_string(std::numeric_limits<int>::max()) + " (0 for never)"};
+    }
+    options->solver.response_after_iterations = static_cast<int>(iterations);
+  }
   if (!config.penalty_scaling().empty() &&
       !ParsePenaltyScalingName(config.penalty_scaling().c_str(),
                                &options->solver.penalty_scaling)) {

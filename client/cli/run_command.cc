@@ -82,10 +82,11 @@ bool ParseNumber(const std::string& text, double* value) {
 std::string ParseRunArgs(const std::vector<std::string>& args, RunOptions* options) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
-    const bool takes_value =
-        arg == "--steps" || arg == "--solver" || arg == "--threads" || arg == "--iterations" ||
-        arg == "--tolerance" || arg == "--budget-us" || arg == "--relaxation" ||
-        arg == "--penalty-scaling" || arg == "--anderson" || arg == "--delassus-refresh";
+    const bool takes_value = arg == "--steps" || arg == "--solver" || arg == "--threads" ||
+                             arg == "--iterations" || arg == "--tolerance" ||
+                             arg == "--budget-us" || arg == "--relaxation" ||
+                             arg == "--penalty-scaling" || arg == "--anderson" ||
+                             arg == "--delassus-refresh" || arg == "--response-after";
     if (takes_value && i + 1 >= args.size()) return arg + " needs a value";
     const std::string value = takes_value ? args[++i] : "";
     long long integer = 0;
@@ -135,6 +136,11 @@ std::string ParseRunArgs(const std::vector<std::string>& args, RunOptions* optio
         return "--delassus-refresh '" + value + "' is not a positive integer";
       }
       options->solver.delassus_refresh_steps = static_cast<int>(integer);
+    } else if (arg == "--response-after") {
+      if (!ParseInteger(value, &integer) || integer < 0 || integer > 1000000000) {
+        return "--response-after '" + value + "' is not a non-negative integer";
+      }
+      options->solver.response_after_iterations = static_cast<int>(integer);
     } else if (arg == "--penalty-scaling") {
       if (!ParsePenaltyScalingName(value.c_str(), &options->solver.penalty_scaling)) {
         return "--penalty-scaling '" + value + "' is not one of delassus, pseudo-density";
@@ -203,6 +209,7 @@ void PrintJson(const RunOptions& options, const Model& m, const Data& d,
   json.String("penalty_scaling", PenaltyScalingName(options.solver.penalty_scaling));
   json.Int("anderson_memory", options.solver.anderson_memory);
   json.Int("delassus_refresh_steps", options.solver.delassus_refresh_steps);
+  json.Int("response_after_iterations", options.solver.response_after_iterations);
   json.Double("mean_contacts", stats.Mean(stats.sum_contacts));
   json.Double("mean_warm_started_contacts", stats.Mean(stats.sum_warm_started_contacts));
   json.Double("mean_islands", stats.Mean(stats.sum_islands));
@@ -261,7 +268,7 @@ void PrintSummary(const RunOptions& options, const Model& m, const Data& d,
 
 std::string RunUsage() {
   const SolverOptions defaults;
-  char text[2048];
+  char text[4096];  // the text below is about 2.3 KB
   std::snprintf(
       text, sizeof(text),
       "  run SCENE [OPTIONS]    load an MJCF or URDF scene and step it in this process (no\n"
@@ -286,13 +293,16 @@ std::string RunUsage() {
       "    --delassus-refresh N SubADMM: a constraint that persists keeps its delassus penalty's\n"
       "                         effective mass for N steps before it is computed again; 1\n"
       "                         computes it every step [default %d]\n"
+      "    --response-after N   SubADMM: an island still iterating after N iterations moves its\n"
+      "                         small trees to their constraint-space response (same iterates\n"
+      "                         up to rounding); 0 for never [default %d]\n"
       "    --json               print one JSON object on stdout (keys in README.md); no\n"
       "                         progress bar (it is shown on stderr only when that is a\n"
       "                         terminal)\n",
       kDefaultSteps, SolverName(defaults.type), tbb::info::default_concurrency(),
       defaults.max_iterations, defaults.tolerance, defaults.time_budget_us, defaults.relaxation,
       defaults.anderson_memory, PenaltyScalingName(defaults.penalty_scaling),
-      defaults.delassus_refresh_steps);
+      defaults.delassus_refresh_steps, defaults.response_after_iterations);
   return text;
 }
 

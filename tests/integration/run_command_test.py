@@ -151,6 +151,12 @@ class RunCommandTest(unittest.TestCase):
         self.assertEqual(result["relaxation"], 1.0)
         self.assertEqual(result["penalty_scaling"], "pseudo-density")
         self.assertEqual(result["anderson_memory"], 0)
+        out = self.alsim("run", self.scene, "--steps", "20", "--response-after", "0",
+                         "--delassus-refresh", "3", "--json")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        result = json.loads(out.stdout)
+        self.assertEqual(result["response_after_iterations"], 0)
+        self.assertEqual(result["delassus_refresh_steps"], 3)
 
     def test_summary_without_json(self):
         out = self.alsim("run", self.scene, "--steps", "20")
@@ -191,7 +197,7 @@ class RunCommandTest(unittest.TestCase):
         self.assertEqual(out.returncode, 0)
         for flag in ("run SCENE", "--steps", "--solver", "--threads", "--iterations",
                      "--tolerance", "--budget-us", "--relaxation", "--penalty-scaling",
-                     "--anderson", "--json",
+                     "--anderson", "--delassus-refresh", "--response-after", "--json",
                      "server-info", "health"):
             self.assertIn(flag, out.stdout)
         self.assertIn("[default 1000]", out.stdout)
@@ -217,6 +223,7 @@ class RunCommandTest(unittest.TestCase):
                      ["--threads", "0"], ["--iterations", "0"], ["--tolerance", "-1"],
                      ["--budget-us", "x"], ["--relaxation", "2"], ["--relaxation", "0"],
                      ["--penalty-scaling", "unit"], ["--anderson", "9"], ["--steps"],
+                     ["--response-after", "-1"], ["--delassus-refresh", "0"],
                      ["--no-such-flag"]):
             out = self.alsim("run", self.scene, *args)
             self.assertEqual(out.returncode, 2, args)

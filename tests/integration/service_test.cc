@@ -278,6 +278,30 @@ TEST_F(ServiceTest, DelassusRefreshReachesTheEngine) {
   EXPECT_NE(status.error_message().find("delassus_refresh_steps"), std::string::npos);
 }
 
+// SolverConfig.response_after_iterations reaches SubADMM: with 1, the quadrupeds' islands move
+// to the constraint-space response after their first iteration, which changes the rounding, so
+// the robots land as in-process with 1 and not bit for bit as with the default (24); a value
+// beyond the engine's int is refused.
+TEST_F(ServiceTest, ResponseSwitchReachesTheEngine) {
+  v1::CreateRequest request;
+  request.mutable_scene()->set_builtin("quadruped_drop_8");
+  request.mutable_solver()->mutable_response_after_iterations()->set_value(1);
+  v1::CreateResponse created;
+  ASSERT_TRUE(stub_->Create(Context().get(), request, &created).ok());
+  constexpr int kSteps = 120;
+  v1::StepResponse response;
+  ASSERT_TRUE(StepIds({created.instance_ids(0)}, {}, 0, &response, kSteps).ok());
+  StepOptions options;
+  options.solver.response_after_iterations = 1;
+  ExpectOptionsNotDefaults("quadruped_drop_8.xml", options, kSteps, response);
+
+  v1::CreateRequest huge = request;
+  huge.mutable_solver()->mutable_response_after_iterations()->set_value(4000000000u);
+  const grpc::Status status = stub_->Create(Context().get(), huge, &created);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("response_after_iterations"), std::string::npos);
+}
+
 TEST_F(ServiceTest, GetStateSetStateResumesBitExactly) {
   v1::CreateResponse created;
   ASSERT_TRUE(CreateBuiltin("quadruped_drop_8", 1, 1, &created).ok());
