@@ -139,6 +139,31 @@ class ServiceTest : public ::testing::Test {
         << "the options make a difference, so the test can tell";
   }
 
+  // quadruped_drop_8 created with `config` and stepped 120 times (the robots land at about 60)
+  // ends where an in-process run with `options` does, and not where the defaults' run does.
+  void ExpectQuadrupedsLandAsInProcess(const v1::SolverConfig& config, const StepOptions& options) {
+    v1::CreateRequest request;
+    request.mutable_scene()->set_builtin("quadruped_drop_8");
+    *request.mutable_solver() = config;
+    v1::CreateResponse created;
+    ASSERT_TRUE(stub_->Create(Context().get(), request, &created).ok());
+    constexpr int kSteps = 120;
+    v1::StepResponse response;
+    ASSERT_TRUE(StepIds({created.instance_ids(0)}, {}, 0, &response, kSteps).ok());
+    ExpectOptionsNotDefaults("quadruped_drop_8.xml", options, kSteps, response);
+  }
+
+  // Create with `config` fails with INVALID_ARGUMENT, and the message names `field`.
+  void ExpectCreateRefused(const v1::SolverConfig& config, const std::string& field) {
+    v1::CreateRequest request;
+    request.mutable_scene()->set_builtin("quadruped_drop_8");
+    *request.mutable_solver() = config;
+    v1::CreateResponse created;
+    const grpc::Status status = stub_->Create(Context().get(), request, &created);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(status.error_message().find(field), std::string::npos) << status.error_message();
+  }
+
   std::string GetState(std::uint64_t id) {
     v1::GetStateRequest request;
     request.set_instance_id(id);
@@ -259,23 +284,13 @@ TEST_F(ServiceTest, SolverConfigReachesTheEngineAndBadValuesAreRefused) {
 // their traces) land the same as in-process with the same value, not as with the default; 0 is
 // refused.
 TEST_F(ServiceTest, DelassusRefreshReachesTheEngine) {
-  v1::CreateRequest request;
-  request.mutable_scene()->set_builtin("quadruped_drop_8");
-  request.mutable_solver()->mutable_delassus_refresh_steps()->set_value(1);
-  v1::CreateResponse created;
-  ASSERT_TRUE(stub_->Create(Context().get(), request, &created).ok());
-  constexpr int kSteps = 120;  // the robots land at about 60
-  v1::StepResponse response;
-  ASSERT_TRUE(StepIds({created.instance_ids(0)}, {}, 0, &response, kSteps).ok());
+  v1::SolverConfig config;
+  config.mutable_delassus_refresh_steps()->set_value(1);
   StepOptions options;
   options.solver.delassus_refresh_steps = 1;
-  ExpectOptionsNotDefaults("quadruped_drop_8.xml", options, kSteps, response);
-
-  v1::CreateRequest zero = request;
-  zero.mutable_solver()->mutable_delassus_refresh_steps()->set_value(0);
-  const grpc::Status status = stub_->Create(Context().get(), zero, &created);
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_NE(status.error_message().find("delassus_refresh_steps"), std::string::npos);
+  ExpectQuadrupedsLandAsInProcess(config, options);
+  config.mutable_delassus_refresh_steps()->set_value(0);
+  ExpectCreateRefused(config, "delassus_refresh_steps");
 }
 
 // SolverConfig.response_after_iterations reaches SubADMM: with 1, the quadrupeds' islands move
@@ -283,23 +298,13 @@ TEST_F(ServiceTest, DelassusRefreshReachesTheEngine) {
 // the robots land as in-process with 1 and not bit for bit as with the default (24); a value
 // beyond the engine's int is refused.
 TEST_F(ServiceTest, ResponseSwitchReachesTheEngine) {
-  v1::CreateRequest request;
-  request.mutable_scene()->set_builtin("quadruped_drop_8");
-  request.mutable_solver()->mutable_response_after_iterations()->set_value(1);
-  v1::CreateResponse created;
-  ASSERT_TRUE(stub_->Create(Context().get(), request, &created).ok());
-  constexpr int kSteps = 120;
-  v1::StepResponse response;
-  ASSERT_TRUE(StepIds({created.instance_ids(0)}, {}, 0, &response, kSteps).ok());
+  v1::SolverConfig config;
+  config.mutable_response_after_iterations()->set_value(1);
   StepOptions options;
   options.solver.response_after_iterations = 1;
-  ExpectOptionsNotDefaults("quadruped_drop_8.xml", options, kSteps, response);
-
-  v1::CreateRequest huge = request;
-  huge.mutable_solver()->mutable_response_after_iterations()->set_value(4000000000u);
-  const grpc::Status status = stub_->Create(Context().get(), huge, &created);
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_NE(status.error_message().find("response_after_iterations"), std::string::npos);
+  ExpectQuadrupedsLandAsInProcess(config, options);
+  config.mutable_response_after_iterations()->set_value(4000000000u);
+  ExpectCreateRefused(config, "response_after_iterations");
 }
 
 TEST_F(ServiceTest, GetStateSetStateResumesBitExactly) {
