@@ -111,23 +111,23 @@ SolveSample MeasureSolver(const Model& model, SolverType type, int threads, int 
   return sample;
 }
 
-// "1.28x (1.10-1.45)": the median of per-repeat ratios and their range.
-std::string RatioSpread(const std::vector<double>& ratios) {
+// "median (min-max)" of `values` in `format` (three doubles), "-" when there are none.
+std::string Spread(const std::vector<double>& values, const char* format) {
+  if (values.empty()) return "-";
   char text[64];
-  std::snprintf(text, sizeof(text), "%.2fx (%.2f-%.2f)", Median(ratios),
-                *std::min_element(ratios.begin(), ratios.end()),
-                *std::max_element(ratios.begin(), ratios.end()));
+  std::snprintf(text, sizeof(text), format, Median(values),
+                *std::min_element(values.begin(), values.end()),
+                *std::max_element(values.begin(), values.end()));
   return text;
 }
 
-// "median (min-max)" of the cross-core latencies, "-" where they could not be measured.
-std::string LatencySpread(const std::vector<double>& ns) {
-  if (ns.empty()) return "-";
-  char text[64];
-  std::snprintf(text, sizeof(text), "%.0f (%.0f-%.0f)", Median(ns),
-                *std::min_element(ns.begin(), ns.end()), *std::max_element(ns.begin(), ns.end()));
-  return text;
+// "1.28x (1.10-1.45)": the median of per-repeat ratios and their range.
+std::string RatioSpread(const std::vector<double>& ratios) {
+  return Spread(ratios, "%.2fx (%.2f-%.2f)");
 }
+
+// "26 (21-29)": the cross-core latencies in ns, "-" where they could not be measured.
+std::string LatencySpread(const std::vector<double>& ns) { return Spread(ns, "%.0f (%.0f-%.0f)"); }
 
 // Each repeat measures the three solvers one after another, and the ratios are the medians of
 // the per-repeat ratios: the machine's drift over a run lands on all three alike (measured in

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <thread>
 
 #include <oneapi/tbb/task_arena.h>
@@ -23,6 +24,19 @@ using Clock = std::chrono::steady_clock;
 
 std::vector<std::uint64_t> Ids(const alsim::v1::InstanceSelection& selection) {
   return {selection.instance_ids().begin(), selection.instance_ids().end()};
+}
+
+// An optional UInt32Value field: unset leaves *out (the engine's default); a value in [lower,
+// upper] (upper at most INT_MAX) is copied in; anything else is INVALID_ARGUMENT with `message`.
+grpc::Status TakeBoundedOption(bool has, const google::protobuf::UInt32Value& field,
+                               std::uint32_t lower, std::uint32_t upper, const std::string& message,
+                               int* out) {
+  if (!has) return grpc::Status::OK;
+  if (field.value() < lower || field.value() > upper) {
+    return {grpc::StatusCode::INVALID_ARGUMENT, message};
+  }
+  *out = static_cast<int>(field.value());
+  return grpc::Status::OK;
 }
 
 // SolverConfig -> the engine's options; INVALID_ARGUMENT for an unknown solver or a bad value.
@@ -50,30 +64,24 @@ grpc::Status ToStepOptions(const alsim::v1::SolverConfig& config, StepOptions* o
     }
     options->solver.relaxation = config.relaxation();
   }
-  if (config.has_anderson_memory()) {
-    if (config.anderson_memory().value() > 8) {
-      return {grpc::StatusCode::INVALID_ARGUMENT, "solver anderson_memory must be 0 to 8"};
-    }
-    options->solver.anderson_memory = static_cast<int>(config.anderson_memory().value());
+  constexpr std::uint32_t kIntMax = std::numeric_limits<int>::max();
+  grpc::Status status =
+      TakeBoundedOption(config.has_anderson_memory(), config.anderson_memory(), 0, 8,
+                        "solver anderson_memory must be 0 to 8", &options->solver.anderson_memory);
+  if (status.ok()) {
+    status = TakeBoundedOption(
+        config.has_delassus_refresh_steps(), config.delassus_refresh_steps(), 1, kIntMax,
+        "solver delassus_refresh_steps must be at least 1 (1 computes every trace every step)",
+        &options->solver.delassus_refresh_steps);
   }
-  if (config.has_delassus_refresh_steps()) {
-    const std::uint32_t steps = config.delassus_refresh_steps().value();
-    if (steps < 1 || steps > static_cast<std::uint32_t>(std::numeric_limits<int>::max())) {
-      return {grpc::StatusCode::INVALID_ARGUMENT,
-              "solver delassus_refresh_steps must be at least 1 (1 computes every trace every "
-              "step)"};
-    }
-    options->solver.delassus_refresh_steps = static_cast<int>(steps);
+  if (status.ok()) {
+    status = TakeBoundedOption(config.has_response_after_iterations(),
+                               config.response_after_iterations(), 0, kIntMax,
+                               "solver response_after_iterations must be at most " +
+                                   std::to_string(kIntMax) + " (0 for never)",
+                               &options->solver.response_after_iterations);
   }
-  if (config.has_response_after_iterations()) {
-    const std::uint32_t iterations = config.response_after_iterations().value();
-    if (iterations > static_cast<std::uint32_t>(std::numeric_limits<int>::max())) {
-      return {grpc::StatusCode::INVALID_ARGUMENT,
-              "solver response_after_iterations must be at most " +
-                  std::to_string(std::numeric_limits<int>::max()) + " (0 for never)"};
-    }
-    options->solver.response_after_iterations = static_cast<int>(iterations);
-  }
+  if (!status.ok()) return status;
   if (!config.penalty_scaling().empty() &&
       !ParsePenaltyScalingName(config.penalty_scaling().c_str(),
                                &options->solver.penalty_scaling)) {

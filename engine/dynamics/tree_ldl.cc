@@ -150,7 +150,7 @@ void TreeSparseMultiplyRange(const TreeSparseLayout& layout, int begin, int end,
       const int* column = layout.column.data() + layout.row_adr[i];
       const int depth = layout.row_nnz[i];
       double yi = 0;
-      yi += row[0] * x[i];
+      yi += row[0] * x[i];  // from 0 as the scatter's y: a -0.0 product sums to +0.0 there too
       for (int k = 1; k < depth; ++k) yi += row[k] * x[column[k]];
       for (int j = i + 1; j < layout.subtree_end[i]; ++j)
         yi += matrix[layout.row_end[j] - depth] * x[j];
