@@ -3,8 +3,10 @@
 //            fixed 100 iterations on the quadruped drops, and the ratios;
 //   mujoco   alsim (SubADMM, default options) against MuJoCo 2.2.2's mj_step on MuJoCo's own
 //            humanoid scenes, in one run: steps/s at 1 and 2 threads, contacts, penetration,
-//            and the host's cross-core latency before each 2-thread run (cross_core_latency.h),
-//            which the 2-thread ratio of small-island scenes follows.
+//            the host's cross-core latency before each 2-thread run (cross_core_latency.h),
+//            which the 2-thread ratio of small-island scenes follows, and alsim's 2-thread
+//            speed-up beside what two independent 1-thread runs at once get from the host (the
+//            ceiling of any 2-thread speed-up at that moment).
 // Usage: solver_bench [table3|mujoco|all] [--scenes DIR] [--repeats N]
 //                     [--model FILE [--model FILE ...]] [--steps N]
 //   --scenes DIR   where Table III's quadruped_drop_8.xml and quadruped_drop_27.xml are
@@ -23,6 +25,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench/cross_core_latency.h"
@@ -201,6 +204,19 @@ RunSample RunAlsim(const Model& model, int threads, int steps,
   return sample;
 }
 
+// Combined steps/s of two 1-thread runs of the scene at once, each with its own Data on its own
+// thread. Over a lone 1-thread run's steps/s, this is what the host's two vCPUs give work that
+// shares nothing at that moment: the ceiling of any 2-thread speed-up. It is about 2 when the two
+// vCPUs sit on two idle cores, and near 1 when they share one core or the host is busy
+// (BENCHMARKS.md, "Two placements of the two vCPUs").
+double IndependentPairStepsPerSecond(const Model& model, int steps) {
+  const auto start = Clock::now();
+  std::thread other([&] { RunAlsim(model, 1, steps); });
+  RunAlsim(model, 1, steps);
+  other.join();
+  return 2.0 * steps / Seconds(start);
+}
+
 // Algorithm 2 as the paper has it: no over-relaxation, one beta for all contacts, no Anderson
 // acceleration, and the tolerance alsim used before (BENCHMARKS.md compares it with the
 // defaults).
@@ -273,13 +289,15 @@ void AgainstMujoco(const std::vector<MujocoCase>& cases, int repeats) {
       "| scene | steps | MuJoCo steps/s | alsim 1 thread | alsim 2 threads | "
       "alsim/MuJoCo 1t | alsim/MuJoCo 2t | contacts MuJoCo / alsim | "
       "max penetration mm MuJoCo / alsim | alsim residual | paper settings 1t | "
-      "paper/MuJoCo 1t | paper residual | cross-core ns |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+      "paper/MuJoCo 1t | paper residual | cross-core ns | alsim 2t/1t | "
+      "independent 2 runs/1 run |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (size_t k = 0; k < cases.size(); ++k) {
     const MujocoCase& c = cases[k];
     const std::string path = MujocoCasePath(c.file);
     const Model* model = models[k].get();
-    std::vector<double> mj, one, two, paper, one_ratio, two_ratio, paper_ratio, cross_core;
+    std::vector<double> mj, one, two, paper, one_ratio, two_ratio, paper_ratio, cross_core, speedup,
+        host_speedup;
     RunSample mj_sample, one_sample, two_sample, paper_sample;
     for (int r = 0; r < repeats; ++r) {  // interleaved, so drifts in machine load hit all three
       mj_sample = RunMujoco(path, c.steps);
@@ -288,6 +306,7 @@ void AgainstMujoco(const std::vector<MujocoCase>& cases, int repeats) {
       const CrossCoreLatency latency = MeasureCrossCoreLatency();
       if (latency.measured) cross_core.push_back(latency.other_core_ns);
       two_sample = RunAlsim(*model, 2, c.steps);
+      const double pair_steps_per_second = IndependentPairStepsPerSecond(*model, c.steps);
       paper_sample = RunAlsim(*model, 1, c.steps, PaperSettings());
       paper.push_back(paper_sample.steps_per_second);
       mj.push_back(mj_sample.steps_per_second);
@@ -298,15 +317,18 @@ void AgainstMujoco(const std::vector<MujocoCase>& cases, int repeats) {
       one_ratio.push_back(one.back() / mj.back());
       two_ratio.push_back(two.back() / mj.back());
       paper_ratio.push_back(paper.back() / mj.back());
+      speedup.push_back(two.back() / one.back());
+      host_speedup.push_back(pair_steps_per_second / one.back());
     }
     std::printf(
         "| %s | %d | %.0f | %.0f | %.0f | %s | %s | %.1f / %.1f | %.2f / %.3f | "
-        "%.1e | %.0f | %s | %.1e | %s |\n",
+        "%.1e | %.0f | %s | %.1e | %s | %s | %s |\n",
         c.file.c_str(), c.steps, Median(mj), Median(one), Median(two),
         RatioSpread(one_ratio).c_str(), RatioSpread(two_ratio).c_str(), mj_sample.mean_contacts,
         one_sample.mean_contacts, 1e3 * mj_sample.max_penetration, 1e3 * one_sample.max_penetration,
         one_sample.mean_residual, Median(paper), RatioSpread(paper_ratio).c_str(),
-        paper_sample.mean_residual, LatencySpread(cross_core).c_str());
+        paper_sample.mean_residual, LatencySpread(cross_core).c_str(), RatioSpread(speedup).c_str(),
+        RatioSpread(host_speedup).c_str());
     std::fflush(stdout);
   }
 }
