@@ -208,7 +208,7 @@ RunSample RunAlsim(const Model& model, int threads, int steps,
 // thread. Over a lone 1-thread run's steps/s, this is what the host's two vCPUs give work that
 // shares nothing at that moment: the ceiling of any 2-thread speed-up. It is about 2 when the two
 // vCPUs sit on two idle cores, and near 1 when they share one core or the host is busy
-// (BENCHMARKS.md, "Two placements of the two vCPUs").
+// (BENCHMARKS.md, "A third placement, and the ceiling the host sets for 2 threads").
 double IndependentPairStepsPerSecond(const Model& model, int steps) {
   const auto start = Clock::now();
   std::thread other([&] { RunAlsim(model, 1, steps); });
