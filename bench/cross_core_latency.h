@@ -3,9 +3,10 @@
 //
 // On the shared 2-vCPU VMs these benchmarks run on, it is not a constant: the host moves the two
 // vCPUs between placements, and a dependent load of a line the other vCPU wrote took 21-25 ns in
-// some periods (a shared L3, it seems) and 102-132 ns in others, against 4 ns for a line the same
-// core wrote (2026-11-25). humanoid100 at 2 threads follows it (BENCHMARKS.md, "Two placements of
-// the two vCPUs"), so solver_bench prints it beside every 2-thread ratio.
+// some periods (a shared L3, it seems), 102-132 ns in others and about 5 ns in a third (one
+// physical core for both), against 4 ns for a line the same core wrote (2026-11-25). humanoid100
+// at 2 threads follows it (BENCHMARKS.md, "Two placements of the two vCPUs" and "A third
+// placement"), so solver_bench prints it beside every 2-thread ratio.
 #pragma once
 
 #include <pthread.h>

@@ -71,6 +71,18 @@ bool ParseInteger(const std::string& text, long long* value) {
   return *end == '\0' && errno != ERANGE;
 }
 
+// An integer option: `text` as an integer in [lower, upper] into *out, which is left alone
+// when it is not one.
+bool ParseIntegerIn(const std::string& text, long long lower, long long upper, int* out) {
+  long long value = 0;
+  if (!ParseInteger(text, &value) || value < lower || value > upper) return false;
+  *out = static_cast<int>(value);
+  return true;
+}
+
+// Upper bound of the iteration and step counts the solver options take (within int).
+constexpr long long kMaxCount = 1000000000;
+
 bool ParseNumber(const std::string& text, double* value) {
   if (text.empty()) return false;
   char* end = nullptr;
@@ -101,16 +113,14 @@ std::string ParseRunArgs(const std::vector<std::string>& args, RunOptions* optio
       }
       options->steps = integer;
     } else if (arg == "--threads") {
-      if (!ParseInteger(value, &integer) || integer < 1 || integer > kMaxThreads) {
+      if (!ParseIntegerIn(value, 1, kMaxThreads, &options->threads)) {
         return "--threads '" + value + "' is not an integer from 1 to " +
                std::to_string(kMaxThreads);
       }
-      options->threads = static_cast<int>(integer);
     } else if (arg == "--iterations") {
-      if (!ParseInteger(value, &integer) || integer < 1 || integer > 1000000000) {
+      if (!ParseIntegerIn(value, 1, kMaxCount, &options->solver.max_iterations)) {
         return "--iterations '" + value + "' is not a positive integer";
       }
-      options->solver.max_iterations = static_cast<int>(integer);
     } else if (arg == "--tolerance") {
       if (!ParseNumber(value, &number) || number < 0) {
         return "--tolerance '" + value + "' is not a non-negative number";
@@ -127,20 +137,17 @@ std::string ParseRunArgs(const std::vector<std::string>& args, RunOptions* optio
       }
       options->solver.relaxation = number;
     } else if (arg == "--anderson") {
-      if (!ParseInteger(value, &integer) || integer < 0 || integer > 8) {
+      if (!ParseIntegerIn(value, 0, 8, &options->solver.anderson_memory)) {
         return "--anderson '" + value + "' is not an integer from 0 to 8";
       }
-      options->solver.anderson_memory = static_cast<int>(integer);
     } else if (arg == "--delassus-refresh") {
-      if (!ParseInteger(value, &integer) || integer < 1 || integer > 1000000000) {
+      if (!ParseIntegerIn(value, 1, kMaxCount, &options->solver.delassus_refresh_steps)) {
         return "--delassus-refresh '" + value + "' is not a positive integer";
       }
-      options->solver.delassus_refresh_steps = static_cast<int>(integer);
     } else if (arg == "--response-after") {
-      if (!ParseInteger(value, &integer) || integer < 0 || integer > 1000000000) {
+      if (!ParseIntegerIn(value, 0, kMaxCount, &options->solver.response_after_iterations)) {
         return "--response-after '" + value + "' is not a non-negative integer";
       }
-      options->solver.response_after_iterations = static_cast<int>(integer);
     } else if (arg == "--penalty-scaling") {
       if (!ParsePenaltyScalingName(value.c_str(), &options->solver.penalty_scaling)) {
         return "--penalty-scaling '" + value + "' is not one of delassus, pseudo-density";
