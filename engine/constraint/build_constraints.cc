@@ -44,8 +44,6 @@ ConstraintBlock& AddBlock(ConstraintSet& set) {
   Constraint& c = set.constraints.back();
   ConstraintBlock& block = set.blocks.emplace_back();
   block.constraint = static_cast<int>(set.constraints.size()) - 1;
-  block.z_adr = static_cast<int>(set.z.size());
-  for (int r = 0; r < c.dim; ++r) set.z.push_back(0.0);
   ++c.block_num;
   return block;
 }
@@ -102,14 +100,13 @@ bool WarmStartContact(const Data& d, Constraint& c, double radius, double* lambd
   return true;
 }
 
-// Contact constraints in two passes: the layout (which contacts take part, and where their rows,
-// blocks and slacks go), so that the arrays are sized once, then each contact's bias, Jacobian
+// Contact constraints in two passes: the layout (which contacts take part, and where their rows
+// and blocks go), so that the arrays are sized once, then each contact's bias, Jacobian
 // blocks and warm start. Blocks: body2's (+1) before body1's (-1). (Filling the contacts in
 // parallel gained nothing at 150-270 contacts: BENCHMARKS.md.)
 void AddContacts(const Model& m, const Data& d, ConstraintSet& set, double h, double erp,
                  double warm_start_radius) {
   const int first = static_cast<int>(set.constraints.size());
-  int z_size = static_cast<int>(set.z.size());
   for (int k = 0; k < static_cast<int>(d.contact.size()); ++k) {
     const Contact& contact = d.contact[k];
     const int body1 = m.geom_body[contact.geom1], body2 = m.geom_body[contact.geom2];
@@ -129,8 +126,6 @@ void AddContacts(const Model& m, const Data& d, ConstraintSet& set, double h, do
       block.constraint = index;
       block.subsystem = m.body_subsystem[body];
       block.body = body;
-      block.z_adr = z_size;
-      z_size += 3;
       ++c.block_num;
     }
     set.num_rows += 3;
@@ -138,7 +133,6 @@ void AddContacts(const Model& m, const Data& d, ConstraintSet& set, double h, do
   }
   set.bias.resize(set.num_rows, 0.0);
   set.lambda.resize(set.num_rows, 0.0);
-  set.z.resize(z_size, 0.0);
   for (int i = first; i < static_cast<int>(set.constraints.size()); ++i) {
     Constraint& c = set.constraints[i];
     const Contact& contact = d.contact[c.contact];

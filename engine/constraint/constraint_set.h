@@ -84,7 +84,6 @@ struct ConstraintBlock {
   int body = -1;  // body-space block: the body whose velocity `map` reads; -1 for joint-space
   int dof = -1;   // joint-space block: the dof; -1 for body-space
   double dof_coefficient = 0;  // joint-space: J_ij = c e_dof^T
-  int z_adr = 0;               // first of `dim` rows in ConstraintSet::z
   // Body-space: rows 0 .. dim-1 map the body's spatial velocity to constraint space (eq. 44 with
   // alsim's (angular, linear) order and the tree's reference point). Unused rows are zero.
   Eigen::Matrix<double, 3, 6> map = Eigen::Matrix<double, 3, 6>::Zero();
@@ -100,7 +99,6 @@ struct ConstraintSet {
   std::vector<ConstraintBlock> blocks;
   std::vector<double> bias;    // e_i per row (eqs. 3-5), m/s (or rad/s)
   std::vector<double> lambda;  // impulse per row, N s; the warm start on entry to the solver
-  std::vector<double> z;       // slack per block row (eq. 32)
   int num_rows = 0;
   int num_contacts = 0;
   // Contacts that inherited an impulse from last step's (ConstraintOptions::warm_start_radius). A
@@ -112,7 +110,6 @@ struct ConstraintSet {
     blocks.clear();
     bias.clear();
     lambda.clear();
-    z.clear();
     num_rows = 0;
     num_contacts = 0;
     num_warm_started_contacts = 0;

@@ -87,7 +87,6 @@ Data::Data(const Model& m)
   constraints.blocks.reserve(2 * max_constraints);
   constraints.bias.reserve(3 * max_constraints);
   constraints.lambda.reserve(3 * max_constraints);
-  constraints.z.reserve(6 * max_constraints);
   warm_start.key.reserve(max_constraints);
   warm_start.position.reserve(max_constraints);
   warm_start.impulse.reserve(max_constraints);

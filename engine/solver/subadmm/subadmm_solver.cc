@@ -88,12 +88,11 @@ SubAdmmSolver::SubAdmmSolver(const Model& m)
       single_body_(m.nsubsystem, 0),
       single_body_response_(m.nsubsystem, Mat6::Zero()),
       single_body_free_velocity_(m.nsubsystem, Vec6::Zero()),
-      single_body_force_(m.nsubsystem, Vec6::Zero()),
       single_body_scratch_(m.nv, 0.0),
       single_body_w_(m.nv, Vec6::Zero()),
       velocity_scratch_(m.nv, 0.0),
       dual_force_(m.nv, 0.0),
-      subsystem_dual_(m.nsubsystem, 0.0) {
+      subsystem_values_(m.nsubsystem) {
   subsystem_blocks_.adr.reserve(m.nsubsystem + 1);
   subsystem_blocks_.cursor.reserve(m.nsubsystem + 1);
   island_results_.reserve(m.nsubsystem);
@@ -107,7 +106,13 @@ SubAdmmSolver::SubAdmmSolver(const Model& m)
   penalty_scale_.reserve(max_constraints);
   penalty_terms_.reserve(max_constraints);
   iterate_offset_.reserve(max_constraints);
-  slack_change_.reserve(2 * 3 * max_constraints);
+  impulse_adr_.reserve(max_constraints);
+  slack_adr_.reserve(2 * max_constraints);
+  // A constraint has at most 3 x 3 values (LayOutIterates); each island may start a new line.
+  const size_t max_iterate = 9 * max_constraints + kDoublesPerCacheLine * (m.nsubsystem + 1);
+  iterate_.Reserve(max_iterate);
+  slack_change_.Reserve(max_iterate);
+  response_velocity_.Reserve(max_iterate);
   residual_.Resize(m);
   // The constraint-space responses (kResponseMaxRows): a slot per tree, and the rows' places by
   // block and slack value, so that ordinary steps never grow them.
@@ -118,7 +123,6 @@ SubAdmmSolver::SubAdmmSolver(const Model& m)
   response_storage_.assign(static_cast<size_t>(trees) * kResponseSlot, 0.0);
   response_row_.resize(static_cast<size_t>(trees) * kResponseMaxRows);
   block_row_.reserve(2 * max_constraints);
-  response_velocity_.reserve(2 * 3 * max_constraints);
   // w_r per row, indexed by global dof so that trees built in parallel write disjoint entries;
   // a model of single bodies (a pile of balls) has no response to build.
   if (trees > 0) response_w_.assign(static_cast<size_t>(kResponseMaxRows) * m.nv, 0.0);
@@ -284,16 +288,15 @@ void SubAdmmSolver::PrepareSingleBody(const Model& m, const Data& d, int j) {
 // switched to its constraint-space response takes ResponseVelocityStep instead.
 void SubAdmmSolver::VelocityStep(const Model& m, Data& d, int j, double beta) {
   if (response_mode_[j]) {
-    ResponseVelocityStep(d, j, beta);
+    ResponseVelocityStep(j, beta);
     return;
   }
   const ConstraintSet& set = d.constraints;
   TreeVelocityStep(m, d, j, [&](int k, auto dim, double* y) {
     const ConstraintBlock& block = set.blocks[k];
-    const Constraint& c = set.constraints[block.constraint];
     const double penalty = beta * penalty_scale_[block.constraint];
-    const double* z = set.z.data() + block.z_adr;
-    const double* lambda = set.lambda.data() + c.row_adr;
+    const double* z = iterate_.data() + slack_adr_[k];
+    const double* lambda = iterate_.data() + impulse_adr_[block.constraint];
     for (int r = 0; r < dim; ++r) y[r] = penalty * z[r] + lambda[r];
   });
 }
@@ -325,7 +328,7 @@ bool SubAdmmSolver::LayOutResponse(const Data& d, int j) {
     const Constraint& c = set.constraints[block.constraint];
     block_row_[index] = rows;
     for (int q = 0; q < c.dim; ++q)
-      row[rows++] = {block.z_adr + q, c.row_adr + q, block.constraint};
+      row[rows++] = {slack_adr_[index] + q, impulse_adr_[block.constraint] + q, block.constraint};
   }
   response_rows_[j] = rows;
   return true;
@@ -391,8 +394,7 @@ void SubAdmmSolver::BuildResponse(const Model& m, Data& d, int j) {
 
 // Eq. (34) through the response: the rows' y, then J_j v_j = (J v_free)_j + P_j y into
 // response_velocity_ for the constraint step. y is kept for the final v_j.
-void SubAdmmSolver::ResponseVelocityStep(const Data& d, int j, double beta) {
-  const ConstraintSet& set = d.constraints;
+void SubAdmmSolver::ResponseVelocityStep(int j, double beta) {
   const int rows = response_rows_[j];
   const double* __restrict response = ResponseMatrix(j);
   const double* free_velocity = ResponseFreeVelocity(j);
@@ -400,8 +402,8 @@ void SubAdmmSolver::ResponseVelocityStep(const Data& d, int j, double beta) {
   const ResponseRow* row =
       response_row_.data() + static_cast<size_t>(response_slot_[j]) * kResponseMaxRows;
   for (int r = 0; r < rows; ++r) {
-    y[r] =
-        beta * penalty_scale_[row[r].constraint] * set.z[row[r].slack] + set.lambda[row[r].impulse];
+    y[r] = beta * penalty_scale_[row[r].constraint] * iterate_[row[r].slack] +
+           iterate_[row[r].impulse];
   }
   double velocity_rows[kResponseMaxRows];
   double* __restrict velocity = velocity_rows;
@@ -435,7 +437,7 @@ void SubAdmmSolver::TreeVelocityStep(const Model& m, Data& d, int j,
                  body_force_.data(), x);
   if (single_body_[j]) {  // all blocks are on this one body: no tree to solve
     const Vec6& force = body_force_[body_begin];
-    single_body_force_[j] = force;
+    subsystem_values_[j].single_body_force = force;
     body_velocity_[body_begin] = single_body_free_velocity_[j] + single_body_response_[j] * force;
     return;
   }
@@ -478,8 +480,8 @@ void SubAdmmSolver::TreeVelocityStep(const Model& m, Data& d, int j,
 // and its impulse as lambda_i / beta_i, all in m/s. visit(value, beta_i) sees each value where it
 // is stored, with (beta_i, 1 / beta_i) for an impulse and (1, 1) for a slack.
 template <class Visit>
-void SubAdmmSolver::ForEachIterateValue(Data& d, int island, const Visit& visit) const {
-  ConstraintSet& set = d.constraints;
+void SubAdmmSolver::ForEachIterateValue(const Data& d, int island, const Visit& visit) {
+  const ConstraintSet& set = d.constraints;
   const Islands& islands = d.islands;
   for (int s = islands.constraint_adr[island]; s < islands.constraint_adr[island + 1]; ++s) {
     const int i = islands.constraints[s];
@@ -489,34 +491,35 @@ void SubAdmmSolver::ForEachIterateValue(Data& d, int island, const Visit& visit)
       const int blocks = shape_blocks > 0 ? int{shape_blocks} : c.block_num;
       const int dim = shape_dim > 0 ? int{shape_dim} : c.dim;
       for (int k = 0; k < blocks; ++k) {
-        double* z = set.z.data() + set.blocks[c.block_adr + k].z_adr;
+        double* z = iterate_.data() + slack_adr_[c.block_adr + k];
         for (int r = 0; r < dim; ++r) visit(z[r], 1.0, 1.0);
       }
-      double* lambda = set.lambda.data() + c.row_adr;
+      double* lambda = iterate_.data() + impulse_adr_[i];
       for (int r = 0; r < dim; ++r) visit(lambda[r], terms.beta, terms.inverse_beta);
     });
   }
 }
 
-void SubAdmmSolver::GatherState(Data& d, int island, double* state) const {
+void SubAdmmSolver::GatherState(const Data& d, int island, double* state) {
   int n = 0;
   ForEachIterateValue(d, island,
                       [&](double& value, double, double inverse) { state[n++] = value * inverse; });
 }
 
-void SubAdmmSolver::ScatterState(Data& d, int island, const double* state) const {
+void SubAdmmSolver::ScatterState(const Data& d, int island, const double* state) {
   int n = 0;
   ForEachIterateValue(d, island,
                       [&](double& value, double scale, double) { value = state[n++] * scale; });
 }
 
 // Lines 10-11 for constraint i: J_ij v_j per block, the relaxed impulse and slack update, the
-// slack change for the dual residual, and (when `gather` is set) the constraint's share of the
-// Anderson iterate, as GatherState writes it. kBlocks and kDim as for
-// RelaxedConstraintUpdateOfShape.
+// slack change for the dual residual, its max_j ||J_ij v_j - z_ij||^2 into *primal_residual, and
+// (when `gather` is set) the constraint's share of the Anderson iterate, as GatherState writes
+// it. kBlocks and kDim as for RelaxedConstraintUpdateOfShape.
 template <int kBlocks, int kDim>
-void SubAdmmSolver::UpdateConstraint(Data& d, int i, double alpha, double* gather) {
-  ConstraintSet& set = d.constraints;
+void SubAdmmSolver::UpdateConstraint(const Data& d, int i, double alpha, double* gather,
+                                     double* primal_residual) {
+  const ConstraintSet& set = d.constraints;
   const Constraint& c = set.constraints[i];
   const int blocks = kBlocks > 0 ? kBlocks : c.block_num;
   const int dim = kDim > 0 ? kDim : c.dim;
@@ -530,20 +533,21 @@ void SubAdmmSolver::UpdateConstraint(Data& d, int i, double alpha, double* gathe
   double slack_change[2][6];
   for (int k = 0; k < blocks; ++k) {
     const ConstraintBlock& block = set.blocks[c.block_adr + k];
+    const int slack_adr = slack_adr_[c.block_adr + k];
     if (response_mode_[block.subsystem]) {
-      for (int r = 0; r < dim; ++r) block_velocity[k][r] = response_velocity_[block.z_adr + r];
+      for (int r = 0; r < dim; ++r) block_velocity[k][r] = response_velocity_[slack_adr + r];
     } else {
       ApplyBlock<kDim>(block, dim, body_velocity_.data(), d.v_hat.data(), block_velocity[k]);
     }
-    slack[k] = set.z.data() + block.z_adr;
+    slack[k] = iterate_.data() + slack_adr;
   }
-  double* lambda = set.lambda.data() + c.row_adr;
+  double* lambda = iterate_.data() + impulse_adr_[i];
   const PenaltyTerms& terms = penalty_terms_[i];
-  primal_residual_[i] = RelaxedConstraintUpdateOfShape<kBlocks, kDim>(
+  *primal_residual = RelaxedConstraintUpdateOfShape<kBlocks, kDim>(
       c, blocks, block_velocity, slack, set.bias.data() + c.row_adr, lambda, terms, alpha,
       slack_change);
   for (int k = 0; k < blocks; ++k) {
-    double* change = slack_change_.data() + set.blocks[c.block_adr + k].z_adr;
+    double* change = slack_change_.data() + slack_adr_[c.block_adr + k];
     for (int r = 0; r < dim; ++r) change[r] = slack_change[k][r];
   }
   if (gather != nullptr) {
@@ -563,8 +567,8 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
   const int num_subsystems = islands.subsystem_adr[island + 1] - islands.subsystem_adr[island];
   const int* constraints = islands.constraints.data() + islands.constraint_adr[island];
   const int num_constraints = islands.constraint_adr[island + 1] - islands.constraint_adr[island];
-  IslandResult& result = island_results_[island];
-  result = IslandResult{};
+  double* island_primal = primal_residual_.data() + islands.constraint_adr[island];
+  IslandResult result;  // stored once, at the end: neighbouring islands' results share a line
 
   auto for_subsystems = [&](const auto& body) {
     IslandParallelFor(num_subsystems, kIslandParallelSubsystems, kIslandSubsystemsPerTask,
@@ -626,9 +630,10 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
   for_constraints([&](int i) {
     const Constraint& c = set.constraints[i];
     for (int k = 0; k < c.block_num; ++k) {
-      const ConstraintBlock& block = set.blocks[c.block_adr + k];
-      ApplyBlock(block, c.dim, body_velocity_.data(), d.v_hat.data(), set.z.data() + block.z_adr);
+      ApplyBlock(set.blocks[c.block_adr + k], c.dim, body_velocity_.data(), d.v_hat.data(),
+                 iterate_.data() + slack_adr_[c.block_adr + k]);
     }
+    std::copy_n(set.lambda.data() + c.row_adr, c.dim, iterate_.data() + impulse_adr_[i]);
   });
 
   // Anderson acceleration [OURS]: w is the iterate an accelerated pair of iterations starts from,
@@ -668,18 +673,19 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
     }
     // Lines 10-11, eqs. (35)-(39): impulses and slacks per constraint, with the loops unrolled
     // for the common shapes.
-    for_constraints([&](int i) {
-      const Constraint& c = set.constraints[i];
-      WithConstraintShape(c.block_num, c.dim, [&](auto blocks, auto dim) {
-        UpdateConstraint<decltype(blocks)::value, decltype(dim)::value>(d, i, options.relaxation,
-                                                                        gather);
-      });
-    });
+    IslandParallelFor(num_constraints, kIslandParallelConstraints, kIslandConstraintsPerTask,
+                      [&](int s) {
+                        const int i = constraints[s];
+                        const Constraint& c = set.constraints[i];
+                        WithConstraintShape(c.block_num, c.dim, [&](auto blocks, auto dim) {
+                          UpdateConstraint<decltype(blocks)::value, decltype(dim)::value>(
+                              d, i, options.relaxation, gather, &island_primal[s]);
+                        });
+                      });
     // Eq. (42): theta_p = max ||J_ij v_j - z_ij||, and the dual residual
     // beta ||sum_i s_i J_ij^T (z^l - z^{l+1})||.
     double primal = 0, dual = 0;
-    for (int s = 0; s < num_constraints; ++s)
-      primal = std::max(primal, primal_residual_[constraints[s]]);
+    for (int s = 0; s < num_constraints; ++s) primal = std::max(primal, island_primal[s]);
     primal = std::sqrt(primal);  // primal_residual_ holds squares
     // The dual residual costs a J^T gather; it is only needed where it decides something: a stop
     // needs primal + dual < tolerance, so not while primal alone exceeds it, and eq. (43) reads
@@ -695,17 +701,17 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
             [&](int k, auto dim, double* y) {
               const ConstraintBlock& block = set.blocks[k];
               const double scale = penalty_scale_[block.constraint];
-              const double* change = slack_change_.data() + block.z_adr;
+              const double* change = slack_change_.data() + slack_adr_[k];
               for (int r = 0; r < dim; ++r) y[r] = scale * change[r];
             },
             body_has_gram_.data(), body_force_.data(), dual_force_.data());
         const int begin = m.subsystem_dof_adr[j], end = begin + m.subsystem_dof_num[j];
         double dual2 = 0;
         for (int i = begin; i < end; ++i) dual2 += dual_force_[i] * dual_force_[i];
-        subsystem_dual_[j] = beta * std::sqrt(dual2);
+        subsystem_values_[j].dual = beta * std::sqrt(dual2);
       });
       for (int s = 0; s < num_subsystems; ++s)
-        dual = std::max(dual, subsystem_dual_[subsystems[s]]);
+        dual = std::max(dual, subsystem_values_[subsystems[s]].dual);
     } else {
       dual = std::numeric_limits<double>::infinity();  // not computed; cannot stop here
     }
@@ -744,7 +750,9 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
   }
   if (result.iterations > 1) {  // single bodies' dofs; after one iteration v_hat holds v^0
     for_subsystems([&](int j) {
-      if (single_body_[j]) SolveSingleBody(m, d, j, single_body_force_[j], d.v_hat.data());
+      if (single_body_[j]) {
+        SolveSingleBody(m, d, j, subsystem_values_[j].single_body_force, d.v_hat.data());
+      }
       if (!response_mode_[j]) return;
       // v_j of the last velocity step, from the rows' y it used
       const double* y = ResponseForces(j);
@@ -754,6 +762,45 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
     });
   }
   result.beta = beta;
+  island_results_[island] = result;
+  for_constraints([&](int i) {  // the impulses, for the warm start and the step's results
+    const Constraint& c = set.constraints[i];
+    std::copy_n(iterate_.data() + impulse_adr_[i], c.dim, set.lambda.data() + c.row_adr);
+  });
+}
+
+// Places every island's z and lambda in iterate_ (see there): slack_adr_, impulse_adr_,
+// iterate_offset_ and island_state_size_, and sizes iterate_, slack_change_ and
+// response_velocity_ to match.
+void SubAdmmSolver::LayOutIterates(const Data& d) {
+  const ConstraintSet& set = d.constraints;
+  const Islands& islands = d.islands;
+  if (impulse_adr_.size() < set.constraints.size()) {
+    impulse_adr_.resize(set.constraints.size());
+    iterate_offset_.resize(set.constraints.size());
+  }
+  if (slack_adr_.size() < set.blocks.size()) slack_adr_.resize(set.blocks.size());
+  island_state_size_.resize(islands.num);
+  long next = 0;
+  for (int k = 0; k < islands.num; ++k) {
+    const long island_adr = RoundUpToCacheLine(next);
+    int size = 0;
+    for (int s = islands.constraint_adr[k]; s < islands.constraint_adr[k + 1]; ++s) {
+      const int i = islands.constraints[s];
+      const Constraint& c = set.constraints[i];
+      iterate_offset_[i] = size;
+      for (int b = 0; b < c.block_num; ++b, size += c.dim) {
+        slack_adr_[c.block_adr + b] = static_cast<int>(island_adr + size);
+      }
+      impulse_adr_[i] = static_cast<int>(island_adr + size);
+      size += c.dim;
+    }
+    island_state_size_[k] = size;
+    next = island_adr + size;
+  }
+  iterate_.Resize(next);
+  slack_change_.Resize(next);
+  response_velocity_.Resize(next);
 }
 
 void SubAdmmSolver::Solve(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
@@ -763,35 +810,26 @@ void SubAdmmSolver::Solve(const Model& m, Data& d, const SolverOptions& options,
   const Islands& islands = d.islands;
   subsystem_blocks_.Build(m, set);
   penalty_.CountBlocks(m, d);
-  if (slack_change_.size() < set.z.size()) slack_change_.resize(set.z.size());
   if (primal_residual_.size() < set.constraints.size()) {
     primal_residual_.resize(set.constraints.size());
     penalty_scale_.resize(set.constraints.size());
     penalty_terms_.resize(set.constraints.size());
-    iterate_offset_.resize(set.constraints.size());
   }
   island_results_.resize(islands.num);
+  LayOutIterates(d);
   // Anderson storage per island: w, g and the accelerator's history.
-  island_state_size_.resize(islands.num);
   island_storage_offset_.resize(islands.num);
   long storage = 0;
   for (int k = 0; k < islands.num; ++k) {
-    int size = 0;
-    for (int s = islands.constraint_adr[k]; s < islands.constraint_adr[k + 1]; ++s) {
-      const Constraint& c = set.constraints[islands.constraints[s]];
-      iterate_offset_[islands.constraints[s]] = size;
-      size += c.dim * (c.block_num + 1);
-    }
-    island_state_size_[k] = size;
     island_storage_offset_[k] = storage;
     if (options.anderson_memory > 0) {
+      const int size = island_state_size_[k];
       storage += 2L * size + AndersonAccelerator::StorageSize(size, options.anderson_memory);
     }
   }
   if (static_cast<long>(anderson_storage_.size()) < storage) anderson_storage_.resize(storage);
-  // Block rows and block velocities of the responses (kResponseMaxRows), by this step's blocks.
+  // Block rows of the responses (kResponseMaxRows), by this step's blocks.
   if (block_row_.size() < set.blocks.size()) block_row_.resize(set.blocks.size());
-  if (response_velocity_.size() < set.z.size()) response_velocity_.resize(set.z.size());
   if (record_history_) history_.clear();
 
   SolveIslandsInParallel(m, d, options, subsystem_blocks_, residual_, island_results_,

@@ -15,11 +15,14 @@
 // (PrepareSingleBody), and in long solves trees switch to their constraint-space response
 // (BuildResponse, SolverOptions::response_after_iterations).
 // The per-subsystem and per-constraint steps are Jacobi-like, so they run in parallel and the
-// result does not depend on the thread count.
+// result does not depend on the thread count. What an iteration writes (z, lambda, residuals) is
+// kept island by island, each island on cache lines of its own (LayOutIterates), so that islands
+// solved at the same time on two threads do not pass lines back and forth.
 #pragma once
 
 #include <vector>
 
+#include "engine/core/cache_line.h"
 #include "engine/solver/admm_penalty.h"
 #include "engine/solver/constraint_ops.h"
 #include "engine/solver/impulse_update.h"
@@ -54,16 +57,18 @@ class SubAdmmSolver final : public ConstraintSolver {
   void TreeVelocityStep(const Model& m, Data& d, int subsystem, const BlockValue& block_value);
   bool LayOutResponse(const Data& d, int subsystem);
   void BuildResponse(const Model& m, Data& d, int subsystem);
-  void ResponseVelocityStep(const Data& d, int subsystem, double beta);
+  void ResponseVelocityStep(int subsystem, double beta);
   double* ResponseMatrix(int subsystem);        // P, rows x rows by columns
   double* ResponseFreeVelocity(int subsystem);  // J v_free (rows)
   double* ResponseForces(int subsystem);        // the rows' y of the last velocity step (rows)
   template <int kBlocks, int kDim>
-  void UpdateConstraint(Data& d, int constraint, double alpha, double* gather);
+  void UpdateConstraint(const Data& d, int constraint, double alpha, double* gather,
+                        double* primal_residual);
+  void LayOutIterates(const Data& d);
   template <class Visit>
-  void ForEachIterateValue(Data& d, int island, const Visit& visit) const;
-  void GatherState(Data& d, int island, double* state) const;
-  void ScatterState(Data& d, int island, const double* state) const;
+  void ForEachIterateValue(const Data& d, int island, const Visit& visit);
+  void GatherState(const Data& d, int island, double* state);
+  void ScatterState(const Data& d, int island, const double* state);
   bool IsSingleBody(const Model& m, const Data& d, int subsystem) const;
   void PrepareSingleBody(const Model& m, const Data& d, int subsystem);
   void SolveSingleBody(const Model& m, const Data& d, int subsystem, const Vec6& force,
@@ -84,8 +89,8 @@ class SubAdmmSolver final : public ConstraintSolver {
   // of the last velocity step in response_storage_ (ResponseMatrix, ResponseFreeVelocity,
   // ResponseForces), and where each row's values live in response_row_ (LayOutResponse).
   struct ResponseRow {
-    int slack;       // index in z (and response_velocity_)
-    int impulse;     // index in lambda
+    int slack;       // index of its z in iterate_ (and response_velocity_)
+    int impulse;     // index of its lambda in iterate_
     int constraint;  // its constraint
   };
   std::vector<int> response_slot_;  // per subsystem: its slot, -1 for a single body
@@ -93,28 +98,42 @@ class SubAdmmSolver final : public ConstraintSolver {
   std::vector<int> block_row_;      // per block: its first row in its tree's response
   std::vector<double> response_storage_;
   std::vector<ResponseRow> response_row_;
-  std::vector<char> response_mode_;        // per subsystem: its velocity steps use the response
-  std::vector<double> response_scratch_;   // nv
-  std::vector<double> response_w_;         // kResponseMaxRows x nv: L^{-T} J_r^T per row
-  std::vector<double> response_velocity_;  // J_ij v_j of responding blocks, laid out as z
+  std::vector<char> response_mode_;       // per subsystem: its velocity steps use the response
+  std::vector<double> response_scratch_;  // nv
+  std::vector<double> response_w_;        // kResponseMaxRows x nv: L^{-T} J_r^T per row
+  CacheLineDoubles response_velocity_;    // J_ij v_j of responding blocks, at their z's index
   // Per subsystem, this step: one body with body-space blocks only (see PrepareSingleBody), its
-  // P = S K^{-1} S^T, V_free = S K^{-1} b_j, and the force F of its last velocity step.
+  // P = S K^{-1} S^T and V_free = S K^{-1} b_j (its F: subsystem_values_).
   std::vector<char> single_body_;
   std::vector<Mat6> single_body_response_;
   std::vector<Vec6> single_body_free_velocity_;
-  std::vector<Vec6> single_body_force_;
   std::vector<double> single_body_scratch_;  // nv
   std::vector<Vec6> single_body_w_;          // nv: W = S L^{-1} (PrepareSingleBody)
   std::vector<double> velocity_scratch_;     // nv: L^{-T} of a tree velocity step, undivided
-  std::vector<double> slack_change_;         // z^{l+1} - z^l, laid out as z
-  std::vector<double> dual_force_;           // sum_i s_i J_ij^T (z^{l+1} - z^l) (nv)
-  std::vector<double> primal_residual_;      // per constraint: max_j ||J_ij v_j - z_ij||
+  // The iterates z_ij and lambda_i during the solve, island by island (LayOutIterates): per
+  // constraint its blocks' z then its lambda, the layout of the Anderson iterate, and each island
+  // from a cache line of its own, so that islands solved at the same time on two threads never
+  // write to one line. lambda is copied in from ConstraintSet::lambda (the warm start) and back
+  // once the island is solved.
+  CacheLineDoubles iterate_;
+  CacheLineDoubles slack_change_;       // z^{l+1} - z^l, at z's index in iterate_
+  std::vector<int> slack_adr_;          // per block: its z in iterate_
+  std::vector<int> impulse_adr_;        // per constraint: its lambda in iterate_
+  std::vector<int> island_state_size_;  // per island: values in iterate_ (the Anderson iterate)
+  std::vector<int> iterate_offset_;     // per constraint: its values' place in its island's
+  std::vector<double> dual_force_;      // sum_i s_i J_ij^T (z^{l+1} - z^l) (nv)
+  // max_j ||J_ij v_j - z_ij||^2, by the constraint's place in Islands::constraints (each island's
+  // own range).
+  std::vector<double> primal_residual_;
   std::vector<double> penalty_scale_;        // s_i: constraint i has the penalty s_i beta
   std::vector<PenaltyTerms> penalty_terms_;  // per constraint, at the current beta
-  std::vector<double> subsystem_dual_;       // theta_d term per subsystem
+  // What a subsystem writes in every iteration, a cache line per subsystem (as iterate_).
+  struct alignas(kCacheLineBytes) SubsystemIterationValues {
+    Vec6 single_body_force = Vec6::Zero();  // a single body's F of its last velocity step
+    double dual = 0;                        // its theta_d term
+  };
+  std::vector<SubsystemIterationValues> subsystem_values_;
   std::vector<IslandResult> island_results_;
-  std::vector<int> island_state_size_;       // Anderson iterate size per island
-  std::vector<int> iterate_offset_;          // per constraint: its values' place in that iterate
   std::vector<long> island_storage_offset_;  // its w, g and history in anderson_storage_
   std::vector<double> anderson_storage_;
   ResidualWorkspace residual_;
