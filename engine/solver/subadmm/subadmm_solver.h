@@ -120,7 +120,7 @@ class SubAdmmSolver final : public ConstraintSolver {
   std::vector<int> slack_adr_;          // per block: its z in iterate_
   std::vector<int> impulse_adr_;        // per constraint: its lambda in iterate_
   std::vector<int> island_state_size_;  // per island: values in iterate_ (the Anderson iterate)
-  std::vector<int> iterate_offset_;     // per constraint: its values' place in its island's
+  std::vector<int> iterate_offset_;     // per constraint: its first value's offset in the island
   std::vector<double> dual_force_;      // sum_i s_i J_ij^T (z^{l+1} - z^l) (nv)
   // max_j ||J_ij v_j - z_ij||^2, by the constraint's place in Islands::constraints (each island's
   // own range).
