@@ -105,7 +105,6 @@ SubAdmmSolver::SubAdmmSolver(const Model& m)
   primal_residual_.reserve(max_constraints);
   penalty_scale_.reserve(max_constraints);
   penalty_terms_.reserve(max_constraints);
-  iterate_offset_.reserve(max_constraints);
   impulse_adr_.reserve(max_constraints);
   slack_adr_.reserve(2 * max_constraints);
   // A constraint has at most 3 x 3 values (LayOutIterates); each island may start a new line.
@@ -127,6 +126,7 @@ SubAdmmSolver::SubAdmmSolver(const Model& m)
   // a model of single bodies (a pile of balls) has no response to build.
   if (trees > 0) response_w_.assign(static_cast<size_t>(kResponseMaxRows) * m.nv, 0.0);
   // Islands are at most the subsystems; a constraint's iterate has at most 3 x 3 values.
+  island_iterate_adr_.reserve(m.nsubsystem);
   island_state_size_.reserve(m.nsubsystem);
   island_storage_offset_.reserve(m.nsubsystem);
   anderson_storage_.reserve(
@@ -477,12 +477,14 @@ void SubAdmmSolver::TreeVelocityStep(const Model& m, Data& d, int j,
 }
 
 // The iterate Anderson acceleration works on: per constraint of the island its slack blocks z_ij
-// and its impulse as lambda_i / beta_i, all in m/s. visit(value, beta_i) sees each value where it
-// is stored, with (beta_i, 1 / beta_i) for an impulse and (1, 1) for a slack.
+// and its impulse as lambda_i / beta_i, all in m/s, which is the order of the island's values in
+// iterate_ (LayOutIterates). visit(value, beta_i) sees each value where it is stored, in that
+// order, with (beta_i, 1 / beta_i) for an impulse and (1, 1) for a slack.
 template <class Visit>
 void SubAdmmSolver::ForEachIterateValue(const Data& d, int island, const Visit& visit) {
   const ConstraintSet& set = d.constraints;
   const Islands& islands = d.islands;
+  double* value = iterate_.data() + island_iterate_adr_[island];
   for (int s = islands.constraint_adr[island]; s < islands.constraint_adr[island + 1]; ++s) {
     const int i = islands.constraints[s];
     const Constraint& c = set.constraints[i];
@@ -490,12 +492,8 @@ void SubAdmmSolver::ForEachIterateValue(const Data& d, int island, const Visit& 
     WithConstraintShape(c.block_num, c.dim, [&](auto shape_blocks, auto shape_dim) {
       const int blocks = shape_blocks > 0 ? int{shape_blocks} : c.block_num;
       const int dim = shape_dim > 0 ? int{shape_dim} : c.dim;
-      for (int k = 0; k < blocks; ++k) {
-        double* z = iterate_.data() + slack_adr_[c.block_adr + k];
-        for (int r = 0; r < dim; ++r) visit(z[r], 1.0, 1.0);
-      }
-      double* lambda = iterate_.data() + impulse_adr_[i];
-      for (int r = 0; r < dim; ++r) visit(lambda[r], terms.beta, terms.inverse_beta);
+      for (int r = 0; r < blocks * dim; ++r) visit(*value++, 1.0, 1.0);
+      for (int r = 0; r < dim; ++r) visit(*value++, terms.beta, terms.inverse_beta);
     });
   }
 }
@@ -551,7 +549,7 @@ void SubAdmmSolver::UpdateConstraint(const Data& d, int i, double alpha, double*
     for (int r = 0; r < dim; ++r) change[r] = slack_change[k][r];
   }
   if (gather != nullptr) {
-    double* state = gather + iterate_offset_[i];
+    double* state = gather + (slack_adr_[c.block_adr] - island_iterate_adr_[c.island]);
     for (int k = 0; k < blocks; ++k) {
       for (int r = 0; r < dim; ++r) *state++ = slack[k][r];
     }
@@ -770,16 +768,14 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
 }
 
 // Places every island's z and lambda in iterate_ (see there): slack_adr_, impulse_adr_,
-// iterate_offset_ and island_state_size_, and sizes iterate_, slack_change_ and
+// island_iterate_adr_ and island_state_size_, and sizes iterate_, slack_change_ and
 // response_velocity_ to match.
 void SubAdmmSolver::LayOutIterates(const Data& d) {
   const ConstraintSet& set = d.constraints;
   const Islands& islands = d.islands;
-  if (impulse_adr_.size() < set.constraints.size()) {
-    impulse_adr_.resize(set.constraints.size());
-    iterate_offset_.resize(set.constraints.size());
-  }
+  if (impulse_adr_.size() < set.constraints.size()) impulse_adr_.resize(set.constraints.size());
   if (slack_adr_.size() < set.blocks.size()) slack_adr_.resize(set.blocks.size());
+  island_iterate_adr_.resize(islands.num);
   island_state_size_.resize(islands.num);
   long next = 0;
   for (int k = 0; k < islands.num; ++k) {
@@ -788,13 +784,13 @@ void SubAdmmSolver::LayOutIterates(const Data& d) {
     for (int s = islands.constraint_adr[k]; s < islands.constraint_adr[k + 1]; ++s) {
       const int i = islands.constraints[s];
       const Constraint& c = set.constraints[i];
-      iterate_offset_[i] = size;
       for (int b = 0; b < c.block_num; ++b, size += c.dim) {
         slack_adr_[c.block_adr + b] = static_cast<int>(island_adr + size);
       }
       impulse_adr_[i] = static_cast<int>(island_adr + size);
       size += c.dim;
     }
+    island_iterate_adr_[k] = static_cast<int>(island_adr);
     island_state_size_[k] = size;
     next = island_adr + size;
   }

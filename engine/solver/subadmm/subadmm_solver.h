@@ -116,12 +116,12 @@ class SubAdmmSolver final : public ConstraintSolver {
   // write to one line. lambda is copied in from ConstraintSet::lambda (the warm start) and back
   // once the island is solved.
   CacheLineDoubles iterate_;
-  CacheLineDoubles slack_change_;       // z^{l+1} - z^l, at z's index in iterate_
-  std::vector<int> slack_adr_;          // per block: its z in iterate_
-  std::vector<int> impulse_adr_;        // per constraint: its lambda in iterate_
-  std::vector<int> island_state_size_;  // per island: values in iterate_ (the Anderson iterate)
-  std::vector<int> iterate_offset_;     // per constraint: its first value's offset in the island
-  std::vector<double> dual_force_;      // sum_i s_i J_ij^T (z^{l+1} - z^l) (nv)
+  CacheLineDoubles slack_change_;        // z^{l+1} - z^l, at z's index in iterate_
+  std::vector<int> slack_adr_;           // per block: its z in iterate_
+  std::vector<int> impulse_adr_;         // per constraint: its lambda in iterate_
+  std::vector<int> island_iterate_adr_;  // per island: its first value in iterate_
+  std::vector<int> island_state_size_;   // per island: its values in iterate_ (Anderson's iterate)
+  std::vector<double> dual_force_;       // sum_i s_i J_ij^T (z^{l+1} - z^l) (nv)
   // max_j ||J_ij v_j - z_ij||^2, by the constraint's place in Islands::constraints (each island's
   // own range).
   std::vector<double> primal_residual_;
