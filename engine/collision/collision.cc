@@ -1,5 +1,7 @@
 #include "engine/collision/collision.h"
 
+#include <algorithm>
+
 #include "engine/collision/broadphase.h"
 #include "engine/collision/narrowphase.h"
 #include "engine/core/parallel.h"
@@ -7,12 +9,17 @@
 namespace alsim {
 namespace {
 
-// Below this many candidate pairs the narrowphase runs on the calling thread: spawning tasks
-// costs more than it saves. Measured with bench/collision_bench on 2 cores (serial vs parallel):
-// 22_humanoids falling, 88 cheap capsule-plane pairs: 20.5 vs 30.6 us; humanoid100 settled, 154
-// pairs including MPR ones: 73.0 vs 54.5 us.
-constexpr int kParallelCandidates = 128;
+// Below this much work (CollideShapesCost summed over the candidates) the narrowphase runs on the
+// calling thread: spawning tasks costs more than it saves. With closed forms only, that is 128
+// candidates, measured with bench/collision_bench on 2 cores (serial vs parallel): 22_humanoids
+// falling, 88 cheap capsule-plane pairs: 20.5 vs 30.6 us; humanoid100 settled, 154 pairs
+// including MPR ones: 73.0 vs 54.5 us. A general convex pair counts 25 closed forms, so a handful
+// of them is enough: humanoid100 falling, 56 candidates (BENCHMARKS.md, "Pair costs decide").
+constexpr int kParallelCost = 128;
+// Candidates per task: up to 16, fewer for short lists, so that their few expensive pairs spread
+// over both threads.
 constexpr int kCandidatesPerTask = 16;
+constexpr int kMinTasks = 8;
 
 // Candidate k's contacts, complete (geoms, friction, frame) in its own slots.
 void CollideCandidate(const Model& m, Data& d, int k) {
@@ -38,12 +45,18 @@ void Narrowphase(const Model& m, Data& d) {
     d.candidate_contact_count.resize(n);
     d.candidate_contacts.resize(static_cast<size_t>(n) * kMaxContactsPerPair);
   }
-  if (n < kParallelCandidates) {
+  int cost = 0;
+  for (int k = 0; k < n && cost < kParallelCost; ++k) {
+    const CollisionCandidate& candidate = d.collision_candidates[k];
+    cost += CollideShapesCost(m.geom_type[candidate.geom1], m.geom_type[candidate.geom2]);
+  }
+  if (cost < kParallelCost) {
     for (int k = 0; k < n; ++k) CollideCandidate(m, d, k);
     return;
   }
   // Each candidate writes only its own slots, so the tasks share nothing.
-  ParallelFor(0, n, kCandidatesPerTask, [&](int k) { CollideCandidate(m, d, k); });
+  const int grain = std::max(1, std::min(kCandidatesPerTask, n / kMinTasks));
+  ParallelFor(0, n, grain, [&](int k) { CollideCandidate(m, d, k); });
 }
 
 // Gathers the candidates' contacts in candidate order, which makes the output deterministic.

@@ -56,6 +56,13 @@ int CollideShapes(const GeomShape& a, const GeomShape& b, double margin, Contact
   return count;
 }
 
+int CollideShapesCost(GeomType a, GeomType b) {
+  const PairFunction collide =
+      Index(a) <= Index(b) ? kPairTable[Index(a)][Index(b)] : kPairTable[Index(b)][Index(a)];
+  if (collide == nullptr) return 0;
+  return collide == CollideConvex ? kGeneralConvexPairCost : 1;
+}
+
 GeomShape ShapeOfGeom(const Model& m, const Data& d, int g) {
   GeomShape shape;
   shape.type = m.geom_type[g];

@@ -248,6 +248,16 @@ TEST(CollisionTest, SwappingTheGeomsFlipsTheNormalOnly) {
   }
 }
 
+// The narrowphase's parallel threshold weighs pairs by these costs (collision.cc).
+TEST(CollisionTest, PairCostsTellClosedFormsFromTheGeneralConvexRoutine) {
+  EXPECT_EQ(CollideShapesCost(GeomType::kPlane, GeomType::kCapsule), 1);
+  EXPECT_EQ(CollideShapesCost(GeomType::kBox, GeomType::kCapsule), 1);
+  EXPECT_EQ(CollideShapesCost(GeomType::kEllipsoid, GeomType::kCylinder), kGeneralConvexPairCost);
+  EXPECT_EQ(CollideShapesCost(GeomType::kCylinder, GeomType::kEllipsoid), kGeneralConvexPairCost);
+  EXPECT_EQ(CollideShapesCost(GeomType::kBox, GeomType::kMesh), kGeneralConvexPairCost);
+  EXPECT_EQ(CollideShapesCost(GeomType::kPlane, GeomType::kPlane), 0);
+}
+
 std::vector<Contact> CollideWithThreads(const testing::OracleScene& scene, Data& d, int threads) {
   RunWithThreads(threads, [&] {
     Kinematics(scene.model(), d);
