@@ -74,12 +74,16 @@ int SweepAxis(const Data& d) {
   return axis;
 }
 
-void SweepAndPrune(const Model& m, Data& d) {
-  for (const int g : d.sweep_order) {
-    const Vec3 reach =
-        HalfExtents(m, d, g) + Vec3::Constant(m.geom_margin[g] + d.geom_speculative_margin[g]);
-    d.geom_aabb_lo[g] = d.geom_xpos[g] - reach;
-    d.geom_aabb_hi[g] = d.geom_xpos[g] + reach;
+void BoundingBox(const Model& m, Data& d, int g) {
+  const Vec3 reach =
+      HalfExtents(m, d, g) + Vec3::Constant(m.geom_margin[g] + d.geom_speculative_margin[g]);
+  d.geom_aabb_lo[g] = d.geom_xpos[g] - reach;
+  d.geom_aabb_hi[g] = d.geom_xpos[g] + reach;
+}
+
+void SweepAndPrune(const Model& m, Data& d, bool boxes_ready) {
+  if (!boxes_ready) {
+    for (const int g : d.sweep_order) BoundingBox(m, d, g);
   }
   const int axis = SweepAxis(d);
   SortSweepOrder(d, axis);
@@ -130,10 +134,16 @@ void PlanesAgainstGeoms(const Model& m, Data& d) {
 
 }  // namespace
 
-void Broadphase(const Model& m, Data& d) {
+void BoundingBoxesOfBodies(const Model& m, Data& d, int body_begin, int body_end) {
+  for (int g = m.body_geom_adr[body_begin]; g < m.body_geom_adr[body_end]; ++g) {
+    if (d.geom_in_sweep[g]) BoundingBox(m, d, g);
+  }
+}
+
+void Broadphase(const Model& m, Data& d, bool boxes_ready) {
   d.collision_candidates.clear();
   if (!m.contact_enabled) return;
-  SweepAndPrune(m, d);
+  SweepAndPrune(m, d, boxes_ready);
   PlanesAgainstGeoms(m, d);
   for (int i = 0; i < m.npair; ++i)
     AddCandidate(d, m.pair_geom1[i], m.pair_geom2[i], i,

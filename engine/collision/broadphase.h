@@ -11,6 +11,13 @@ namespace alsim {
 // where the geoms are most spread out); planes, which are infinite, against every geom that comes
 // within the margin of them; and the scene's explicit pairs. Needs Kinematics(). Allocates only
 // when more candidates than ever before appear.
-void Broadphase(const Model& m, Data& d);
+// With `boxes_ready` the boxes are taken as they are (BoundingBoxesOfBodies for every body since
+// the geoms last moved, as Step does tree by tree).
+void Broadphase(const Model& m, Data& d, bool boxes_ready = false);
+
+// The world bounding boxes (grown by margin and speculative margin) of the swept geoms of bodies
+// [body_begin, body_end), into d.geom_aabb_lo / hi. Needs the geoms placed and, if any,
+// the speculative margins.
+void BoundingBoxesOfBodies(const Model& m, Data& d, int body_begin, int body_end);
 
 }  // namespace alsim

@@ -91,7 +91,12 @@ Mat3 ContactFrame(const Vec3& normal) {
 }
 
 void SpeculativeMargins(const Model& m, Data& d, double horizon, double slop) {
-  for (int g = 0; g < m.ngeom; ++g) {
+  SpeculativeMarginsOfBodies(m, d, horizon, slop, 0, m.nbody);
+}
+
+void SpeculativeMarginsOfBodies(const Model& m, Data& d, double horizon, double slop,
+                                int body_begin, int body_end) {
+  for (int g = m.body_geom_adr[body_begin]; g < m.body_geom_adr[body_end]; ++g) {
     const int body = m.geom_body[g];
     if (m.body_subsystem[body] < 0) {
       d.geom_speculative_margin[g] = 0;  // static geoms do not move; the other side covers it
@@ -106,8 +111,8 @@ void SpeculativeMargins(const Model& m, Data& d, double horizon, double slop) {
   }
 }
 
-void Collision(const Model& m, Data& d) {
-  Broadphase(m, d);
+void Collision(const Model& m, Data& d, bool boxes_ready) {
+  Broadphase(m, d, boxes_ready);
   Narrowphase(m, d);
   GatherContacts(d);
 }

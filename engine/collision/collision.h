@@ -11,7 +11,8 @@ namespace alsim {
 // candidate (in parallel when there are many; the result does not depend on the thread count),
 // then each contact's frame (normal, tangent1, tangent2) and combined friction. Needs Kinematics().
 // Allocates only when more candidates or contacts than ever before appear.
-void Collision(const Model& m, Data& d);
+// With `boxes_ready` the geoms' bounding boxes are taken as they are (see Broadphase).
+void Collision(const Model& m, Data& d, bool boxes_ready = false);
 
 // Speculative contacts (as in Jolt and Box2D): grows each geom's margin by how far its surface can
 // move within `horizon` seconds at the current velocities (|v at the geom center| + |omega| times
@@ -21,6 +22,9 @@ void Collision(const Model& m, Data& d);
 // penetrate. Without this call the margins stay zero (the scene's own margins only, as MuJoCo).
 // Needs Velocity().
 void SpeculativeMargins(const Model& m, Data& d, double horizon, double slop);
+// The same for the geoms of bodies [body_begin, body_end) only (Step: tree by tree).
+void SpeculativeMarginsOfBodies(const Model& m, Data& d, double horizon, double slop,
+                                int body_begin, int body_end);
 
 // Friction of a contact between two geoms: the higher-priority geom's, else the larger of the
 // two (MuJoCo's rule), or the explicit pair's.

@@ -75,6 +75,8 @@ Data::Data(const Model& m)
     if (!Collidable(m, g)) continue;
     (m.geom_type[g] == GeomType::kPlane ? plane_geoms : sweep_order).push_back(g);
   }
+  geom_in_sweep.assign(m.ngeom, 0);
+  for (const int g : sweep_order) geom_in_sweep[g] = 1;
   sweep_boxes.resize(sweep_order.size());
   collision_candidates.reserve(4 * static_cast<size_t>(m.ngeom));
   candidate_contact_count.reserve(collision_candidates.capacity());

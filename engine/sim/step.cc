@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/collision/broadphase.h"
 #include "engine/collision/collision.h"
 #include "engine/core/parallel.h"
 #include "engine/dynamics/actuation.h"
@@ -158,16 +159,20 @@ void SolverProblemOfTrees(const Model& m, Data& d, double theta, const TreeRange
 // the solver's A and b. With m.actuators_in_trees each tree is one task from start to end (trees
 // share nothing here); otherwise the actuators run between two passes over the trees. Either way
 // the results are the serial stages' bit for bit.
+// `after_tree(range)` ends each tree's task (and first the world body's).
+template <class AfterTree>
 void SmoothStage(const Model& m, Data& d, double theta, const ConstraintOptions* servos,
-                 bool solver_problem) {
+                 bool solver_problem, const AfterTree& after_tree) {
   KinematicsOfWorld(d);
   PlaceGeoms(m, d, m.body_geom_adr[0], m.body_geom_adr[1]);
   d.cvel[0].setZero();
   d.crb[0] = d.cinert[0];
   BiasForcesOfWorld(m, d);
+  after_tree(TreeRange{0, 1, 0, 0});
   auto rest = [&](const TreeRange& trees) {
     AccelerationOfTrees(m, d, theta, trees);
     if (solver_problem) SolverProblemOfTrees(m, d, theta, trees);
+    after_tree(trees);
   };
   if (m.actuators_in_trees) {
     ForEachTree(m, [&](const TreeRange& trees) {
@@ -205,7 +210,7 @@ void ReportServoForces(const Model& m, Data& d) {
 }  // namespace
 
 void Forward(const Model& m, Data& d, const StepOptions& options) {
-  SmoothStage(m, d, options.theta, nullptr, false);
+  SmoothStage(m, d, options.theta, nullptr, false, [](const TreeRange&) {});
 }
 
 StepStatus Step(const Model& m, Data& d, const StepOptions& options) {
@@ -223,21 +228,30 @@ StepStatus Step(const Model& m, Data& d, const StepOptions& options) {
   // drift to q_theta with v_k
   if (theta > 0) IntegratePositions(m, d.qvel.data(), theta * h, d.qpos.data());
 
-  // smooth dynamics at (q_theta, v_k): v_free = v_k + (1 - theta) h qacc, and A and b
-  SmoothStage(m, d, theta, &options.constraints, true);
+  // smooth dynamics at (q_theta, v_k): v_free = v_k + (1 - theta) h qacc, and A and b. Each
+  // tree's task then sets its v_hat = v_free (the solver's answer where no constraint acts) and,
+  // for the collision, its geoms' speculative margins and bounding boxes: passes over every dof
+  // and geom on the calling thread would fetch what the other threads just wrote.
+  const ConstraintOptions& constraint_options = options.constraints;
+  SmoothStage(m, d, theta, &constraint_options, true, [&](const TreeRange& trees) {
+    std::copy(d.v_free.begin() + trees.dof_begin, d.v_free.begin() + trees.dof_end,
+              d.v_hat.begin() + trees.dof_begin);
+    if (!m.constraints_enabled) return;
+    if (constraint_options.speculative_contacts) {
+      SpeculativeMarginsOfBodies(m, d, h, constraint_options.contact_slop, trees.body_begin,
+                                 trees.body_end);
+    }
+    BoundingBoxesOfBodies(m, d, trees.body_begin, trees.body_end);
+  });
 
   // constraints: v_hat from the solver
   if (m.constraints_enabled) {
-    if (options.constraints.speculative_contacts) {
-      SpeculativeMargins(m, d, h, options.constraints.contact_slop);
-    }
-    Collision(m, d);
+    Collision(m, d, /*boxes_ready=*/true);
     BuildConstraints(m, d, options.constraints, h);
   } else {
     d.contact.clear();
     d.constraints.Clear();
   }
-  std::copy(d.v_free.begin(), d.v_free.end(), d.v_hat.begin());
   if (d.constraints.constraints.empty()) {
     d.islands.num = 0;
     d.solver_statistics = SolverStatistics{};
