@@ -33,7 +33,8 @@ Vec3 HalfExtents(const Model& m, const Data& d, int g) {
   }
 }
 
-// The scene's margin plus both geoms' speculative margins (SpeculativeMargins in collision.h).
+// The scene's margin plus both geoms' speculative margins (SpeculativeMarginsOfBodies in
+// collision.h).
 double PairMargin(const Model& m, const Data& d, int g1, int g2) {
   return std::max(m.geom_margin[g1], m.geom_margin[g2]) + d.geom_speculative_margin[g1] +
          d.geom_speculative_margin[g2];
@@ -74,17 +75,7 @@ int SweepAxis(const Data& d) {
   return axis;
 }
 
-void BoundingBox(const Model& m, Data& d, int g) {
-  const Vec3 reach =
-      HalfExtents(m, d, g) + Vec3::Constant(m.geom_margin[g] + d.geom_speculative_margin[g]);
-  d.geom_aabb_lo[g] = d.geom_xpos[g] - reach;
-  d.geom_aabb_hi[g] = d.geom_xpos[g] + reach;
-}
-
-void SweepAndPrune(const Model& m, Data& d, bool boxes_ready) {
-  if (!boxes_ready) {
-    for (const int g : d.sweep_order) BoundingBox(m, d, g);
-  }
+void SweepAndPrune(const Model& m, Data& d) {
   const int axis = SweepAxis(d);
   SortSweepOrder(d, axis);
   const int n = static_cast<int>(d.sweep_order.size());
@@ -136,14 +127,19 @@ void PlanesAgainstGeoms(const Model& m, Data& d) {
 
 void BoundingBoxesOfBodies(const Model& m, Data& d, int body_begin, int body_end) {
   for (int g = m.body_geom_adr[body_begin]; g < m.body_geom_adr[body_end]; ++g) {
-    if (d.geom_in_sweep[g]) BoundingBox(m, d, g);
+    if (!d.geom_in_sweep[g]) continue;
+    const Vec3 reach =
+        HalfExtents(m, d, g) + Vec3::Constant(m.geom_margin[g] + d.geom_speculative_margin[g]);
+    d.geom_aabb_lo[g] = d.geom_xpos[g] - reach;
+    d.geom_aabb_hi[g] = d.geom_xpos[g] + reach;
   }
 }
 
 void Broadphase(const Model& m, Data& d, bool boxes_ready) {
   d.collision_candidates.clear();
   if (!m.contact_enabled) return;
-  SweepAndPrune(m, d, boxes_ready);
+  if (!boxes_ready) BoundingBoxesOfBodies(m, d, 0, m.nbody);
+  SweepAndPrune(m, d);
   PlanesAgainstGeoms(m, d);
   for (int i = 0; i < m.npair; ++i)
     AddCandidate(d, m.pair_geom1[i], m.pair_geom2[i], i,

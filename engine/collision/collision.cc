@@ -90,10 +90,6 @@ Mat3 ContactFrame(const Vec3& normal) {
   return frame;
 }
 
-void SpeculativeMargins(const Model& m, Data& d, double horizon, double slop) {
-  SpeculativeMarginsOfBodies(m, d, horizon, slop, 0, m.nbody);
-}
-
 void SpeculativeMarginsOfBodies(const Model& m, Data& d, double horizon, double slop,
                                 int body_begin, int body_end) {
   for (int g = m.body_geom_adr[body_begin]; g < m.body_geom_adr[body_end]; ++g) {

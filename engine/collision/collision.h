@@ -8,21 +8,20 @@ namespace alsim {
 
 // Fills d.contact with this step's contact points, sorted by (geom1, geom2) with geom1 < geom2
 // and, within a pair, in the narrowphase's order: broadphase, then the pair function of each
-// candidate (in parallel when there are many; the result does not depend on the thread count),
+// candidate (in parallel once their CollideShapesCost adds up; the result does not depend on the
+// thread count),
 // then each contact's frame (normal, tangent1, tangent2) and combined friction. Needs Kinematics().
 // Allocates only when more candidates or contacts than ever before appear.
 // With `boxes_ready` the geoms' bounding boxes are taken as they are (see Broadphase).
 void Collision(const Model& m, Data& d, bool boxes_ready = false);
 
-// Speculative contacts (as in Jolt and Box2D): grows each geom's margin by how far its surface can
-// move within `horizon` seconds at the current velocities (|v at the geom center| + |omega| times
-// its bounding radius) plus a constant `slop` (m), into d.geom_speculative_margin, so that
-// Collision() also reports pairs that may touch before the end of the step and the solver can
-// stop them at the surface (a gap phi >= 0 has the bias phi / h) instead of after they
-// penetrate. Without this call the margins stay zero (the scene's own margins only, as MuJoCo).
-// Needs Velocity().
-void SpeculativeMargins(const Model& m, Data& d, double horizon, double slop);
-// The same for the geoms of bodies [body_begin, body_end) only (Step: tree by tree).
+// Speculative contacts (as in Jolt and Box2D): grows the margin of each geom of bodies
+// [body_begin, body_end) (Step: tree by tree) by how far its surface can move within `horizon`
+// seconds at the current velocities (|v at the geom center| + |omega| times its bounding radius)
+// plus a constant `slop` (m), into d.geom_speculative_margin, so that Collision() also reports
+// pairs that may touch before the end of the step and the solver can stop them at the surface (a
+// gap phi >= 0 has the bias phi / h) instead of after they penetrate. Without this call the margins
+// stay zero (the scene's own margins only, as MuJoCo). Needs Velocity().
 void SpeculativeMarginsOfBodies(const Model& m, Data& d, double horizon, double slop,
                                 int body_begin, int body_end);
 

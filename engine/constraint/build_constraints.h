@@ -17,8 +17,8 @@ struct ConstraintOptions {
   // the step). 0.2 removes a 1 mm penetration to 0.1 mm in 10 steps without adding visible energy:
   // the push-out speed erp * phi / h stays below 0.05 m/s for 1 mm at 240 Hz.
   double error_reduction = 0.2;
-  // Speculative contacts (SpeculativeMargins in engine/collision/collision.h): pairs that could
-  // touch within one step at their current speeds, or are within `contact_slop` (m), become
+  // Speculative contacts (SpeculativeMarginsOfBodies in engine/collision/collision.h): pairs that
+  // could touch within one step at their current speeds, or are within `contact_slop` (m), become
   // contact rows too. The slop keeps resting contacts from flickering in and out as round-off
   // lifts them by micrometres; their bias phi / h makes them inactive until they close.
   bool speculative_contacts = true;

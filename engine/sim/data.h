@@ -109,8 +109,8 @@ struct Data {
   std::vector<int> plane_geoms;                 // planes that can collide with something (constant)
   std::vector<int> sweep_order;                 // the other geoms that can collide, in sweep order
   std::vector<char> geom_in_sweep;              // the geom is in sweep_order (ngeom, constant)
-  std::vector<double> geom_speculative_margin;  // extra margin per geom, SpeculativeMargins()
-                                                // (ngeom)
+  std::vector<double> geom_speculative_margin;  // extra margin per geom,
+                                                // SpeculativeMarginsOfBodies() (ngeom)
   std::vector<Vec3> geom_aabb_lo;     // world bounding box grown by the geom's margin (ngeom)
   std::vector<Vec3> geom_aabb_hi;     // (ngeom)
   std::vector<SweepBox> sweep_boxes;  // the boxes of sweep_order, in that order (scratch)

@@ -9,7 +9,7 @@
 //     BuildConstraints starts the next solve from, and the ADMM penalty scales' traces that
 //     persisting constraints keep (SolverOptions::delassus_refresh_steps);
 //   - geom_speculative_margin: the broadphase and the narrowphase read the margins every step,
-//     but SpeculativeMargins() rewrites them only when StepOptions::constraints.
+//     but SpeculativeMarginsOfBodies() rewrites them only when StepOptions::constraints.
 //     speculative_contacts is on; a step with it off keeps the margins of the last step that had
 //     it on, so they are state too.
 // Everything else in Data is recomputed by each Step before it is read: kinematics, velocities,
