@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "engine/core/parallel.h"
@@ -63,6 +64,42 @@ constexpr int kResponseMaxRows = 48;
 // A tree's slot of response_storage_: P, then J v_free, then the rows' y.
 constexpr int kResponseSlot = kResponseMaxRows * (kResponseMaxRows + 2);
 
+// The solver's per-subsystem and per-body flags are bytes, 64 to a cache line, and islands on
+// other threads read their own subsystems' flags in every iteration. Islands therefore store a
+// flag only when its value changes (mostly it does not from step to step): a store of the same
+// value still takes the line away from the other core, and on hosts where the two CPUs are far
+// apart every island's start made the other thread's next reads wait for it (humanoid100 with 2
+// threads: +4% steps/s, BENCHMARKS.md).
+inline void SetIfChanged(char& flag, bool value) {
+  if (flag != static_cast<char>(value)) flag = static_cast<char>(value);
+}
+
+// Marks on one subsystem's bodies while one island works on it: a bit mask on the stack for
+// subsystems of at most 64 bodies, else `scratch` (indexed by body, cleared over the subsystem's
+// bodies here), so that the islands write no shared array for them.
+class BodyMarks {
+ public:
+  BodyMarks(int body_begin, int body_end, char* scratch)
+      : begin_(body_begin), masked_(body_end - body_begin <= 64), scratch_(scratch) {
+    if (!masked_) std::fill(scratch_ + body_begin, scratch_ + body_end, 0);
+  }
+  void Mark(int body) {
+    if (masked_) {
+      mask_ |= Bit(body);
+    } else {
+      scratch_[body] = 1;
+    }
+  }
+  bool Marked(int body) const { return masked_ ? (mask_ & Bit(body)) != 0 : scratch_[body] != 0; }
+
+ private:
+  std::uint64_t Bit(int body) const { return std::uint64_t{1} << (body - begin_); }
+  int begin_;
+  bool masked_;
+  char* scratch_;
+  std::uint64_t mask_ = 0;
+};
+
 int SubsystemNnzBegin(const Model& m, const Data& d, int j) {
   return d.mass_layout.row_adr[m.subsystem_dof_adr[j]];
 }
@@ -76,7 +113,7 @@ int SubsystemNnzEnd(const Model& m, const Data& d, int j) {
 SubAdmmSolver::SubAdmmSolver(const Model& m)
     : body_gram_(m.nbody, Mat6::Zero()),
       body_has_gram_(m.nbody, 0),
-      body_gram_set_(m.nbody, 0),
+      body_marks_(m.nbody, 0),
       penalty_(m),
       body_velocity_(m.nbody, Vec6::Zero()),
       body_force_(m.nbody, Vec6::Zero()),
@@ -145,13 +182,13 @@ void SubAdmmSolver::BuildGramMatrix(const Model& m, const Data& d, int j) {
   const int dof_end = dof_begin + m.subsystem_dof_num[j];
   // Each body's first contribution assigns its sum, so only the bodies that get one are written
   // (zeroing all of them first took a fifth of this function: a 288-byte `rep stos` per body).
-  std::fill(body_gram_set_.begin() + body_begin, body_gram_set_.begin() + body_end, 0);
-  auto add = [this](int body, const auto& term) {
-    if (body_gram_set_[body]) {
+  BodyMarks assigned(body_begin, body_end, body_marks_.data());
+  auto add = [&](int body, const auto& term) {
+    if (assigned.Marked(body)) {
       body_gram_[body].noalias() += term;
     } else {
       body_gram_[body].noalias() = term;
-      body_gram_set_[body] = 1;
+      assigned.Mark(body);
     }
   };
   for (int k = subsystem_blocks_.adr[j]; k < subsystem_blocks_.adr[j + 1]; ++k) {
@@ -195,15 +232,16 @@ void SubAdmmSolver::BuildGramMatrix(const Model& m, const Data& d, int j) {
 void SubAdmmSolver::MarkBodiesWithBlocks(const Model& m, const Data& d, int j) {
   const int body_begin = m.subsystem_body_adr[j];
   const int body_end = body_begin + m.subsystem_body_num[j];
-  std::fill(body_has_gram_.begin() + body_begin, body_has_gram_.begin() + body_end, 0);
+  BodyMarks marks(body_begin, body_end, body_marks_.data());
   for (int k = subsystem_blocks_.adr[j]; k < subsystem_blocks_.adr[j + 1]; ++k) {
     const ConstraintBlock& block = d.constraints.blocks[subsystem_blocks_.blocks[k]];
-    if (block.body >= 0) body_has_gram_[block.body] = 1;
+    if (block.body >= 0) marks.Mark(block.body);
   }
   for (int b = body_end - 1; b > body_begin; --b) {
     const int parent = m.body_parent[b];
-    if (parent >= body_begin && body_has_gram_[b]) body_has_gram_[parent] = 1;
+    if (parent >= body_begin && marks.Marked(b)) marks.Mark(parent);
   }
+  for (int b = body_begin; b < body_end; ++b) SetIfChanged(body_has_gram_[b], marks.Marked(b));
 }
 
 // The joint-space blocks' share of eq. (40): s_i c^2 on their dof's diagonal (needs the penalty
@@ -609,8 +647,8 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
   };
   for_subsystems([&](int j) {
     MarkBodiesWithBlocks(m, d, j);
-    single_body_[j] = IsSingleBody(m, d, j) ? 1 : 0;
-    response_mode_[j] = 0;
+    SetIfChanged(single_body_[j], IsSingleBody(m, d, j));
+    SetIfChanged(response_mode_[j], false);
     double* v = d.v_hat.data();  // v^0 of j's dofs, then its body velocities
     GatherSubsystemForces(
         m, d, set, subsystem_blocks_, j,

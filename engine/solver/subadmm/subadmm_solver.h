@@ -77,7 +77,7 @@ class SubAdmmSolver final : public ConstraintSolver {
   SubsystemBlocks subsystem_blocks_;
   std::vector<Mat6> body_gram_;           // sum of map^T map over the body's blocks, then composite
   std::vector<char> body_has_gram_;       // the body's subtree has a body-space block
-  std::vector<char> body_gram_set_;       // BuildGramMatrix has written the body's body_gram_
+  std::vector<char> body_marks_;          // per body: BodyMarks' scratch for trees over 64 bodies
   AdmmPenalty penalty_;                   // beta0, per-row penalty scales and eq. (43), shared
   std::vector<double> gram_matrix_;       // sum_i J_ij^T J_ij, mass_layout (nnz)
   std::vector<double> system_factor_;     // A + beta sum_i J_ij^T J_ij, factored (nnz)
