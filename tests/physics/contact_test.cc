@@ -227,6 +227,34 @@ INSTANTIATE_TEST_SUITE_P(Scenes, SceneRestsTest,
                          ::testing::Values("box_stack.xml", "box_incline.xml", "ball_pile.xml",
                                            "quadruped_drop_8.xml", "quadruped_drop_27.xml"));
 
+// A chain of 70 capsule links lying on the floor (a free root, then hinges about the vertical):
+// a tree of more than 64 bodies, whose solver marks which bodies carry contacts in an array rather
+// than a bit mask (BodyMarks in subadmm_solver.cc). Every link must stay on the floor: a link
+// whose contact forces were skipped would sink through it.
+TEST(RestingTest, ChainOfSeventyLinksStaysOnTheFloor) {
+  constexpr int kLinks = 70;
+  constexpr double kRadius = 0.04;
+  std::string xml = R"(<mujoco><option timestep="0.005"/><worldbody>
+      <geom type="plane" size="20 20 0.1"/><body pos="0 0 0.04"><freejoint/>)";
+  const std::string link = R"(<geom type="capsule" fromto="0 0 0 0.1 0 0" size="0.04"/>)";
+  xml += link;
+  for (int k = 1; k < kLinks; ++k) {
+    xml += R"(<body pos="0.1 0 0"><joint type="hinge" axis="0 0 1"/>)" + link;
+  }
+  for (int k = 1; k < kLinks; ++k) xml += "</body>";
+  xml += "</body></worldbody></mujoco>";
+  const auto model = LoadString(xml);
+  ASSERT_EQ(model->nsubsystem, 1);
+  ASSERT_EQ(model->subsystem_body_num[0], kLinks);
+  Data d(*model);
+  for (int n = 0; n < 200; ++n) ASSERT_EQ(Step(*model, d), StepStatus::kOk) << "step " << n;
+  EXPECT_GE(d.constraints.num_contacts, kLinks) << "every link rests on the floor";
+  for (int b = 1; b <= kLinks; ++b) {
+    EXPECT_NEAR(d.xpos[b][2], kRadius, 1e-3) << "link " << b;
+  }
+  EXPECT_LT(MaxPenetration(d), 1e-3);
+}
+
 // ---- MuJoCo's 22 humanoids ---------------------------------------------------------------------
 
 TEST(LongRunTest, TwentyTwoHumanoidsRunTwoThousandSteps) {
