@@ -68,8 +68,9 @@ constexpr int kResponseSlot = kResponseMaxRows * (kResponseMaxRows + 2);
 // other threads read their own subsystems' flags in every iteration. Islands therefore store a
 // flag only when its value changes (mostly it does not from step to step): a store of the same
 // value still takes the line away from the other core, and on hosts where the two CPUs are far
-// apart every island's start made the other thread's next reads wait for it (humanoid100 with 2
-// threads: +4% steps/s, BENCHMARKS.md).
+// apart every island's start made the other thread's next reads wait for it (2 threads:
+// humanoid100 +2% to +4% steps/s, 22_humanoids +10%; lines of their own per subsystem instead
+// lost 1%, BENCHMARKS.md).
 inline void SetIfChanged(char& flag, bool value) {
   if (flag != static_cast<char>(value)) flag = static_cast<char>(value);
 }
