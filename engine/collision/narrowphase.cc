@@ -41,14 +41,19 @@ std::array<std::array<PairFunction, kGeomTypes>, kGeomTypes> MakePairTable() {
 
 const auto kPairTable = MakePairTable();
 
+// The pair function for types a and b in either order (it takes the lower type first).
+PairFunction PairFunctionOf(GeomType a, GeomType b) {
+  return Index(a) <= Index(b) ? kPairTable[Index(a)][Index(b)] : kPairTable[Index(b)][Index(a)];
+}
+
 }  // namespace
 
 int CollideShapes(const GeomShape& a, const GeomShape& b, double margin, Contact* out) {
+  const PairFunction collide = PairFunctionOf(a.type, b.type);
+  if (collide == nullptr) return 0;
   const bool swapped = Index(a.type) > Index(b.type);
   const GeomShape& first = swapped ? b : a;
   const GeomShape& second = swapped ? a : b;
-  const PairFunction collide = kPairTable[Index(first.type)][Index(second.type)];
-  if (collide == nullptr) return 0;
   const int count = collide(first, second, margin, out);
   if (swapped) {
     for (int i = 0; i < count; ++i) out[i].normal = -out[i].normal;
@@ -57,8 +62,7 @@ int CollideShapes(const GeomShape& a, const GeomShape& b, double margin, Contact
 }
 
 int CollideShapesCost(GeomType a, GeomType b) {
-  const PairFunction collide =
-      Index(a) <= Index(b) ? kPairTable[Index(a)][Index(b)] : kPairTable[Index(b)][Index(a)];
+  const PairFunction collide = PairFunctionOf(a, b);
   if (collide == nullptr) return 0;
   return collide == CollideConvex ? kGeneralConvexPairCost : 1;
 }

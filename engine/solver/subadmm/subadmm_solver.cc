@@ -76,12 +76,13 @@ inline void SetIfChanged(char& flag, bool value) {
 }
 
 // Marks on one subsystem's bodies while one island works on it: a bit mask on the stack for
-// subsystems of at most 64 bodies, else `scratch` (indexed by body, cleared over the subsystem's
-// bodies here), so that the islands write no shared array for them.
+// subsystems of at most kMaskBodies bodies, else `scratch` (indexed by body, cleared over the
+// subsystem's bodies here), so that the islands write no shared array for them.
 class BodyMarks {
  public:
+  static constexpr int kMaskBodies = std::numeric_limits<std::uint64_t>::digits;
   BodyMarks(int body_begin, int body_end, char* scratch)
-      : begin_(body_begin), masked_(body_end - body_begin <= 64), scratch_(scratch) {
+      : begin_(body_begin), masked_(body_end - body_begin <= kMaskBodies), scratch_(scratch) {
     if (!masked_) std::fill(scratch_ + body_begin, scratch_ + body_end, 0);
   }
   void Mark(int body) {
