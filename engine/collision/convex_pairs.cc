@@ -9,6 +9,7 @@
 
 #include "engine/collision/gjk_distance.h"
 #include "engine/collision/normal_refinement.h"
+#include "engine/collision/smooth_pair_distance.h"
 
 // Debian builds libccd in double precision (ccd/config.h defines CCD_DOUBLE), as does MuJoCo. A
 // single-precision build could not reach the 1e-6 MPR tolerance, so refuse it at compile time.
@@ -649,8 +650,62 @@ void RefineMprContact(const GeomShape& a, const GeomShape& b, const Vec3& mpr_po
   deepest->pos = ContactPoint(a, b, refined.normal, deepest->dist, mpr_pos);
 }
 
-// GJK between the cores (a sphere or capsule) or whole shapes first: apart, the contact is
-// exact; only touching cores fall back to MPR on the whole shapes.
+// ---------------------------------------------------------------- smooth pairs
+
+// A body whose support function is smooth with a unique support point: an ellipsoid, or a
+// sphere's core (its center).
+bool Smooth(const Body& body) {
+  const GeomType type = body.shape->type;
+  return body.core ? type == GeomType::kSphere : type == GeomType::kEllipsoid;
+}
+
+SmoothBody SmoothBodyOf(const Body& body) {
+  const GeomShape& s = *body.shape;
+  return body.core ? PointBody(s.pos) : EllipsoidBody(s.pos, s.rot, s.size);
+}
+
+enum class SmoothPairResult {
+  kContact,   // *contact is the pair's contact (dist may be at or beyond the margin)
+  kNone,      // certified farther apart than `reach`
+  kTouching,  // GJK found the bodies touching: the caller's MPR path
+  kUnknown,   // no certificate: the caller's general path
+};
+
+// Two smooth bodies apart, by the Newton certificate of smooth_pair_distance.h: from the
+// direction between the centers, else from the first direction that GJK finds separating them
+// (flat ellipsoids lying on each other are not apart along the line of their centers). On
+// humanoid100's ellipsoid pairs this replaces about 31 GJK iterations by about 4 Newton steps.
+SmoothPairResult SmoothPairContact(const Body& a, const Body& b, const SupportMapping& mapping_a,
+                                   const SupportMapping& mapping_b, double reach,
+                                   Contact* contact) {
+  const Vec3 between = b.shape->pos - a.shape->pos;
+  const double length = between.norm();
+  if (!(length > 0)) return SmoothPairResult::kUnknown;
+  const SmoothBody smooth_a = SmoothBodyOf(a);
+  const SmoothBody smooth_b = SmoothBodyOf(b);
+  const double scale = PairScale(*a.shape, *b.shape);
+  const double beyond = reach * (1 + 1e-9);  // as GJK's stop in CollideOrdered
+  SmoothPairDistance found =
+      SmoothPairDistanceOf(smooth_a, smooth_b, between / length, beyond, scale);
+  if (found.outcome == SmoothPairOutcome::kUnknown) {
+    // GJK stopped at its first positive lower bound. It can only report touching if the full run
+    // would: neither of that run's stops (the tolerance, the reach) comes before one.
+    const GjkDistanceResult probe = GjkDistance(mapping_a, mapping_b, kGjkRelativeTolerance, 0.0);
+    if (!probe.separated) return SmoothPairResult::kTouching;
+    if (!probe.beyond) return SmoothPairResult::kUnknown;
+    found = SmoothPairDistanceOf(smooth_a, smooth_b, probe.direction, beyond, scale);
+  }
+  if (found.outcome == SmoothPairOutcome::kBeyond) return SmoothPairResult::kNone;
+  if (found.outcome != SmoothPairOutcome::kApart) return SmoothPairResult::kUnknown;
+  contact->normal = found.normal;
+  contact->dist = found.distance - CoreRadius(a) - CoreRadius(b);
+  contact->pos = found.point_a + found.normal * (CoreRadius(a) + contact->dist / 2);
+  return SmoothPairResult::kContact;
+}
+
+// Smooth pairs apart first (SmoothPairContact), then GJK between the cores (a sphere or capsule)
+// or whole shapes: apart, the contact is exact; only touching cores fall back to MPR on the whole
+// shapes.
 int CollideOrdered(const GeomShape& a, const GeomShape& b, double margin, Contact* out) {
   const Body body_a{&a, HasCore(a)};
   const Body body_b{&b, HasCore(b)};
@@ -666,10 +721,28 @@ int CollideOrdered(const GeomShape& a, const GeomShape& b, double margin, Contac
   // proves that. The factors keep that stop strictly inside the check, rounding included: the
   // answer is the one GJK run to the end gives. humanoid100: 0.5% fewer instructions (callgrind).
   const double reach = margin + kTiny + CoreRadius(body_a) + CoreRadius(body_b);
-  GjkDistanceResult gjk =
-      GjkDistance(mapping_a, mapping_b, tolerance, reach / (1 - tolerance) * (1 + 1e-9));
-  if (gjk.beyond) return 0;
   Contact deepest;
+  bool touching = false;
+  if (Smooth(body_a) && Smooth(body_b)) {
+    switch (SmoothPairContact(body_a, body_b, mapping_a, mapping_b, reach, &deepest)) {
+      case SmoothPairResult::kContact:
+        if (!(deepest.dist < margin)) return 0;
+        out[0] = deepest;
+        return 1;
+      case SmoothPairResult::kNone:
+        return 0;
+      case SmoothPairResult::kTouching:
+        touching = true;
+        break;
+      case SmoothPairResult::kUnknown:
+        break;
+    }
+  }
+  GjkDistanceResult gjk;  // separated = false: touching
+  if (!touching) {
+    gjk = GjkDistance(mapping_a, mapping_b, tolerance, reach / (1 - tolerance) * (1 + 1e-9));
+    if (gjk.beyond) return 0;
+  }
   Vec3 mpr_pos = Vec3::Zero();
   if (gjk.separated) {
     // gjk.distance is an upper bound, within `tolerance` of the distance.

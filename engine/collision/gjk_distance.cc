@@ -196,11 +196,12 @@ GjkDistanceResult Witnesses(const Simplex& s, const Closest& closest, int iterat
   return result;
 }
 
-GjkDistanceResult Beyond(double lower_bound, int iterations) {
+GjkDistanceResult Beyond(double lower_bound, const Vec3& direction, int iterations) {
   GjkDistanceResult result;
   result.separated = true;
   result.beyond = true;
   result.distance = lower_bound;
+  result.direction = direction;
   result.iterations = iterations;
   return result;
 }
@@ -234,7 +235,10 @@ GjkDistanceResult GjkDistance(const SupportMapping& a, const SupportMapping& b,
     const double vw = v.dot(w.w);
     if (v2 - vw <= relative_tolerance * v2) break;
     // A - B lies beyond the plane through w normal to v, so the distance is at least v.w/|v|.
-    if (vw > 0 && vw * vw > stop_beyond2 * v2) return Beyond(vw / std::sqrt(v2), iteration);
+    if (vw > 0 && vw * vw > stop_beyond2 * v2) {
+      const double norm = std::sqrt(v2);
+      return Beyond(vw / norm, -v / norm, iteration);
+    }
     if (Contains(simplex, w.w)) break;  // no new support point: v is exact
     Simplex grown = simplex;
     grown.vertex[grown.count++] = w;

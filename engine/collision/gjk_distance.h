@@ -36,8 +36,10 @@ inline constexpr double kGjkTouchTolerance = 1e-12;
 struct GjkDistanceResult {
   bool separated = false;  // false: the sets intersect or touch
   // The distance was found to exceed the caller's stop_beyond: `distance` is then a lower bound
-  // above it, and there are no witnesses.
+  // above it, `direction` the unit direction from A toward B that proves it (the sets are at
+  // least `distance` apart along it), and there are no witnesses.
   bool beyond = false;
+  Vec3 direction = Vec3::Zero();
   double distance = 0;          // |point_b - point_a| when separated
   Vec3 point_a = Vec3::Zero();  // closest points (witnesses) of A and B
   Vec3 point_b = Vec3::Zero();
@@ -47,7 +49,8 @@ struct GjkDistanceResult {
 // relative_tolerance replaces kGjkRelativeTolerance for callers that refine the answer anyway.
 // With a finite stop_beyond, the search stops as soon as its lower bound on the distance exceeds
 // it (result.beyond): a caller that only needs pairs closer than a margin is spared the slow
-// convergence on curved sets that are far apart.
+// convergence on curved sets that are far apart. stop_beyond = 0 stops at the first separating
+// direction.
 GjkDistanceResult GjkDistance(const SupportMapping& a, const SupportMapping& b,
                               double relative_tolerance = kGjkRelativeTolerance,
                               double stop_beyond = std::numeric_limits<double>::infinity());

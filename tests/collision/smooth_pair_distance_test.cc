@@ -1,0 +1,184 @@
+// SmoothPairDistanceOf: the Newton certificate for two ellipsoids (or an ellipsoid and a point)
+// against closed forms, against GJK run to its tightest tolerance, and against the geometry of a
+// closest-point pair (each witness on its surface, both surface normals along the contact
+// normal). It must never certify bodies that overlap.
+#include "engine/collision/smooth_pair_distance.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "engine/collision/convex_pairs.h"
+#include "engine/collision/gjk_distance.h"
+#include "tests/support/collision_shapes.h"
+
+namespace alsim {
+namespace {
+
+using testing::RandomRotation;
+using testing::RandomUnit;
+using testing::Shape;
+using testing::Uniform;
+
+Vec3 SupportOf(const void* set, const Vec3& dir) {
+  return SupportPoint(*static_cast<const GeomShape*>(set), dir);
+}
+
+GjkDistanceResult Gjk(const GeomShape& a, const GeomShape& b, double stop_beyond = INFINITY) {
+  const SupportMapping mapping_a{SupportOf, &a, a.pos}, mapping_b{SupportOf, &b, b.pos};
+  return GjkDistance(mapping_a, mapping_b, kGjkRelativeTolerance, stop_beyond);
+}
+
+SmoothBody BodyOf(const GeomShape& s) { return EllipsoidBody(s.pos, s.rot, s.size); }
+
+double Scale(const GeomShape& a, const GeomShape& b) {
+  return (a.pos - b.pos).norm() + a.size.norm() + b.size.norm();
+}
+
+// The outward unit normal of ellipsoid s at its surface point p, and how far p is from the
+// surface in the ellipsoid's own metric (|S^-1 R^T (p - c)| - 1).
+Vec3 OutwardNormal(const GeomShape& s, const Vec3& p) {
+  const Vec3 local = s.rot.transpose() * (p - s.pos);
+  return (s.rot * local.cwiseQuotient(s.size.cwiseAbs2())).normalized();
+}
+double OffSurface(const GeomShape& s, const Vec3& p) {
+  return (s.rot.transpose() * (p - s.pos)).cwiseQuotient(s.size).norm() - 1;
+}
+
+// Newton from the centers' direction, then (as CollideConvex does) from GJK's first separating
+// direction.
+SmoothPairDistance Certify(const GeomShape& a, const GeomShape& b, double beyond) {
+  const Vec3 start = (b.pos - a.pos).normalized();
+  SmoothPairDistance found = SmoothPairDistanceOf(BodyOf(a), BodyOf(b), start, beyond, Scale(a, b));
+  if (found.outcome == SmoothPairOutcome::kUnknown) {
+    const GjkDistanceResult probe = Gjk(a, b, 0.0);
+    if (probe.beyond) {
+      found = SmoothPairDistanceOf(BodyOf(a), BodyOf(b), probe.direction, beyond, Scale(a, b));
+    }
+  }
+  return found;
+}
+
+TEST(SmoothPairDistanceTest, EqualAxesAreSpheres) {
+  std::mt19937 rng(41);
+  int certified = 0;
+  for (int trial = 0; trial < 100; ++trial) {
+    const double ra = Uniform(rng, 0.05, 0.3), rb = Uniform(rng, 0.05, 0.3);
+    const double gap = Uniform(rng, 1e-6, 0.2);
+    const Vec3 direction = RandomUnit(rng);
+    const GeomShape a =
+        Shape(GeomType::kEllipsoid, Vec3(ra, ra, ra), Vec3(0.3, -1, 2), RandomRotation(rng));
+    const GeomShape b = Shape(GeomType::kEllipsoid, Vec3(rb, rb, rb),
+                              a.pos + (ra + rb + gap) * direction, RandomRotation(rng));
+    // A start 1 rad off the answer.
+    const Vec3 start = (direction + RandomUnit(rng)).normalized();
+    const SmoothPairDistance found =
+        SmoothPairDistanceOf(BodyOf(a), BodyOf(b), start, 1.0, Scale(a, b));
+    if (found.outcome == SmoothPairOutcome::kUnknown) continue;  // the start did not separate
+    ASSERT_EQ(found.outcome, SmoothPairOutcome::kApart) << trial;
+    ++certified;
+    EXPECT_NEAR(found.distance, gap, 1e-14) << trial;
+    EXPECT_LT((found.normal - direction).norm(), 1e-12) << trial;
+    EXPECT_LT((found.point_a - (a.pos + ra * direction)).norm(), 1e-13) << trial;
+  }
+  EXPECT_GT(certified, 30);  // a start 1 rad off separates the spheres in about 40 trials
+}
+
+TEST(SmoothPairDistanceTest, PointBesideAnEllipsoid) {
+  std::mt19937 rng(42);
+  const Mat3 rot = RandomRotation(rng);
+  const Vec3 center(0.5, 0.2, -0.1);
+  const SmoothBody ellipsoid = EllipsoidBody(center, rot, Vec3(0.3, 0.2, 0.1));
+  for (int axis = 0; axis < 3; ++axis) {
+    const double semi = Vec3(0.3, 0.2, 0.1)[axis];
+    const Vec3 out = rot.col(axis);
+    const SmoothBody point = PointBody(center + (semi + 0.05) * out);
+    // Any start that separates: here 0.3 rad off the axis.
+    const Vec3 start = (out + 0.3 * rot.col((axis + 1) % 3)).normalized();
+    const SmoothPairDistance found = SmoothPairDistanceOf(ellipsoid, point, start, 1.0, 1.0);
+    ASSERT_EQ(found.outcome, SmoothPairOutcome::kApart) << axis;
+    EXPECT_NEAR(found.distance, 0.05, 1e-14);
+    EXPECT_LT((found.normal - out).norm(), 1e-12);
+    EXPECT_LT((found.point_a - (center + semi * out)).norm(), 1e-13);
+    // From the point's side the normal flips and the witness is the point itself.
+    const SmoothPairDistance reverse = SmoothPairDistanceOf(point, ellipsoid, -start, 1.0, 1.0);
+    ASSERT_EQ(reverse.outcome, SmoothPairOutcome::kApart);
+    EXPECT_NEAR(reverse.distance, 0.05, 1e-14);
+    EXPECT_LT((reverse.normal + out).norm(), 1e-12);
+    EXPECT_EQ(reverse.point_a, point.center);
+  }
+}
+
+// Random ellipsoid pairs near contact: every certified distance is GJK's (an upper bound within
+// 1e-12 relative when it converges), and its witnesses are a closest-point pair.
+TEST(SmoothPairDistanceTest, ApartEllipsoidsMatchGjkAndAreClosestPoints) {
+  std::mt19937 rng(43);
+  int certified = 0, apart = 0;
+  for (int trial = 0; trial < 600; ++trial) {
+    const auto axes = [&] {
+      return Vec3(Uniform(rng, 0.03, 0.3), Uniform(rng, 0.03, 0.3), Uniform(rng, 0.03, 0.3));
+    };
+    const GeomShape a = Shape(GeomType::kEllipsoid, axes(), Vec3(0, 0, 0.2), RandomRotation(rng));
+    const GeomShape b =
+        Shape(GeomType::kEllipsoid, axes(), a.pos + RandomUnit(rng) * Uniform(rng, 0.05, 0.6),
+              RandomRotation(rng));
+    const GjkDistanceResult gjk = Gjk(a, b);
+    if (!gjk.separated) continue;
+    ++apart;
+    const SmoothPairDistance found = Certify(a, b, 10.0);
+    if (found.outcome == SmoothPairOutcome::kUnknown) continue;
+    ASSERT_EQ(found.outcome, SmoothPairOutcome::kApart) << trial;
+    ++certified;
+    const std::string where = "trial " + std::to_string(trial);
+    // GJK's distance bounds the distance from above.
+    EXPECT_LE(found.distance, gjk.distance * (1 + 1e-12) + 1e-15) << where;
+    EXPECT_GE(found.distance, gjk.distance * (1 - 1e-9)) << where;
+    const Vec3 point_b = found.point_a + found.distance * found.normal;
+    EXPECT_LT(std::abs(OffSurface(a, found.point_a)), 1e-12) << where;
+    EXPECT_LT(std::abs(OffSurface(b, point_b)), 1e-12) << where;
+    EXPECT_LT((OutwardNormal(a, found.point_a) - found.normal).norm(), 1e-9) << where;
+    EXPECT_LT((OutwardNormal(b, point_b) + found.normal).norm(), 1e-9) << where;
+  }
+  EXPECT_GT(apart, 250);
+  EXPECT_GT(certified, apart * 9 / 10);  // from the center direction or GJK's probe
+}
+
+TEST(SmoothPairDistanceTest, NeverCertifiesOverlappingEllipsoids) {
+  std::mt19937 rng(44);
+  int overlapping = 0;
+  for (int trial = 0; trial < 600; ++trial) {
+    const GeomShape a =
+        Shape(GeomType::kEllipsoid, Vec3(0.3, 0.1, 0.05), Vec3::Zero(), RandomRotation(rng));
+    const GeomShape b = Shape(GeomType::kEllipsoid, Vec3(0.2, 0.15, 0.04),
+                              RandomUnit(rng) * Uniform(rng, 0.0, 0.35), RandomRotation(rng));
+    if (Gjk(a, b).separated) continue;
+    ++overlapping;
+    for (const Vec3& start : {Vec3((b.pos - a.pos).normalized()), RandomUnit(rng)}) {
+      if (!start.allFinite()) continue;
+      const SmoothPairDistance found =
+          SmoothPairDistanceOf(BodyOf(a), BodyOf(b), start, 10.0, Scale(a, b));
+      EXPECT_EQ(found.outcome, SmoothPairOutcome::kUnknown) << trial;
+    }
+  }
+  EXPECT_GT(overlapping, 100);
+}
+
+TEST(SmoothPairDistanceTest, BeyondOnlyWhenTheDistanceExceedsIt) {
+  std::mt19937 rng(45);
+  for (int trial = 0; trial < 100; ++trial) {
+    const GeomShape a =
+        Shape(GeomType::kEllipsoid, Vec3(0.2, 0.1, 0.05), Vec3::Zero(), RandomRotation(rng));
+    const GeomShape b = Shape(GeomType::kEllipsoid, Vec3(0.1, 0.15, 0.05),
+                              RandomUnit(rng) * Uniform(rng, 0.4, 1.0), RandomRotation(rng));
+    const GjkDistanceResult gjk = Gjk(a, b);
+    ASSERT_TRUE(gjk.separated);
+    const SmoothPairDistance below = Certify(a, b, 0.5 * gjk.distance);
+    EXPECT_EQ(below.outcome, SmoothPairOutcome::kBeyond) << trial;
+    const SmoothPairDistance above = Certify(a, b, 2 * gjk.distance);
+    EXPECT_EQ(above.outcome, SmoothPairOutcome::kApart) << trial;
+  }
+}
+
+}  // namespace
+}  // namespace alsim
