@@ -652,16 +652,19 @@ void RefineMprContact(const GeomShape& a, const GeomShape& b, const Vec3& mpr_po
 
 // ---------------------------------------------------------------- smooth pairs
 
-// A body whose support function is smooth with a unique support point: an ellipsoid, or a
-// sphere's core (its center).
+// A whole shape of smooth_pair_distance.h's family: an ellipsoid or a cylinder. (Sphere and
+// capsule cores are in the family too, but GJK between a core and a curved shape is short
+// already: 5 iterations for humanoid100's capsule-ellipsoid pairs, where the certificate's
+// attempts cost more than they saved.)
 bool Smooth(const Body& body) {
   const GeomType type = body.shape->type;
-  return body.core ? type == GeomType::kSphere : type == GeomType::kEllipsoid;
+  return !body.core && (type == GeomType::kEllipsoid || type == GeomType::kCylinder);
 }
 
 SmoothBody SmoothBodyOf(const Body& body) {
   const GeomShape& s = *body.shape;
-  return body.core ? PointBody(s.pos) : EllipsoidBody(s.pos, s.rot, s.size);
+  if (s.type == GeomType::kCylinder) return CylinderBody(s.pos, s.rot.col(2), s.size[0], s.size[1]);
+  return EllipsoidBody(s.pos, s.rot, s.size);
 }
 
 enum class SmoothPairResult {
@@ -671,7 +674,7 @@ enum class SmoothPairResult {
   kUnknown,   // no certificate: the caller's general path
 };
 
-// Two smooth bodies apart, by the Newton certificate of smooth_pair_distance.h: from the
+// Two bodies of the family apart, by the Newton certificate of smooth_pair_distance.h: from the
 // direction between the centers, else from the first direction that GJK finds separating them
 // (flat ellipsoids lying on each other are not apart along the line of their centers). On
 // humanoid100's ellipsoid pairs this replaces about 31 GJK iterations by about 4 Newton steps.
@@ -685,8 +688,10 @@ SmoothPairResult SmoothPairContact(const Body& a, const Body& b, const SupportMa
   const SmoothBody smooth_b = SmoothBodyOf(b);
   const double scale = PairScale(*a.shape, *b.shape);
   const double beyond = reach * (1 + 1e-9);  // as GJK's stop in CollideOrdered
-  SmoothPairDistance found =
-      SmoothPairDistanceOf(smooth_a, smooth_b, between / length, beyond, scale);
+  SmoothPairDistance found = EndFaceDistance(smooth_a, smooth_b, beyond);
+  if (found.outcome == SmoothPairOutcome::kUnknown) {
+    found = SmoothPairDistanceOf(smooth_a, smooth_b, between / length, beyond, scale);
+  }
   if (found.outcome == SmoothPairOutcome::kUnknown) {
     // GJK stopped at its first positive lower bound. It can only report touching if the full run
     // would: neither of that run's stops (the tolerance, the reach) comes before one.
@@ -725,10 +730,13 @@ int CollideOrdered(const GeomShape& a, const GeomShape& b, double margin, Contac
   bool touching = false;
   if (Smooth(body_a) && Smooth(body_b)) {
     switch (SmoothPairContact(body_a, body_b, mapping_a, mapping_b, reach, &deepest)) {
-      case SmoothPairResult::kContact:
+      case SmoothPairResult::kContact: {
         if (!(deepest.dist < margin)) return 0;
+        const int flat = FlatContacts(a, b, deepest, margin, out);  // cylinder end faces
+        if (flat > 0) return flat;
         out[0] = deepest;
         return 1;
+      }
       case SmoothPairResult::kNone:
         return 0;
       case SmoothPairResult::kTouching:

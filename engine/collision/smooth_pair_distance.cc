@@ -10,6 +10,9 @@ namespace {
 
 constexpr double kMaxStep = 0.5;  // radians, as RefineNormal's Newton
 constexpr int kHalvings = 8;      // step halvings before a run that does not descend gives up
+// A run whose tangential gradient has not halved in this many iterations is given up: the answer
+// sits on a kink (a face or side touching), where the gradient does not vanish.
+constexpr int kStallIterations = 4;
 
 // overlap(n), its gradient (the support gap s_A(n) - s_B(-n)) and Hessian (smooth_pair_distance.h).
 struct OverlapExpansion {
@@ -18,35 +21,78 @@ struct OverlapExpansion {
   Mat3 hessian = Mat3::Zero();
 };
 
-// Adds g(n) = sqrt(n^T Q n) of an ellipsoid with its derivatives; a point adds nothing.
-void AddEllipsoidTerm(const Mat3& q, const Vec3& n, OverlapExpansion* overlap) {
-  const Vec3 qn = q * n;
+// Adds body's h(n) - n.c with its derivatives: sqrt(n^T Q n) (nothing for Q = 0), a disk's
+// r |P n| with P = I - z z^T (nothing along its normal), and l |n.z| (linear on each side of its
+// kink). Both bodies add the same: h_b(-n) = -n.c_b + terms that are even in n.
+void AddBody(const SmoothBody& body, const Vec3& n, OverlapExpansion* overlap) {
+  const Vec3 qn = body.q * n;
   const double g2 = n.dot(qn);
-  if (!(g2 > 0)) return;
-  const double g = std::sqrt(g2);
-  const Vec3 support = qn / g;  // the ellipsoid's support point minus its center
-  overlap->value += g;
-  overlap->gradient += support;
-  overlap->hessian += (q - support * support.transpose()) / g;
+  if (g2 > 0) {
+    const double g = std::sqrt(g2);
+    const Vec3 support = qn / g;  // the ellipsoid's support point minus its center
+    overlap->value += g;
+    overlap->gradient += support;
+    overlap->hessian += (body.q - support * support.transpose()) / g;
+  }
+  const double along = n.dot(body.axis);
+  if (body.face_radius > 0) {
+    // P n as a difference, not through r^2 P: n^T (r^2 P) n = r^2 (1 - (n.z)^2) loses half the
+    // digits near the axis (1e-9 m of a 0.1 m disk's support along its own normal).
+    const Vec3 across = n - along * body.axis;
+    const double length = across.norm();
+    if (length > 0) {
+      const Vec3 unit = across / length;
+      overlap->value += body.face_radius * length;
+      overlap->gradient += body.face_radius * unit;
+      overlap->hessian +=
+          (body.face_radius / length) *
+          (Mat3::Identity() - body.axis * body.axis.transpose() - unit * unit.transpose());
+    }
+  }
+  if (body.half_length > 0) {
+    overlap->value += body.half_length * std::abs(along);
+    overlap->gradient += (along >= 0 ? body.half_length : -body.half_length) * body.axis;
+  }
 }
 
-// With d = c_B - c_A: overlap(n) = -n.d + g_A(n) + g_B(n).
+// With d = c_b - c_a: overlap(n) = -n.d + the bodies' terms.
 OverlapExpansion Evaluate(const SmoothBody& a, const SmoothBody& b, const Vec3& d, const Vec3& n) {
   OverlapExpansion overlap;
   overlap.value = -n.dot(d);
   overlap.gradient = -d;
-  AddEllipsoidTerm(a.q, n, &overlap);
-  AddEllipsoidTerm(b.q, n, &overlap);
+  AddBody(a, n, &overlap);
+  AddBody(b, n, &overlap);
   return overlap;
 }
 
+double TermsValue(const SmoothBody& body, const Vec3& n) {
+  const double g2 = n.dot(body.q * n);
+  const double along = n.dot(body.axis);
+  double value = g2 > 0 ? std::sqrt(g2) : 0.0;
+  if (body.face_radius > 0) value += body.face_radius * (n - along * body.axis).norm();
+  return value + body.half_length * std::abs(along);
+}
+
 double OverlapValue(const SmoothBody& a, const SmoothBody& b, const Vec3& d, const Vec3& n) {
-  double value = -n.dot(d);
-  for (const Mat3* q : {&a.q, &b.q}) {
-    const double g2 = n.dot(*q * n);
-    if (g2 > 0) value += std::sqrt(g2);
+  return -n.dot(d) + TermsValue(a, n) + TermsValue(b, n);
+}
+
+// body's support point along n.
+Vec3 SupportAlong(const SmoothBody& body, const Vec3& n) {
+  Vec3 point = body.center;
+  const Vec3 qn = body.q * n;
+  const double g2 = n.dot(qn);
+  if (g2 > 0) point += qn / std::sqrt(g2);
+  const double along = n.dot(body.axis);
+  if (body.face_radius > 0) {
+    const Vec3 across = n - along * body.axis;
+    const double length = across.norm();
+    if (length > 0) point += (body.face_radius / length) * across;
   }
-  return value;
+  if (body.half_length > 0) {
+    point += (along >= 0 ? body.half_length : -body.half_length) * body.axis;
+  }
+  return point;
 }
 
 Vec3 Perpendicular(const Vec3& n) {
@@ -57,10 +103,51 @@ Vec3 Perpendicular(const Vec3& n) {
 }  // namespace
 
 SmoothBody EllipsoidBody(const Vec3& center, const Mat3& rot, const Vec3& semi_axes) {
-  return {center, rot * semi_axes.cwiseAbs2().asDiagonal() * rot.transpose()};
+  return {center, rot * semi_axes.cwiseAbs2().asDiagonal() * rot.transpose(), Vec3::UnitZ(), 0, 0};
 }
 
-SmoothBody PointBody(const Vec3& point) { return {point, Mat3::Zero()}; }
+SmoothBody PointBody(const Vec3& point) { return {point, Mat3::Zero(), Vec3::UnitZ(), 0, 0}; }
+
+SmoothBody SegmentBody(const Vec3& center, const Vec3& axis, double half_length) {
+  return {center, Mat3::Zero(), axis, half_length, 0};
+}
+
+SmoothBody CylinderBody(const Vec3& center, const Vec3& axis, double radius, double half_length) {
+  return {center, Mat3::Zero(), axis, half_length, radius};
+}
+
+SmoothPairDistance EndFaceDistance(const SmoothBody& a, const SmoothBody& b, double beyond) {
+  SmoothPairDistance result;
+  const Vec3 d = b.center - a.center;
+  // face_of_a: a's face toward b (n along a's axis); else b's face toward a (n against b's axis).
+  for (const bool face_of_a : {true, false}) {
+    const SmoothBody& face = face_of_a ? a : b;
+    const SmoothBody& other = face_of_a ? b : a;
+    if (!(face.face_radius > 0)) continue;
+    const double side = face.axis.dot(d) >= 0 ? 1.0 : -1.0;  // the face toward the other body
+    const Vec3 n = side * face.axis;                         // from a toward b either way
+    const double overlap = OverlapValue(a, b, d, n);
+    if (!(overlap < 0)) continue;
+    if (-overlap > beyond) {
+      result.outcome = SmoothPairOutcome::kBeyond;
+      return result;
+    }
+    // The other body's support point against the face, and the face's center; the point must
+    // lie over the disk (within its radius across n).
+    const Vec3 toward_face = face_of_a ? Vec3(-n) : n;
+    const Vec3 other_point = SupportAlong(other, toward_face);
+    const Vec3 face_center =
+        face.center + (face_of_a ? 1.0 : -1.0) * side * face.half_length * face.axis;
+    const Vec3 across = other_point - face_center;
+    if ((across - across.dot(n) * n).norm() > face.face_radius) continue;
+    result.outcome = SmoothPairOutcome::kApart;
+    result.distance = -overlap;
+    result.normal = n;
+    result.point_a = face_of_a ? Vec3(other_point - result.distance * n) : other_point;
+    return result;
+  }
+  return result;
+}
 
 SmoothPairDistance SmoothPairDistanceOf(const SmoothBody& a, const SmoothBody& b, const Vec3& start,
                                         double beyond, double scale) {
@@ -70,6 +157,8 @@ SmoothPairDistance SmoothPairDistanceOf(const SmoothBody& a, const SmoothBody& b
   const double rounding = 1e-14 * scale;
   Vec3 n = start;
   OverlapExpansion overlap = Evaluate(a, b, d, n);
+  double best_gradient = INFINITY;
+  int since_best = 0;
   for (int it = 0; it < kSmoothPairMaxIterations; ++it) {
     result.iterations = it;
     // Along n the bodies overlap: no certificate from here (they may still be apart).
@@ -86,9 +175,13 @@ SmoothPairDistance SmoothPairDistanceOf(const SmoothBody& a, const SmoothBody& b
       result.outcome = SmoothPairOutcome::kApart;
       result.distance = -overlap.value;
       result.normal = n;
-      const Vec3 qn = a.q * n;
-      const double g2 = n.dot(qn);
-      result.point_a = g2 > 0 ? Vec3(a.center + qn / std::sqrt(g2)) : a.center;
+      result.point_a = SupportAlong(a, n);
+      return result;
+    }
+    if (r.norm() < 0.5 * best_gradient) {
+      best_gradient = r.norm();
+      since_best = 0;
+    } else if (++since_best >= kStallIterations) {
       return result;
     }
     // Riemannian Newton: (T^T H T - overlap I) step = -r, positive definite since overlap < 0

@@ -6,8 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <Eigen/Geometry>
+
+#include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
 
 #include "engine/collision/convex_pairs.h"
 #include "engine/collision/gjk_distance.h"
@@ -178,6 +182,108 @@ TEST(SmoothPairDistanceTest, BeyondOnlyWhenTheDistanceExceedsIt) {
     const SmoothPairDistance above = Certify(a, b, 2 * gjk.distance);
     EXPECT_EQ(above.outcome, SmoothPairOutcome::kApart) << trial;
   }
+}
+
+// Cylinders (radius r, half-height l along the local z axis).
+SmoothBody CylinderOf(const GeomShape& s) {
+  return CylinderBody(s.pos, s.rot.col(2), s.size[0], s.size[1]);
+}
+
+// Signed distance from p to the surface of cylinder s (exact: the larger of the radial and axial
+// excesses inside; the distance to the rim circle, side or face outside).
+double CylinderSignedDistance(const GeomShape& s, const Vec3& p) {
+  const Vec3 local = s.rot.transpose() * (p - s.pos);
+  const double radial = std::hypot(local.x(), local.y()) - s.size[0];
+  const double axial = std::abs(local.z()) - s.size[1];
+  if (radial <= 0 || axial <= 0) return std::max(radial, axial);
+  return std::hypot(radial, axial);
+}
+
+TEST(SmoothPairDistanceTest, StackedCylindersCertifyTheirEndFaces) {
+  std::mt19937 rng(46);
+  int certified = 0;
+  for (int trial = 0; trial < 100; ++trial) {
+    const Mat3 rot = RandomRotation(rng);
+    const double gap = Uniform(rng, 1e-7, 0.05);
+    const GeomShape a = Shape(GeomType::kCylinder, Vec3(0.1, 0.05, 0), Vec3(1, 2, 0.3), rot);
+    // b above a's top face, tilted by up to 0.3 rad about its x axis, with its lowest point (its
+    // local (0, -r, -l)) gap above a random point of a's top disk.
+    const double tilt = Uniform(rng, 0, 0.3);
+    const Mat3 rot_b = rot * Eigen::AngleAxisd(tilt, Vec3::UnitX()).toRotationMatrix();
+    const double angle = Uniform(rng, -M_PI, M_PI), along = Uniform(rng, 0, 0.09);
+    const Vec3 target =
+        a.pos + rot * Vec3(along * std::cos(angle), along * std::sin(angle), 0.05 + gap);
+    const GeomShape b = Shape(GeomType::kCylinder, Vec3(0.08, 0.04, 0),
+                              target - rot_b * Vec3(0, -0.08, -0.04), rot_b);
+    const SmoothPairDistance found = EndFaceDistance(CylinderOf(a), CylinderOf(b), 1.0);
+    ASSERT_EQ(found.outcome, SmoothPairOutcome::kApart) << trial;
+    ++certified;
+    EXPECT_NEAR(found.distance, gap, 1e-14) << trial;
+    EXPECT_LT((found.normal - rot.col(2)).norm(), 1e-15) << trial;
+    EXPECT_LT(std::abs(CylinderSignedDistance(a, found.point_a)), 1e-14) << trial;
+    EXPECT_LT(std::abs(CylinderSignedDistance(b, found.point_a + gap * found.normal)), 1e-14)
+        << trial;
+    // The same pair seen from b: its face is not the one that touches, a's is.
+    const SmoothPairDistance reverse = EndFaceDistance(CylinderOf(b), CylinderOf(a), 1.0);
+    ASSERT_EQ(reverse.outcome, SmoothPairOutcome::kApart) << trial;
+    EXPECT_NEAR(reverse.distance, gap, 1e-14) << trial;
+    EXPECT_LT((reverse.normal + rot.col(2)).norm(), 1e-15) << trial;
+  }
+  EXPECT_EQ(certified, 100);
+}
+
+TEST(SmoothPairDistanceTest, AFaceDoesNotCertifyARimBeyondIt) {
+  // b is 1 cm above the plane of a's top face, but its lowest point lies outside the face's disk:
+  // the face normal is not the answer (the closest points are a's rim and b's surface), so the
+  // face must not certify.
+  const GeomShape a = Shape(GeomType::kCylinder, Vec3(0.1, 0.05, 0));
+  const GeomShape b = Shape(GeomType::kEllipsoid, Vec3(0.05, 0.05, 0.05), Vec3(0.2, 0, 0.11));
+  const SmoothPairDistance found = EndFaceDistance(CylinderOf(a), BodyOf(b), 1.0);
+  EXPECT_EQ(found.outcome, SmoothPairOutcome::kUnknown);
+}
+
+// Random cylinder-cylinder and cylinder-ellipsoid pairs near contact, certified by the end faces
+// or Newton (as CollideConvex tries them): GJK's distance, and witnesses on both surfaces.
+TEST(SmoothPairDistanceTest, ApartCylindersMatchGjkAndLieOnTheSurfaces) {
+  std::mt19937 rng(47);
+  int certified = 0, apart = 0;
+  for (int trial = 0; trial < 800; ++trial) {
+    const GeomShape a =
+        Shape(GeomType::kCylinder, Vec3(Uniform(rng, 0.05, 0.2), Uniform(rng, 0.02, 0.2), 0),
+              Vec3::Zero(), RandomRotation(rng));
+    const bool ellipsoid = trial % 4 == 0;
+    const GeomShape b =
+        ellipsoid
+            ? Shape(GeomType::kEllipsoid, Vec3(0.1, 0.07, 0.04),
+                    RandomUnit(rng) * Uniform(rng, 0.1, 0.5), RandomRotation(rng))
+            : Shape(GeomType::kCylinder, Vec3(Uniform(rng, 0.05, 0.2), Uniform(rng, 0.02, 0.2), 0),
+                    RandomUnit(rng) * Uniform(rng, 0.1, 0.5), RandomRotation(rng));
+    const GjkDistanceResult gjk = Gjk(a, b);
+    if (!gjk.separated) continue;
+    ++apart;
+    const SmoothBody body_b = ellipsoid ? BodyOf(b) : CylinderOf(b);
+    SmoothPairDistance found = EndFaceDistance(CylinderOf(a), body_b, 10.0);
+    if (found.outcome == SmoothPairOutcome::kUnknown) {
+      const GjkDistanceResult probe = Gjk(a, b, 0.0);
+      ASSERT_TRUE(probe.beyond);
+      found = SmoothPairDistanceOf(CylinderOf(a), body_b, probe.direction, 10.0, Scale(a, b));
+    }
+    if (found.outcome == SmoothPairOutcome::kUnknown) continue;  // a side touches: GJK's job
+    ASSERT_EQ(found.outcome, SmoothPairOutcome::kApart) << trial;
+    ++certified;
+    const std::string where = "trial " + std::to_string(trial);
+    EXPECT_LE(found.distance, gjk.distance * (1 + 1e-12) + 1e-15) << where;
+    EXPECT_GE(found.distance, gjk.distance * (1 - 1e-6)) << where;  // GJK stops at 64 on rims
+    const Vec3 point_b = found.point_a + found.distance * found.normal;
+    EXPECT_LT(std::abs(CylinderSignedDistance(a, found.point_a)), 1e-12) << where;
+    if (ellipsoid) {
+      EXPECT_LT(std::abs(OffSurface(b, point_b)), 1e-12) << where;
+    } else {
+      EXPECT_LT(std::abs(CylinderSignedDistance(b, point_b)), 1e-12) << where;
+    }
+  }
+  EXPECT_GT(apart, 300);
+  EXPECT_GT(certified, apart * 2 / 5);  // 229 of 474: the rest touch by a side or an edge
 }
 
 }  // namespace
