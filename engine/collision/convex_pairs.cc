@@ -690,6 +690,9 @@ SmoothPairResult SmoothPairContact(const Body& a, const Body& b, const SupportMa
   const double beyond = reach * (1 + 1e-9);  // as GJK's stop in CollideOrdered
   SmoothPairDistance found = EndFaceDistance(smooth_a, smooth_b, beyond);
   if (found.outcome == SmoothPairOutcome::kUnknown) {
+    found = SideDistance(smooth_a, smooth_b, beyond, scale);
+  }
+  if (found.outcome == SmoothPairOutcome::kUnknown) {
     found = SmoothPairDistanceOf(smooth_a, smooth_b, between / length, beyond, scale);
   }
   if (found.outcome == SmoothPairOutcome::kUnknown) {

@@ -1,6 +1,7 @@
 #include "engine/collision/smooth_pair_distance.h"
 
 #include <Eigen/Geometry>
+#include <algorithm>
 #include <cmath>
 
 #include "engine/collision/normal_refinement.h"
@@ -144,6 +145,62 @@ SmoothPairDistance EndFaceDistance(const SmoothBody& a, const SmoothBody& b, dou
     result.distance = -overlap;
     result.normal = n;
     result.point_a = face_of_a ? Vec3(other_point - result.distance * n) : other_point;
+    return result;
+  }
+  return result;
+}
+
+SmoothPairDistance SideDistance(const SmoothBody& a, const SmoothBody& b, double beyond,
+                                double scale) {
+  SmoothPairDistance result;
+  const Vec3 d = b.center - a.center;
+  const double tolerance = kNormalGradientTolerance * scale;
+  for (const bool side_of_a : {true, false}) {
+    const SmoothBody& side = side_of_a ? a : b;
+    const SmoothBody& other = side_of_a ? b : a;
+    if (!(side.face_radius > 0 && side.half_length > 0)) continue;
+    // n(phi) = cos(phi) e1 + sin(phi) e2 on the circle perpendicular to the axis, from the
+    // centers' direction; n points from a toward b either way.
+    const Vec3 across = d - d.dot(side.axis) * side.axis;
+    const double across_length = across.norm();
+    if (!(across_length > 0)) continue;
+    const Vec3 e1 = across / across_length;
+    const Vec3 e2 = side.axis.cross(e1);
+    double phi = 0;
+    Vec3 n = e1;
+    bool converged = false;
+    OverlapExpansion overlap;
+    for (int it = 0; it < kSmoothPairMaxIterations; ++it) {
+      n = std::cos(phi) * e1 + std::sin(phi) * e2;
+      overlap = Evaluate(a, b, d, n);
+      if (!(overlap.value < 0)) break;
+      if (-overlap.value > beyond) {
+        result.outcome = SmoothPairOutcome::kBeyond;
+        return result;
+      }
+      // d/dphi and d2/dphi2 along the great circle (the side's own terms add r, a constant, and
+      // a gradient along the axis, normal to the circle).
+      const Vec3 tangent = -std::sin(phi) * e1 + std::cos(phi) * e2;
+      const double slope = tangent.dot(overlap.gradient);
+      if (std::abs(slope) <= tolerance) {
+        converged = true;
+        break;
+      }
+      const double curvature = tangent.dot(overlap.hessian * tangent) - overlap.value;
+      if (!(curvature > 0)) break;
+      phi -= std::clamp(slope / curvature, -kMaxStep, kMaxStep);
+    }
+    if (!converged) continue;
+    // The other body's support point against the side; it must lie within the side's length.
+    const double sign = side_of_a ? 1.0 : -1.0;  // the side faces along sign * n
+    const Vec3 other_point = SupportAlong(other, -sign * n);
+    const Vec3 axis_point = side.center + sign * side.face_radius * n;  // on the side's mid-line
+    const double along = (other_point - axis_point).dot(side.axis);
+    if (std::abs(along) > side.half_length) continue;
+    result.outcome = SmoothPairOutcome::kApart;
+    result.distance = -overlap.value;
+    result.normal = n;
+    result.point_a = side_of_a ? Vec3(axis_point + along * side.axis) : other_point;
     return result;
   }
   return result;

@@ -23,7 +23,8 @@
 // replaces GJK's linear tail on curved sets for pairs that are apart (about 31 GJK iterations for
 // humanoid100's resting ellipsoid pairs, 48 for cylinders touching rim to rim). Where the answer
 // sits on a kink (a face or a side touching) Newton stalls and the caller falls back; overlapping
-// bodies have no certificate either (kUnknown). EndFaceDistance certifies cylinders' end faces.
+// bodies have no certificate either (kUnknown). EndFaceDistance and SideDistance certify
+// cylinders' end faces and sides.
 #pragma once
 
 #include "engine/math/types.h"
@@ -67,6 +68,14 @@ inline constexpr int kSmoothPairMaxIterations = 20;
 // the disk: then the disk holds a point D from it along n, the same certificate. Returns kUnknown
 // when neither face certifies.
 SmoothPairDistance EndFaceDistance(const SmoothBody& a, const SmoothBody& b, double beyond);
+
+// The sides next: where a cylinder's side touches, n is perpendicular to its axis, on the kink of
+// its l |n.z| term. On that great circle the overlap is smooth (the side adds r), so Newton runs
+// over the circle's angle. Where it stops with overlap -D < 0, a zero derivative along the
+// circle, and the other body's support point within the side's length along the axis, the side
+// holds a point D from it along n: the same certificate. Tries a's side, then b's.
+SmoothPairDistance SideDistance(const SmoothBody& a, const SmoothBody& b, double beyond,
+                                double scale);
 
 // Starts from the unit direction `start` (from a toward b), which must separate the bodies for a
 // certificate (overlap(start) < 0). `scale` (m) sets the tolerance on the tangential gradient

@@ -242,8 +242,45 @@ TEST(SmoothPairDistanceTest, AFaceDoesNotCertifyARimBeyondIt) {
   EXPECT_EQ(found.outcome, SmoothPairOutcome::kUnknown);
 }
 
-// Random cylinder-cylinder and cylinder-ellipsoid pairs near contact, certified by the end faces
-// or Newton (as CollideConvex tries them): GJK's distance, and witnesses on both surfaces.
+TEST(SmoothPairDistanceTest, ABodyBesideACylindersSideIsCertifiedByTheSide) {
+  std::mt19937 rng(48);
+  int certified = 0;
+  for (int trial = 0; trial < 100; ++trial) {
+    const Mat3 rot = RandomRotation(rng);
+    const GeomShape cylinder = Shape(GeomType::kCylinder, Vec3(0.1, 0.2, 0), Vec3(0, 1, 2), rot);
+    const double gap = Uniform(rng, 1e-7, 0.05), height = Uniform(rng, -0.19, 0.19);
+    const double angle = Uniform(rng, -M_PI, M_PI);
+    const Vec3 out = rot * Vec3(std::cos(angle), std::sin(angle), 0);
+    // A ball (an ellipsoid with equal axes) beside the side, its nearest point at `height`.
+    const GeomShape ball =
+        Shape(GeomType::kEllipsoid, Vec3(0.05, 0.05, 0.05),
+              cylinder.pos + rot.col(2) * height + out * (0.1 + gap + 0.05), RandomRotation(rng));
+    const SmoothPairDistance found =
+        SideDistance(CylinderOf(cylinder), BodyOf(ball), 1.0, Scale(cylinder, ball));
+    ASSERT_EQ(found.outcome, SmoothPairOutcome::kApart) << trial;
+    ++certified;
+    EXPECT_NEAR(found.distance, gap, 1e-13) << trial;
+    EXPECT_LT((found.normal - out).norm(), 1e-12) << trial;
+    EXPECT_LT((found.point_a - (cylinder.pos + rot.col(2) * height + 0.1 * out)).norm(), 1e-12)
+        << trial;
+    // From the ball's side the cylinder is b: the normal flips, the witness is the ball's.
+    const SmoothPairDistance reverse =
+        SideDistance(BodyOf(ball), CylinderOf(cylinder), 1.0, Scale(cylinder, ball));
+    ASSERT_EQ(reverse.outcome, SmoothPairOutcome::kApart) << trial;
+    EXPECT_NEAR(reverse.distance, gap, 1e-13) << trial;
+    EXPECT_LT((reverse.point_a - (ball.pos - 0.05 * out)).norm(), 1e-12) << trial;
+  }
+  EXPECT_EQ(certified, 100);
+  // Beyond the side's end the closest point is on the rim: the side must not certify.
+  const GeomShape cylinder = Shape(GeomType::kCylinder, Vec3(0.1, 0.2, 0));
+  const GeomShape ball = Shape(GeomType::kEllipsoid, Vec3(0.05, 0.05, 0.05), Vec3(0.16, 0, 0.23));
+  EXPECT_EQ(SideDistance(CylinderOf(cylinder), BodyOf(ball), 1.0, 1.0).outcome,
+            SmoothPairOutcome::kUnknown);
+}
+
+// Random cylinder-cylinder and cylinder-ellipsoid pairs near contact, certified by the end faces,
+// the sides or Newton (as CollideConvex tries them): GJK's distance, and witnesses on both
+// surfaces.
 TEST(SmoothPairDistanceTest, ApartCylindersMatchGjkAndLieOnTheSurfaces) {
   std::mt19937 rng(47);
   int certified = 0, apart = 0;
@@ -264,11 +301,14 @@ TEST(SmoothPairDistanceTest, ApartCylindersMatchGjkAndLieOnTheSurfaces) {
     const SmoothBody body_b = ellipsoid ? BodyOf(b) : CylinderOf(b);
     SmoothPairDistance found = EndFaceDistance(CylinderOf(a), body_b, 10.0);
     if (found.outcome == SmoothPairOutcome::kUnknown) {
+      found = SideDistance(CylinderOf(a), body_b, 10.0, Scale(a, b));
+    }
+    if (found.outcome == SmoothPairOutcome::kUnknown) {
       const GjkDistanceResult probe = Gjk(a, b, 0.0);
       ASSERT_TRUE(probe.beyond);
       found = SmoothPairDistanceOf(CylinderOf(a), body_b, probe.direction, 10.0, Scale(a, b));
     }
-    if (found.outcome == SmoothPairOutcome::kUnknown) continue;  // a side touches: GJK's job
+    if (found.outcome == SmoothPairOutcome::kUnknown) continue;  // e.g. two sides: GJK's job
     ASSERT_EQ(found.outcome, SmoothPairOutcome::kApart) << trial;
     ++certified;
     const std::string where = "trial " + std::to_string(trial);
