@@ -540,16 +540,62 @@ double PairScale(const GeomShape& a, const GeomShape& b) {
   return (a.pos - b.pos).norm() + a.size.norm() + b.size.norm() + kTiny;
 }
 
+// A body of smooth_pair_distance.h's family: a sphere's or capsule's core (a point or a
+// segment), a whole ellipsoid or a whole cylinder.
+bool InFamily(const Body& body) {
+  const GeomType type = body.shape->type;
+  if (body.core) return type == GeomType::kSphere || type == GeomType::kCapsule;
+  return type == GeomType::kEllipsoid || type == GeomType::kCylinder;
+}
+
+SmoothBody SmoothBodyOf(const Body& body) {
+  const GeomShape& s = *body.shape;
+  switch (s.type) {
+    case GeomType::kSphere:
+      return PointBody(s.pos);
+    case GeomType::kCapsule:
+      return SegmentBody(s.pos, s.rot.col(2), s.size[1]);
+    case GeomType::kCylinder:
+      return CylinderBody(s.pos, s.rot.col(2), s.size[0], s.size[1]);
+    default:
+      return EllipsoidBody(s.pos, s.rot, s.size);
+  }
+}
+
+// Whole ellipsoids and cylinders try the certificate before GJK (SmoothPairContact). Sphere and
+// capsule cores do not: GJK between a core and a curved shape is short already (5 iterations
+// for humanoid100's capsule-ellipsoid pairs), and the attempts cost more than they saved.
+bool CertifyFirst(const Body& body) { return InFamily(body) && !body.core; }
+
 // The contact of separated cores (or whole shapes): GJK's closest points, then, for curved
 // bodies, the normal of least overlap with the distance along it (*refined_out says whether it
-// replaced GJK's). The touching point of a body with a unique support is exact; the other lies
-// core_dist along the normal from it.
+// replaced GJK's). Two bodies of the family get it certified (smooth_pair_distance.h) from GJK's
+// normal, or along a segment's or cylinder's side; where neither holds, from RefineNormal. The
+// touching point of a body with a unique support is exact; the other lies core_dist along the
+// normal from it.
 Contact SeparatedContact(const Body& a, const Body& b, const GjkDistanceResult& gjk,
                          bool* refined_out) {
   Vec3 normal = (gjk.point_b - gjk.point_a) / gjk.distance;
   double core_dist = gjk.distance;
   Vec3 witness_a = gjk.point_a;
   *refined_out = false;
+  if ((Curved(a) || Curved(b)) && InFamily(a) && InFamily(b)) {
+    const SmoothBody smooth_a = SmoothBodyOf(a);
+    const SmoothBody smooth_b = SmoothBodyOf(b);
+    const double scale = PairScale(*a.shape, *b.shape);
+    SmoothPairDistance found = SideDistance(smooth_a, smooth_b, INFINITY, scale);
+    if (found.outcome != SmoothPairOutcome::kApart) {
+      found = SmoothPairDistanceOf(smooth_a, smooth_b, normal, INFINITY, scale);
+    }
+    if (found.outcome == SmoothPairOutcome::kApart) {
+      *refined_out = true;
+      Contact c;
+      c.normal = found.normal;
+      c.dist = found.distance - CoreRadius(a) - CoreRadius(b);
+      c.pos = found.point_a + found.normal * (CoreRadius(a) + c.dist / 2);
+      return c;
+    }
+  }
   if (Curved(a) || Curved(b)) {
     const RefinedNormal refined =
         RefineNormal(Axial(a), Axial(b), normal, PairScale(*a.shape, *b.shape));
@@ -652,21 +698,6 @@ void RefineMprContact(const GeomShape& a, const GeomShape& b, const Vec3& mpr_po
 
 // ---------------------------------------------------------------- smooth pairs
 
-// A whole shape of smooth_pair_distance.h's family: an ellipsoid or a cylinder. (Sphere and
-// capsule cores are in the family too, but GJK between a core and a curved shape is short
-// already: 5 iterations for humanoid100's capsule-ellipsoid pairs, where the certificate's
-// attempts cost more than they saved.)
-bool Smooth(const Body& body) {
-  const GeomType type = body.shape->type;
-  return !body.core && (type == GeomType::kEllipsoid || type == GeomType::kCylinder);
-}
-
-SmoothBody SmoothBodyOf(const Body& body) {
-  const GeomShape& s = *body.shape;
-  if (s.type == GeomType::kCylinder) return CylinderBody(s.pos, s.rot.col(2), s.size[0], s.size[1]);
-  return EllipsoidBody(s.pos, s.rot, s.size);
-}
-
 enum class SmoothPairResult {
   kContact,   // *contact is the pair's contact (dist may be at or beyond the margin)
   kNone,      // certified farther apart than `reach`
@@ -731,7 +762,7 @@ int CollideOrdered(const GeomShape& a, const GeomShape& b, double margin, Contac
   const double reach = margin + kTiny + CoreRadius(body_a) + CoreRadius(body_b);
   Contact deepest;
   bool touching = false;
-  if (Smooth(body_a) && Smooth(body_b)) {
+  if (CertifyFirst(body_a) && CertifyFirst(body_b)) {
     switch (SmoothPairContact(body_a, body_b, mapping_a, mapping_b, reach, &deepest)) {
       case SmoothPairResult::kContact: {
         if (!(deepest.dist < margin)) return 0;

@@ -158,7 +158,7 @@ SmoothPairDistance SideDistance(const SmoothBody& a, const SmoothBody& b, double
   for (const bool side_of_a : {true, false}) {
     const SmoothBody& side = side_of_a ? a : b;
     const SmoothBody& other = side_of_a ? b : a;
-    if (!(side.face_radius > 0 && side.half_length > 0)) continue;
+    if (!(side.half_length > 0)) continue;  // a cylinder, or a segment (r = 0)
     // n(phi) = cos(phi) e1 + sin(phi) e2 on the circle perpendicular to the axis, from the
     // centers' direction; n points from a toward b either way.
     const Vec3 across = d - d.dot(side.axis) * side.axis;

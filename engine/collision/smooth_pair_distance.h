@@ -69,11 +69,12 @@ inline constexpr int kSmoothPairMaxIterations = 20;
 // when neither face certifies.
 SmoothPairDistance EndFaceDistance(const SmoothBody& a, const SmoothBody& b, double beyond);
 
-// The sides next: where a cylinder's side touches, n is perpendicular to its axis, on the kink of
-// its l |n.z| term. On that great circle the overlap is smooth (the side adds r), so Newton runs
-// over the circle's angle. Where it stops with overlap -D < 0, a zero derivative along the
-// circle, and the other body's support point within the side's length along the axis, the side
-// holds a point D from it along n: the same certificate. Tries a's side, then b's.
+// The sides next: where a cylinder's side (or a segment, a side of radius 0) touches, n is
+// perpendicular to its axis, on the kink of its l |n.z| term. On that great circle the overlap is
+// smooth (the side adds r), so Newton runs over the circle's angle. Where it stops with overlap -D
+// < 0, a zero derivative along the circle, and the other body's support point within the side's
+// length along the axis, the side holds a point D from it along n: the same certificate. Tries a's
+// side, then b's.
 SmoothPairDistance SideDistance(const SmoothBody& a, const SmoothBody& b, double beyond,
                                 double scale);
 

@@ -271,6 +271,17 @@ TEST(SmoothPairDistanceTest, ABodyBesideACylindersSideIsCertifiedByTheSide) {
     EXPECT_LT((reverse.point_a - (ball.pos - 0.05 * out)).norm(), 1e-12) << trial;
   }
   EXPECT_EQ(certified, 100);
+  // A segment (a capsule's core) is a side of radius 0.
+  const Vec3 axis = RandomUnit(rng);
+  const Vec3 out = axis.cross(RandomUnit(rng)).normalized();
+  const SmoothBody segment = SegmentBody(Vec3(0.3, 0, 0), axis, 0.2);
+  const SmoothBody near_ball = EllipsoidBody(Vec3(0.3, 0, 0) + 0.15 * axis + 0.07 * out,
+                                             RandomRotation(rng), Vec3(0.05, 0.05, 0.05));
+  const SmoothPairDistance beside = SideDistance(segment, near_ball, 1.0, 1.0);
+  ASSERT_EQ(beside.outcome, SmoothPairOutcome::kApart);
+  EXPECT_NEAR(beside.distance, 0.02, 1e-14);
+  EXPECT_LT((beside.normal - out).norm(), 1e-12);
+  EXPECT_LT((beside.point_a - (Vec3(0.3, 0, 0) + 0.15 * axis)).norm(), 1e-13);
   // Beyond the side's end the closest point is on the rim: the side must not certify.
   const GeomShape cylinder = Shape(GeomType::kCylinder, Vec3(0.1, 0.2, 0));
   const GeomShape ball = Shape(GeomType::kEllipsoid, Vec3(0.05, 0.05, 0.05), Vec3(0.16, 0, 0.23));
