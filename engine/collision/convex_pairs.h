@@ -7,9 +7,10 @@
 // points and dist is the core distance minus the radii, so a sphere or capsule overlapping any
 // shape by less than its radius is exact too. On curved shapes (ellipsoid, cylinder) GJK
 // converges only linearly, and the normal is polished to rounding by RefineNormal
-// (normal_refinement.h), the direction of least overlap. Two smooth bodies (ellipsoids, or an
-// ellipsoid and a sphere) that are apart skip GJK's slow tail: smooth_pair_distance.h certifies
-// their distance and normal with a few exact Newton steps.
+// (normal_refinement.h), the direction of least overlap. Ellipsoids and cylinders that are apart
+// skip GJK's slow tail: smooth_pair_distance.h certifies their distance and normal (end faces,
+// sides, or a few exact Newton steps). Sphere and capsule cores apart from them get the same
+// certificate after GJK, in place of RefineNormal's finite differences.
 //
 // Only cores or shapes that touch fall back to libccd's MPR (Minkowski Portal Refinement) on the
 // shapes inflated by margin/2 (MuJoCo 2.2.2's settings). MPR's direction is where its portal
