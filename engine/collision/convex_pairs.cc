@@ -567,6 +567,15 @@ SmoothBody SmoothBodyOf(const Body& body) {
 // for humanoid100's capsule-ellipsoid pairs), and the attempts cost more than they saved.
 bool CertifyFirst(const Body& body) { return InFamily(body) && !body.core; }
 
+// The contact of a certified distance between the cores (or whole shapes) a and b.
+Contact CertifiedContact(const Body& a, const Body& b, const SmoothPairDistance& found) {
+  Contact c;
+  c.normal = found.normal;
+  c.dist = found.distance - CoreRadius(a) - CoreRadius(b);
+  c.pos = found.point_a + found.normal * (CoreRadius(a) + c.dist / 2);
+  return c;
+}
+
 // The contact of separated cores (or whole shapes): GJK's closest points, then, for curved
 // bodies, the normal of least overlap with the distance along it (*refined_out says whether it
 // replaced GJK's). Two bodies of the family get it certified (smooth_pair_distance.h) from GJK's
@@ -589,11 +598,7 @@ Contact SeparatedContact(const Body& a, const Body& b, const GjkDistanceResult& 
     }
     if (found.outcome == SmoothPairOutcome::kApart) {
       *refined_out = true;
-      Contact c;
-      c.normal = found.normal;
-      c.dist = found.distance - CoreRadius(a) - CoreRadius(b);
-      c.pos = found.point_a + found.normal * (CoreRadius(a) + c.dist / 2);
-      return c;
+      return CertifiedContact(a, b, found);
     }
   }
   if (Curved(a) || Curved(b)) {
@@ -705,10 +710,11 @@ enum class SmoothPairResult {
   kUnknown,   // no certificate: the caller's general path
 };
 
-// Two bodies of the family apart, by the Newton certificate of smooth_pair_distance.h: from the
-// direction between the centers, else from the first direction that GJK finds separating them
-// (flat ellipsoids lying on each other are not apart along the line of their centers). On
-// humanoid100's ellipsoid pairs this replaces about 31 GJK iterations by about 4 Newton steps.
+// Two whole shapes of the family apart, by the certificates of smooth_pair_distance.h: an end
+// face, a side, or Newton from the direction between the centers, else from the first direction
+// that GJK finds separating them (flat ellipsoids lying on each other are not apart along the line
+// of their centers). On humanoid100's ellipsoid pairs this replaces about 31 GJK iterations by
+// about 4 Newton steps.
 SmoothPairResult SmoothPairContact(const Body& a, const Body& b, const SupportMapping& mapping_a,
                                    const SupportMapping& mapping_b, double reach,
                                    Contact* contact) {
@@ -736,9 +742,7 @@ SmoothPairResult SmoothPairContact(const Body& a, const Body& b, const SupportMa
   }
   if (found.outcome == SmoothPairOutcome::kBeyond) return SmoothPairResult::kNone;
   if (found.outcome != SmoothPairOutcome::kApart) return SmoothPairResult::kUnknown;
-  contact->normal = found.normal;
-  contact->dist = found.distance - CoreRadius(a) - CoreRadius(b);
-  contact->pos = found.point_a + found.normal * (CoreRadius(a) + contact->dist / 2);
+  *contact = CertifiedContact(a, b, found);
   return SmoothPairResult::kContact;
 }
 
