@@ -592,7 +592,11 @@ Contact SeparatedContact(const Body& a, const Body& b, const GjkDistanceResult& 
     const SmoothBody smooth_a = SmoothBodyOf(a);
     const SmoothBody smooth_b = SmoothBodyOf(b);
     const double scale = PairScale(*a.shape, *b.shape);
-    SmoothPairDistance found = SideDistance(smooth_a, smooth_b, INFINITY, scale);
+    // Whole shapes tried the sides in SmoothPairContact already, from the same start.
+    SmoothPairDistance found;
+    if (!(CertifyFirst(a) && CertifyFirst(b))) {
+      found = SideDistance(smooth_a, smooth_b, INFINITY, scale);
+    }
     if (found.outcome != SmoothPairOutcome::kApart) {
       found = SmoothPairDistanceOf(smooth_a, smooth_b, normal, INFINITY, scale);
     }

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "engine/collision/normal_refinement.h"
+#include "engine/collision/pair_geometry.h"
 
 namespace alsim {
 namespace {
@@ -22,18 +23,23 @@ struct OverlapExpansion {
   Mat3 hessian = Mat3::Zero();
 };
 
-// Adds body's h(n) - n.c with its derivatives: sqrt(n^T Q n) (nothing for Q = 0), a disk's
-// r |P n| with P = I - z z^T (nothing along its normal), and l |n.z| (linear on each side of its
-// kink). Both bodies add the same: h_b(-n) = -n.c_b + terms that are even in n.
-void AddBody(const SmoothBody& body, const Vec3& n, OverlapExpansion* overlap) {
+// Body's terms of h(n) - n.c, returned, with s(n) - c (the support point's offset from the
+// center, their gradient) added to *offset and their Hessian to *hessian, each when set:
+// sqrt(n^T Q n) (nothing for Q = 0), a disk's r |P n| with P = I - z z^T (nothing along its
+// normal), and l |n.z| (linear on each side of its kink). Both bodies of a pair add the same:
+// h_b(-n) = -n.c_b + terms that are even in n, with gradient -s_b(-n).
+double AddBodyTerms(const SmoothBody& body, const Vec3& n, Vec3* offset, Mat3* hessian) {
+  double value = 0;
   const Vec3 qn = body.q * n;
   const double g2 = n.dot(qn);
   if (g2 > 0) {
     const double g = std::sqrt(g2);
-    const Vec3 support = qn / g;  // the ellipsoid's support point minus its center
-    overlap->value += g;
-    overlap->gradient += support;
-    overlap->hessian += (body.q - support * support.transpose()) / g;
+    value += g;
+    if (offset != nullptr || hessian != nullptr) {
+      const Vec3 support = qn / g;  // the ellipsoid's support point minus its center
+      if (offset != nullptr) *offset += support;
+      if (hessian != nullptr) *hessian += (body.q - support * support.transpose()) / g;
+    }
   }
   const double along = n.dot(body.axis);
   if (body.face_radius > 0) {
@@ -43,62 +49,43 @@ void AddBody(const SmoothBody& body, const Vec3& n, OverlapExpansion* overlap) {
     const double length = across.norm();
     if (length > 0) {
       const Vec3 unit = across / length;
-      overlap->value += body.face_radius * length;
-      overlap->gradient += body.face_radius * unit;
-      overlap->hessian +=
-          (body.face_radius / length) *
-          (Mat3::Identity() - body.axis * body.axis.transpose() - unit * unit.transpose());
+      value += body.face_radius * length;
+      if (offset != nullptr) *offset += body.face_radius * unit;
+      if (hessian != nullptr) {
+        *hessian +=
+            (body.face_radius / length) *
+            (Mat3::Identity() - body.axis * body.axis.transpose() - unit * unit.transpose());
+      }
     }
   }
   if (body.half_length > 0) {
-    overlap->value += body.half_length * std::abs(along);
-    overlap->gradient += (along >= 0 ? body.half_length : -body.half_length) * body.axis;
+    value += body.half_length * std::abs(along);
+    if (offset != nullptr) {
+      *offset += (along >= 0 ? body.half_length : -body.half_length) * body.axis;
+    }
   }
+  return value;
 }
 
 // With d = c_b - c_a: overlap(n) = -n.d + the bodies' terms.
 OverlapExpansion Evaluate(const SmoothBody& a, const SmoothBody& b, const Vec3& d, const Vec3& n) {
   OverlapExpansion overlap;
-  overlap.value = -n.dot(d);
   overlap.gradient = -d;
-  AddBody(a, n, &overlap);
-  AddBody(b, n, &overlap);
+  overlap.value = -n.dot(d) + AddBodyTerms(a, n, &overlap.gradient, &overlap.hessian) +
+                  AddBodyTerms(b, n, &overlap.gradient, &overlap.hessian);
   return overlap;
 }
 
-double TermsValue(const SmoothBody& body, const Vec3& n) {
-  const double g2 = n.dot(body.q * n);
-  const double along = n.dot(body.axis);
-  double value = g2 > 0 ? std::sqrt(g2) : 0.0;
-  if (body.face_radius > 0) value += body.face_radius * (n - along * body.axis).norm();
-  return value + body.half_length * std::abs(along);
-}
-
+// overlap(n) alone, for the backtracking line search.
 double OverlapValue(const SmoothBody& a, const SmoothBody& b, const Vec3& d, const Vec3& n) {
-  return -n.dot(d) + TermsValue(a, n) + TermsValue(b, n);
+  return -n.dot(d) + AddBodyTerms(a, n, nullptr, nullptr) + AddBodyTerms(b, n, nullptr, nullptr);
 }
 
 // body's support point along n.
 Vec3 SupportAlong(const SmoothBody& body, const Vec3& n) {
   Vec3 point = body.center;
-  const Vec3 qn = body.q * n;
-  const double g2 = n.dot(qn);
-  if (g2 > 0) point += qn / std::sqrt(g2);
-  const double along = n.dot(body.axis);
-  if (body.face_radius > 0) {
-    const Vec3 across = n - along * body.axis;
-    const double length = across.norm();
-    if (length > 0) point += (body.face_radius / length) * across;
-  }
-  if (body.half_length > 0) {
-    point += (along >= 0 ? body.half_length : -body.half_length) * body.axis;
-  }
+  AddBodyTerms(body, n, &point, nullptr);
   return point;
-}
-
-Vec3 Perpendicular(const Vec3& n) {
-  const Vec3 helper = std::abs(n.x()) < 0.6 ? Vec3::UnitX() : Vec3::UnitY();
-  return n.cross(helper).normalized();
 }
 
 }  // namespace
@@ -225,7 +212,7 @@ SmoothPairDistance SmoothPairDistanceOf(const SmoothBody& a, const SmoothBody& b
       result.outcome = SmoothPairOutcome::kBeyond;
       return result;
     }
-    const Vec3 t1 = Perpendicular(n);
+    const Vec3 t1 = collision_detail::AnyPerpendicular(n);
     const Vec3 t2 = n.cross(t1);
     const Eigen::Vector2d r(t1.dot(overlap.gradient), t2.dot(overlap.gradient));
     if (r.norm() <= tolerance) {
