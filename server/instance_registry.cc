@@ -1,6 +1,11 @@
 #include "server/instance_registry.h"
 
+#include <sys/random.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <thread>
 
 #include <oneapi/tbb/info.h>
 
@@ -9,12 +14,17 @@
 
 namespace alsim::server {
 
-InstanceRegistry::InstanceRegistry(const RegistryLimits& limits, int threads)
+Instance::~Instance() {
+  if (budget != nullptr) budget->Release(reserved_bytes);
+}
+
+InstanceRegistry::InstanceRegistry(const RegistryLimits& limits, int threads, MemoryBudget* budget)
     : limits_(limits),
       threads_(threads > 0 ? threads : tbb::info::default_concurrency()),
       worker_limit_(tbb::global_control::max_allowed_parallelism,
                     static_cast<std::size_t>(threads_) + 1),
-      arena_(threads_, 0) {}
+      arena_(threads_, 0),
+      budget_(budget) {}
 
 void InstanceRegistry::WaitForTasks() {
   std::unique_lock<std::mutex> lock(pending_mutex_);
@@ -29,20 +39,43 @@ void InstanceRegistry::Enqueue(std::function<void()> fn) {
     ++pending_;
   }
   arena_.enqueue([this, fn = std::move(fn)] {
-    fn();
+    fn();  // must not throw: an exception escaping a task would end the process
     const std::lock_guard<std::mutex> lock(pending_mutex_);
     if (--pending_ == 0) pending_done_.notify_all();
   });
 }
 
-grpc::Status InstanceRegistry::Create(const std::shared_ptr<const Model>& model,
-                                      const std::string& scene, const StepOptions& options,
-                                      std::uint32_t count, std::uint64_t seed, std::uint64_t* group,
-                                      std::vector<std::uint64_t>* ids) {
-  // Build the instances before taking the lock: Data allocates every buffer up front.
-  std::vector<std::shared_ptr<Instance>> created;
+void InstanceRegistry::RunOnThread(std::function<void()> fn) {
   {
-    const std::lock_guard<std::mutex> lock(mutex_);
+    const std::lock_guard<std::mutex> lock(pending_mutex_);
+    ++pending_;
+  }
+  std::thread([this, fn = std::move(fn)] {
+    fn();
+    const std::lock_guard<std::mutex> lock(pending_mutex_);
+    if (--pending_ == 0) pending_done_.notify_all();
+  }).detach();
+}
+
+template <class Map>
+std::uint64_t InstanceRegistry::FreshId(const Map& taken) {
+  for (;;) {
+    std::uint64_t id = 0;
+    // getrandom draws from the kernel's CSPRNG: ids cannot be guessed from other ids.
+    if (getrandom(&id, sizeof id, 0) != static_cast<ssize_t>(sizeof id)) {
+      static std::mt19937_64 fallback{std::random_device{}()};
+      id = fallback();
+    }
+    id >>= 1;  // 63 bits: safe as a signed 64-bit integer in every client language
+    if (id != 0 && taken.count(id) == 0) return id;
+  }
+}
+
+grpc::Status InstanceRegistry::Create(const CreateSpec& spec,
+                                      const std::function<grpc::Status()>& should_stop,
+                                      std::uint64_t* group, std::vector<std::uint64_t>* ids) {
+  const std::uint32_t count = spec.count;
+  auto admit = [&]() -> grpc::Status {
     if (instances_.size() + count > limits_.max_instances) {
       return {grpc::StatusCode::RESOURCE_EXHAUSTED,
               "creating " + std::to_string(count) +
@@ -50,38 +83,110 @@ grpc::Status InstanceRegistry::Create(const std::shared_ptr<const Model>& model,
                   std::to_string(limits_.max_instances) + " (" + std::to_string(instances_.size()) +
                   " live); destroy some or raise --max-instances"};
     }
+    const std::size_t own = tenant_instances_.count(spec.tenant) != 0
+                                ? tenant_instances_.at(spec.tenant)
+                                : std::size_t{0};
+    if (limits_.max_instances_per_tenant > 0 && own + count > limits_.max_instances_per_tenant) {
+      return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+              "creating " + std::to_string(count) + " instance(s) would exceed the limit of " +
+                  std::to_string(limits_.max_instances_per_tenant) + " per client (" +
+                  std::to_string(own) + " live; --max-instances-per-tenant)"};
+    }
+    return grpc::Status::OK;
+  };
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (grpc::Status status = admit(); !status.ok()) return status;
   }
-  for (std::uint32_t k = 0; k < count; ++k) {
-    auto instance = std::make_shared<Instance>();
-    instance->model = model;
-    instance->scene = scene;
-    instance->options = options;
-    instance->data = std::make_unique<Data>(*model);
-    instance->data->solver = MakeConstraintSolver(options.solver.type, *model);
-    instance->rng.seed(seed + k);
-    Kinematics(*model, *instance->data);
-    created.push_back(std::move(instance));
-  }
-  const std::lock_guard<std::mutex> lock(mutex_);
-  if (instances_.size() + count > limits_.max_instances) {  // another Create came first
+  // The memory budget first, for the whole group: nothing is allocated that it cannot afford.
+  const std::uint64_t per_instance = spec.scene.instance_bytes;
+  if (budget_ != nullptr && per_instance > 0 && !budget_->TryReserve(per_instance * count)) {
     return {grpc::StatusCode::RESOURCE_EXHAUSTED,
-            "the server reached its limit of " + std::to_string(limits_.max_instances) +
-                " instances while this group was being built; nothing was created"};
+            std::to_string(count) + " instance(s) of this scene need about " +
+                std::to_string((per_instance * count) >> 20) + " MiB (" +
+                std::to_string(per_instance >> 10) +
+                " KiB each), more than is left of the "
+                "server's memory budget (" +
+                std::to_string(budget_->limit() >> 20) + " MiB, --max-memory)"};
   }
-  *group = next_group_++;
+  // Build the instances before taking the lock: Data allocates every buffer up front. Each one
+  // takes over its share of the reservation as soon as it exists.
+  std::uint64_t unclaimed = budget_ != nullptr ? per_instance * count : 0;
+  std::vector<std::shared_ptr<Instance>> created;
+  grpc::Status status;
+  try {
+    for (std::uint32_t k = 0; k < count && status.ok(); ++k) {
+      auto instance = std::make_shared<Instance>();
+      if (budget_ != nullptr) {
+        instance->budget = budget_;
+        instance->reserved_bytes = per_instance;
+        unclaimed -= per_instance;
+      }
+      instance->tenant = spec.tenant;
+      instance->model = spec.scene.model;
+      instance->source = spec.scene.source;
+      instance->scene = spec.scene.name;
+      instance->options = spec.options;
+      instance->data = std::make_unique<Data>(*spec.scene.model);
+      instance->data->solver = MakeConstraintSolver(spec.options.solver.type, *spec.scene.model);
+      instance->rng.seed(spec.seed + k);
+      Kinematics(*spec.scene.model, *instance->data);
+      created.push_back(std::move(instance));
+      if (should_stop != nullptr && k % 16 == 15) status = should_stop();
+    }
+  } catch (const std::bad_alloc&) {
+    status = {grpc::StatusCode::RESOURCE_EXHAUSTED, "the server ran out of memory building " +
+                                                        std::to_string(count) +
+                                                        " instance(s); nothing was created"};
+  }
+  if (budget_ != nullptr) budget_->Release(unclaimed);
+  if (status.ok() && should_stop != nullptr) status = should_stop();
+  if (!status.ok()) return status;  // `created` frees the instances and their reservations
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (grpc::Status late = admit(); !late.ok()) {  // another Create came first
+    return {late.error_code(), late.error_message() + "; nothing was created"};
+  }
+  *group = FreshId(groups_);
   std::vector<std::uint64_t>& members = groups_[*group];
   ids->clear();
   for (auto& instance : created) {
-    instance->id = next_instance_++;
+    instance->id = FreshId(instances_);
     instance->group = *group;
+    instance->sequence = next_sequence_++;
     members.push_back(instance->id);
     ids->push_back(instance->id);
     instances_[instance->id] = std::move(instance);
   }
+  tenant_instances_[spec.tenant] += count;
   return grpc::Status::OK;
 }
 
-grpc::Status InstanceRegistry::Select(const std::vector<std::uint64_t>& ids, std::uint64_t group,
+grpc::Status InstanceRegistry::Adopt(std::shared_ptr<Instance> instance) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (instance->id == 0 || instance->group == 0 || instances_.count(instance->id) != 0) {
+    return {grpc::StatusCode::INVALID_ARGUMENT,
+            "instance id " + std::to_string(instance->id) + " is taken"};
+  }
+  groups_[instance->group].push_back(instance->id);
+  ++tenant_instances_[instance->tenant];
+  instance->sequence = next_sequence_++;
+  instances_[instance->id] = std::move(instance);
+  return grpc::Status::OK;
+}
+
+std::vector<std::shared_ptr<Instance>> InstanceRegistry::All() {
+  std::vector<std::shared_ptr<Instance>> all;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& [id, instance] : instances_) all.push_back(instance);
+  }
+  std::sort(all.begin(), all.end(),
+            [](const auto& a, const auto& b) { return a->sequence < b->sequence; });
+  return all;
+}
+
+grpc::Status InstanceRegistry::Select(const std::string& tenant,
+                                      const std::vector<std::uint64_t>& ids, std::uint64_t group,
                                       std::vector<std::shared_ptr<Instance>>* out) {
   out->clear();
   if (ids.empty() == (group == 0)) {
@@ -92,14 +197,16 @@ grpc::Status InstanceRegistry::Select(const std::vector<std::uint64_t>& ids, std
   const std::vector<std::uint64_t>* chosen = &ids;
   if (group != 0) {
     const auto found = groups_.find(group);
-    if (found == groups_.end()) {
+    // Another tenant's group is as unknown as one that never existed.
+    if (found == groups_.end() || found->second.empty() ||
+        instances_.at(found->second.front())->tenant != tenant) {
       return {grpc::StatusCode::NOT_FOUND, "no group " + std::to_string(group)};
     }
     chosen = &found->second;
   }
   for (const std::uint64_t id : *chosen) {
     const auto found = instances_.find(id);
-    if (found == instances_.end()) {
+    if (found == instances_.end() || found->second->tenant != tenant) {
       return {grpc::StatusCode::NOT_FOUND, "no instance " + std::to_string(id)};
     }
     out->push_back(found->second);
@@ -115,10 +222,10 @@ grpc::Status InstanceRegistry::Select(const std::vector<std::uint64_t>& ids, std
 }
 
 grpc::Status InstanceRegistry::WithInstances(
-    const std::vector<std::uint64_t>& ids, std::uint64_t group,
+    const std::string& tenant, const std::vector<std::uint64_t>& ids, std::uint64_t group,
     const std::function<grpc::Status(std::vector<Instance*>&)>& fn) {
   std::vector<std::shared_ptr<Instance>> selected;
-  grpc::Status status = Select(ids, group, &selected);
+  grpc::Status status = Select(tenant, ids, group, &selected);
   if (!status.ok()) return status;
   std::vector<Instance*> by_id;
   for (const auto& instance : selected) by_id.push_back(instance.get());
@@ -147,11 +254,11 @@ grpc::Status InstanceRegistry::CallOnLiveInstances(
 }
 
 grpc::Status InstanceRegistry::TryWithInstances(
-    const std::vector<std::uint64_t>& ids, std::uint64_t group,
+    const std::string& tenant, const std::vector<std::uint64_t>& ids, std::uint64_t group,
     const std::function<grpc::Status(std::vector<Instance*>&)>& fn, bool* busy) {
   *busy = false;
   std::vector<std::shared_ptr<Instance>> selected;
-  grpc::Status status = Select(ids, group, &selected);
+  grpc::Status status = Select(tenant, ids, group, &selected);
   if (!status.ok()) return status;
   std::vector<std::unique_lock<std::mutex>> locks;
   locks.reserve(selected.size());
@@ -166,15 +273,17 @@ grpc::Status InstanceRegistry::TryWithInstances(
   return CallOnLiveInstances(selected, fn);
 }
 
-grpc::Status InstanceRegistry::Check(const std::vector<std::uint64_t>& ids, std::uint64_t group) {
+grpc::Status InstanceRegistry::Check(const std::string& tenant,
+                                     const std::vector<std::uint64_t>& ids, std::uint64_t group) {
   std::vector<std::shared_ptr<Instance>> selected;
-  return Select(ids, group, &selected);
+  return Select(tenant, ids, group, &selected);
 }
 
-grpc::Status InstanceRegistry::Destroy(const std::vector<std::uint64_t>& ids, std::uint64_t group,
+grpc::Status InstanceRegistry::Destroy(const std::string& tenant,
+                                       const std::vector<std::uint64_t>& ids, std::uint64_t group,
                                        int* destroyed) {
   std::vector<std::shared_ptr<Instance>> selected;
-  grpc::Status status = Select(ids, group, &selected);
+  grpc::Status status = Select(tenant, ids, group, &selected);
   if (!status.ok()) return status;
   *destroyed = 0;
   for (const auto& instance : selected) {
@@ -191,17 +300,23 @@ grpc::Status InstanceRegistry::Destroy(const std::vector<std::uint64_t>& ids, st
       list.erase(std::remove(list.begin(), list.end(), instance->id), list.end());
       if (list.empty()) groups_.erase(members);
     }
+    auto own = tenant_instances_.find(instance->tenant);
+    if (own != tenant_instances_.end() && --own->second == 0) tenant_instances_.erase(own);
     ++*destroyed;
   }
   return grpc::Status::OK;
 }
 
-std::vector<InstanceSummary> InstanceRegistry::List() {
+std::vector<InstanceSummary> InstanceRegistry::List(const std::string& tenant) {
   std::vector<std::shared_ptr<Instance>> all;
   {
     const std::lock_guard<std::mutex> lock(mutex_);
-    for (const auto& [id, instance] : instances_) all.push_back(instance);
+    for (const auto& [id, instance] : instances_) {
+      if (instance->tenant == tenant) all.push_back(instance);
+    }
   }
+  std::sort(all.begin(), all.end(),
+            [](const auto& a, const auto& b) { return a->sequence < b->sequence; });
   std::vector<InstanceSummary> summaries;
   for (const auto& instance : all) {
     if (instance->destroyed) continue;
@@ -218,24 +333,43 @@ std::size_t InstanceRegistry::size() {
   return instances_.size();
 }
 
-void ResetInstance(Instance& instance, double noise) {
-  const Model& m = *instance.model;
-  Data& d = *instance.data;
-  std::unique_ptr<ConstraintSolver> solver = std::move(d.solver);
-  d = Data(m);
-  d.solver = std::move(solver);  // stateless between steps; keeps its allocations
+bool PrepareReset(const Model& m, const std::mt19937_64& rng, double noise, PreparedReset* out) {
+  out->rng = rng;
+  out->data = std::make_unique<Data>(m);
+  Data& d = *out->data;
   if (noise > 0) {
     std::uniform_real_distribution<double> uniform(-noise, noise);
     for (int j = 0; j < m.njnt; ++j) {
       if (m.jnt_type[j] == JointType::kHinge || m.jnt_type[j] == JointType::kSlide) {
-        d.qpos[m.jnt_qpos_adr[j]] += uniform(instance.rng);
+        d.qpos[m.jnt_qpos_adr[j]] += uniform(out->rng);
       }
     }
-    for (int i = 0; i < m.nv; ++i) d.qvel[i] += uniform(instance.rng);
+    for (int i = 0; i < m.nv; ++i) d.qvel[i] += uniform(out->rng);
   }
   Kinematics(m, d);
+  for (const double v : d.qpos) {
+    if (!std::isfinite(v)) return false;
+  }
+  for (const double v : d.qvel) {
+    if (!std::isfinite(v)) return false;
+  }
+  return true;
+}
+
+void CommitReset(Instance& instance, PreparedReset&& prepared) {
+  Data& d = *instance.data;
+  std::unique_ptr<ConstraintSolver> solver = std::move(d.solver);
+  d = std::move(*prepared.data);
+  d.solver = std::move(solver);  // stateless between steps; keeps its allocations
+  instance.rng = prepared.rng;
   instance.diverged = false;
   instance.published_time = d.time;
+}
+
+void ResetInstance(Instance& instance, double noise) {
+  PreparedReset prepared;
+  PrepareReset(*instance.model, instance.rng, noise, &prepared);
+  CommitReset(instance, std::move(prepared));
 }
 
 }  // namespace alsim::server

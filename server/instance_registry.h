@@ -25,14 +25,21 @@
 #include "engine/model/model.h"
 #include "engine/sim/data.h"
 #include "engine/sim/step.h"
+#include "server/memory_budget.h"
+#include "server/scene_catalog.h"
 
 namespace alsim::server {
 
 struct Instance {
-  std::uint64_t id = 0;
-  std::uint64_t group = 0;
+  ~Instance();
+
+  std::uint64_t id = 0;        // random, never 0
+  std::uint64_t group = 0;     // random, never 0
+  std::string tenant;          // the owner; other tenants cannot see the instance
+  std::uint64_t sequence = 0;  // creation order (List's order)
   std::shared_ptr<const Model> model;
-  std::string scene;  // built-in name or file name, for List
+  std::shared_ptr<const SceneSource> source;  // what the model was compiled from (drain/resume)
+  std::string scene;                          // built-in name or file name, for List
   StepOptions options;
   std::unique_ptr<Data> data;
   std::mt19937_64 rng;  // reset noise; seeded at Create (seed + k) or by Reset
@@ -42,10 +49,23 @@ struct Instance {
   std::atomic<double> published_time{0};  // data->time after the last call that changed it
   std::atomic<bool> destroyed{false};     // a batch that raced Destroy sees NOT_FOUND
   std::mutex mutex;
+  // Bytes reserved from `budget` for this instance, returned when it is freed.
+  MemoryBudget* budget = nullptr;
+  std::uint64_t reserved_bytes = 0;
 };
 
 struct RegistryLimits {
   std::size_t max_instances = 4096;
+  std::size_t max_instances_per_tenant = 0;  // 0 = only max_instances
+};
+
+// What Create makes: `count` instances of one loaded scene, for `tenant`.
+struct CreateSpec {
+  LoadedScene scene;
+  std::string tenant;
+  StepOptions options;
+  std::uint32_t count = 1;
+  std::uint64_t seed = 0;
 };
 
 struct InstanceSummary {
@@ -58,41 +78,59 @@ struct InstanceSummary {
 
 class InstanceRegistry {
  public:
-  // `threads`: the arena that batched steps run on (0 = every hardware thread).
-  InstanceRegistry(const RegistryLimits& limits, int threads);
+  // `threads`: the arena that batched steps run on (0 = every hardware thread). `budget` (may be
+  // null) is charged each instance's estimated bytes; it must outlive every instance.
+  InstanceRegistry(const RegistryLimits& limits, int threads, MemoryBudget* budget = nullptr);
 
-  // Creates `count` instances of `model` in a new group; instance k's generator is seeded with
-  // seed + k. RESOURCE_EXHAUSTED beyond the instance limit (nothing is created then).
-  grpc::Status Create(const std::shared_ptr<const Model>& model, const std::string& scene,
-                      const StepOptions& options, std::uint32_t count, std::uint64_t seed,
+  // Creates spec.count instances of spec.scene in a new group owned by spec.tenant; instance k's
+  // generator is seeded with seed + k. RESOURCE_EXHAUSTED beyond the instance limits or the
+  // memory budget; nothing is created then, nor when `should_stop` (polled while the instances
+  // are built; may be null) returns non-OK, whose status is returned.
+  grpc::Status Create(const CreateSpec& spec, const std::function<grpc::Status()>& should_stop,
                       std::uint64_t* group, std::vector<std::uint64_t>* ids);
 
-  // Looks up `ids` (or, when ids is empty, the instances of `group`, in creation order), locks
-  // them in increasing id order and runs `fn` with them in the requested order. NOT_FOUND names
-  // an unknown id or group; INVALID_ARGUMENT for a repeated id or neither/both selectors.
-  grpc::Status WithInstances(const std::vector<std::uint64_t>& ids, std::uint64_t group,
+  // Puts back an instance saved by a draining server, with its id, group and tenant
+  // (drain/resume). INVALID_ARGUMENT when the id is taken.
+  grpc::Status Adopt(std::shared_ptr<Instance> instance);
+
+  // Looks up `ids` (or, when ids is empty, the instances of `group`, in creation order) among
+  // `tenant`'s instances, locks them in increasing id order and runs `fn` with them in the
+  // requested order. NOT_FOUND names an unknown id or group (another tenant's included);
+  // INVALID_ARGUMENT for a repeated id or neither/both selectors.
+  grpc::Status WithInstances(const std::string& tenant, const std::vector<std::uint64_t>& ids,
+                             std::uint64_t group,
                              const std::function<grpc::Status(std::vector<Instance*>&)>& fn);
 
   // As WithInstances, but never waits: when any instance is locked (being stepped), sets *busy and
   // returns OK without running fn. For observers (streams) that must not stall behind a step.
-  grpc::Status TryWithInstances(const std::vector<std::uint64_t>& ids, std::uint64_t group,
+  grpc::Status TryWithInstances(const std::string& tenant, const std::vector<std::uint64_t>& ids,
+                                std::uint64_t group,
                                 const std::function<grpc::Status(std::vector<Instance*>&)>& fn,
                                 bool* busy);
 
   // The selection rules of WithInstances without locking anything: OK when every instance exists.
-  grpc::Status Check(const std::vector<std::uint64_t>& ids, std::uint64_t group);
+  grpc::Status Check(const std::string& tenant, const std::vector<std::uint64_t>& ids,
+                     std::uint64_t group);
 
   // Removes instances (the same selection rules); waits for calls using them to finish.
-  grpc::Status Destroy(const std::vector<std::uint64_t>& ids, std::uint64_t group, int* destroyed);
+  grpc::Status Destroy(const std::string& tenant, const std::vector<std::uint64_t>& ids,
+                       std::uint64_t group, int* destroyed);
 
-  // Every live instance, without waiting for steps in progress (reads the published fields).
-  std::vector<InstanceSummary> List();
+  // `tenant`'s live instances in creation order, without waiting for steps in progress (reads the
+  // published fields).
+  std::vector<InstanceSummary> List(const std::string& tenant);
+  // Every live instance of every tenant, in creation order (drain).
+  std::vector<std::shared_ptr<Instance>> All();
   std::size_t size();
   const RegistryLimits& limits() const { return limits_; }
 
   // Queues fn as a task on the arena and returns at once; tbb::parallel_for inside fn uses the
   // arena's threads. Every slot belongs to workers, so queued tasks run even with one thread.
   void Enqueue(std::function<void()> fn);
+
+  // Runs fn on a thread of its own (work that waits, such as a Create's compile, and must not
+  // hold an arena thread that steps could use); WaitForTasks waits for it too. fn must not throw.
+  void RunOnThread(std::function<void()> fn);
 
   // Waits until every queued task has finished (returned from its function, not only answered
   // its call): the gRPC server must outlive the tasks that finish its calls.
@@ -102,8 +140,11 @@ class InstanceRegistry {
   ~InstanceRegistry();
 
  private:
-  grpc::Status Select(const std::vector<std::uint64_t>& ids, std::uint64_t group,
-                      std::vector<std::shared_ptr<Instance>>* out);
+  grpc::Status Select(const std::string& tenant, const std::vector<std::uint64_t>& ids,
+                      std::uint64_t group, std::vector<std::shared_ptr<Instance>>* out);
+  // A random id, never 0, not among `taken`; under mutex_.
+  template <class Map>
+  static std::uint64_t FreshId(const Map& taken);
   static grpc::Status CallOnLiveInstances(
       const std::vector<std::shared_ptr<Instance>>& selected,
       const std::function<grpc::Status(std::vector<Instance*>&)>& fn);
@@ -115,15 +156,28 @@ class InstanceRegistry {
   // worker's, so the worker limit must be raised to `threads` (global_control counts the master).
   tbb::global_control worker_limit_;
   tbb::task_arena arena_;
-  std::mutex mutex_;  // guards the maps and the id counters
+  MemoryBudget* budget_;
+  std::mutex mutex_;  // guards the maps
   std::map<std::uint64_t, std::shared_ptr<Instance>> instances_;
   std::map<std::uint64_t, std::vector<std::uint64_t>> groups_;
-  std::uint64_t next_instance_ = 1;
-  std::uint64_t next_group_ = 1;
+  std::map<std::string, std::size_t> tenant_instances_;  // live instances per tenant
+  std::uint64_t next_sequence_ = 1;
   std::mutex pending_mutex_;
   std::condition_variable pending_done_;
   int pending_ = 0;  // queued or running tasks
 };
+
+// A reset computed but not yet applied: Reset changes no instance unless all of them can be reset.
+struct PreparedReset {
+  std::unique_ptr<Data> data;
+  std::mt19937_64 rng;
+};
+
+// Computes what ResetInstance would leave in an instance of `m` whose generator is `rng`, without
+// changing the instance; false when the noise leaves a position or velocity that is not finite.
+bool PrepareReset(const Model& m, const std::mt19937_64& rng, double noise, PreparedReset* out);
+// Applies a PrepareReset result.
+void CommitReset(Instance& instance, PreparedReset&& prepared);
 
 // Resets the instance to the model's initial state: time 0, qpos0, zero velocity and controls,
 // no warm start; then, with noise > 0, adds uniform [-noise, noise] to hinge and slide positions

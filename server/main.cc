@@ -12,6 +12,9 @@ int main(int argc, char** argv) {
   // with SIGINT ignored; restore the default so Ctrl-C still reaches us.
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
+  // A scene compiler that dies mid-reply must not take the server with it (sockets are written
+  // with MSG_NOSIGNAL too).
+  std::signal(SIGPIPE, SIG_IGN);
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);

@@ -2,7 +2,13 @@
 
 #include <chrono>
 
+#include <set>
+
 #include <grpcpp/support/interceptor.h>
+
+#include <google/protobuf/descriptor.h>
+
+#include "alsim/v1/alsim.grpc.pb.h"
 
 #include "server/build_info.h"
 
@@ -80,6 +86,25 @@ const char* RpcTypeName(grpc::experimental::ServerRpcInfo::Type type) {
 }
 
 // One per RPC: counts the start at creation, the code and duration when the status is sent.
+// The methods this server serves: a call to any other name (which a client may invent freely)
+// is counted under service and method "unknown", so no client input creates a metric series.
+bool KnownMethod(const std::string& full) {
+  static const std::set<std::string> known = [] {
+    std::set<std::string> names = {"/grpc.health.v1.Health/Check", "/grpc.health.v1.Health/Watch",
+                                   "/grpc.reflection.v1alpha.ServerReflection/"
+                                   "ServerReflectionInfo",
+                                   "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"};
+    const google::protobuf::ServiceDescriptor* simulator =
+        google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(
+            alsim::v1::Simulator::service_full_name());
+    for (int i = 0; simulator != nullptr && i < simulator->method_count(); ++i) {
+      names.insert("/" + simulator->full_name() + "/" + simulator->method(i)->name());
+    }
+    return names;
+  }();
+  return known.count(full) != 0;
+}
+
 class MetricsInterceptor final : public grpc::experimental::Interceptor {
  public:
   MetricsInterceptor(ServerMetrics* metrics, grpc::experimental::ServerRpcInfo* info)
@@ -87,8 +112,12 @@ class MetricsInterceptor final : public grpc::experimental::Interceptor {
     // "/package.Service/Method"
     const std::string full = info->method() != nullptr ? info->method() : "";
     const auto slash = full.rfind('/');
-    service_ = slash == std::string::npos ? "" : full.substr(1, slash - 1);
-    method_ = slash == std::string::npos ? full : full.substr(slash + 1);
+    if (KnownMethod(full) && slash != std::string::npos) {
+      service_ = full.substr(1, slash - 1);
+      method_ = full.substr(slash + 1);
+    } else {
+      service_ = method_ = "unknown";
+    }
     metrics_->RpcStarted(type_, service_, method_);
   }
 
@@ -185,6 +214,23 @@ ServerMetrics::ServerMetrics() : registry_(std::make_shared<prometheus::Registry
                       .Help("Instance steps taken (substeps counted one by one)")
                       .Register(*registry_)
                       .Add({});
+  scenes_ = &prometheus::BuildGauge()
+                 .Name("alsim_scenes")
+                 .Help("Compiled scenes held (in use by instances, or cached)")
+                 .Register(*registry_)
+                 .Add({});
+  memory_reserved_ = &prometheus::BuildGauge()
+                          .Name("alsim_memory_reserved_bytes")
+                          .Help(
+                              "Estimated bytes of the compiled scenes and instances, charged "
+                              "against --max-memory")
+                          .Register(*registry_)
+                          .Add({});
+  memory_limit_ = &prometheus::BuildGauge()
+                       .Name("alsim_memory_limit_bytes")
+                       .Help("The memory budget for scenes and instances (--max-memory)")
+                       .Register(*registry_)
+                       .Add({});
   frames_dropped_ = &prometheus::BuildCounter()
                          .Name("alsim_stream_frames_dropped_total")
                          .Help("StreamStates frames skipped because the client was not ready")

@@ -32,6 +32,12 @@ class ServerMetrics {
   void ObserveStep(const SolverStatistics& statistics, double seconds);
   void AddSteps(double steps) { steps_total_->Increment(steps); }
   void SetInstances(std::size_t live) { instances_->Set(static_cast<double>(live)); }
+  // Compiled scenes held, and the memory budget's use and limit (bytes).
+  void SetScenes(std::size_t held) { scenes_->Set(static_cast<double>(held)); }
+  void SetMemory(double reserved, double limit) {
+    memory_reserved_->Set(reserved);
+    memory_limit_->Set(limit);
+  }
   void AddDroppedFrames(double frames) { frames_dropped_->Increment(frames); }
 
   // RPC accounting for the interceptor: one call started / finished with `code`.
@@ -50,6 +56,9 @@ class ServerMetrics {
   prometheus::Histogram* contacts_;
   prometheus::Histogram* islands_;
   prometheus::Gauge* instances_;
+  prometheus::Gauge* scenes_;
+  prometheus::Gauge* memory_reserved_;
+  prometheus::Gauge* memory_limit_;
   prometheus::Counter* steps_total_;
   prometheus::Counter* frames_dropped_;
 };

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include <grpcpp/server.h>
@@ -31,8 +33,9 @@ class Server {
   // http://host:port/metrics, or empty when metrics are disabled.
   const std::string& metrics_url() const { return metrics_url_; }
 
-  // Reports NOT_SERVING to health checks, lets in-flight calls finish for up to `grace`, then
-  // cancels the rest and stops the metrics endpoint. Idempotent.
+  // Reports NOT_SERVING to health checks and refuses new calls, lets in-flight calls finish for
+  // up to `grace`, then interrupts the rest (inside their solves) and cancels them; with a state
+  // directory, saves every instance there; stops the metrics endpoint. Idempotent.
   void Shutdown(std::chrono::milliseconds grace);
 
  private:
@@ -44,6 +47,10 @@ class Server {
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::string grpc_address_;
   std::string metrics_url_;
+  std::string state_dir_;
+  std::mutex shutdown_mutex_;
+  std::condition_variable shutdown_cv_;
+  bool calls_ended_ = false;
 };
 
 }  // namespace alsim::server

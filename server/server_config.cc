@@ -1,7 +1,10 @@
 #include "server/server_config.h"
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
 
 #include "engine/core/build_info.h"
@@ -49,6 +52,52 @@ std::string ParseCount(const char* flag, const std::string& v, long long low, lo
   }
   *out = n;
   return "";
+}
+
+// A byte count with an optional binary suffix (K, M, G, T: 2^10 .. 2^40), in [low, high].
+std::string ParseBytes(const char* flag, const std::string& v, std::uint64_t low,
+                       std::uint64_t high, std::uint64_t* out) {
+  char* end = nullptr;
+  const double number = std::strtod(v.c_str(), &end);
+  double scale = 1;
+  const std::string suffix = end != nullptr ? std::string(end) : std::string();
+  if (suffix == "K" || suffix == "KiB")
+    scale = 1ull << 10;
+  else if (suffix == "M" || suffix == "MiB")
+    scale = 1ull << 20;
+  else if (suffix == "G" || suffix == "GiB")
+    scale = 1ull << 30;
+  else if (suffix == "T" || suffix == "TiB")
+    scale = 1ull << 40;
+  else if (!suffix.empty())
+    scale = -1;
+  const double bytes = number * scale;
+  if (v.empty() || scale < 0 || !std::isfinite(bytes) || bytes < static_cast<double>(low) ||
+      bytes > static_cast<double>(high)) {
+    return std::string(flag) + " '" + v + "' is not a byte count in [" + std::to_string(low) +
+           ", " + std::to_string(high) + "] (suffixes K, M, G, T allowed)";
+  }
+  *out = static_cast<std::uint64_t>(bytes);
+  return "";
+}
+
+// Non-negative seconds (0 allowed when `zero_ok`).
+std::string ParseSeconds(const char* flag, const std::string& v, bool zero_ok, double* out) {
+  char* end = nullptr;
+  const double seconds = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end != '\0' || !std::isfinite(seconds) || seconds < 0 ||
+      (!zero_ok && seconds == 0)) {
+    return std::string(flag) + " '" + v + "' is not a " + (zero_ok ? "non-negative" : "positive") +
+           " number of seconds";
+  }
+  *out = seconds;
+  return "";
+}
+
+std::string Number(double value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
 }
 
 const OptionSpec kOptions[] = {
@@ -125,6 +174,127 @@ const OptionSpec kOptions[] = {
        return v.empty() ? std::string("--scenes-dir needs a directory") : std::string();
      },
      [] { return ServerConfig{}.scenes_dir; }},
+    {"--max-instances-per-tenant", "ALSIM_MAX_INSTANCES_PER_TENANT", "N",
+     "live instances one tenant (token) may hold; 0 = only --max-instances",
+     [](const std::string& v, ServerConfig& c) {
+       long long n = 0;
+       std::string error = ParseCount("--max-instances-per-tenant", v, 0, 1LL << 24, &n);
+       c.max_instances_per_tenant = static_cast<std::size_t>(n);
+       return error;
+     },
+     [] { return std::to_string(ServerConfig{}.max_instances_per_tenant); }},
+    {"--max-iterations", "ALSIM_MAX_ITERATIONS", "N",
+     "largest solver max_iterations a client may ask for (per island, per step)",
+     [](const std::string& v, ServerConfig& c) {
+       long long n = 0;
+       std::string error = ParseCount("--max-iterations", v, 1, 1LL << 30, &n);
+       c.max_iterations = static_cast<std::uint32_t>(n);
+       return error;
+     },
+     [] { return std::to_string(ServerConfig{}.max_iterations); }},
+    {"--max-call-iterations", "ALSIM_MAX_CALL_ITERATIONS", "N",
+     "solver iterations one Step may ask for: substeps x max_iterations x instances",
+     [](const std::string& v, ServerConfig& c) {
+       long long n = 0;
+       std::string error = ParseCount("--max-call-iterations", v, 1, 1LL << 60, &n);
+       c.max_call_iterations = static_cast<std::uint64_t>(n);
+       return error;
+     },
+     [] { return std::to_string(ServerConfig{}.max_call_iterations); }},
+    {"--max-call-seconds", "ALSIM_MAX_CALL_SECONDS", "SECONDS",
+     "a Step or StepStream message running longer is interrupted inside its solve "
+     "(DEADLINE_EXCEEDED; steps taken are kept); 0 = no limit",
+     [](const std::string& v, ServerConfig& c) {
+       return ParseSeconds("--max-call-seconds", v, true, &c.max_call_seconds);
+     },
+     [] { return Number(ServerConfig{}.max_call_seconds); }},
+    {"--max-memory", "ALSIM_MAX_MEMORY", "BYTES",
+     "memory for compiled scenes and instances, estimated before each Create (RESOURCE_EXHAUSTED "
+     "beyond); 0 = three quarters of the host's or container's memory",
+     [](const std::string& v, ServerConfig& c) {
+       return ParseBytes("--max-memory", v, 0, 1ull << 50, &c.max_memory);
+     },
+     [] { return Number(static_cast<double>(ServerConfig{}.max_memory)); }},
+    {"--max-compile-memory", "ALSIM_MAX_COMPILE_MEMORY", "BYTES",
+     "address space of one scene compile (its own process)",
+     [](const std::string& v, ServerConfig& c) {
+       return ParseBytes("--max-compile-memory", v, 64ull << 20, 1ull << 50, &c.max_compile_memory);
+     },
+     [] { return std::to_string(ServerConfig{}.max_compile_memory >> 30) + "G"; }},
+    {"--max-compile-seconds", "ALSIM_MAX_COMPILE_SECONDS", "SECONDS",
+     "wall time of one scene compile; longer ones are killed (RESOURCE_EXHAUSTED)",
+     [](const std::string& v, ServerConfig& c) {
+       return ParseSeconds("--max-compile-seconds", v, false, &c.max_compile_seconds);
+     },
+     [] { return Number(ServerConfig{}.max_compile_seconds); }},
+    {"--max-compiles", "ALSIM_MAX_COMPILES", "N",
+     "scene compiles running at once; more wait for a slot",
+     [](const std::string& v, ServerConfig& c) {
+       long long n = 0;
+       std::string error = ParseCount("--max-compiles", v, 1, 256, &n);
+       c.max_compiles = static_cast<int>(n);
+       return error;
+     },
+     [] { return std::to_string(ServerConfig{}.max_compiles); }},
+    {"--scene-cache", "ALSIM_SCENE_CACHE", "N",
+     "compiled scenes kept after their last instance is gone (least recently used go first)",
+     [](const std::string& v, ServerConfig& c) {
+       long long n = 0;
+       std::string error = ParseCount("--scene-cache", v, 0, 1LL << 20, &n);
+       c.scene_cache = static_cast<std::size_t>(n);
+       return error;
+     },
+     [] { return std::to_string(ServerConfig{}.scene_cache); }},
+    {"--scene-compiler", "ALSIM_SCENE_COMPILER", "PATH",
+     "the alsim-scene-compiler program; empty = the one next to alsim-server",
+     [](const std::string& v, ServerConfig& c) {
+       c.scene_compiler = v;
+       return std::string();
+     },
+     [] { return std::string("''"); }},
+    {"--tls-cert", "ALSIM_TLS_CERT", "FILE",
+     "serve TLS with this certificate chain (PEM); needs --tls-key",
+     [](const std::string& v, ServerConfig& c) {
+       c.tls_cert = v;
+       return std::string();
+     },
+     [] { return std::string("none"); }},
+    {"--tls-key", "ALSIM_TLS_KEY", "FILE", "the private key (PEM) of --tls-cert",
+     [](const std::string& v, ServerConfig& c) {
+       c.tls_key = v;
+       return std::string();
+     },
+     [] { return std::string("none"); }},
+    {"--tls-client-ca", "ALSIM_TLS_CLIENT_CA", "FILE",
+     "with TLS: clients must present a certificate signed by this CA (PEM): mutual TLS",
+     [](const std::string& v, ServerConfig& c) {
+       c.tls_client_ca = v;
+       return std::string();
+     },
+     [] { return std::string("none"); }},
+    {"--auth-tokens", "ALSIM_AUTH_TOKENS", "FILE",
+     "require 'authorization: Bearer TOKEN' on every Simulator call; FILE has 'TOKEN TENANT' "
+     "lines, and each tenant sees only its own instances",
+     [](const std::string& v, ServerConfig& c) {
+       c.auth_tokens = v;
+       return std::string();
+     },
+     [] { return std::string("none"); }},
+    {"--reflection", "ALSIM_REFLECTION", "on|off", "serve gRPC server reflection",
+     [](const std::string& v, ServerConfig& c) {
+       if (v != "on" && v != "off") return "--reflection '" + v + "' is not on or off";
+       c.reflection = v == "on";
+       return std::string();
+     },
+     [] { return std::string(ServerConfig{}.reflection ? "on" : "off"); }},
+    {"--state-dir", "ALSIM_STATE_DIR", "DIR",
+     "on SIGTERM save every instance in DIR before exiting, and restore them (same ids, tenants "
+     "and states) when a server starts with the same DIR",
+     [](const std::string& v, ServerConfig& c) {
+       c.state_dir = v;
+       return std::string();
+     },
+     [] { return std::string("none"); }},
 };
 
 const OptionSpec* FindOption(const std::string& flag) {
@@ -162,6 +332,22 @@ std::string ServerUsage() {
   return out.str();
 }
 
+std::uint64_t EffectiveMaxMemory(const ServerConfig& config) {
+  if (config.max_memory > 0) return config.max_memory;
+  std::uint64_t total = static_cast<std::uint64_t>(sysconf(_SC_PHYS_PAGES)) *
+                        static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+  for (const char* path :
+       {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+    std::ifstream in(path);
+    std::string value;
+    if (in >> value && !value.empty() && value != "max") {
+      const std::uint64_t limit = std::strtoull(value.c_str(), nullptr, 10);
+      if (limit > 0 && limit < total) total = limit;
+    }
+  }
+  return total / 4 * 3;
+}
+
 ConfigParseResult ParseServerConfig(const std::vector<std::string>& args,
                                     const EnvironmentLookup& environment) {
   ServerConfig config;
@@ -191,6 +377,12 @@ ConfigParseResult ParseServerConfig(const std::vector<std::string>& args,
     }
     const std::string error = option->apply(value, config);
     if (!error.empty()) return UsageError(error);
+  }
+  if (config.tls_cert.empty() != config.tls_key.empty()) {
+    return UsageError("--tls-cert and --tls-key go together");
+  }
+  if (!config.tls_client_ca.empty() && config.tls_cert.empty()) {
+    return UsageError("--tls-client-ca needs --tls-cert and --tls-key");
   }
   return {config, "", 0};
 }

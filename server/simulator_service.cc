@@ -1,9 +1,12 @@
 #include "server/simulator_service.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <new>
+#include <random>
 #include <string>
 #include <thread>
 
@@ -39,8 +42,9 @@ grpc::Status TakeBoundedOption(bool has, const google::protobuf::UInt32Value& fi
   return grpc::Status::OK;
 }
 
-// SolverConfig -> the engine's options; INVALID_ARGUMENT for an unknown solver or a bad value.
-grpc::Status ToStepOptions(const alsim::v1::SolverConfig& config, StepOptions* options) {
+}  // namespace
+
+grpc::Status SolverOptionsOf(const alsim::v1::SolverConfig& config, StepOptions* options) {
   if (!config.solver().empty()) {
     SolverType type;
     if (!ParseSolverName(config.solver().c_str(), &type)) {
@@ -92,6 +96,32 @@ grpc::Status ToStepOptions(const alsim::v1::SolverConfig& config, StepOptions* o
   return grpc::Status::OK;
 }
 
+// Ends a unary call at once with `status`.
+grpc::ServerUnaryReactor* Refuse(grpc::CallbackServerContext* context, const grpc::Status& status) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(status);
+  return reactor;
+}
+
+alsim::v1::SolverConfig SolverConfigOf(const StepOptions& options) {
+  const SolverOptions& solver = options.solver;
+  alsim::v1::SolverConfig config;
+  config.set_solver(SolverName(solver.type));
+  config.set_max_iterations(static_cast<std::uint32_t>(solver.max_iterations));
+  config.set_tolerance(solver.tolerance);
+  config.set_time_budget_us(solver.time_budget_us);
+  config.set_relaxation(solver.relaxation);
+  config.set_penalty_scaling(PenaltyScalingName(solver.penalty_scaling));
+  config.mutable_anderson_memory()->set_value(static_cast<std::uint32_t>(solver.anderson_memory));
+  config.mutable_delassus_refresh_steps()->set_value(
+      static_cast<std::uint32_t>(solver.delassus_refresh_steps));
+  config.mutable_response_after_iterations()->set_value(
+      static_cast<std::uint32_t>(solver.response_after_iterations));
+  return config;
+}
+
+namespace {
+
 void FillDiagnostics(const SolverStatistics& s, alsim::v1::SolverDiagnostics* out) {
   out->set_contacts(s.contacts);
   out->set_islands(s.islands);
@@ -105,34 +135,95 @@ void FillDiagnostics(const SolverStatistics& s, alsim::v1::SolverDiagnostics* ou
 
 }  // namespace
 
-grpc::Status CallInterrupted(grpc::CallbackServerContext* context) {
+grpc::Status CallInterrupted(const grpc::CallbackServerContext* context) {
   if (context->IsCancelled()) return {grpc::StatusCode::CANCELLED, "the client cancelled the call"};
   if (context->deadline() < std::chrono::system_clock::now()) {
     return {grpc::StatusCode::DEADLINE_EXCEEDED,
-            "deadline exceeded between steps; the steps already taken are kept"};
+            "deadline exceeded; the steps already taken are kept"};
   }
   return grpc::Status::OK;
 }
 
-SimulatorService::SimulatorService(const ServiceLimits& limits, const std::string& scenes_dir,
-                                   int threads, ServerMetrics* metrics)
-    : limits_(limits),
-      catalog_(scenes_dir),
-      registry_(RegistryLimits{limits.max_instances}, threads),
+SimulatorService::SimulatorService(const ServiceOptions& options, ServerMetrics* metrics)
+    : limits_(options.limits),
+      tenants_(options.tenants),
+      budget_(options.limits.max_memory),
+      compiler_(options.compiler),
+      catalog_(SceneCatalogOptions{options.scenes_dir, options.limits.scene_cache}, &compiler_,
+               &budget_),
+      registry_(
+          RegistryLimits{options.limits.max_instances, options.limits.max_instances_per_tenant},
+          options.threads, &budget_),
       metrics_(metrics),
       started_(Clock::now()),
-      pump_(&registry_, metrics) {}
+      watch_(options.limits.max_call_seconds),
+      pump_(&registry_, metrics) {
+  PublishCounts();
+}
+
+SimulatorService::~SimulatorService() {
+  watch_.StopAll();
+  registry_.WaitForTasks();
+}
+
+void SimulatorService::BeginShutdown() {
+  watch_.StopAll();
+  pump_.Close();  // streams end with UNAVAILABLE, not a grace timeout
+}
+
+grpc::Status SimulatorService::Admit(const grpc::CallbackServerContext& context,
+                                     std::string* tenant) const {
+  if (watch_.stopping()) {
+    return {grpc::StatusCode::UNAVAILABLE, "the server is shutting down; try another server"};
+  }
+  tenant->clear();
+  if (tenants_ == nullptr) return grpc::Status::OK;
+  return tenants_->Authenticate(context, tenant);
+}
+
+grpc::Status SimulatorService::ToStepOptions(const alsim::v1::SolverConfig& config,
+                                             StepOptions* options) const {
+  if (config.max_iterations() > limits_.max_iterations) {
+    return {grpc::StatusCode::INVALID_ARGUMENT,
+            "solver max_iterations " + std::to_string(config.max_iterations()) +
+                " is above the server's limit of " + std::to_string(limits_.max_iterations) +
+                " (--max-iterations)"};
+  }
+  return SolverOptionsOf(config, options);
+}
+
+void SimulatorService::PublishCounts() {
+  if (metrics_ == nullptr) return;
+  metrics_->SetInstances(registry_.size());
+  metrics_->SetScenes(catalog_.size());
+  metrics_->SetMemory(static_cast<double>(budget_.used()), static_cast<double>(budget_.limit()));
+}
 
 grpc::ServerUnaryReactor* SimulatorService::Offload(grpc::CallbackServerContext* context,
                                                     std::function<grpc::Status()> work) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  registry_.Enqueue([reactor, work = std::move(work)] { reactor->Finish(work()); });
+  registry_.Enqueue([reactor, work = std::move(work)] {
+    grpc::Status status;
+    try {
+      status = work();
+    } catch (const std::bad_alloc&) {
+      status = {grpc::StatusCode::RESOURCE_EXHAUSTED, "the server ran out of memory for this call"};
+    } catch (const std::exception& e) {
+      status = {grpc::StatusCode::INTERNAL, std::string("internal error: ") + e.what()};
+    }
+    reactor->Finish(status);
+  });
   return reactor;
 }
 
 grpc::ServerUnaryReactor* SimulatorService::ServerInfo(grpc::CallbackServerContext* context,
                                                        const alsim::v1::ServerInfoRequest*,
                                                        alsim::v1::ServerInfoResponse* response) {
+  std::string tenant;
+  if (grpc::Status admitted = Admit(*context, &tenant); !admitted.ok()) {
+    return Refuse(context, admitted);
+  }
+  auto* reactor = context->DefaultReactor();
   const BuildInfo& info = ServerBuildInfo();
   response->set_version(info.version);
   response->set_git_revision(info.git_revision);
@@ -145,11 +236,10 @@ grpc::ServerUnaryReactor* SimulatorService::ServerInfo(grpc::CallbackServerConte
   response->set_hardware_threads(std::thread::hardware_concurrency());
   response->set_uptime_seconds(std::chrono::duration<double>(Clock::now() - started_).count());
   for (const std::string& name : catalog_.BuiltinNames()) response->add_builtin_scenes(name);
-  response->set_instances(static_cast<std::uint32_t>(registry_.size()));
+  response->set_instances(static_cast<std::uint32_t>(registry_.List(tenant).size()));
   response->set_max_instances(static_cast<std::uint32_t>(limits_.max_instances));
   response->set_max_message_bytes(limits_.max_message_bytes);
   response->set_max_scene_bytes(limits_.max_scene_bytes);
-  auto* reactor = context->DefaultReactor();
   reactor->Finish(grpc::Status::OK);
   return reactor;
 }
@@ -157,54 +247,111 @@ grpc::ServerUnaryReactor* SimulatorService::ServerInfo(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* SimulatorService::Create(grpc::CallbackServerContext* context,
                                                    const alsim::v1::CreateRequest* request,
                                                    alsim::v1::CreateResponse* response) {
-  return Offload(context, [this, request, response]() -> grpc::Status {
-    StepOptions options;
-    grpc::Status status = ToStepOptions(request->solver(), &options);
-    if (!status.ok()) return status;
-    LoadedScene scene;
-    switch (request->scene().source_case()) {
-      case alsim::v1::SceneSource::kBuiltin:
-        status = catalog_.LoadBuiltin(request->scene().builtin(), &scene);
-        break;
-      case alsim::v1::SceneSource::kText: {
-        const alsim::v1::SceneText& text = request->scene().text();
-        std::size_t bytes = text.text().size();
-        std::vector<ModelAsset> assets;
-        for (const auto& [name, content] : text.assets()) {
-          bytes += content.size();
-          assets.push_back({name, content});
-        }
-        if (bytes > limits_.max_scene_bytes) {
-          return {grpc::StatusCode::RESOURCE_EXHAUSTED,
-                  "the scene and its assets are " + std::to_string(bytes) +
-                      " bytes; the server accepts at most " +
-                      std::to_string(limits_.max_scene_bytes) + " (--max-scene-bytes)"};
-        }
-        status = catalog_.LoadText(text.text(), assets, text.filename(), &scene);
-        break;
-      }
-      default:
-        return {grpc::StatusCode::INVALID_ARGUMENT,
-                "the request names no scene (scene.builtin or scene.text)"};
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  std::string tenant;
+  grpc::Status status = Admit(*context, &tenant);
+  if (status.ok() && ++creates_in_progress_ > limits_.max_creates) {
+    --creates_in_progress_;
+    status = {grpc::StatusCode::RESOURCE_EXHAUSTED, "the server is running " +
+                                                        std::to_string(limits_.max_creates) +
+                                                        " Creates already; try again shortly"};
+  }
+  if (!status.ok()) {
+    reactor->Finish(status);
+    return reactor;
+  }
+  registry_.RunOnThread([this, context, reactor, request, response, tenant] {
+    grpc::Status result;
+    try {
+      result = CreateNow(context, tenant, *request, response);
+    } catch (const std::bad_alloc&) {
+      result = {grpc::StatusCode::RESOURCE_EXHAUSTED, "the server ran out of memory for this call"};
+    } catch (const std::exception& e) {
+      result = {grpc::StatusCode::INTERNAL, std::string("internal error: ") + e.what()};
     }
-    if (!status.ok()) return status;
-    const std::uint32_t count = request->count() == 0 ? 1 : request->count();
-    std::uint64_t group = 0;
-    std::vector<std::uint64_t> ids;
-    status =
-        registry_.Create(scene.model, scene.name, options, count, request->seed(), &group, &ids);
-    if (!status.ok()) return status;
-    for (const std::uint64_t id : ids) response->add_instance_ids(id);
-    response->set_group_id(group);
-    FillSpecs(*scene.model, response->mutable_specs());
-    for (const std::string& warning : scene.warnings) response->add_warnings(warning);
-    if (metrics_ != nullptr) metrics_->SetInstances(registry_.size());
-    return grpc::Status::OK;
+    --creates_in_progress_;
+    reactor->Finish(result);
   });
+  return reactor;
 }
 
-grpc::Status SimulatorService::RunStep(const alsim::v1::StepRequest& request,
-                                       const std::function<grpc::Status()>& should_stop,
+grpc::Status SimulatorService::CreateNow(grpc::CallbackServerContext* context,
+                                         const std::string& tenant,
+                                         const alsim::v1::CreateRequest& request,
+                                         alsim::v1::CreateResponse* response) {
+  StepOptions options;
+  grpc::Status status = ToStepOptions(request.solver(), &options);
+  if (!status.ok()) return status;
+  SceneSource source;
+  switch (request.scene().source_case()) {
+    case alsim::v1::SceneSource::kBuiltin:
+      source.builtin = request.scene().builtin();
+      if (source.builtin.empty()) {
+        return {grpc::StatusCode::INVALID_ARGUMENT, "scene.builtin is empty"};
+      }
+      break;
+    case alsim::v1::SceneSource::kText: {
+      const alsim::v1::SceneText& text = request.scene().text();
+      std::size_t bytes = text.text().size();
+      for (const auto& [name, content] : text.assets()) bytes += name.size() + content.size();
+      if (bytes > limits_.max_scene_bytes) {
+        return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+                "the scene and its assets are " + std::to_string(bytes) +
+                    " bytes; the server accepts at most " +
+                    std::to_string(limits_.max_scene_bytes) + " (--max-scene-bytes)"};
+      }
+      source.text = text.text();
+      source.filename = text.filename();
+      // In name order (the map's order is unspecified): equal requests share one model.
+      for (const auto& [name, content] : text.assets()) source.assets.push_back({name, content});
+      std::sort(source.assets.begin(), source.assets.end(),
+                [](const ModelAsset& a, const ModelAsset& b) { return a.name < b.name; });
+      break;
+    }
+    default:
+      return {grpc::StatusCode::INVALID_ARGUMENT,
+              "the request names no scene (scene.builtin or scene.text)"};
+  }
+  const std::uint32_t count = request.count() == 0 ? 1 : request.count();
+  if (count > limits_.max_instances) {
+    return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+            "count " + std::to_string(count) + " is above the server's limit of " +
+                std::to_string(limits_.max_instances) + " instances (--max-instances)"};
+  }
+  // A Create stops (and leaves nothing behind) once its client gives up or the server stops.
+  auto should_stop = [this, context]() -> grpc::Status {
+    if (watch_.stopping()) {
+      return {grpc::StatusCode::UNAVAILABLE, "the server is shutting down; nothing was created"};
+    }
+    grpc::Status interrupted = CallInterrupted(context);
+    if (!interrupted.ok()) {
+      return {interrupted.error_code(), interrupted.error_message() + "; nothing was created"};
+    }
+    return grpc::Status::OK;
+  };
+  CreateSpec spec;
+  status = catalog_.Load(source, should_stop, &spec.scene);
+  if (!status.ok()) return status;
+  spec.tenant = tenant;
+  spec.options = options;
+  spec.count = count;
+  spec.seed = request.seed();
+  std::uint64_t group = 0;
+  std::vector<std::uint64_t> ids;
+  status = registry_.Create(spec, should_stop, &group, &ids);
+  if (!status.ok()) return status;
+  for (const std::uint64_t id : ids) response->add_instance_ids(id);
+  response->set_group_id(group);
+  FillSpecs(*spec.scene.model, response->mutable_specs());
+  for (const std::string& warning : spec.scene.warnings) response->add_warnings(warning);
+  spec.scene = LoadedScene{};  // before counting scenes: this call holds the model no more
+  PublishCounts();
+  return grpc::Status::OK;
+}
+
+grpc::Status SimulatorService::RunStep(const std::string& tenant,
+                                       const alsim::v1::StepRequest& request,
+                                       CallWatch::Ticket& ticket,
                                        alsim::v1::StepResponse* response) {
   std::vector<alsim::v1::Observation> observations;
   grpc::Status status = ParseObservations(request.observations(), false, &observations);
@@ -217,7 +364,7 @@ grpc::Status SimulatorService::RunStep(const alsim::v1::StepRequest& request,
   }
   const int substeps = request.substeps() == 0 ? 1 : static_cast<int>(request.substeps());
   return registry_.WithInstances(
-      Ids(request.instances()), request.instances().group_id(),
+      tenant, Ids(request.instances()), request.instances().group_id(),
       [&](std::vector<Instance*>& instances) -> grpc::Status {
         const Model& model = *instances.front()->model;
         for (const Instance* instance : instances) {
@@ -234,6 +381,29 @@ grpc::Status SimulatorService::RunStep(const alsim::v1::StepRequest& request,
           }
         }
         const int batch = static_cast<int>(instances.size());
+        // Work and reply size are bounded before anything moves.
+        double iterations = 0;
+        for (const Instance* instance : instances) {
+          iterations += static_cast<double>(substeps) * instance->options.solver.max_iterations;
+        }
+        if (iterations > static_cast<double>(limits_.max_call_iterations)) {
+          return {grpc::StatusCode::INVALID_ARGUMENT,
+                  "this call may take up to " + std::to_string(static_cast<long long>(iterations)) +
+                      " solver iterations (substeps x max_iterations x instances); the server "
+                      "allows " +
+                      std::to_string(limits_.max_call_iterations) +
+                      " per call (--max-call-iterations): take fewer substeps per call"};
+        }
+        const std::size_t reply_bytes = EstimateObservationBytes(model, batch, observations) +
+                                        static_cast<std::size_t>(batch) * 96;
+        if (reply_bytes > limits_.max_message_bytes) {
+          return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+                  "the reply would be about " + std::to_string(reply_bytes) +
+                      " bytes, above the server's message limit of " +
+                      std::to_string(limits_.max_message_bytes) +
+                      " (--max-message-bytes); ask for fewer observations or instances; nothing "
+                      "was stepped"};
+        }
         std::vector<double> actions;
         const bool has_actions = request.actions().dtype() != alsim::v1::DTYPE_UNSPECIFIED;
         if (has_actions) {
@@ -245,7 +415,7 @@ grpc::Status SimulatorService::RunStep(const alsim::v1::StepRequest& request,
           }
         }
         const auto start = Clock::now();
-        grpc::Status interrupted = grpc::Status::OK;
+        grpc::Status interrupted = CallWatch::Reason(ticket);
         for (int n = 0; n < substeps && interrupted.ok(); ++n) {
           // Isolated: while this thread waits for the batch's tasks it must not pick up another
           // queued RPC, which could block on an instance lock this thread holds.
@@ -253,13 +423,14 @@ grpc::Status SimulatorService::RunStep(const alsim::v1::StepRequest& request,
             ParallelFor(0, batch, 1, [&](int k) {
               Instance& instance = *instances[k];
               if (instance.diverged) return;
-              const StepStatus result =
-                  alsim::Step(*instance.model, *instance.data, instance.options);
+              StepOptions step_options = instance.options;
+              step_options.solver.interrupt = &ticket.flag;
+              const StepStatus result = alsim::Step(*instance.model, *instance.data, step_options);
               ++instance.steps;
               if (result != StepStatus::kOk) instance.diverged = true;
             });
           });
-          if (n + 1 < substeps) interrupted = should_stop();
+          interrupted = CallWatch::Reason(ticket);
         }
         const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
         for (Instance* instance : instances) instance->published_time = instance->data->time;
@@ -285,24 +456,34 @@ grpc::Status SimulatorService::RunStep(const alsim::v1::StepRequest& request,
 grpc::ServerUnaryReactor* SimulatorService::Step(grpc::CallbackServerContext* context,
                                                  const alsim::v1::StepRequest* request,
                                                  alsim::v1::StepResponse* response) {
-  return Offload(context, [this, context, request, response] {
-    return RunStep(
-        *request, [context] { return CallInterrupted(context); }, response);
+  std::string tenant;
+  if (grpc::Status admitted = Admit(*context, &tenant); !admitted.ok()) {
+    return Refuse(context, admitted);
+  }
+  return Offload(context, [this, context, request, response, tenant] {
+    const auto ticket = watch_.Watch([context] { return CallInterrupted(context); });
+    return RunStep(tenant, *request, *ticket, response);
   });
 }
 
 grpc::ServerUnaryReactor* SimulatorService::Reset(grpc::CallbackServerContext* context,
                                                   const alsim::v1::ResetRequest* request,
                                                   alsim::v1::ResetResponse* response) {
-  return Offload(context, [this, request, response]() -> grpc::Status {
+  std::string tenant;
+  if (grpc::Status admitted = Admit(*context, &tenant); !admitted.ok()) {
+    return Refuse(context, admitted);
+  }
+  return Offload(context, [this, request, response, tenant]() -> grpc::Status {
     std::vector<alsim::v1::Observation> observations;
     grpc::Status status = ParseObservations(request->observations(), false, &observations);
     if (!status.ok()) return status;
-    if (!(request->noise() >= 0) || !std::isfinite(request->noise())) {
-      return {grpc::StatusCode::INVALID_ARGUMENT, "reset noise must be finite and >= 0"};
+    // The draws are uniform in [-noise, noise]: 2 noise must be a finite double.
+    if (!(request->noise() >= 0) || !std::isfinite(2 * request->noise())) {
+      return {grpc::StatusCode::INVALID_ARGUMENT,
+              "reset noise must be finite, >= 0 and below 8.9e307"};
     }
     return registry_.WithInstances(
-        Ids(request->instances()), request->instances().group_id(),
+        tenant, Ids(request->instances()), request->instances().group_id(),
         [&](std::vector<Instance*>& instances) -> grpc::Status {
           if (request->seeds_size() != 0 &&
               request->seeds_size() != static_cast<int>(instances.size())) {
@@ -320,9 +501,21 @@ grpc::ServerUnaryReactor* SimulatorService::Reset(grpc::CallbackServerContext* c
                     "observations can only be returned for instances of one scene; nothing "
                     "was reset"};
           }
+          // Every instance's reset is computed before any is applied: all or nothing.
+          std::vector<PreparedReset> prepared(instances.size());
           for (std::size_t k = 0; k < instances.size(); ++k) {
-            if (request->seeds_size() != 0) instances[k]->rng.seed(request->seeds(k));
-            ResetInstance(*instances[k], request->noise());
+            const Instance& instance = *instances[k];
+            const std::mt19937_64 rng =
+                request->seeds_size() != 0 ? std::mt19937_64(request->seeds(k)) : instance.rng;
+            if (!PrepareReset(*instance.model, rng, request->noise(), &prepared[k])) {
+              return {grpc::StatusCode::INVALID_ARGUMENT,
+                      "reset noise " + std::to_string(request->noise()) + " leaves instance " +
+                          std::to_string(instance.id) +
+                          " with a position or velocity that is not finite; nothing was reset"};
+            }
+          }
+          for (std::size_t k = 0; k < instances.size(); ++k) {
+            CommitReset(*instances[k], std::move(prepared[k]));
           }
           PackObservations(instances, observations, response->mutable_observations());
           return grpc::Status::OK;
@@ -333,10 +526,14 @@ grpc::ServerUnaryReactor* SimulatorService::Reset(grpc::CallbackServerContext* c
 grpc::ServerUnaryReactor* SimulatorService::GetState(grpc::CallbackServerContext* context,
                                                      const alsim::v1::GetStateRequest* request,
                                                      alsim::v1::GetStateResponse* response) {
+  std::string tenant;
+  if (grpc::Status admitted = Admit(*context, &tenant); !admitted.ok()) {
+    return Refuse(context, admitted);
+  }
   // Offloaded: it waits for any step in progress on the instance.
-  return Offload(context, [this, request, response] {
+  return Offload(context, [this, request, response, tenant] {
     return registry_.WithInstances(
-        {request->instance_id()}, 0, [&](std::vector<Instance*>& instances) {
+        tenant, {request->instance_id()}, 0, [&](std::vector<Instance*>& instances) {
           const Instance& instance = *instances.front();
           response->set_state(SaveStateSnapshot(*instance.model, *instance.data));
           response->set_time(instance.data->time);
@@ -348,9 +545,14 @@ grpc::ServerUnaryReactor* SimulatorService::GetState(grpc::CallbackServerContext
 grpc::ServerUnaryReactor* SimulatorService::SetState(grpc::CallbackServerContext* context,
                                                      const alsim::v1::SetStateRequest* request,
                                                      alsim::v1::SetStateResponse*) {
-  return Offload(context, [this, request]() -> grpc::Status {
+  std::string tenant;
+  if (grpc::Status admitted = Admit(*context, &tenant); !admitted.ok()) {
+    return Refuse(context, admitted);
+  }
+  return Offload(context, [this, request, tenant]() -> grpc::Status {
     return registry_.WithInstances(
-        {request->instance_id()}, 0, [&](std::vector<Instance*>& instances) -> grpc::Status {
+        tenant, {request->instance_id()}, 0,
+        [&](std::vector<Instance*>& instances) -> grpc::Status {
           Instance& instance = *instances.front();
           std::string error;
           if (!RestoreStateSnapshot(*instance.model, request->state(), *instance.data, &error)) {
@@ -367,12 +569,16 @@ grpc::ServerUnaryReactor* SimulatorService::SetState(grpc::CallbackServerContext
 grpc::ServerUnaryReactor* SimulatorService::Destroy(grpc::CallbackServerContext* context,
                                                     const alsim::v1::DestroyRequest* request,
                                                     alsim::v1::DestroyResponse* response) {
-  return Offload(context, [this, request, response] {
+  std::string tenant;
+  if (grpc::Status admitted = Admit(*context, &tenant); !admitted.ok()) {
+    return Refuse(context, admitted);
+  }
+  return Offload(context, [this, request, response, tenant] {
     int destroyed = 0;
-    const grpc::Status status =
-        registry_.Destroy(Ids(request->instances()), request->instances().group_id(), &destroyed);
+    const grpc::Status status = registry_.Destroy(tenant, Ids(request->instances()),
+                                                  request->instances().group_id(), &destroyed);
     response->set_destroyed(destroyed);
-    if (metrics_ != nullptr) metrics_->SetInstances(registry_.size());
+    PublishCounts();
     return status;
   });
 }
@@ -380,7 +586,11 @@ grpc::ServerUnaryReactor* SimulatorService::Destroy(grpc::CallbackServerContext*
 grpc::ServerUnaryReactor* SimulatorService::List(grpc::CallbackServerContext* context,
                                                  const alsim::v1::ListRequest*,
                                                  alsim::v1::ListResponse* response) {
-  for (const InstanceSummary& summary : registry_.List()) {
+  std::string tenant;
+  if (grpc::Status admitted = Admit(*context, &tenant); !admitted.ok()) {
+    return Refuse(context, admitted);
+  }
+  for (const InstanceSummary& summary : registry_.List(tenant)) {
     alsim::v1::InstanceInfo* info = response->add_instances();
     info->set_instance_id(summary.id);
     info->set_group_id(summary.group);
@@ -398,17 +608,28 @@ grpc::ServerUnaryReactor* SimulatorService::List(grpc::CallbackServerContext* co
 
 grpc::ServerWriteReactor<alsim::v1::StateFrame>* SimulatorService::StreamStates(
     grpc::CallbackServerContext* context, const alsim::v1::StreamStatesRequest* request) {
-  return pump_.Open(context, request);
+  std::string tenant;
+  const grpc::Status admitted = Admit(*context, &tenant);
+  return pump_.Open(context, request, tenant, admitted);
 }
 
-grpc::ServerBidiReactor<alsim::v1::StepRequest, alsim::v1::StepResponse>*
-SimulatorService::StepStream(grpc::CallbackServerContext* context) {
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* SimulatorService::StepStream(
+    grpc::CallbackServerContext* context) {
+  std::string tenant;
+  const grpc::Status admitted = Admit(*context, &tenant);
   return new StepStreamReactor(
       context, &registry_,
-      [this](const alsim::v1::StepRequest& request,
-             const std::function<grpc::Status()>& should_stop, alsim::v1::StepResponse* response) {
-        return RunStep(request, should_stop, response);
-      });
+      [this, context, tenant](const alsim::v1::StepRequest& request,
+                              alsim::v1::StepResponse* response) {
+        const auto ticket = watch_.Watch([context] { return CallInterrupted(context); });
+        try {
+          return RunStep(tenant, request, *ticket, response);
+        } catch (const std::bad_alloc&) {
+          return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                              "the server ran out of memory for this message");
+        }
+      },
+      admitted);
 }
 
 }  // namespace alsim::server

@@ -12,9 +12,11 @@ using Clock = std::chrono::steady_clock;
 
 class StateStream final : public grpc::ServerWriteReactor<alsim::v1::StateFrame> {
  public:
-  StateStream(StatePump* pump, std::vector<std::uint64_t> ids, std::uint64_t group,
-              std::vector<alsim::v1::Observation> kinds, Clock::duration period)
+  StateStream(StatePump* pump, std::string tenant, std::vector<std::uint64_t> ids,
+              std::uint64_t group, std::vector<alsim::v1::Observation> kinds,
+              Clock::duration period)
       : pump_(pump),
+        tenant_(std::move(tenant)),
         ids_(std::move(ids)),
         group_(group),
         kinds_(std::move(kinds)),
@@ -40,7 +42,7 @@ class StateStream final : public grpc::ServerWriteReactor<alsim::v1::StateFrame>
     frame_.Clear();
     bool busy = false;
     const grpc::Status status = registry.TryWithInstances(
-        ids_, group_,
+        tenant_, ids_, group_,
         [&](auto& instances) {
           for (const Instance* instance : instances) {
             if (instance->model != instances.front()->model) {
@@ -97,6 +99,7 @@ class StateStream final : public grpc::ServerWriteReactor<alsim::v1::StateFrame>
 
  private:
   StatePump* pump_;
+  const std::string tenant_;
   const std::vector<std::uint64_t> ids_;
   const std::uint64_t group_;
   const std::vector<alsim::v1::Observation> kinds_;
@@ -125,9 +128,10 @@ StatePump::~StatePump() {
 }
 
 grpc::ServerWriteReactor<alsim::v1::StateFrame>* StatePump::Open(
-    grpc::CallbackServerContext* /*context*/, const alsim::v1::StreamStatesRequest* request) {
+    grpc::CallbackServerContext* /*context*/, const alsim::v1::StreamStatesRequest* request,
+    const std::string& tenant, grpc::Status status) {
   std::vector<alsim::v1::Observation> kinds;
-  grpc::Status status = ParseObservations(request->observations(), true, &kinds);
+  if (status.ok()) status = ParseObservations(request->observations(), true, &kinds);
   const double rate = request->rate_hz() == 0 ? 30.0 : request->rate_hz();
   if (status.ok() && !(rate > 0 && rate <= 1000)) {
     status = {grpc::StatusCode::INVALID_ARGUMENT, "rate_hz must be in (0, 1000]"};
@@ -135,11 +139,11 @@ grpc::ServerWriteReactor<alsim::v1::StateFrame>* StatePump::Open(
   std::vector<std::uint64_t> ids(request->instances().instance_ids().begin(),
                                  request->instances().instance_ids().end());
   if (status.ok()) {  // the selection must exist now; later disappearance ends the stream
-    status = registry_->Check(ids, request->instances().group_id());
+    status = registry_->Check(tenant, ids, request->instances().group_id());
   }
   const auto period =
       std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / rate));
-  auto* stream = new StateStream(this, ids, request->instances().group_id(), kinds, period);
+  auto* stream = new StateStream(this, tenant, ids, request->instances().group_id(), kinds, period);
   const std::lock_guard<std::mutex> lock(mutex_);
   if (status.ok() && closed_) {
     status = {grpc::StatusCode::UNAVAILABLE, "the server is shutting down"};

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <list>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -31,9 +32,11 @@ class StatePump {
   // Ends every open stream (UNAVAILABLE) and stops the thread.
   ~StatePump();
 
-  // A reactor for a new StreamStates call (validated first: bad requests finish at once).
+  // A reactor for a new StreamStates call of `tenant` (validated first: bad requests, and a
+  // non-OK `status` such as a failed authentication, finish at once).
   grpc::ServerWriteReactor<alsim::v1::StateFrame>* Open(
-      grpc::CallbackServerContext* context, const alsim::v1::StreamStatesRequest* request);
+      grpc::CallbackServerContext* context, const alsim::v1::StreamStatesRequest* request,
+      const std::string& tenant, grpc::Status status);
 
   // Ends every open stream with UNAVAILABLE ("server shutting down"); new ones are refused.
   void Close();

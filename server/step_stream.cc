@@ -10,15 +10,24 @@ namespace alsim::server {
 // releasing it, so a reaction that runs inline can never find the mutex held.
 struct StreamActions {
   bool read = false;
-  const alsim::v1::StepResponse* write = nullptr;
+  const grpc::ByteBuffer* write = nullptr;
   bool process = false;
   bool finish = false;
   grpc::Status status;
 };
 
 StepStreamReactor::StepStreamReactor(grpc::CallbackServerContext* context,
-                                     InstanceRegistry* registry, StepRunner run)
+                                     InstanceRegistry* registry, StepRunner run,
+                                     const grpc::Status& status)
     : context_(context), registry_(registry), run_(std::move(run)) {
+  if (!status.ok()) {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      finished_ = true;
+    }
+    Finish(status);
+    return;
+  }
   {
     const std::lock_guard<std::mutex> lock(mutex_);
     read_in_flight_ = true;
@@ -52,7 +61,7 @@ void StepStreamReactor::OnReadDone(bool ok) {
 
 void StepStreamReactor::ProcessQueue() {
   while (true) {
-    alsim::v1::StepRequest request;
+    grpc::ByteBuffer message;
     StreamActions act;
     bool idle = false;
     {
@@ -64,7 +73,7 @@ void StepStreamReactor::ProcessQueue() {
           read_in_flight_ = act.read = true;
         }
       } else {
-        request = std::move(pending_.front());
+        message = std::move(pending_.front());
         pending_.pop_front();
       }
     }
@@ -93,10 +102,25 @@ void StepStreamReactor::ProcessQueue() {
       if (delete_now) delete this;
       return;
     }
-    grpc::Status status;
+    alsim::v1::StepRequest request;
     alsim::v1::StepResponse response;
-    status = run_(
-        request, [this] { return CallInterrupted(context_); }, &response);
+    grpc::ByteBuffer reply;
+    ++messages_read_;
+    grpc::Status status =
+        grpc::SerializationTraits<alsim::v1::StepRequest>::Deserialize(&message, &request);
+    if (!status.ok()) {
+      status = {grpc::StatusCode::INVALID_ARGUMENT,
+                "message " + std::to_string(messages_read_) +
+                    " of the stream is not an alsim.v1.StepRequest; it and the messages after it "
+                    "were not run"};
+    } else {
+      status = run_(request, &response);
+    }
+    if (status.ok()) {
+      bool own_buffer = false;
+      status = grpc::SerializationTraits<alsim::v1::StepResponse>::Serialize(response, &reply,
+                                                                             &own_buffer);
+    }
     {
       const std::lock_guard<std::mutex> lock(mutex_);
       if (!status.ok()) {
@@ -104,7 +128,7 @@ void StepStreamReactor::ProcessQueue() {
         failure_ = status;
         pending_.clear();
       } else if (!finished_) {
-        replies_.push_back(std::move(response));
+        replies_.push_back(std::move(reply));
         if (!writing_) {
           writing_ = true;
           act.write = &replies_.front();

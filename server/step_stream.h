@@ -3,9 +3,12 @@
 // Requests are read ahead (up to kReadAhead queued), stepped one after another on the registry's
 // arena, and answered in request order. The first failing request ends the stream with its status
 // (the requests after it are not run; the replies before it are still delivered). The client
-// half-closing ends the stream with OK once every request read has been answered.
+// half-closing ends the stream with OK once every request read has been answered. Messages are
+// read as raw bytes and parsed here, so a message that does not parse ends the stream with
+// INVALID_ARGUMENT (gRPC's own parsing would report it as the client's half-close).
 #pragma once
 
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -17,17 +20,16 @@
 
 namespace alsim::server {
 
-using StepRunner = std::function<grpc::Status(const alsim::v1::StepRequest&,
-                                              const std::function<grpc::Status()>& should_stop,
-                                              alsim::v1::StepResponse*)>;
+using StepRunner =
+    std::function<grpc::Status(const alsim::v1::StepRequest&, alsim::v1::StepResponse*)>;
 
-class StepStreamReactor final
-    : public grpc::ServerBidiReactor<alsim::v1::StepRequest, alsim::v1::StepResponse> {
+class StepStreamReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   static constexpr std::size_t kReadAhead = 8;
 
+  // `status`: a non-OK status (a failed authentication) ends the stream at once.
   StepStreamReactor(grpc::CallbackServerContext* context, InstanceRegistry* registry,
-                    StepRunner run);
+                    StepRunner run, const grpc::Status& status);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
@@ -44,9 +46,10 @@ class StepStreamReactor final
   InstanceRegistry* registry_;
   StepRunner run_;
   std::mutex mutex_;
-  alsim::v1::StepRequest reading_;               // target of the read in flight
-  std::deque<alsim::v1::StepRequest> pending_;   // read, not yet stepped
-  std::deque<alsim::v1::StepResponse> replies_;  // stepped, not yet written (front in flight)
+  grpc::ByteBuffer reading_;              // target of the read in flight
+  std::deque<grpc::ByteBuffer> pending_;  // read, not yet stepped
+  std::deque<grpc::ByteBuffer> replies_;  // stepped, not yet written (front in flight)
+  std::uint64_t messages_read_ = 0;
   bool read_in_flight_ = false;
   bool reads_done_ = false;
   bool processing_ = false;

@@ -134,6 +134,37 @@ grpc::Status ParseObservations(const google::protobuf::RepeatedField<int>& reque
   return grpc::Status::OK;
 }
 
+std::size_t EstimateObservationBytes(const Model& m, int batch,
+                                     const std::vector<Observation>& kinds) {
+  std::size_t per_instance = 0;  // bytes of one instance's values
+  for (const Observation kind : kinds) {
+    switch (kind) {
+      case alsim::v1::OBSERVATION_QPOS:
+        per_instance += 8u * m.nq;
+        break;
+      case alsim::v1::OBSERVATION_QVEL:
+        per_instance += 8u * m.nv;
+        break;
+      case alsim::v1::OBSERVATION_BODY_POSES:
+        per_instance += 8u * 7u * m.nbody;
+        break;
+      case alsim::v1::OBSERVATION_ACTUATOR_STATE:
+        per_instance += 8u * 2u * m.nu;
+        break;
+      case alsim::v1::OBSERVATION_CONTACT_SUMMARY:
+        per_instance += 4 + 8;
+        break;
+      case alsim::v1::OBSERVATION_TIME:
+        per_instance += 8;
+        break;
+      default:
+        break;
+    }
+  }
+  // Each tensor adds a name, a dtype and a shape: a few dozen bytes.
+  return per_instance * static_cast<std::size_t>(batch) + 64 * kinds.size();
+}
+
 void PackObservations(const std::vector<Instance*>& instances,
                       const std::vector<Observation>& kinds,
                       google::protobuf::Map<std::string, Tensor>* out) {

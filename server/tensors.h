@@ -27,6 +27,11 @@ grpc::Status DecodeActions(const alsim::v1::Tensor& actions, int batch, int nu,
 grpc::Status ParseObservations(const google::protobuf::RepeatedField<int>& requested,
                                bool default_qpos, std::vector<alsim::v1::Observation>* kinds);
 
+// About how many bytes PackObservations writes for `batch` instances of `m` (the values exactly,
+// plus a small allowance per tensor): to refuse a reply too large to send before stepping.
+std::size_t EstimateObservationBytes(const Model& m, int batch,
+                                     const std::vector<alsim::v1::Observation>& kinds);
+
 // Writes the requested observations of `instances` (all of one model) as [K, ...] tensors.
 // Body poses need the kinematics at the current qpos: they are recomputed here (derived data
 // only; the state is untouched).

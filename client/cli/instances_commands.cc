@@ -44,10 +44,10 @@ int ListCommand(client::Client& client, const std::vector<std::string>& args) {
     std::printf("no instances\n");
     return kExitOk;
   }
-  std::printf("%10s %8s  %-24s %-12s %12s %10s  %s\n", "instance", "group", "scene", "solver",
+  std::printf("%20s %20s  %-24s %-12s %12s %10s  %s\n", "instance", "group", "scene", "solver",
               "time (s)", "steps", "status");
   for (const alsim::v1::InstanceInfo& info : response.instances()) {
-    std::printf("%10llu %8llu  %-24s %-12s %12.6f %10llu  %s\n",
+    std::printf("%20llu %20llu  %-24s %-12s %12.6f %10llu  %s\n",
                 static_cast<unsigned long long>(info.instance_id()),
                 static_cast<unsigned long long>(info.group_id()), info.scene().c_str(),
                 info.solver().c_str(), info.time(), static_cast<unsigned long long>(info.steps()),

@@ -115,12 +115,12 @@ int StepCommand(client::Client& client, const std::vector<std::string>& args) {
         static_cast<long long>(batch), batch == 1 ? "" : "s",
         static_cast<unsigned long long>(taken), taken == 1 ? "" : "s", substeps,
         substeps == 1 ? "" : "s", server_seconds, wall_seconds);
-    std::printf("%10s %12s  %-8s %8s %7s %9s %9s %10s %10s %10s\n", "instance", "time (s)",
+    std::printf("%20s %12s  %-8s %8s %7s %9s %9s %10s %10s %10s\n", "instance", "time (s)",
                 "status", "contacts", "islands", "max iter", "mean iter", "primal", "dual",
                 "contact");
     for (std::int64_t k = 0; k < batch; ++k) {
       const alsim::v1::SolverDiagnostics& d = response.diagnostics(static_cast<int>(k));
-      std::printf("%10llu %12.6f  %-8s %8u %7u %9u %9.2f %10.3g %10.3g %10.3g\n",
+      std::printf("%20llu %12.6f  %-8s %8u %7u %9u %9.2f %10.3g %10.3g %10.3g\n",
                   static_cast<unsigned long long>(ids[static_cast<std::size_t>(k)]),
                   times[static_cast<std::size_t>(k)],
                   InstanceStatusName(response.status(static_cast<int>(k))).c_str(), d.contacts(),

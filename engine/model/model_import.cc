@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <fstream>
+#include <limits>
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
@@ -14,14 +16,16 @@
 namespace alsim {
 namespace {
 
-// ---- MuJoCo's process-wide handlers, captured while we compile ----------------------------
+// ---- MuJoCo's process-wide handlers ------------------------------------------------------------
 
-// MuJoCo's default error handler prints and exits; ours throws back to the importer.
+// MuJoCo's default error handler writes MUJOCO_LOG.TXT and exits the process; ours throws back to
+// the importer. Installed once for the process (InstallMujocoHandlers) and never restored, so no
+// libmujoco call anywhere can exit or write the log file.
 struct MujocoError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-std::mutex compile_mutex;                               // MuJoCo's handlers are globals
+std::mutex compile_mutex;                               // one compile at a time (MuJoCo's globals)
 std::vector<std::string>* captured_warnings = nullptr;  // guarded by compile_mutex
 
 void ThrowOnMujocoError(const char* message) { throw MujocoError(message); }
@@ -29,28 +33,19 @@ void CaptureMujocoWarning(const char* message) {
   if (captured_warnings != nullptr) captured_warnings->emplace_back(message);
 }
 
-// Installs the handlers above for the lifetime of the guard, under the compile mutex.
+// Holds the compile mutex and routes MuJoCo's warnings into `warnings` for its lifetime.
 class MujocoCompileGuard {
  public:
   explicit MujocoCompileGuard(std::vector<std::string>* warnings) : lock_(compile_mutex) {
-    saved_error_ = mju_user_error;
-    saved_warning_ = mju_user_warning;
-    mju_user_error = ThrowOnMujocoError;
-    mju_user_warning = CaptureMujocoWarning;
+    InstallMujocoHandlers();
     captured_warnings = warnings;
   }
-  ~MujocoCompileGuard() {
-    mju_user_error = saved_error_;
-    mju_user_warning = saved_warning_;
-    captured_warnings = nullptr;
-  }
+  ~MujocoCompileGuard() { captured_warnings = nullptr; }
   MujocoCompileGuard(const MujocoCompileGuard&) = delete;
   MujocoCompileGuard& operator=(const MujocoCompileGuard&) = delete;
 
  private:
   std::lock_guard<std::mutex> lock_;
-  void (*saved_error_)(const char*) = nullptr;
-  void (*saved_warning_)(const char*) = nullptr;
 };
 
 struct MjModelDeleter {
@@ -58,7 +53,8 @@ struct MjModelDeleter {
 };
 using MjModelPtr = std::unique_ptr<mjModel, MjModelDeleter>;
 
-// mjVFS holds 2000 fixed-size names (~2 MB): keep it on the heap.
+// mjVFS holds 2000 fixed-size names (~2 MB): keep it on the heap. Used under the compile guard
+// only: mj_makeEmptyFileVFS calls mju_error for what Add does not check first.
 struct VirtualFileSystem {
   VirtualFileSystem() : vfs(std::make_unique<mjVFS>()) { mj_defaultVFS(vfs.get()); }
   ~VirtualFileSystem() { mj_deleteVFS(vfs.get()); }
@@ -69,6 +65,15 @@ struct VirtualFileSystem {
   // Not const: it fills the file table this object owns (through a pointer, which tidy misses).
   std::string Add(const std::string& name,  // NOLINT(readability-make-member-function-const)
                   const std::string& bytes) {
+    if (name.empty()) return "an asset has an empty name";
+    if (name.size() >= mjMAXVFSNAME) {
+      return "asset name '" + name.substr(0, 40) + "...' is " + std::to_string(name.size()) +
+             " characters; MuJoCo's limit is " + std::to_string(mjMAXVFSNAME - 1);
+    }
+    if (bytes.empty()) return "asset '" + name + "' is empty (0 bytes)";
+    if (bytes.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+      return "asset '" + name + "' is larger than 2 GiB";
+    }
     if (mj_findFileVFS(vfs.get(), name.c_str()) >= 0) return "asset '" + name + "' given twice";
     const int result = mj_makeEmptyFileVFS(vfs.get(), name.c_str(), static_cast<int>(bytes.size()));
     if (result == 1) return "too many assets (MuJoCo's limit is " + std::to_string(mjMAXVFS) + ")";
@@ -93,13 +98,15 @@ std::string DirName(const std::string& path) {
   return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
 }
 
-// Text of an included file: from the assets if given there, else from disk next to the scene.
-std::string ReadIncluded(const std::string& file, const std::string& directory,
+// Text of an included file: from the assets if given there; else, for a scene read from disk
+// (`directory` not null), from disk next to the scene; else empty (text scenes never read files).
+std::string ReadIncluded(const std::string& file, const std::string* directory,
                          const std::vector<ModelAsset>& assets) {
   for (const auto& asset : assets) {
     if (BaseName(asset.name) == BaseName(file)) return asset.bytes;
   }
-  std::ifstream in(directory + file);
+  if (directory == nullptr) return "";
+  std::ifstream in(*directory + file);
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
@@ -138,7 +145,7 @@ std::string Attribute(const std::string& tag, const std::string& name) {
 
 // True if the MJCF text (or a file it includes) sets option/timestep. mjModel cannot tell an
 // explicit timestep from MuJoCo's default, and alsim's default differs (DESIGN.md: 1/240 s).
-bool SetsTimestep(const std::string& xml, const std::string& directory,
+bool SetsTimestep(const std::string& xml, const std::string* directory,
                   const std::vector<ModelAsset>& assets, int depth = 0) {
   for (const auto& tag : Tags(xml, "option")) {
     if (!Attribute(tag, "timestep").empty()) return true;
@@ -539,64 +546,186 @@ void ConvertCollisionFilters(const mjModel* m, Model& model) {
   }
 }
 
-// Compiles with MuJoCo and converts. `source` names the scene in messages.
-ModelImport Compile(const std::string& source, const std::string& load_path, const mjVFS* vfs,
-                    bool scene_sets_timestep) {
+// Converts a compiled mjModel; `warnings` are MuJoCo's, from its compilation.
+ModelImport Convert(const std::string& source, const mjModel* m, bool scene_sets_timestep,
+                    std::vector<std::string> warnings) {
   auto model = std::make_shared<Model>();
-  MjModelPtr m;
-  {
-    MujocoCompileGuard guard(&model->warnings);
-    char error[1024] = "";
-    try {
-      m.reset(mj_loadXML(load_path.c_str(), vfs, error, sizeof error));
-    } catch (const MujocoError& e) {
-      return {nullptr, source + ": MuJoCo error: " + e.what()};
-    }
-    if (m == nullptr) {
-      return {nullptr,
-              LocatedMessage(source, error[0] != '\0' ? error : "MuJoCo could not load it")};
-    }
-  }
-  if (const std::string unsupported = FindUnsupportedFeature(m.get()); !unsupported.empty()) {
+  model->warnings = std::move(warnings);
+  if (const std::string unsupported = FindUnsupportedFeature(m); !unsupported.empty()) {
     return {nullptr, source + ": " + unsupported};
   }
-  ListIgnoredFeatures(m.get(), model->warnings);
-  ConvertOptions(m.get(), scene_sets_timestep, *model);
-  ConvertBodies(m.get(), *model);
-  ConvertJointsAndDofs(m.get(), *model);
-  BuildSubsystems(m.get(), *model);
-  ConvertGeomsAndMeshes(m.get(), *model);
-  ConvertSites(m.get(), *model);
-  ConvertActuators(m.get(), *model);
-  if (const std::string error = IndexTrees(m.get(), *model); !error.empty()) {
+  if (scene_sets_timestep && !(m->opt.timestep > 0 && std::isfinite(m->opt.timestep))) {
+    std::ostringstream value;
+    value << m->opt.timestep;
+    return {nullptr, source + ": option timestep " + value.str() +
+                         " is not a positive number of seconds (time would stand still or run "
+                         "backwards)"};
+  }
+  ListIgnoredFeatures(m, model->warnings);
+  ConvertOptions(m, scene_sets_timestep, *model);
+  ConvertBodies(m, *model);
+  ConvertJointsAndDofs(m, *model);
+  BuildSubsystems(m, *model);
+  ConvertGeomsAndMeshes(m, *model);
+  ConvertSites(m, *model);
+  ConvertActuators(m, *model);
+  if (const std::string error = IndexTrees(m, *model); !error.empty()) {
     return {nullptr, source + ": " + error};
   }
-  ConvertEqualities(m.get(), *model);
-  ConvertCollisionFilters(m.get(), *model);
+  ConvertEqualities(m, *model);
+  ConvertCollisionFilters(m, *model);
   return {std::move(model), ""};
 }
 
+// Compiles with MuJoCo under the guard: the model, or null with *error set. `source` names the
+// scene in messages; `vfs` (may be null) holds the scene's files.
+MjModelPtr CompileMj(const std::string& source, const std::string& load_path, const mjVFS* vfs,
+                     std::string* error) {
+  char message[1024] = "";
+  MjModelPtr m;
+  try {
+    m.reset(mj_loadXML(load_path.c_str(), vfs, message, sizeof message));
+  } catch (const MujocoError& e) {
+    *error = source + ": MuJoCo error: " + e.what();
+    return nullptr;
+  }
+  if (m == nullptr) {
+    *error = LocatedMessage(source, message[0] != '\0' ? message : "MuJoCo could not load it");
+  }
+  return m;
+}
+
+// The scene's text and assets in a virtual file system; an error message, empty on success.
+std::string FillFiles(const std::string& xml, const std::vector<ModelAsset>& assets,
+                      const std::string& name, const std::string& main_file,
+                      VirtualFileSystem* files) {
+  if (xml.empty()) return name + ": the scene text is empty";
+  try {
+    if (std::string error = files->Add(main_file, xml); !error.empty()) {
+      return name + ": scene file name: " + error;
+    }
+    for (const auto& asset : assets) {
+      if (std::string error = files->Add(BaseName(asset.name), asset.bytes); !error.empty()) {
+        return name + ": " + error;
+      }
+    }
+  } catch (const MujocoError& e) {
+    return name + ": MuJoCo error: " + e.what();
+  }
+  return "";
+}
+
+std::string MainFileName(const std::string& name) {
+  return BaseName(name.empty() ? "model.xml" : name);
+}
+
 }  // namespace
+
+void InstallMujocoHandlers() {
+  static std::once_flag installed;
+  std::call_once(installed, [] {
+    mju_user_error = ThrowOnMujocoError;
+    mju_user_warning = CaptureMujocoWarning;
+  });
+}
 
 ModelImport ImportModelFromFile(const std::string& path) {
   std::ifstream in(path);
   if (!in) return {nullptr, path + ": cannot open the file"};
   std::stringstream text;
   text << in.rdbuf();
-  return Compile(path, path, nullptr, SetsTimestep(text.str(), DirName(path), {}));
+  const std::string directory = DirName(path);
+  const bool sets_timestep = SetsTimestep(text.str(), &directory, {});
+  std::vector<std::string> warnings;
+  MujocoCompileGuard guard(&warnings);
+  std::string error;
+  const MjModelPtr m = CompileMj(path, path, nullptr, &error);
+  if (m == nullptr) return {nullptr, error};
+  return Convert(path, m.get(), sets_timestep, std::move(warnings));
 }
 
 ModelImport ImportModelFromString(const std::string& xml, const std::vector<ModelAsset>& assets,
                                   const std::string& name) {
+  std::vector<std::string> warnings;
+  MujocoCompileGuard guard(&warnings);
   VirtualFileSystem files;
-  const std::string main_file = BaseName(name.empty() ? "model.xml" : name);
-  if (std::string error = files.Add(main_file, xml); !error.empty()) return {nullptr, error};
-  for (const auto& asset : assets) {
-    if (std::string error = files.Add(BaseName(asset.name), asset.bytes); !error.empty()) {
-      return {nullptr, name + ": " + error};
-    }
+  const std::string main_file = MainFileName(name);
+  if (std::string error = FillFiles(xml, assets, name, main_file, &files); !error.empty()) {
+    return {nullptr, error};
   }
-  return Compile(name, main_file, files.vfs.get(), SetsTimestep(xml, "", assets));
+  std::string error;
+  const MjModelPtr m = CompileMj(name, main_file, files.vfs.get(), &error);
+  if (m == nullptr) return {nullptr, error};
+  return Convert(name, m.get(), SetsTimestep(xml, nullptr, assets), std::move(warnings));
+}
+
+namespace {
+
+// The compiled model as MJB bytes, or the error of saving it.
+void SaveBinary(const std::string& source, const MjModelPtr& m, CompiledScene* out) {
+  if (m == nullptr) return;
+  try {
+    const int size = mj_sizeModel(m.get());
+    out->mjb.resize(static_cast<std::size_t>(size));
+    mj_saveModel(m.get(), nullptr, out->mjb.data(), size);
+  } catch (const MujocoError& e) {
+    out->mjb.clear();
+    out->error = source + ": MuJoCo error: " + e.what();
+  }
+}
+
+}  // namespace
+
+CompiledScene CompileSceneText(const std::string& xml, const std::vector<ModelAsset>& assets,
+                               const std::string& name) {
+  CompiledScene out;
+  MujocoCompileGuard guard(&out.warnings);
+  VirtualFileSystem files;
+  const std::string main_file = MainFileName(name);
+  out.error = FillFiles(xml, assets, name, main_file, &files);
+  if (!out.error.empty()) return out;
+  out.sets_timestep = SetsTimestep(xml, nullptr, assets);
+  SaveBinary(name, CompileMj(name, main_file, files.vfs.get(), &out.error), &out);
+  return out;
+}
+
+CompiledScene CompileSceneFile(const std::string& path) {
+  CompiledScene out;
+  std::ifstream in(path);
+  if (!in) {
+    out.error = path + ": cannot open the file";
+    return out;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string directory = DirName(path);
+  out.sets_timestep = SetsTimestep(text.str(), &directory, {});
+  MujocoCompileGuard guard(&out.warnings);
+  SaveBinary(path, CompileMj(path, path, nullptr, &out.error), &out);
+  return out;
+}
+
+ModelImport ImportCompiledScene(const CompiledScene& scene, const std::string& source) {
+  if (scene.mjb.empty()) return {nullptr, source + ": no compiled model"};
+  std::vector<std::string> warnings;
+  MujocoCompileGuard guard(&warnings);
+  VirtualFileSystem files;
+  MjModelPtr m;
+  try {
+    if (std::string error = files.Add("model.mjb", scene.mjb); !error.empty()) {
+      return {nullptr, source + ": " + error};
+    }
+    m.reset(mj_loadModel("model.mjb", files.vfs.get()));
+    // MuJoCo 2.2.2 loads some truncated buffers: the model must account for every byte.
+    if (m != nullptr && static_cast<std::size_t>(mj_sizeModel(m.get())) != scene.mjb.size()) {
+      return {nullptr, source + ": the compiled model is truncated or has trailing bytes"};
+    }
+  } catch (const MujocoError& e) {
+    return {nullptr, source + ": the compiled model does not load: " + e.what()};
+  }
+  if (m == nullptr) return {nullptr, source + ": the compiled model does not load"};
+  warnings.insert(warnings.begin(), scene.warnings.begin(), scene.warnings.end());
+  return Convert(source, m.get(), scene.sets_timestep, std::move(warnings));
 }
 
 }  // namespace alsim

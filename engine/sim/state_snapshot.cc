@@ -308,6 +308,12 @@ std::uint64_t ModelFingerprint(const Model& m) {
     hash = HashInteger(hash, size);
   }
   hash = HashBytes(hash, &m.timestep, sizeof m.timestep);
+  // The options that change what a state evolves into: gravity and the disable flags.
+  hash = HashBytes(hash, m.gravity.data(), 3 * sizeof(double));
+  for (const bool flag : {m.constraints_enabled, m.limits_enabled, m.equalities_enabled,
+                          m.contact_enabled, m.filter_parent}) {
+    hash = HashInteger(hash, flag ? 1 : 0);
+  }
   hash = HashVector(hash, m.body_parent);
   hash = HashVector(hash, m.body_mass);
   hash = HashVector(hash, m.jnt_type);

@@ -55,7 +55,8 @@ inline constexpr char kStateSnapshotMagic[8] = {'A', 'L', 'S', 'I', 'M', 'S', 'T
 inline constexpr std::uint32_t kStateSnapshotVersion = 2;
 
 // A 64-bit FNV-1a hash of what makes a state of one model meaningless for another: the sizes (nq,
-// nv, nu, nbody, njnt, ngeom, neq, nsubsystem, npair), the timestep, the tree (body parents, joint
+// nv, nu, nbody, njnt, ngeom, neq, nsubsystem, npair), the timestep, gravity and the disable flags
+// (constraints, limits, equalities, contact, parent filtering), the tree (body parents, joint
 // types and bodies, dof parents), the geoms (type, body, size), body masses and the names of
 // bodies, joints, geoms and actuators. The same scene imported twice has the same fingerprint.
 std::uint64_t ModelFingerprint(const Model& m);

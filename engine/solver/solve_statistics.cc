@@ -44,6 +44,9 @@ bool RecordIterationAndCheckStop(double primal, double dual, const SolverOptions
   }
   if (result->iterations >= options.max_iterations) return true;
   if (deadline_us > 0 && SteadyMicroseconds() >= deadline_us) return true;
+  if (options.interrupt != nullptr && options.interrupt->load(std::memory_order_relaxed)) {
+    return true;
+  }
   if (stall->Stalled(primal, dual, result->iterations, options)) {
     result->stalled = true;
     return true;

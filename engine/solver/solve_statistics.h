@@ -31,7 +31,8 @@ struct IslandSolveResult {
 
 // Records one finished ADMM iteration of an island (its count and eq. 42 residuals) and says
 // whether to stop (Algorithm 2, line 13): at the tolerance (then `converged`), at the iteration
-// cap, past the deadline (microseconds of SteadyMicroseconds(); 0 for none), or [OURS] when
+// cap, past the deadline (microseconds of SteadyMicroseconds(); 0 for none), once
+// options.interrupt is set, or [OURS] when
 // `stall`, the island's StallTest, finds it stalled (then `stalled`).
 bool RecordIterationAndCheckStop(double primal, double dual, const SolverOptions& options,
                                  double deadline_us, StallTest* stall, IslandSolveResult* result);

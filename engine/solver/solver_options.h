@@ -1,6 +1,8 @@
 // Options and per-step statistics shared by every contact solver (engine/solver/solver.h).
 #pragma once
 
+#include <atomic>
+
 namespace alsim {
 
 enum class SolverType {
@@ -77,6 +79,11 @@ struct SolverOptions {
   // Compute SolverStatistics::contact_residual: one extra solve per constrained subsystem, at
   // the end of each island's task (in parallel, so counted in solve_seconds).
   bool compute_residual = true;
+  // Stop every island at its next iteration once this flag is set (null: never), for a caller
+  // that must end a long solve early (a server whose call was cancelled or ran past its
+  // deadline, or that is shutting down). A solve stopped this way leaves an unconverged answer,
+  // as the iteration cap does; the caller decides what to tell its client.
+  const std::atomic<bool>* interrupt = nullptr;
 };
 
 // What a step's solve reports (DESIGN.md: the same diagnostics for every solver).

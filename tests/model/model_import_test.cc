@@ -430,5 +430,75 @@ TEST(ModelImportTest, ConcurrentImportsAreSerializedAndAllSucceed) {
   }
 }
 
+// ---- what a client could send to crash a server (issue: hardening) ----------------------
+
+// Each was an exit(1) from inside mj_makeEmptyFileVFS: now an error value.
+TEST(ModelImportTest, EmptyTextEmptyAssetsAndOverlongNamesAreErrors) {
+  EXPECT_THAT(ImportModelFromString("", {}, "scene.xml").error, HasSubstr("scene text is empty"));
+  EXPECT_THAT(ImportModelFromString("<mujoco/>", {{"empty.stl", ""}}, "scene.xml").error,
+              HasSubstr("'empty.stl' is empty"));
+  const std::string long_name(1000, 'a');
+  EXPECT_THAT(ImportModelFromString("<mujoco/>", {}, long_name).error, HasSubstr("MuJoCo's limit"));
+  EXPECT_THAT(ImportModelFromString("<mujoco/>", {{long_name, "x"}}, "scene.xml").error,
+              HasSubstr("MuJoCo's limit is 999"));
+  EXPECT_THAT(CompileSceneText("", {}, "scene.xml").error, HasSubstr("scene text is empty"));
+  EXPECT_THAT(CompileSceneText("<mujoco/>", {{"x.stl", ""}}, "scene.xml").error,
+              HasSubstr("is empty"));
+  // The process is still fine, and MuJoCo still compiles.
+  EXPECT_TRUE(ImportModelFromString("<mujoco/>"));
+}
+
+TEST(ModelImportTest, TimestepMustBePositive) {
+  for (const char* timestep : {"0", "-0.01"}) {
+    const ModelImport imported = ImportModelFromString(
+        std::string(R"(<mujoco><option timestep=")") + timestep +
+            R"("/><worldbody><body><freejoint/><geom size=".1"/></body></worldbody></mujoco>)",
+        {}, "scene.xml");
+    EXPECT_FALSE(imported) << timestep;
+    EXPECT_THAT(imported.error, HasSubstr("not a positive number of seconds")) << timestep;
+  }
+}
+
+// The split import (compile to MuJoCo's binary model, then convert) gives the direct import's
+// model, number for number, for a scene with a mesh asset and an include.
+TEST(ModelImportTest, CompiledSceneImportsAsTheDirectImport) {
+  const std::string scene = R"(<mujoco><include file="parts/options.xml"/>
+      <asset><mesh name="cube" file="meshes/cube.stl"/></asset>
+      <worldbody><geom type="plane" size="1 1 .1"/>
+        <body pos="0 0 1"><freejoint/><geom type="mesh" mesh="cube"/></body></worldbody>
+    </mujoco>)";
+  const std::vector<ModelAsset> assets = {
+      {"cube.stl", CubeStl(0.25f)},
+      {"options.xml", R"(<mujoco><option timestep="0.005" gravity="0 0 -3"/></mujoco>)"}};
+  const ModelImport direct = ImportModelFromString(scene, assets, "scene.xml");
+  ASSERT_TRUE(direct) << direct.error;
+  const CompiledScene compiled = CompileSceneText(scene, assets, "scene.xml");
+  ASSERT_TRUE(compiled.error.empty()) << compiled.error;
+  EXPECT_TRUE(compiled.sets_timestep) << "found through the included asset";
+  const ModelImport split = ImportCompiledScene(compiled, "scene.xml");
+  ASSERT_TRUE(split) << split.error;
+  EXPECT_EQ(split.model->timestep, 0.005);
+  EXPECT_EQ(split.model->gravity, direct.model->gravity);
+  EXPECT_EQ(split.model->body_mass, direct.model->body_mass);
+  EXPECT_EQ(split.model->mesh_vert, direct.model->mesh_vert);
+  EXPECT_EQ(split.model->mesh_hull_face, direct.model->mesh_hull_face);
+  EXPECT_EQ(split.model->geom_size, direct.model->geom_size);
+}
+
+TEST(ModelImportTest, ACorruptCompiledSceneIsAnError) {
+  CompiledScene compiled = CompileSceneText(
+      "<mujoco><worldbody><body><freejoint/><geom size='.1'/></body></worldbody></mujoco>", {},
+      "scene.xml");
+  ASSERT_TRUE(compiled.error.empty()) << compiled.error;
+  for (const std::size_t keep : {std::size_t{0}, std::size_t{7}, compiled.mjb.size() / 2}) {
+    CompiledScene cut = compiled;
+    cut.mjb.resize(keep);
+    EXPECT_FALSE(ImportCompiledScene(cut, "scene.xml")) << keep << " bytes";
+  }
+  CompiledScene scrambled = compiled;
+  for (std::size_t i = 0; i < 16 && i < scrambled.mjb.size(); ++i) scrambled.mjb[i] ^= 0x5a;
+  EXPECT_FALSE(ImportCompiledScene(scrambled, "scene.xml"));
+}
+
 }  // namespace
 }  // namespace alsim

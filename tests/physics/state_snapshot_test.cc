@@ -327,6 +327,29 @@ TEST(StateSnapshotTest, RefusesAModelWithTheSameSizesButOtherParameters) {
   EXPECT_EQ(SaveStateSnapshot(*heavy, into), before);
 }
 
+// Same bodies, other world: gravity, or contacts turned off, change what a state evolves into.
+TEST(StateSnapshotTest, RefusesAModelThatDiffersInGravityOrFlags) {
+  auto box = [](const char* option) {
+    return FromString(std::string("<mujoco>") + option + R"(
+  <worldbody>
+    <geom type="plane" size="0 0 1"/>
+    <body pos="0 0 0.3"><freejoint/><geom type="box" size="0.1 0.1 0.05" mass="1"/></body>
+  </worldbody>
+</mujoco>)");
+  };
+  const auto earth = box(""), moon = box(R"(<option gravity="0 0 -1.62"/>)"),
+             no_contact = box(R"(<option><flag contact="disable"/></option>)");
+  EXPECT_NE(ModelFingerprint(*earth), ModelFingerprint(*moon));
+  EXPECT_NE(ModelFingerprint(*earth), ModelFingerprint(*no_contact));
+  Data from(*earth), into(*moon);
+  StepMany(*earth, from, Options(SolverType::kSubAdmm), 20);
+  const std::string before = SaveStateSnapshot(*moon, into);
+  std::string error;
+  EXPECT_FALSE(RestoreStateSnapshot(*moon, SaveStateSnapshot(*earth, from), into, &error));
+  EXPECT_NE(error.find("different model"), std::string::npos) << error;
+  EXPECT_EQ(SaveStateSnapshot(*moon, into), before);
+}
+
 TEST_F(StateSnapshotRefusalTest, NanInQvel) {
   source_.qvel[3] = std::numeric_limits<double>::quiet_NaN();  // a diverged instance saves as is
   ExpectRefused(SaveStateSnapshot(m_, source_), "qvel[3] is NaN");

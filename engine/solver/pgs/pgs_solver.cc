@@ -244,6 +244,7 @@ void PgsSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& option
     }
     if (result.iterations >= options.max_iterations) break;
     if (deadline_us > 0 && SteadyMicroseconds() >= deadline_us) break;
+    if (options.interrupt != nullptr && options.interrupt->load(std::memory_order_relaxed)) break;
   }
   FinalVelocity(m, d, island);
 }
