@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -19,7 +20,21 @@ namespace alsim::server {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr int kPollMilliseconds = 20;
+constexpr int kPollMilliseconds = 5;
+
+// The child's resident memory in bytes (from /proc/PID/statm), or 0 when unreadable.
+std::uint64_t ResidentBytes(pid_t pid) {
+  const std::string path = "/proc/" + std::to_string(pid) + "/statm";
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char text[128] = {};
+  const ssize_t n = read(fd, text, sizeof text - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  unsigned long long size = 0, resident = 0;
+  if (std::sscanf(text, "%llu %llu", &size, &resident) != 2) return 0;
+  return resident * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+}
 
 // Closes a descriptor when it goes out of scope.
 struct Descriptor {
@@ -120,12 +135,13 @@ grpc::Status SceneCompiler::RunProcess(const SceneCompileRequest& request,
   }
   Descriptor ours{sockets[0]}, theirs{sockets[1]};
 
-  const std::string memory = std::to_string(limits_.memory_bytes);
-  // RLIMIT_CPU is a backstop behind the wall-time limit below.
+  // RLIMIT_CPU is a backstop behind the wall-time limit below. Memory is limited by watching the
+  // compiler's resident memory, not by RLIMIT_AS: MuJoCo reserves address space far beyond what
+  // it touches (gigabytes for a few thousand bodies).
   const std::string cpu = std::to_string(static_cast<long long>(limits_.seconds) + 2);
   const std::string max_request = std::to_string(message.size());
-  std::vector<const char*> argv = {limits_.program.c_str(), "--serve",          "--memory",
-                                   memory.c_str(),          "--cpu-seconds",    cpu.c_str(),
+  std::vector<const char*> argv = {limits_.program.c_str(), "--serve",
+                                   "--cpu-seconds",         cpu.c_str(),
                                    "--max-request-bytes",   max_request.c_str()};
   if (!request.path.empty()) argv.push_back("--allow-files");
   argv.push_back(nullptr);
@@ -190,6 +206,12 @@ grpc::Status SceneCompiler::RunProcess(const SceneCompileRequest& request,
     if (received.size() >= kFrameHeaderBytes &&
         received.size() - kFrameHeaderBytes >= FrameLength(received.data())) {
       break;  // the whole reply is in
+    }
+    if (ResidentBytes(child.pid) > limits_.memory_bytes) {
+      child.Kill();
+      return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+              "compiling the scene needs more memory than the server allows a compile (" +
+                  std::to_string(limits_.memory_bytes >> 20) + " MiB, --max-compile-memory)"};
     }
     if (Clock::now() > give_up) {
       child.Kill();

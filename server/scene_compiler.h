@@ -1,5 +1,6 @@
 // Compiles scenes in alsim-scene-compiler processes (server/scene_compiler_main.cc): MuJoCo's
-// parser runs where it can read no file, is held to a memory and a time limit, and can be
+// parser runs where it can read no file, is held to a memory and a time limit (its resident
+// memory is watched every few milliseconds and it is killed past the limit), and can be
 // abandoned (killed) when the client cancels, the deadline passes or the server stops. Only the
 // binary model comes back; the caller converts it (ImportCompiledScene).
 #pragma once
@@ -19,7 +20,7 @@ namespace alsim::server {
 struct SceneCompilerLimits {
   // The alsim-scene-compiler program; empty: the one next to the running executable.
   std::string program;
-  std::uint64_t memory_bytes = 4ull << 30;  // address space of one compile
+  std::uint64_t memory_bytes = 4ull << 30;  // resident memory of one compile
   double seconds = 60;                      // wall time of one compile
   int concurrent = 4;                       // compiles at once; more wait for a slot
 };

@@ -1,5 +1,6 @@
 #include "server/server.h"
 
+#include <algorithm>
 #include <exception>
 #include <fstream>
 #include <iostream>
@@ -8,6 +9,8 @@
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/impl/server_builder_option.h>
+#include <grpcpp/impl/server_builder_plugin.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 
@@ -58,6 +61,20 @@ std::shared_ptr<grpc::ServerCredentials> Credentials(const ServerConfig& config,
   options.pem_key_cert_pairs.push_back(pair);
   return grpc::SslServerCredentials(options);
 }
+
+// Removes gRPC's reflection plugin from a builder. Linking grpc++_reflection registers the plugin
+// for every server of the process (a static initializer), so --reflection off must take it out.
+class WithoutReflection final : public grpc::ServerBuilderOption {
+ public:
+  void UpdateArguments(grpc::ChannelArguments*) override {}
+  void UpdatePlugins(std::vector<std::unique_ptr<grpc::ServerBuilderPlugin>>* plugins) override {
+    plugins->erase(std::remove_if(plugins->begin(), plugins->end(),
+                                  [](const std::unique_ptr<grpc::ServerBuilderPlugin>& plugin) {
+                                    return plugin->name() == "proto_server_reflection";
+                                  }),
+                   plugins->end());
+  }
+};
 
 }  // namespace
 
@@ -125,7 +142,8 @@ std::unique_ptr<Server> Server::Start(const ServerConfig& config, std::string* e
       return nullptr;
     }
     if (restored > 0 || !skipped.empty()) {
-      std::cout << "alsim-server: restored " << restored << " instance(s) from " << config.state_dir
+      // On stderr: stdout's first line is the ready line that scripts wait for.
+      std::cerr << "alsim-server: restored " << restored << " instance(s) from " << config.state_dir
                 << std::endl;
     }
     if (!skipped.empty()) std::cerr << "alsim-server: not restored:\n" << skipped;
@@ -133,9 +151,9 @@ std::unique_ptr<Server> Server::Start(const ServerConfig& config, std::string* e
   }
 
   grpc::EnableDefaultHealthCheckService(true);
-  // Process-wide in gRPC: once on, a later server in the same process serves reflection too.
-  if (config.reflection) grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
+  if (!config.reflection) builder.SetOption(std::make_unique<WithoutReflection>());
   builder.SetMaxReceiveMessageSize(static_cast<int>(config.max_message_bytes));
   builder.SetMaxSendMessageSize(static_cast<int>(config.max_message_bytes));
   // Batched actions can be hundreds of kB: read ahead a whole message instead of gRPC's initial

@@ -216,7 +216,7 @@ const OptionSpec kOptions[] = {
      },
      [] { return Number(static_cast<double>(ServerConfig{}.max_memory)); }},
     {"--max-compile-memory", "ALSIM_MAX_COMPILE_MEMORY", "BYTES",
-     "address space of one scene compile (its own process)",
+     "resident memory of one scene compile (its own process, killed beyond it)",
      [](const std::string& v, ServerConfig& c) {
        return ParseBytes("--max-compile-memory", v, 64ull << 20, 1ull << 50, &c.max_compile_memory);
      },

@@ -41,7 +41,7 @@ struct ServerConfig {
   // Memory for compiled scenes and instances (estimated before each Create); 0 = three quarters
   // of the memory of the host or container (cgroup limit).
   std::uint64_t max_memory = 0;
-  // One scene compile: address space, wall time; compiles at once.
+  // One scene compile: resident memory, wall time; compiles at once.
   std::uint64_t max_compile_memory = 4ull << 30;
   double max_compile_seconds = 60;
   int max_compiles = 4;
