@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
 
+#include <atomic>
 #include <cmath>
 #include <random>
 #include <stdexcept>
@@ -207,6 +208,32 @@ TEST(StepTest, RelaxationOrAndersonMemoryOutOfRangeIsRefusedAndChangesNothing) {
   }
   EXPECT_EQ(d.qpos[0], 0.3);
   EXPECT_EQ(d.time, 0.0);
+}
+
+// SolverOptions::interrupt: once raised, every solver stops at its next iteration (a server ends
+// a cancelled call this way inside a long solve); lowered, the same step runs to its tolerance.
+TEST(StepTest, AnInterruptStopsEverySolverAtItsNextIteration) {
+  const auto m = Load(R"(<mujoco><worldbody><geom type="plane" size="5 5 .1"/>
+    <body pos="0 0 0.09"><freejoint/><geom type="box" size="0.1 0.1 0.1"/></body>
+    <body pos="1 0 0.09"><freejoint/><geom type="sphere" size="0.1"/></body>
+    </worldbody></mujoco>)");
+  for (const SolverType type :
+       {SolverType::kSubAdmm, SolverType::kPgs, SolverType::kAdmmNoSub, SolverType::kAdmmNoBody}) {
+    std::atomic<bool> interrupt{true};
+    StepOptions options;
+    options.solver.type = type;
+    options.solver.max_iterations = 100000;
+    options.solver.tolerance = 1e-300;  // never met
+    options.solver.interrupt = &interrupt;
+    Data d(*m);
+    ASSERT_EQ(Step(*m, d, options), StepStatus::kOk) << SolverName(type);
+    ASSERT_GT(d.solver_statistics.contacts, 0) << SolverName(type);
+    EXPECT_EQ(d.solver_statistics.max_iterations, 1) << SolverName(type);
+    interrupt = false;
+    options.solver.max_iterations = 50;
+    ASSERT_EQ(Step(*m, d, options), StepStatus::kOk) << SolverName(type);
+    EXPECT_GT(d.solver_statistics.max_iterations, 1) << SolverName(type);
+  }
 }
 
 TEST(StepTest, NonFiniteStateIsReportedAsDivergence) {

@@ -135,5 +135,52 @@ TEST(ServerConfigTest, HelpDocumentsTheServiceFlags) {
   }
 }
 
+TEST(ServerConfigTest, HelpDocumentsTheHardeningFlags) {
+  const std::string help = ServerUsage();
+  for (const char* text :
+       {"--max-instances-per-tenant", "--max-iterations", "--max-call-iterations",
+        "--max-call-seconds", "--max-memory", "ALSIM_MAX_MEMORY", "--max-compile-memory",
+        "--max-compile-seconds", "--max-compiles", "--scene-cache", "--scene-compiler",
+        "--tls-cert", "--tls-key", "--tls-client-ca", "--auth-tokens", "ALSIM_AUTH_TOKENS",
+        "--reflection", "--state-dir", "ALSIM_STATE_DIR"}) {
+    EXPECT_THAT(help, HasSubstr(text));
+  }
+}
+
+TEST(ServerConfigTest, ByteCountsTakeBinarySuffixes) {
+  const auto result = Parse({"--max-memory", "2G", "--max-compile-memory", "512M"},
+                            {{"ALSIM_MAX_CALL_SECONDS", "0.5"}});
+  ASSERT_TRUE(result.config) << result.message;
+  EXPECT_EQ(result.config->max_memory, 2ull << 30);
+  EXPECT_EQ(result.config->max_compile_memory, 512ull << 20);
+  EXPECT_EQ(result.config->max_call_seconds, 0.5);
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--max-memory", "2X"},
+        {"--max-compile-memory", "1K"},  // below the 64 MiB floor
+        {"--max-compile-seconds", "0"},
+        {"--max-iterations", "0"},
+        {"--reflection", "maybe"}}) {
+    const auto bad = Parse(args);
+    EXPECT_FALSE(bad.config) << args[0] << " " << args[1];
+    EXPECT_THAT(bad.message, HasSubstr(args[0]));
+  }
+}
+
+TEST(ServerConfigTest, TlsFlagsGoTogether) {
+  EXPECT_FALSE(Parse({"--tls-cert", "server.pem"}).config);
+  EXPECT_FALSE(Parse({"--tls-client-ca", "ca.pem"}).config);
+  const auto result = Parse({"--tls-cert", "s.pem", "--tls-key", "s.key", "--tls-client-ca", "ca"});
+  ASSERT_TRUE(result.config) << result.message;
+  EXPECT_TRUE(result.config->tls_enabled());
+}
+
+TEST(ServerConfigTest, TheMemoryBudgetDefaultsToThreeQuartersOfTheMachine) {
+  ServerConfig config;
+  const std::uint64_t automatic = EffectiveMaxMemory(config);
+  EXPECT_GT(automatic, 64ull << 20);
+  config.max_memory = 123456789;
+  EXPECT_EQ(EffectiveMaxMemory(config), 123456789u);
+}
+
 }  // namespace
 }  // namespace alsim::server

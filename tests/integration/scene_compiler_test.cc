@@ -1,0 +1,219 @@
+// The sandboxed scene compiler (server/scene_compiler.h) and the reference-counted scene catalog
+// (server/scene_catalog.h), with the real alsim-scene-compiler program next to this test.
+#include "server/scene_compiler.h"
+#include "server/scene_catalog.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <thread>
+
+namespace alsim::server {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using namespace std::chrono_literals;
+
+const char* kBox = R"(<mujoco><worldbody><geom type="plane" size="5 5 .1"/>
+  <body pos="0 0 0.3"><freejoint/><geom type="box" size="0.1 0.1 0.1"/></body>
+</worldbody></mujoco>)";
+
+grpc::Status Never() { return grpc::Status::OK; }
+
+// A scene that MuJoCo 2.2.2 takes over a second to compile (the time grows as n squared).
+std::string ManyBodies(int n) {
+  std::string bodies;
+  for (int i = 0; i < n; ++i) {
+    bodies += "<body pos=\"" + std::to_string(i) + " 0 1\"><freejoint/><geom size=\".1\"/></body>";
+  }
+  return "<mujoco><worldbody><geom type=\"plane\" size=\"100 100 .1\"/>" + bodies +
+         "</worldbody></mujoco>";
+}
+
+SceneCompileRequest Text(const std::string& text, std::vector<ModelAsset> assets = {}) {
+  SceneCompileRequest request;
+  request.text = text;
+  request.name = "scene.xml";
+  request.assets = std::move(assets);
+  return request;
+}
+
+// True when this process has no child left (every compiler was reaped).
+bool NoChildren() { return waitpid(-1, nullptr, WNOHANG) < 0 && errno == ECHILD; }
+
+TEST(SceneCompilerTest, CompilesAndMeasuresAScene) {
+  SceneCompiler compiler({});
+  SceneCompileReply reply;
+  const grpc::Status status = compiler.Compile(
+      Text(R"(<mujoco><include file="dir/box.xml"/></mujoco>)", {{"box.xml", kBox}}), Never,
+      &reply);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_GT(reply.model_bytes, 0u);
+  EXPECT_GT(reply.instance_bytes, 0u);
+  const ModelImport imported = ImportCompiledScene(reply.scene, "scene.xml");
+  ASSERT_TRUE(imported) << imported.error;
+  EXPECT_EQ(imported.model->nbody, 2);
+  EXPECT_TRUE(NoChildren());
+}
+
+TEST(SceneCompilerTest, TheSandboxReadsNoFileOfTheServer) {
+  SceneCompiler compiler({});
+  for (const char* path : {"/etc/passwd", "/etc/hostname", "/dev/zero", "../../etc/passwd"}) {
+    SceneCompileReply reply;
+    const grpc::Status status = compiler.Compile(
+        Text(std::string("<mujoco><include file=\"") + path + "\"/></mujoco>"), Never, &reply);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << path;
+    EXPECT_THAT(status.error_message(), Not(HasSubstr("root:"))) << path;
+  }
+}
+
+TEST(SceneCompilerTest, AStopAbandonsTheCompileAtOnce) {
+  SceneCompiler compiler({});
+  const auto started = std::chrono::steady_clock::now();
+  SceneCompileReply reply;
+  const grpc::Status status = compiler.Compile(
+      Text(ManyBodies(3000)),
+      [&] {
+        return std::chrono::steady_clock::now() - started > 100ms
+                   ? grpc::Status(grpc::StatusCode::CANCELLED, "client left")
+                   : grpc::Status::OK;
+      },
+      &reply);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 600ms);
+  EXPECT_TRUE(NoChildren()) << "the compiler was killed and reaped";
+}
+
+TEST(SceneCompilerTest, TimeAndMemoryLimitsAreResourceExhausted) {
+  SceneCompilerLimits limits;
+  limits.seconds = 0.3;
+  SceneCompileReply reply;
+  grpc::Status status = SceneCompiler(limits).Compile(Text(ManyBodies(3000)), Never, &reply);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(status.error_message(), HasSubstr("--max-compile-seconds"));
+  limits = SceneCompilerLimits{};
+  limits.memory_bytes = 64ull << 20;  // the 3000 bodies need about 250 MB
+  status = SceneCompiler(limits).Compile(Text(ManyBodies(3000)), Never, &reply);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(status.error_message(), HasSubstr("--max-compile-memory"));
+  EXPECT_TRUE(NoChildren());
+}
+
+TEST(SceneCompilerTest, CompilesBeyondTheConcurrencyWaitAndCanGiveUp) {
+  SceneCompilerLimits limits;
+  limits.concurrent = 1;
+  SceneCompiler compiler(limits);
+  std::atomic<bool> first_done{false};
+  std::thread first([&] {
+    SceneCompileReply reply;
+    EXPECT_TRUE(compiler.Compile(Text(ManyBodies(2500)), Never, &reply).ok());
+    first_done = true;
+  });
+  std::this_thread::sleep_for(100ms);
+  const auto started = std::chrono::steady_clock::now();
+  SceneCompileReply reply;
+  const grpc::Status status = compiler.Compile(
+      Text(kBox),
+      [&] {
+        return std::chrono::steady_clock::now() - started > 100ms
+                   ? grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "waited too long")
+                   : grpc::Status::OK;
+      },
+      &reply);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_FALSE(first_done) << "it gave up while the slot was taken";
+  first.join();
+  EXPECT_TRUE(compiler.Compile(Text(kBox), Never, &reply).ok()) << "the slot is free again";
+}
+
+class SceneCatalogTest : public ::testing::Test {
+ protected:
+  SceneSource Box(int variant) {
+    SceneSource source;
+    source.text = kBox;
+    source.text.insert(source.text.find("<worldbody>") + 11,
+                       "<site name=\"s" + std::to_string(variant) + "\"/>");
+    return source;
+  }
+  std::shared_ptr<const Model> Load(SceneCatalog& catalog, const SceneSource& source) {
+    LoadedScene scene;
+    const grpc::Status status = catalog.Load(source, Never, &scene);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return scene.model;
+  }
+
+  SceneCompiler compiler_{SceneCompilerLimits{}};
+  MemoryBudget budget_{0};
+};
+
+TEST_F(SceneCatalogTest, OneModelPerSourceFreedWithItsLastUser) {
+  SceneCatalog catalog({ALSIM_SCENES_DIR, 0}, &compiler_, &budget_);
+  auto a = Load(catalog, Box(1));
+  auto again = Load(catalog, Box(1));
+  auto b = Load(catalog, Box(2));
+  EXPECT_EQ(a, again);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(catalog.size(), 2u);
+  const std::uint64_t charged = budget_.used();
+  EXPECT_GT(charged, 0u);
+  a.reset();
+  EXPECT_EQ(catalog.size(), 2u) << "`again` still holds it";
+  again.reset();
+  EXPECT_EQ(catalog.size(), 1u);
+  b.reset();
+  EXPECT_EQ(catalog.size(), 0u);
+  EXPECT_EQ(budget_.used(), 0u) << "every byte returned";
+}
+
+TEST_F(SceneCatalogTest, TheCacheKeepsTheMostRecentlyUsed) {
+  SceneCatalog catalog({ALSIM_SCENES_DIR, 2}, &compiler_, &budget_);
+  for (int k = 0; k < 5; ++k) Load(catalog, Box(k));
+  EXPECT_EQ(catalog.size(), 2u);
+  const Model* kept = Load(catalog, Box(4)).get();
+  EXPECT_EQ(Load(catalog, Box(4)).get(), kept) << "a cached scene is not compiled again";
+}
+
+TEST_F(SceneCatalogTest, ConcurrentLoadsOfOneSceneCompileItOnce) {
+  SceneCatalog catalog({ALSIM_SCENES_DIR, 0}, &compiler_, &budget_);
+  SceneSource slow;
+  slow.text = ManyBodies(1500);
+  std::vector<std::shared_ptr<const Model>> models(4);
+  std::vector<std::thread> threads;
+  for (auto& model : models) {
+    threads.emplace_back([&] { model = Load(catalog, slow); });
+  }
+  for (auto& thread : threads) thread.join();
+  for (const auto& model : models) EXPECT_EQ(model, models.front());
+}
+
+TEST_F(SceneCatalogTest, BadScenesAndBudgetsAreErrorsThatLeaveNothing) {
+  MemoryBudget tiny(1024);
+  SceneCatalog catalog({ALSIM_SCENES_DIR, 4}, &compiler_, &tiny);
+  LoadedScene scene;
+  SceneSource broken;
+  broken.text = "<mujoco><bogus/></mujoco>";
+  EXPECT_EQ(catalog.Load(broken, Never, &scene).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(catalog.Load(Box(1), Never, &scene).error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  SceneSource unknown;
+  unknown.builtin = "no_such_scene";
+  EXPECT_EQ(catalog.Load(unknown, Never, &scene).error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(catalog.size(), 0u);
+  EXPECT_EQ(tiny.used(), 0u);
+}
+
+TEST_F(SceneCatalogTest, BuiltinScenesCompileFromTheirFolder) {
+  SceneCatalog catalog({ALSIM_SCENES_DIR, 0}, &compiler_, &budget_);
+  SceneSource builtin;
+  builtin.builtin = "box_stack";
+  const auto model = Load(catalog, builtin);
+  ASSERT_NE(model, nullptr);
+  EXPECT_GT(model->nbody, 2);
+}
+
+}  // namespace
+}  // namespace alsim::server
