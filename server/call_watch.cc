@@ -37,14 +37,14 @@ grpc::Status CallWatch::Reason(const Ticket& ticket) {
   return ticket.flag.load() ? ticket.reason : grpc::Status::OK;
 }
 
-std::shared_ptr<CallWatch::Ticket> CallWatch::Watch(std::function<grpc::Status()> check) {
+std::unique_ptr<CallWatch::Watched> CallWatch::Watch(std::function<grpc::Status()> check) {
   auto ticket = std::make_shared<Ticket>();
   ticket->check = std::move(check);
   ticket->started = std::chrono::steady_clock::now();
   const std::lock_guard<std::mutex> lock(mutex_);
   if (stopping_) Raise(*ticket, ShuttingDown());
   tickets_.push_back(ticket);
-  return ticket;
+  return std::make_unique<Watched>(std::move(ticket));
 }
 
 void CallWatch::StopAll() {
@@ -69,7 +69,12 @@ void CallWatch::Run() {
       ++it;
       if (ticket->flag.load()) continue;
       // Under the lock: StopAll and this loop never raise one ticket at once.
-      grpc::Status status = ticket->check();
+      grpc::Status status;
+      {
+        const std::lock_guard<std::mutex> check_lock(ticket->check_mutex);
+        if (ticket->check == nullptr) continue;  // the call is over
+        status = ticket->check();
+      }
       if (status.ok() && max_call_seconds_ > 0 &&
           std::chrono::duration<double>(now - ticket->started).count() > max_call_seconds_) {
         std::string limit = std::to_string(max_call_seconds_);

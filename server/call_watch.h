@@ -25,8 +25,28 @@ class CallWatch {
   struct Ticket {
     std::atomic<bool> flag{false};
     grpc::Status reason;  // written before `flag` rises
-    std::function<grpc::Status()> check;
     std::chrono::steady_clock::time_point started;
+    // The call's check, cleared (under `check_mutex`) when the call stops being watched: the
+    // check reads the call's context, which gRPC frees once the call is finished.
+    std::mutex check_mutex;
+    std::function<grpc::Status()> check;
+  };
+
+  // A watched call: stops the watching when it goes out of scope, which must happen before the
+  // call is finished (so before the context that `check` reads can be freed).
+  class Watched {
+   public:
+    explicit Watched(std::shared_ptr<Ticket> ticket) : ticket_(std::move(ticket)) {}
+    ~Watched() {
+      const std::lock_guard<std::mutex> lock(ticket_->check_mutex);
+      ticket_->check = nullptr;
+    }
+    Watched(const Watched&) = delete;
+    Watched& operator=(const Watched&) = delete;
+    Ticket& ticket() { return *ticket_; }
+
+   private:
+    std::shared_ptr<Ticket> ticket_;
   };
 
   // `max_call_seconds`: 0 = no server-side limit.
@@ -35,9 +55,9 @@ class CallWatch {
   CallWatch(const CallWatch&) = delete;
   CallWatch& operator=(const CallWatch&) = delete;
 
-  // Watches a call until the returned ticket is released; `check` (run on the watch's thread,
-  // every few milliseconds) returns non-OK once the call should stop.
-  std::shared_ptr<Ticket> Watch(std::function<grpc::Status()> check);
+  // Watches a call until the returned object goes out of scope; `check` (run on the watch's
+  // thread, every few milliseconds) returns non-OK once the call should stop.
+  std::unique_ptr<Watched> Watch(std::function<grpc::Status()> check);
 
   // The status of a ticket whose flag is up (OK while it is not).
   static grpc::Status Reason(const Ticket& ticket);

@@ -461,8 +461,8 @@ grpc::ServerUnaryReactor* SimulatorService::Step(grpc::CallbackServerContext* co
     return Refuse(context, admitted);
   }
   return Offload(context, [this, context, request, response, tenant] {
-    const auto ticket = watch_.Watch([context] { return CallInterrupted(context); });
-    return RunStep(tenant, *request, *ticket, response);
+    const auto watched = watch_.Watch([context] { return CallInterrupted(context); });
+    return RunStep(tenant, *request, watched->ticket(), response);
   });
 }
 
@@ -621,9 +621,9 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* SimulatorService::S
       context, &registry_,
       [this, context, tenant](const alsim::v1::StepRequest& request,
                               alsim::v1::StepResponse* response) {
-        const auto ticket = watch_.Watch([context] { return CallInterrupted(context); });
+        const auto watched = watch_.Watch([context] { return CallInterrupted(context); });
         try {
-          return RunStep(tenant, request, *ticket, response);
+          return RunStep(tenant, request, watched->ticket(), response);
         } catch (const std::bad_alloc&) {
           return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
                               "the server ran out of memory for this message");

@@ -26,23 +26,24 @@ bool Rises(const CallWatch::Ticket& ticket, std::chrono::milliseconds limit) {
 TEST(CallWatchTest, AFailedCheckRaisesTheFlagWithItsStatus) {
   CallWatch watch(0);
   std::atomic<bool> cancelled{false};
-  const auto ticket = watch.Watch([&] {
+  const auto watched = watch.Watch([&] {
     return cancelled ? grpc::Status(grpc::StatusCode::CANCELLED, "gone") : grpc::Status::OK;
   });
-  EXPECT_FALSE(Rises(*ticket, 50ms));
-  EXPECT_TRUE(CallWatch::Reason(*ticket).ok());
+  const CallWatch::Ticket& ticket = watched->ticket();
+  EXPECT_FALSE(Rises(ticket, 50ms));
+  EXPECT_TRUE(CallWatch::Reason(ticket).ok());
   cancelled = true;
-  ASSERT_TRUE(Rises(*ticket, 2000ms));
-  EXPECT_EQ(CallWatch::Reason(*ticket).error_code(), grpc::StatusCode::CANCELLED);
-  EXPECT_EQ(CallWatch::Reason(*ticket).error_message(), "gone");
+  ASSERT_TRUE(Rises(ticket, 2000ms));
+  EXPECT_EQ(CallWatch::Reason(ticket).error_code(), grpc::StatusCode::CANCELLED);
+  EXPECT_EQ(CallWatch::Reason(ticket).error_message(), "gone");
 }
 
 TEST(CallWatchTest, CallsPastTheServersLimitAreInterrupted) {
   CallWatch watch(0.05);
-  const auto ticket = watch.Watch([] { return grpc::Status::OK; });
-  ASSERT_TRUE(Rises(*ticket, 2000ms));
-  EXPECT_EQ(CallWatch::Reason(*ticket).error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
-  EXPECT_NE(CallWatch::Reason(*ticket).error_message().find("--max-call-seconds"),
+  const auto watched = watch.Watch([] { return grpc::Status::OK; });
+  ASSERT_TRUE(Rises(watched->ticket(), 2000ms));
+  EXPECT_EQ(CallWatch::Reason(watched->ticket()).error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_NE(CallWatch::Reason(watched->ticket()).error_message().find("--max-call-seconds"),
             std::string::npos);
 }
 
@@ -50,27 +51,32 @@ TEST(CallWatchTest, ShutdownRaisesEveryFlagNowAndLater) {
   CallWatch watch(0);
   const auto before = watch.Watch([] { return grpc::Status::OK; });
   watch.StopAll();
-  EXPECT_TRUE(before->flag.load()) << "at once, not at the next tick";
-  EXPECT_EQ(CallWatch::Reason(*before).error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_TRUE(before->ticket().flag.load()) << "at once, not at the next tick";
+  EXPECT_EQ(CallWatch::Reason(before->ticket()).error_code(), grpc::StatusCode::UNAVAILABLE);
   const auto after = watch.Watch([] { return grpc::Status::OK; });
-  EXPECT_TRUE(after->flag.load());
+  EXPECT_TRUE(after->ticket().flag.load());
   EXPECT_TRUE(watch.stopping());
 }
 
-TEST(CallWatchTest, ReleasedTicketsAreForgotten) {
+// Once a call stops being watched its check never runs again, not even one that the watch's
+// thread had already picked up: the check reads a context that gRPC frees after the call.
+TEST(CallWatchTest, AFinishedCallIsNeverCheckedAgain) {
   CallWatch watch(0);
-  std::atomic<int> checks{0};
-  {
-    const auto ticket = watch.Watch([&] {
-      ++checks;
-      return grpc::Status::OK;
-    });
-    std::this_thread::sleep_for(40ms);
+  for (int round = 0; round < 20; ++round) {
+    auto alive = std::make_shared<std::atomic<bool>>(true);
+    std::atomic<int> checks_after_end{0};
+    {
+      const auto watched = watch.Watch([&, alive] {
+        if (!*alive) ++checks_after_end;
+        std::this_thread::sleep_for(2ms);  // widen the window
+        return grpc::Status::OK;
+      });
+      std::this_thread::sleep_for(std::chrono::milliseconds(round % 7));
+    }
+    *alive = false;  // after the scope: the check must not run from here on
+    std::this_thread::sleep_for(25ms);
+    EXPECT_EQ(checks_after_end.load(), 0) << "round " << round;
   }
-  std::this_thread::sleep_for(30ms);  // the watch drops the released ticket at its next tick
-  const int settled = checks.load();
-  std::this_thread::sleep_for(50ms);
-  EXPECT_EQ(checks.load(), settled);
 }
 
 }  // namespace
