@@ -3,6 +3,10 @@
 // Unary calls carry a deadline (`call_timeout`); the streams (StreamStates, StepStream) carry
 // none and run until either side ends them. Every call returns the server's grpc::Status
 // unchanged: the codes and messages the contract documents.
+//
+// Servers started with --tls-cert/--tls-key (and --tls-client-ca, mutual TLS) or --auth-tokens
+// are reached through ClientOptions: TLS settings and the bearer token, which is sent as the
+// metadata 'authorization: Bearer TOKEN' on every call, streams included.
 #pragma once
 
 #include <chrono>
@@ -28,6 +32,52 @@ using HealthStatus = grpc::health::v1::HealthCheckResponse::ServingStatus;
 // batched observations of many instances.
 inline constexpr int kDefaultMaxMessageBytes = 64 << 20;
 
+// How a Client reaches its server.
+struct ClientOptions {
+  // The deadline of each unary call.
+  std::chrono::milliseconds call_timeout = std::chrono::seconds(5);
+  // Limits messages in both directions.
+  int max_message_bytes = kDefaultMaxMessageBytes;
+
+  // TLS, on when `tls` is set or any tls_* field below is non-empty. The server's certificate is
+  // verified against `tls_root_certs` (PEM contents; empty: gRPC's default roots) and must name
+  // the address's host, or `tls_server_name` when that is set (e.g. a certificate issued for
+  // "localhost" reached at 127.0.0.1).
+  bool tls = false;
+  std::string tls_root_certs;
+  std::string tls_server_name;
+  // Mutual TLS (a server with --tls-client-ca): this client's certificate chain and private key,
+  // PEM contents, both or neither.
+  std::string tls_cert_chain;
+  std::string tls_private_key;
+
+  // A server with --auth-tokens: sent on every call (health checks, which need none, included)
+  // as 'authorization: Bearer TOKEN'. Printable ASCII without spaces; empty: none. Without TLS it
+  // travels in clear text.
+  std::string token;
+
+  bool tls_enabled() const {
+    return tls || !tls_root_certs.empty() || !tls_server_name.empty() || !tls_cert_chain.empty() ||
+           !tls_private_key.empty();
+  }
+};
+
+// INVALID_ARGUMENT naming the problem when `options` cannot work: a certificate chain without its
+// private key (or the reverse), a token with spaces or characters that are not printable ASCII,
+// PEM fields that hold no PEM block, a max_message_bytes below 1. A Client built from such options
+// answers every call with this status.
+grpc::Status ValidateClientOptions(const ClientOptions& options);
+
+// The whole contents of a PEM file (a CA bundle, a certificate chain or a private key) in
+// *contents. NOT_FOUND when it cannot be read, INVALID_ARGUMENT when it holds no
+// "-----BEGIN ...-----" line; messages name `path`.
+grpc::Status ReadPemFile(const std::string& path, std::string* contents);
+
+// A token file: its contents without leading and trailing whitespace (a final newline). NOT_FOUND
+// when it cannot be read, INVALID_ARGUMENT when it is empty or the token is not printable ASCII
+// without spaces.
+grpc::Status ReadTokenFile(const std::string& path, std::string* token);
+
 // One pipelined StepStream call: any number of requests may be written before their responses
 // are read; responses come one per request, in request order. The first failing request ends the
 // stream with its status (Read returns false, Finish returns the status). Not thread-safe, except
@@ -38,6 +88,8 @@ class StepStream {
       std::unique_ptr<grpc::ClientContext> context,
       std::unique_ptr<grpc::ClientReaderWriter<alsim::v1::StepRequest, alsim::v1::StepResponse>>
           stream);
+  // A call that failed before it started: Write and Read return false, Finish returns `error`.
+  explicit StepStream(grpc::Status error);
   ~StepStream();  // cancels the call if Finish was not called
   StepStream(const StepStream&) = delete;
   StepStream& operator=(const StepStream&) = delete;
@@ -58,6 +110,7 @@ class StepStream {
   std::unique_ptr<grpc::ClientContext> context_;
   std::unique_ptr<grpc::ClientReaderWriter<alsim::v1::StepRequest, alsim::v1::StepResponse>>
       stream_;
+  grpc::Status error_;  // of a call that never started
   bool writes_done_ = false;
   bool finished_ = false;
 };
@@ -69,8 +122,12 @@ class Client {
   explicit Client(const std::string& address,
                   std::chrono::milliseconds call_timeout = std::chrono::seconds(5),
                   int max_message_bytes = kDefaultMaxMessageBytes);
+  // With TLS and a token as `options` say. Options that ValidateClientOptions refuses make every
+  // call return its INVALID_ARGUMENT (and WaitForConnection false) rather than reach the server.
+  Client(const std::string& address, const ClientOptions& options);
 
-  // Blocks until the server accepts a connection or `timeout` passes; false on timeout.
+  // Blocks until the server accepts a connection (with TLS: the handshake succeeded) or `timeout`
+  // passes; false on timeout.
   bool WaitForConnection(std::chrono::milliseconds timeout);
 
   // grpc.health.v1 Check of `service` ("" is the server as a whole).
@@ -100,12 +157,17 @@ class Client {
 
   const std::string& address() const { return address_; }
   std::chrono::milliseconds call_timeout() const { return call_timeout_; }
+  bool tls() const { return tls_; }
 
  private:
-  std::unique_ptr<grpc::ClientContext> MakeContext() const;
+  // A context with the call deadline (unary calls) and the token.
+  std::unique_ptr<grpc::ClientContext> MakeContext(bool deadline = true) const;
 
   std::string address_;
   std::chrono::milliseconds call_timeout_;
+  bool tls_ = false;
+  std::string authorization_;    // "Bearer TOKEN", or empty
+  grpc::Status options_status_;  // ValidateClientOptions's verdict
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<alsim::v1::Simulator::Stub> simulator_;
   std::unique_ptr<grpc::health::v1::Health::Stub> health_;

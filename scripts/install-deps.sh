@@ -11,6 +11,8 @@ set -euo pipefail
 packages=(
   # build tools
   cmake ninja-build ccache g++ pkg-config clang-format clang-tidy curl
+  # fuzzing (make fuzz): clang, libFuzzer and the sanitizer runtimes, llvm-symbolizer
+  clang libclang-rt-14-dev llvm
   # RPC and serialization (with protoc and the gRPC C++ plugin)
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   # numerics and parallelism
@@ -25,6 +27,8 @@ packages=(
   libccd-dev
   # Python client (Debian's interpreter, /usr/bin/python3, sees these)
   python3 python3-grpcio python3-grpc-tools python3-protobuf python3-numpy
+  # tests: throwaway CA and certificates for the TLS clients (client_auth_test)
+  openssl
 )
 
 is_installed() {

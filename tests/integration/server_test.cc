@@ -3,6 +3,12 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 
 #include "client/client.h"
 #include "engine/core/build_info.h"
@@ -130,6 +136,160 @@ TEST(ServerStartTest, ShutdownReportsNotServingAndRefusesCalls) {
   server->Shutdown(std::chrono::milliseconds(100));
   EXPECT_FALSE(client.ServerInfo(&info).ok());
   server->Shutdown(std::chrono::milliseconds(100));  // idempotent
+}
+
+// ---- TLS and tokens through the C++ client --------------------------------------------------
+
+// A throwaway CA and a server certificate for 127.0.0.1 and localhost, made with the openssl CLI
+// in a temporary directory (removed at the end); ok() is false when openssl failed or is missing.
+class TestPki {
+ public:
+  TestPki() {
+    char pattern[] = "/tmp/alsim_pki_XXXXXX";
+    if (mkdtemp(pattern) == nullptr) return;
+    dir_ = pattern;
+    std::ofstream(Path("openssl.cnf")) << "[req]\ndistinguished_name = dn\nprompt = no\n"
+                                          "[dn]\nCN = unused\n"
+                                          "[ca]\nbasicConstraints = critical,CA:TRUE\n"
+                                          "keyUsage = critical,keyCertSign,cRLSign\n"
+                                          "[server]\nbasicConstraints = CA:FALSE\n"
+                                          "extendedKeyUsage = serverAuth\n"
+                                          "subjectAltName = IP:127.0.0.1,DNS:localhost\n";
+    std::ofstream(Path("tokens")) << "alice-token-0123456789 alice\n";
+    const std::string key = " -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+    ok_ = Run("openssl req -x509" + key +
+              " -keyout ca.key -out ca.pem -days 2 -subj /CN=alsim-test-ca -config openssl.cnf "
+              "-extensions ca") &&
+          Run("openssl req -new" + key +
+              " -keyout server.key -out server.csr -subj /CN=localhost -config openssl.cnf") &&
+          Run("openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 "
+              "-out server.pem -extfile openssl.cnf -extensions server");
+  }
+  ~TestPki() {
+    if (!dir_.empty()) (void)std::system(("rm -rf '" + dir_ + "'").c_str());
+  }
+  TestPki(const TestPki&) = delete;
+  TestPki& operator=(const TestPki&) = delete;
+
+  bool ok() const { return ok_; }
+  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
+
+ private:
+  bool Run(const std::string& command) const {
+    return std::system(("cd '" + dir_ + "' && " + command + " >/dev/null 2>&1").c_str()) == 0;
+  }
+
+  std::string dir_;
+  bool ok_ = false;
+};
+
+TEST(ClientCredentialsTest, TlsAndTokenReachEveryKindOfCall) {
+  TestPki pki;
+  if (!pki.ok()) GTEST_SKIP() << "the openssl CLI could not make certificates";
+  server::ServerConfig config;
+  config.listen_address = "127.0.0.1:0";
+  config.metrics_address = "none";
+  config.tls_cert = pki.Path("server.pem");
+  config.tls_key = pki.Path("server.key");
+  config.auth_tokens = pki.Path("tokens");
+  std::string error;
+  auto server = server::Server::Start(config, &error);
+  ASSERT_NE(server, nullptr) << error;
+
+  client::ClientOptions options;
+  ASSERT_TRUE(client::ReadPemFile(pki.Path("ca.pem"), &options.tls_root_certs).ok());
+  options.token = "alice-token-0123456789";
+  client::Client client(server->grpc_address(), options);
+  EXPECT_TRUE(client.tls());
+  ASSERT_TRUE(client.WaitForConnection(std::chrono::seconds(5)));
+  alsim::v1::ServerInfoResponse info;
+  const grpc::Status info_status = client.ServerInfo(&info);
+  ASSERT_TRUE(info_status.ok()) << info_status.error_message();
+  alsim::v1::ListResponse list;
+  EXPECT_TRUE(client.List(&list).ok());
+
+  // The streams carry the token too: the server gets as far as the unknown instance.
+  alsim::v1::StreamStatesRequest watch;
+  watch.mutable_instances()->add_instance_ids(12345);
+  EXPECT_EQ(
+      client.StreamStates(watch, [](const alsim::v1::StateFrame&) { return true; }).error_code(),
+      grpc::StatusCode::NOT_FOUND);
+  alsim::v1::StepRequest step;
+  step.mutable_instances()->add_instance_ids(12345);
+  auto stream = client.OpenStepStream();
+  stream->Write(step);
+  EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::NOT_FOUND);
+
+  // Without the token: UNAUTHENTICATED, streams included; health needs none.
+  client::ClientOptions no_token = options;
+  no_token.token.clear();
+  client::Client anonymous(server->grpc_address(), no_token);
+  EXPECT_EQ(anonymous.ServerInfo(&info).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(
+      anonymous.StreamStates(watch, [](const alsim::v1::StateFrame&) { return true; }).error_code(),
+      grpc::StatusCode::UNAUTHENTICATED);
+  auto anonymous_stream = anonymous.OpenStepStream();
+  anonymous_stream->Write(step);
+  EXPECT_EQ(anonymous_stream->Finish().error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  client::HealthStatus health{};
+  EXPECT_TRUE(anonymous.CheckHealth("", &health).ok());
+
+  // Without TLS, or trusting another CA: the handshake fails, UNAVAILABLE.
+  client::ClientOptions plain;
+  plain.token = options.token;
+  client::Client plain_client(server->grpc_address(), plain);
+  EXPECT_EQ(plain_client.ServerInfo(&info).error_code(), grpc::StatusCode::UNAVAILABLE);
+  client::ClientOptions wrong_name = options;
+  wrong_name.tls_server_name = "elsewhere.example";
+  client::Client wrong_name_client(server->grpc_address(), wrong_name);
+  EXPECT_EQ(wrong_name_client.ServerInfo(&info).error_code(), grpc::StatusCode::UNAVAILABLE);
+}
+
+TEST(ClientCredentialsTest, RefusedOptionsFailEveryCallWithoutReachingTheServer) {
+  client::ClientOptions options;
+  options.tls_cert_chain = "-----BEGIN CERTIFICATE-----\n";  // and no key
+  EXPECT_EQ(client::ValidateClientOptions(options).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  client::Client client("127.0.0.1:1", options);
+  EXPECT_FALSE(client.WaitForConnection(std::chrono::milliseconds(10)));
+  alsim::v1::ServerInfoResponse info;
+  EXPECT_EQ(client.ServerInfo(&info).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  auto stream = client.OpenStepStream();
+  EXPECT_FALSE(stream->Write(alsim::v1::StepRequest()));
+  EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+
+  for (const std::string token : {"two words", "line\nbreak", "tab\there"}) {
+    client::ClientOptions bad_token;
+    bad_token.token = token;
+    EXPECT_EQ(client::ValidateClientOptions(bad_token).error_code(),
+              grpc::StatusCode::INVALID_ARGUMENT)
+        << token;
+  }
+  client::ClientOptions not_pem;
+  not_pem.tls_root_certs = "not a certificate";
+  EXPECT_EQ(client::ValidateClientOptions(not_pem).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(not_pem.tls_enabled());
+  EXPECT_FALSE(client::ClientOptions().tls_enabled());
+}
+
+TEST(ClientCredentialsTest, TokenAndPemFiles) {
+  const std::string path = ::testing::TempDir() + "alsim_token_" + std::to_string(getpid());
+  std::string token;
+  std::ofstream(path) << "  secret-token-0123456789\n\n";
+  ASSERT_TRUE(client::ReadTokenFile(path, &token).ok());
+  EXPECT_EQ(token, "secret-token-0123456789");
+  std::ofstream(path) << "two tokens\n";
+  EXPECT_EQ(client::ReadTokenFile(path, &token).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  std::ofstream(path) << "\n";
+  EXPECT_EQ(client::ReadTokenFile(path, &token).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  std::string pem;
+  const grpc::Status not_pem = client::ReadPemFile(path, &pem);
+  EXPECT_EQ(not_pem.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(not_pem.error_message(), HasSubstr(path));
+  std::remove(path.c_str());
+  EXPECT_EQ(client::ReadTokenFile(path, &token).error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(client::ReadPemFile(path, &pem).error_code(), grpc::StatusCode::NOT_FOUND);
 }
 
 }  // namespace

@@ -5,22 +5,28 @@ into ``alsim.v1`` (``alsim.v1.alsim_pb2`` and ``alsim.v1.alsim_pb2_grpc``); run 
 ``make build`` once, then put ``client/python`` on ``PYTHONPATH``.
 
 On top of them, ``alsim.VectorEnv`` (``alsim/vector_env.py``) runs a batch of simulations of one
-scene with numpy observations and actions; gRPC failures surface as ``alsim.AlsimError``. These
-names are imported on first use, so ``import alsim.v1`` alone does not need numpy.
+scene with numpy observations and actions; gRPC failures surface as ``alsim.AlsimError``.
+``alsim.channel`` (``alsim/connection.py``) opens a channel for the raw stubs with TLS, mutual TLS
+and a bearer token (from its arguments or ``ALSIM_TLS_CA``, ``ALSIM_TOKEN``, ...). These names are
+imported on first use, so ``import alsim.v1`` alone does not need numpy.
 """
 
 _VECTOR_ENV_NAMES = ("AlsimError", "TensorSpec", "VectorEnv", "numpy_to_tensor",
                      "tensor_to_numpy", "scene_source")
+_CONNECTION_NAMES = ("channel", "connection_settings")
 
-__all__ = list(_VECTOR_ENV_NAMES)
+__all__ = list(_VECTOR_ENV_NAMES + _CONNECTION_NAMES)
 
 
 def __getattr__(name):
     if name in _VECTOR_ENV_NAMES:
         from alsim import vector_env
         return getattr(vector_env, name)
+    if name in _CONNECTION_NAMES:
+        from alsim import connection
+        return getattr(connection, name)
     raise AttributeError("module 'alsim' has no attribute %r" % name)
 
 
 def __dir__():
-    return sorted(list(globals()) + list(_VECTOR_ENV_NAMES))
+    return sorted(list(globals()) + list(_VECTOR_ENV_NAMES + _CONNECTION_NAMES))

@@ -21,6 +21,11 @@ writable, but code should not rely on either.
 
 gRPC failures are raised as ``AlsimError`` (a ``RuntimeError``) with the status code's name
 (``"INVALID_ARGUMENT"``, ``"NOT_FOUND"``, ``"FAILED_PRECONDITION"``, ...) and the server's message.
+
+Servers with TLS (mutual TLS) or bearer tokens take the ``tls``, ``tls_ca``, ``tls_cert``,
+``tls_key``, ``tls_server_name``, ``token`` and ``token_file`` arguments of ``alsim.channel``
+(``alsim/connection.py``), which default to the environment (``ALSIM_TLS_CA``, ``ALSIM_TOKEN``,
+...).
 """
 
 import collections
@@ -34,6 +39,7 @@ import xml.etree.ElementTree as ElementTree
 import grpc
 import numpy as np
 
+from alsim import connection
 from alsim.v1 import alsim_pb2, alsim_pb2_grpc
 
 __all__ = ["AlsimError", "TensorSpec", "VectorEnv", "numpy_to_tensor", "tensor_to_numpy",
@@ -300,6 +306,13 @@ class VectorEnv:
             ``qpos`` and ``qvel`` are always returned.
         autoreset: ``"next_step"`` (default) or ``False``; see ``step``.
         timeout: deadline in seconds of every call, or None for none.
+        tls, tls_ca, tls_cert, tls_key, tls_server_name, token, token_file: how to reach a server
+            with TLS, mutual TLS or bearer tokens, as for ``alsim.channel``; None reads each from
+            its environment variable (``ALSIM_TLS``, ``ALSIM_TLS_CA``, ``ALSIM_TLS_CLIENT_CERT``,
+            ``ALSIM_TLS_CLIENT_KEY``, ``ALSIM_TLS_SERVER_NAME``, ``ALSIM_TOKEN``,
+            ``ALSIM_TOKEN_FILE``). Unusable settings raise ValueError (or OSError for unreadable
+            files) before any call; a failed TLS handshake is ``AlsimError`` UNAVAILABLE, a
+            missing or unknown token UNAUTHENTICATED.
 
     Attributes: ``num_envs``, ``nq``, ``nv``, ``nu``, ``timestep`` (one simulation step, s),
     ``dt`` (``timestep * substeps``), ``instance_ids`` (tuple, batch order), ``group_id``,
@@ -316,7 +329,8 @@ class VectorEnv:
 
     def __init__(self, address, scene, num_envs, seed=0, solver=None, substeps=1,
                  max_message_bytes=64 << 20, observations=("qpos", "qvel"), autoreset="next_step",
-                 timeout=None):
+                 timeout=None, tls=None, tls_ca=None, tls_cert=None, tls_key=None,
+                 tls_server_name=None, token=None, token_file=None):
         self._closed = True
         self._channel = None
         num_envs = operator.index(num_envs)
@@ -348,10 +362,10 @@ class VectorEnv:
         if config is not None:
             request.solver.CopyFrom(config)
 
-        self._channel = grpc.insecure_channel(address, options=[
-            ("grpc.max_send_message_length", int(max_message_bytes)),
-            ("grpc.max_receive_message_length", int(max_message_bytes)),
-        ])
+        self._channel = connection.channel(
+            address, tls=tls, tls_ca=tls_ca, tls_cert=tls_cert, tls_key=tls_key,
+            tls_server_name=tls_server_name, token=token, token_file=token_file,
+            max_message_bytes=max_message_bytes)
         self._stub = alsim_pb2_grpc.SimulatorStub(self._channel)
         try:
             response = _call(self._stub.Create, request, timeout)
