@@ -274,9 +274,14 @@ grpc::Status InstanceRegistry::TryWithInstances(
 }
 
 grpc::Status InstanceRegistry::Check(const std::string& tenant,
-                                     const std::vector<std::uint64_t>& ids, std::uint64_t group) {
+                                     const std::vector<std::uint64_t>& ids, std::uint64_t group,
+                                     std::vector<std::shared_ptr<const Model>>* models) {
   std::vector<std::shared_ptr<Instance>> selected;
-  return Select(tenant, ids, group, &selected);
+  grpc::Status status = Select(tenant, ids, group, &selected);
+  if (status.ok() && models != nullptr) {
+    for (const auto& instance : selected) models->push_back(instance->model);
+  }
+  return status;
 }
 
 grpc::Status InstanceRegistry::Destroy(const std::string& tenant,

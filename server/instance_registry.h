@@ -109,8 +109,10 @@ class InstanceRegistry {
                                 bool* busy);
 
   // The selection rules of WithInstances without locking anything: OK when every instance exists.
+  // `models` (may be null) receives each selected instance's model, which never changes.
   grpc::Status Check(const std::string& tenant, const std::vector<std::uint64_t>& ids,
-                     std::uint64_t group);
+                     std::uint64_t group,
+                     std::vector<std::shared_ptr<const Model>>* models = nullptr);
 
   // Removes instances (the same selection rules); waits for calls using them to finish.
   grpc::Status Destroy(const std::string& tenant, const std::vector<std::uint64_t>& ids,

@@ -157,7 +157,7 @@ SimulatorService::SimulatorService(const ServiceOptions& options, ServerMetrics*
       metrics_(metrics),
       started_(Clock::now()),
       watch_(options.limits.max_call_seconds),
-      pump_(&registry_, metrics) {
+      pump_(&registry_, metrics, options.limits.max_message_bytes) {
   PublishCounts();
 }
 
@@ -500,6 +500,15 @@ grpc::ServerUnaryReactor* SimulatorService::Reset(grpc::CallbackServerContext* c
             return {grpc::StatusCode::INVALID_ARGUMENT,
                     "observations can only be returned for instances of one scene; nothing "
                     "was reset"};
+          }
+          const std::size_t reply_bytes = EstimateObservationBytes(
+              *instances.front()->model, static_cast<int>(instances.size()), observations);
+          if (reply_bytes > limits_.max_message_bytes) {
+            return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+                    "the reply would be about " + std::to_string(reply_bytes) +
+                        " bytes, above the server's message limit of " +
+                        std::to_string(limits_.max_message_bytes) +
+                        " (--max-message-bytes); nothing was reset"};
           }
           // Every instance's reset is computed before any is applied: all or nothing.
           std::vector<PreparedReset> prepared(instances.size());

@@ -114,8 +114,12 @@ class StateStream final : public grpc::ServerWriteReactor<alsim::v1::StateFrame>
   std::uint64_t dropped_ = 0;
 };
 
-StatePump::StatePump(InstanceRegistry* registry, ServerMetrics* metrics)
-    : registry_(registry), metrics_(metrics), thread_([this] { Run(); }) {}
+StatePump::StatePump(InstanceRegistry* registry, ServerMetrics* metrics,
+                     std::size_t max_message_bytes)
+    : registry_(registry),
+      metrics_(metrics),
+      max_message_bytes_(max_message_bytes),
+      thread_([this] { Run(); }) {}
 
 StatePump::~StatePump() {
   Close();
@@ -139,7 +143,18 @@ grpc::ServerWriteReactor<alsim::v1::StateFrame>* StatePump::Open(
   std::vector<std::uint64_t> ids(request->instances().instance_ids().begin(),
                                  request->instances().instance_ids().end());
   if (status.ok()) {  // the selection must exist now; later disappearance ends the stream
-    status = registry_->Check(tenant, ids, request->instances().group_id());
+    std::vector<std::shared_ptr<const Model>> models;
+    status = registry_->Check(tenant, ids, request->instances().group_id(), &models);
+    // A frame the transport could not send would end the stream later; refuse it now.
+    std::size_t frame_bytes = 0;
+    for (const auto& model : models) frame_bytes += EstimateObservationBytes(*model, 1, kinds) + 8;
+    if (status.ok() && frame_bytes > max_message_bytes_) {
+      status = {grpc::StatusCode::RESOURCE_EXHAUSTED,
+                "a frame would be about " + std::to_string(frame_bytes) +
+                    " bytes, above the server's message limit of " +
+                    std::to_string(max_message_bytes_) +
+                    " (--max-message-bytes); ask for fewer observations or instances"};
+    }
   }
   const auto period =
       std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / rate));

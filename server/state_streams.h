@@ -28,7 +28,8 @@ class StateStream;
 
 class StatePump {
  public:
-  StatePump(InstanceRegistry* registry, ServerMetrics* metrics);
+  // Frames larger than `max_message_bytes` (the server's gRPC limit) are refused at Open.
+  StatePump(InstanceRegistry* registry, ServerMetrics* metrics, std::size_t max_message_bytes);
   // Ends every open stream (UNAVAILABLE) and stops the thread.
   ~StatePump();
 
@@ -49,6 +50,7 @@ class StatePump {
 
   InstanceRegistry* registry_;
   ServerMetrics* metrics_;
+  std::size_t max_message_bytes_;
   std::mutex mutex_;  // guards streams_, closed_, stop_; held while the pump ticks
   std::condition_variable wake_;
   std::list<StateStream*> streams_;

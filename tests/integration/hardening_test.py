@@ -241,6 +241,20 @@ class MessageLimitTest(ServerCase):
         for listed in self.stub.List(alsim_pb2.ListRequest(), timeout=5).instances:
             self.assertEqual(listed.steps, 0)
             self.assertEqual(listed.time, 0)
+        # The same flaw in the other calls that return observations: Reset and StreamStates.
+        selection = alsim_pb2.InstanceSelection(instance_ids=ids)
+        self.step(ids, substeps=3)
+        details = self.assert_code(
+            grpc.StatusCode.RESOURCE_EXHAUSTED, self.stub.Reset, alsim_pb2.ResetRequest(
+                instances=selection, observations=[alsim_pb2.OBSERVATION_BODY_POSES]), timeout=10)
+        self.assertIn("nothing was reset", details)
+        for listed in self.stub.List(alsim_pb2.ListRequest(), timeout=5).instances:
+            self.assertEqual(listed.steps, 3)
+        frames = self.stub.StreamStates(alsim_pb2.StreamStatesRequest(
+            instances=selection, observations=[alsim_pb2.OBSERVATION_BODY_POSES]), timeout=10)
+        with self.assertRaises(grpc.RpcError) as caught:
+            list(frames)
+        self.assertEqual(caught.exception.code(), grpc.StatusCode.RESOURCE_EXHAUSTED)
 
 
 class ShutdownTest(ServerCase):
