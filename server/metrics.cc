@@ -1,8 +1,14 @@
 #include "server/metrics.h"
 
-#include <chrono>
+#include <malloc.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <set>
+#include <string>
 
 #include <grpcpp/support/interceptor.h>
 
@@ -151,9 +157,63 @@ class MetricsInterceptorFactory final
   ServerMetrics* metrics_;
 };
 
+// Memory gauges computed when scraped (see ServerMetrics::process_collector).
+class ProcessCollector final : public prometheus::Collectable {
+ public:
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    std::vector<prometheus::MetricFamily> families;
+    auto gauge = [&](const char* name, const char* help, double value) {
+      prometheus::MetricFamily family;
+      family.name = name;
+      family.help = help;
+      family.type = prometheus::MetricType::Gauge;
+      prometheus::ClientMetric metric;
+      metric.gauge.value = value;
+      family.metric.push_back(metric);
+      families.push_back(std::move(family));
+    };
+    std::ifstream statm("/proc/self/statm");
+    double pages = 0, resident = 0;
+    if (statm >> pages >> resident) {
+      gauge("process_resident_memory_bytes", "Resident memory size in bytes",
+            resident * static_cast<double>(sysconf(_SC_PAGESIZE)));
+    }
+    gauge("alsim_heap_in_use_bytes",
+          "Bytes malloc has handed out and not had back, over all arenas (glibc's malloc_info)",
+          HeapInUse());
+    return families;
+  }
+
+ private:
+  // malloc_info's totals over every arena (mallinfo2 covers the main arena only): memory taken
+  // from the system, less the free chunks, plus the chunks mapped on their own.
+  static double HeapInUse() {
+    char* text = nullptr;
+    std::size_t size = 0;
+    FILE* out = open_memstream(&text, &size);
+    if (out == nullptr) return 0;
+    malloc_info(0, out);
+    std::fclose(out);
+    const std::string xml(text, size);
+    std::free(text);
+    // The totals follow the last </heap>.
+    const std::size_t totals = xml.rfind("</heap>");
+    auto value = [&](const std::string& tag) {
+      const std::size_t at = xml.find(tag, totals == std::string::npos ? 0 : totals);
+      if (at == std::string::npos) return 0.0;
+      const std::size_t quote = xml.find("size=\"", at);
+      return quote == std::string::npos ? 0.0 : std::strtod(xml.c_str() + quote + 6, nullptr);
+    };
+    return value("<system type=\"current\"") - value("<total type=\"fast\"") -
+           value("<total type=\"rest\"") + value("<total type=\"mmap\"");
+  }
+};
+
 }  // namespace
 
-ServerMetrics::ServerMetrics() : registry_(std::make_shared<prometheus::Registry>()) {
+ServerMetrics::ServerMetrics()
+    : registry_(std::make_shared<prometheus::Registry>()),
+      process_collector_(std::make_shared<ProcessCollector>()) {
   const BuildInfo& info = ServerBuildInfo();
   prometheus::BuildGauge()
       .Name("alsim_build_info")

@@ -10,6 +10,7 @@
 #include <string>
 
 #include <grpcpp/support/server_interceptor.h>
+#include <prometheus/collectable.h>
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
 #include <prometheus/gauge.h>
@@ -27,6 +28,13 @@ class ServerMetrics {
   ServerMetrics();
 
   const std::shared_ptr<prometheus::Registry>& registry() const { return registry_; }
+  // Read at each scrape: process_resident_memory_bytes (the Prometheus client convention) and
+  // alsim_heap_in_use_bytes (malloc's bytes in use over all arenas, from glibc's malloc_info).
+  // Their difference is memory malloc keeps but does not use: a growing heap is a leak, a growing
+  // gap is fragmentation.
+  const std::shared_ptr<prometheus::Collectable>& process_collector() const {
+    return process_collector_;
+  }
 
   // One instance step: its wall time (s) and the solver's report.
   void ObserveStep(const SolverStatistics& statistics, double seconds);
@@ -47,6 +55,7 @@ class ServerMetrics {
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;
+  std::shared_ptr<prometheus::Collectable> process_collector_;
   prometheus::Family<prometheus::Counter>* rpc_started_;
   prometheus::Family<prometheus::Counter>* rpc_handled_;
   prometheus::Family<prometheus::Histogram>* rpc_seconds_;

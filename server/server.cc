@@ -108,6 +108,7 @@ std::unique_ptr<Server> Server::Start(const ServerConfig& config, std::string* e
       return nullptr;
     }
     server->exposer_->RegisterCollectable(server->metrics_.registry());
+    server->exposer_->RegisterCollectable(server->metrics_.process_collector());
     const auto ports = server->exposer_->GetListeningPorts();
     server->metrics_url_ =
         "http://" + WithBoundPort(config.metrics_address, ports.empty() ? 0 : ports.front()) +

@@ -1,5 +1,7 @@
 #include "server/simulator_service.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -197,6 +199,19 @@ void SimulatorService::PublishCounts() {
   metrics_->SetInstances(registry_.size());
   metrics_->SetScenes(catalog_.size());
   metrics_->SetMemory(static_cast<double>(budget_.used()), static_cast<double>(budget_.limit()));
+}
+
+void SimulatorService::ReturnFreedMemory() {
+  // malloc keeps what destroyed instances freed in its arenas (one per thread that allocated);
+  // malloc_trim hands the free pages back to the system. At most once a second: it walks every
+  // arena under its lock.
+  const std::int64_t now = Clock::now().time_since_epoch().count();
+  std::int64_t last = last_trim_.load();
+  if (now - last < std::chrono::duration_cast<Clock::duration>(std::chrono::seconds(1)).count() ||
+      !last_trim_.compare_exchange_strong(last, now)) {
+    return;
+  }
+  malloc_trim(0);
 }
 
 grpc::ServerUnaryReactor* SimulatorService::Offload(grpc::CallbackServerContext* context,
@@ -588,6 +603,7 @@ grpc::ServerUnaryReactor* SimulatorService::Destroy(grpc::CallbackServerContext*
                                                   request->instances().group_id(), &destroyed);
     response->set_destroyed(destroyed);
     PublishCounts();
+    if (destroyed > 0) ReturnFreedMemory();
     return status;
   });
 }

@@ -129,6 +129,8 @@ class SimulatorService final : public SimulatorServiceBase {
   grpc::Status ToStepOptions(const alsim::v1::SolverConfig& config, StepOptions* options) const;
   // Live instances, compiled scenes and the memory budget, to the metrics.
   void PublishCounts();
+  // After a Destroy: gives malloc's free pages back to the system (rate-limited).
+  void ReturnFreedMemory();
 
   ServiceLimits limits_;
   std::shared_ptr<const TenantDirectory> tenants_;
@@ -139,6 +141,7 @@ class SimulatorService final : public SimulatorServiceBase {
   ServerMetrics* metrics_;
   std::chrono::steady_clock::time_point started_;
   std::atomic<std::size_t> creates_in_progress_{0};
+  std::atomic<std::int64_t> last_trim_{0};  // steady_clock ticks of the last malloc_trim
   CallWatch watch_;
   StatePump pump_;  // after registry_: destroyed first
 };
