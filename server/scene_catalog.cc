@@ -208,6 +208,8 @@ grpc::Status SceneCatalog::Load(const SceneSource& source,
   const std::weak_ptr<State> weak_state = state_;
   const Model* raw = imported.model.get();
   std::shared_ptr<const Model> keep = imported.model;
+  // The deleter lives as long as the control block, which the entry's weak_ptr keeps: it must
+  // let go of the entry itself, or entry and block would keep each other (and the scene text).
   std::shared_ptr<const Model> model(raw, [weak_state, entry, keep](const Model*) mutable {
     keep.reset();
     if (auto owner = weak_state.lock()) {
@@ -215,6 +217,7 @@ grpc::Status SceneCatalog::Load(const SceneSource& source,
       owner->Unlist(entry);
       owner->budget->Release(entry->charged_bytes);
     }
+    entry.reset();
   });
   entry->model = model;
   if (state.cache_scenes > 0) {

@@ -165,9 +165,16 @@ TEST_F(SceneCatalogTest, OneModelPerSourceFreedWithItsLastUser) {
   EXPECT_EQ(catalog.size(), 2u) << "`again` still holds it";
   again.reset();
   EXPECT_EQ(catalog.size(), 1u);
+  std::weak_ptr<const SceneSource> text;
+  {
+    LoadedScene scene;
+    ASSERT_TRUE(catalog.Load(Box(3), Never, &scene).ok());
+    text = scene.source;
+  }
   b.reset();
   EXPECT_EQ(catalog.size(), 0u);
   EXPECT_EQ(budget_.used(), 0u) << "every byte returned";
+  EXPECT_TRUE(text.expired()) << "the scene text is freed with its model";
 }
 
 TEST_F(SceneCatalogTest, TheCacheKeepsTheMostRecentlyUsed) {
