@@ -20,8 +20,9 @@ std::string ApplyResourceLimits(const SandboxLimits& limits);
 
 // Installs the seccomp filter: only the system calls that computing on memory and on the file
 // descriptors already open needs (read, write, memory mapping, futex, exit, signals, clocks);
-// every other call fails with EACCES. Irreversible for the process. Returns an error message
-// (the kernel refused: no seccomp on this host), empty on success.
+// every other call fails with EACCES. Irreversible for the process. (Sanitizer builds refuse a
+// list of calls that reach files, processes and the network instead: their runtimes need more.)
+// Returns an error message (the kernel refused: no seccomp on this host), empty on success.
 std::string ForbidFilesAndProcesses();
 
 }  // namespace alsim::server

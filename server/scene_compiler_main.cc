@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -21,13 +22,24 @@
 #include "server/sandbox.h"
 #include "server/scene_compiler_protocol.h"
 
+#ifdef ALSIM_SANITIZED
+// The sanitizer runtimes' allocator statistics (clang ships a header for it, GCC does not).
+extern "C" std::size_t __sanitizer_get_current_allocated_bytes();
+#endif
+
 namespace {
 
 constexpr int kSocket = 3;
 
+// Heap bytes in use: glibc's counters (this process is single-threaded, so the main arena is
+// all of it), or the sanitizer's allocator, which replaces malloc in sanitizer builds.
 std::uint64_t HeapInUse() {
+#ifdef ALSIM_SANITIZED
+  return __sanitizer_get_current_allocated_bytes();
+#else
   const struct mallinfo2 info = mallinfo2();
   return info.uordblks + info.hblkhd;
+#endif
 }
 
 bool ReadExactly(int fd, char* out, std::size_t n) {
