@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "server/metrics.h"
 #include "server/tensors.h"
@@ -77,22 +78,35 @@ class StateStream final : public grpc::ServerWriteReactor<alsim::v1::StateFrame>
     StartWrite(&frame_);
   }
 
-  // Finishes the call once, whoever asks first.
+  // Finishes the call once, whoever asks first. A write in flight (or about to start: Tick
+  // marks it before StartWrite) finishes first: Finish is deferred to its OnWriteDone, so no
+  // StartWrite can follow Finish, after which gRPC may already have called OnDone and the pump
+  // deleted this object.
   void End(const grpc::Status& status) {
     {
       const std::lock_guard<std::mutex> lock(mutex_);
       if (finishing_) return;
       finishing_ = true;
+      if (writing_) {
+        deferred_ = status;
+        return;
+      }
     }
     Finish(status);
   }
 
   void OnWriteDone(bool ok) override {
+    std::optional<grpc::Status> finish;
     {
       const std::lock_guard<std::mutex> lock(mutex_);
       writing_ = false;
+      finish.swap(deferred_);
     }
-    if (!ok) End(grpc::Status(grpc::StatusCode::CANCELLED, "the stream broke"));
+    if (finish) {
+      Finish(*finish);
+    } else if (!ok) {
+      End(grpc::Status(grpc::StatusCode::CANCELLED, "the stream broke"));
+    }
   }
   void OnCancel() override { End(grpc::Status::CANCELLED); }
   void OnDone() override { pump_->Forget(this); }
@@ -110,6 +124,7 @@ class StateStream final : public grpc::ServerWriteReactor<alsim::v1::StateFrame>
   Clock::time_point next_due_;
   bool writing_ = false;
   bool finishing_ = false;
+  std::optional<grpc::Status> deferred_;  // End's status while a write was in flight
   std::uint64_t sequence_ = 0;
   std::uint64_t dropped_ = 0;
 };

@@ -150,12 +150,16 @@ void StepStreamReactor::OnWriteDone(bool ok) {
     const std::lock_guard<std::mutex> lock(mutex_);
     writing_ = false;
     replies_.pop_front();
-    if (!ok) {
+    if (cancel_pending_) {  // OnCancel waited for this write: finish now, write nothing more
+      cancel_pending_ = false;
+      act.finish = true;
+      act.status = grpc::Status::CANCELLED;
+    } else if (!ok) {
       if (!finished_) {
         finished_ = act.finish = true;
         act.status = grpc::Status(grpc::StatusCode::CANCELLED, "the stream broke");
       }
-    } else if (!replies_.empty()) {
+    } else if (!replies_.empty() && !finished_) {
       writing_ = true;
       act.write = &replies_.front();
     } else if (!finished_ && !processing_ && pending_.empty() && (failed_ || reads_done_)) {
@@ -171,7 +175,16 @@ void StepStreamReactor::OnCancel() {
   bool finish = false;
   {
     const std::lock_guard<std::mutex> lock(mutex_);
-    if (!finished_) finished_ = finish = true;
+    if (!finished_) {
+      finished_ = true;
+      // A write in flight (or about to start: writing_ is set before StartWrite) finishes
+      // first; its OnWriteDone calls Finish. No StartWrite may follow Finish.
+      if (writing_) {
+        cancel_pending_ = true;
+      } else {
+        finish = true;
+      }
+    }
   }
   if (finish) Finish(grpc::Status::CANCELLED);
 }

@@ -55,6 +55,7 @@ class StepStreamReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer,
   bool processing_ = false;
   bool writing_ = false;
   bool finished_ = false;
+  bool cancel_pending_ = false;  // cancelled while writing: Finish once the write is done
   bool failed_ = false;  // a request failed: finish with failure_ once earlier replies are out
   grpc::Status failure_;
   bool done_ = false;
