@@ -143,7 +143,7 @@ def main():
     heap_after = [s for s in heap_samples if s[0] >= args.warmup * args.seconds]
     if not alive:
         print("soak: the server died (exit status %s): %s" % (
-            process.returncode, process.stderr.read()[-2000:]), file=sys.stderr)
+            process.returncode, process.stderr.read()[-20000:]), file=sys.stderr)
         return 1
     if len(after) < 3:
         print("soak: too few samples after warm-up", file=sys.stderr)

@@ -151,10 +151,13 @@ grpc::ServerWriteReactor<alsim::v1::StateFrame>* StatePump::Open(
     const std::string& tenant, grpc::Status status) {
   std::vector<alsim::v1::Observation> kinds;
   if (status.ok()) status = ParseObservations(request->observations(), true, &kinds);
-  const double rate = request->rate_hz() == 0 ? 30.0 : request->rate_hz();
-  if (status.ok() && !(rate > 0 && rate <= 1000)) {
-    status = {grpc::StatusCode::INVALID_ARGUMENT, "rate_hz must be in (0, 1000]"};
+  double rate = request->rate_hz() == 0 ? 30.0 : request->rate_hz();
+  // From 1 frame in 1000 s (the period must fit a steady_clock duration; found by fuzzing) to
+  // the pump's 1 kHz.
+  if (status.ok() && !(rate >= 1e-3 && rate <= 1000)) {
+    status = {grpc::StatusCode::INVALID_ARGUMENT, "rate_hz must be in [0.001, 1000]"};
   }
+  if (!(rate >= 1e-3 && rate <= 1000)) rate = 30.0;  // a refused stream still needs a period
   std::vector<std::uint64_t> ids(request->instances().instance_ids().begin(),
                                  request->instances().instance_ids().end());
   if (status.ok()) {  // the selection must exist now; later disappearance ends the stream

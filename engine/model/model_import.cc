@@ -8,6 +8,7 @@
 #include <fstream>
 #include <limits>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -145,20 +146,29 @@ std::string Attribute(const std::string& tag, const std::string& name) {
 
 // True if the MJCF text (or a file it includes) sets option/timestep. mjModel cannot tell an
 // explicit timestep from MuJoCo's default, and alsim's default differs (DESIGN.md: 1/240 s).
+// Each included file is read once, however often it is included: a file that includes itself k
+// times would otherwise cost k^depth reads (found by fuzzing).
 bool SetsTimestep(const std::string& xml, const std::string* directory,
-                  const std::vector<ModelAsset>& assets, int depth = 0) {
+                  const std::vector<ModelAsset>& assets, std::set<std::string>* seen,
+                  int depth = 0) {
   for (const auto& tag : Tags(xml, "option")) {
     if (!Attribute(tag, "timestep").empty()) return true;
   }
   if (depth > 8) return false;
   for (const auto& tag : Tags(xml, "include")) {
     const std::string file = Attribute(tag, "file");
-    if (!file.empty() &&
-        SetsTimestep(ReadIncluded(file, directory, assets), directory, assets, depth + 1)) {
+    if (file.empty() || !seen->insert(file).second) continue;
+    if (SetsTimestep(ReadIncluded(file, directory, assets), directory, assets, seen, depth + 1)) {
       return true;
     }
   }
   return false;
+}
+
+bool SetsTimestep(const std::string& xml, const std::string* directory,
+                  const std::vector<ModelAsset>& assets) {
+  std::set<std::string> seen;
+  return SetsTimestep(xml, directory, assets, &seen);
 }
 
 // ---- feature checks -------------------------------------------------------------------------

@@ -389,6 +389,15 @@ class SmallerFindingsTest(ServerCase):
         listed = self.stub.List(alsim_pb2.ListRequest(), timeout=5).instances
         self.assertEqual(listed[0].steps, 1, "the messages after the bad one did not run")
 
+    def test_stream_rates_outside_the_range_are_refused(self):
+        ids = list(self.create(alsim_pb2.SceneSource(builtin="box_stack")).instance_ids)
+        for rate in (1e-12, -1e-300, float("nan"), 1001.0):
+            frames = self.stub.StreamStates(alsim_pb2.StreamStatesRequest(
+                instances=alsim_pb2.InstanceSelection(instance_ids=ids), rate_hz=rate), timeout=5)
+            with self.assertRaises(grpc.RpcError) as caught:
+                list(frames)
+            self.assertEqual(caught.exception.code(), grpc.StatusCode.INVALID_ARGUMENT, rate)
+
     def test_reset_noise_that_overflows_changes_nothing(self):
         ids = list(self.create(alsim_pb2.SceneSource(builtin="quadruped_drop_8"), count=2)
                    .instance_ids)

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
 
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -446,6 +447,24 @@ TEST(ModelImportTest, EmptyTextEmptyAssetsAndOverlongNamesAreErrors) {
               HasSubstr("is empty"));
   // The process is still fine, and MuJoCo still compiles.
   EXPECT_TRUE(ImportModelFromString("<mujoco/>"));
+}
+
+// A file that includes itself many times is read once (it cost k^9 reads; found by fuzzing).
+TEST(ModelImportTest, RepeatedIncludesAreReadOnce) {
+  std::string fanout = "<mujoco>";
+  for (int k = 0; k < 8; ++k) fanout += "<include file=\"loop.xml\"/>";
+  fanout += "</mujoco>";
+  const auto started = std::chrono::steady_clock::now();
+  const CompiledScene compiled =
+      CompileSceneText(fanout, {{"loop.xml", fanout}, {"t.xml", "<mujoco/>"}}, "scene.xml");
+  EXPECT_FALSE(compiled.error.empty()) << "MuJoCo refuses the recursion itself";
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(2));
+  // And a timestep set in a file included twice is still found.
+  const CompiledScene twice = CompileSceneText(
+      "<mujoco><include file=\"a.xml\"/><include file=\"a.xml\"/>"
+      "<worldbody><body><freejoint/><geom size=\".1\"/></body></worldbody></mujoco>",
+      {{"a.xml", "<mujoco><option timestep=\"0.01\"/></mujoco>"}}, "scene.xml");
+  EXPECT_TRUE(twice.sets_timestep);
 }
 
 TEST(ModelImportTest, TimestepMustBePositive) {
