@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Runs the libFuzzer targets of tests/fuzz (`make fuzz`, `make fuzz-ci`; README "Fuzzing").
+#
+# Usage: tests/fuzz/run_fuzzers.sh BUILD_DIR SECONDS [TARGET...]
+#
+# Each target (all of them when none is named) runs for SECONDS on BUILD_DIR/corpus/<target>, a
+# working copy of its seeds (tests/fuzz/corpus/<target>, never written to) that keeps what earlier
+# runs found, plus the reproducers of past findings (tests/fuzz/regressions/<target>), which run
+# first. SECONDS=0 only replays the seeds, the working corpus and the reproducers. A crash, leak,
+# timeout, out-of-memory or sanitizer report fails the target and leaves the input in
+# BUILD_DIR/artifacts/<target>/; the whole log is BUILD_DIR/logs/<target>.log. Prints executions and
+# coverage per target; exits non-zero when any target failed.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+fuzz_dir=tests/fuzz
+
+if [ $# -lt 2 ]; then
+  echo "usage: $0 BUILD_DIR SECONDS [TARGET...]" >&2
+  exit 2
+fi
+build_dir=$1
+seconds=$2
+shift 2
+all_targets=(scene_import_fuzzer state_snapshot_fuzzer create_fuzzer step_fuzzer reset_fuzzer
+             get_state_fuzzer set_state_fuzzer destroy_fuzzer stream_states_fuzzer
+             step_stream_fuzzer info_list_fuzzer)
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")
+
+# Sanitizer settings: every report is fatal; known leaks (lsan.supp) are suppressed.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-}${UBSAN_OPTIONS:+:}print_stacktrace=1:halt_on_error=1"
+export LSAN_OPTIONS="${LSAN_OPTIONS:-}${LSAN_OPTIONS:+:}suppressions=$PWD/$fuzz_dir/lsan.supp:print_suppressions=0"
+
+failed=()
+summary=()
+for target in "${targets[@]}"; do
+  binary=$build_dir/bin/$target
+  if [ ! -x "$binary" ]; then
+    echo "fuzz: $binary is not built (make fuzz builds it)" >&2
+    failed+=("$target")
+    continue
+  fi
+  corpus=$build_dir/corpus/$target
+  artifacts=$build_dir/artifacts/$target
+  log=$build_dir/logs/$target.log
+  mkdir -p "$corpus" "$artifacts" "$build_dir/logs"
+  cp -n "$fuzz_dir/corpus/$target"/* "$corpus"/ 2>/dev/null || true
+  args=(-rss_limit_mb=2048 -timeout=25 -print_final_stats=1 -artifact_prefix="$artifacts/")
+  [ -f "$fuzz_dir/$target.dict" ] && args+=(-dict="$fuzz_dir/$target.dict")
+  if [ "$seconds" -gt 0 ]; then
+    args+=(-max_total_time="$seconds")
+  else
+    args+=(-runs=0)
+  fi
+  dirs=("$corpus")
+  [ -d "$fuzz_dir/regressions/$target" ] && dirs+=("$fuzz_dir/regressions/$target")
+  echo "== $target: ${seconds}s on $corpus ($(ls "$corpus" | wc -l) inputs)"
+  before=$(ls "$artifacts" | wc -l)
+  "$binary" "${args[@]}" "${dirs[@]}" > "$log" 2>&1
+  status=$?
+  done_line=$(grep -E '^#[0-9]+[[:space:]]+[A-Z]+[[:space:]]+cov:' "$log" | tail -1 | sed -E 's/^#[0-9]+[[:space:]]+//')
+  runs=$(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}')
+  speed=$(grep -E '^stat::average_exec_per_sec' "$log" | awk '{print $2}')
+  line=$(printf '%-22s %s executions (%s/s) %s' "$target" "${runs:-?}" "${speed:-?}" "$done_line")
+  if [ $status -ne 0 ]; then
+    failed+=("$target")
+    line="$line  FAILED (exit $status)"
+    echo "fuzz: $target failed; the end of $log:" >&2
+    tail -n 60 "$log" >&2
+    if [ "$(ls "$artifacts" | wc -l)" -gt "$before" ]; then
+      echo "fuzz: reproducer(s) in $artifacts/: $(ls -t "$artifacts" | head -n 3 | tr '\n' ' ')" >&2
+      echo "fuzz: replay with $binary ${artifacts}/<file>" >&2
+    fi
+  fi
+  echo "$line"
+  summary+=("$line")
+done
+
+echo
+echo "fuzz summary ($seconds s per target; logs in $build_dir/logs/):"
+printf '  %s\n' "${summary[@]}"
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "fuzz: FAILED: ${failed[*]} (artifacts in $build_dir/artifacts/)" >&2
+  exit 1
+fi
+echo "fuzz: all ${#targets[@]} targets passed"
