@@ -371,10 +371,4 @@ void CommitReset(Instance& instance, PreparedReset&& prepared) {
   instance.published_time = d.time;
 }
 
-void ResetInstance(Instance& instance, double noise) {
-  PreparedReset prepared;
-  PrepareReset(*instance.model, instance.rng, noise, &prepared);
-  CommitReset(instance, std::move(prepared));
-}
-
 }  // namespace alsim::server

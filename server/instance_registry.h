@@ -175,15 +175,13 @@ struct PreparedReset {
   std::mt19937_64 rng;
 };
 
-// Computes what ResetInstance would leave in an instance of `m` whose generator is `rng`, without
-// changing the instance; false when the noise leaves a position or velocity that is not finite.
+// Computes the reset of an instance of `m` whose generator is `rng`, without changing the
+// instance: the model's initial state (time 0, qpos0, zero velocity and controls, no warm start),
+// then, with noise > 0, uniform [-noise, noise] added to hinge and slide positions and to every
+// velocity, drawn from the generator in dof order. False when the noise leaves a position or
+// velocity that is not finite.
 bool PrepareReset(const Model& m, const std::mt19937_64& rng, double noise, PreparedReset* out);
 // Applies a PrepareReset result.
 void CommitReset(Instance& instance, PreparedReset&& prepared);
-
-// Resets the instance to the model's initial state: time 0, qpos0, zero velocity and controls,
-// no warm start; then, with noise > 0, adds uniform [-noise, noise] to hinge and slide positions
-// and to every velocity, drawn from the instance's generator in dof order.
-void ResetInstance(Instance& instance, double noise);
 
 }  // namespace alsim::server

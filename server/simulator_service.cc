@@ -411,14 +411,10 @@ grpc::Status SimulatorService::RunStep(const std::string& tenant,
         }
         const std::size_t reply_bytes = EstimateObservationBytes(model, batch, observations) +
                                         static_cast<std::size_t>(batch) * 96;
-        if (reply_bytes > limits_.max_message_bytes) {
-          return {grpc::StatusCode::RESOURCE_EXHAUSTED,
-                  "the reply would be about " + std::to_string(reply_bytes) +
-                      " bytes, above the server's message limit of " +
-                      std::to_string(limits_.max_message_bytes) +
-                      " (--max-message-bytes); ask for fewer observations or instances; nothing "
-                      "was stepped"};
-        }
+        grpc::Status fits =
+            CheckMessageSize("reply", reply_bytes, limits_.max_message_bytes,
+                             "ask for fewer observations or instances; nothing was stepped");
+        if (!fits.ok()) return fits;
         std::vector<double> actions;
         const bool has_actions = request.actions().dtype() != alsim::v1::DTYPE_UNSPECIFIED;
         if (has_actions) {
@@ -518,13 +514,9 @@ grpc::ServerUnaryReactor* SimulatorService::Reset(grpc::CallbackServerContext* c
           }
           const std::size_t reply_bytes = EstimateObservationBytes(
               *instances.front()->model, static_cast<int>(instances.size()), observations);
-          if (reply_bytes > limits_.max_message_bytes) {
-            return {grpc::StatusCode::RESOURCE_EXHAUSTED,
-                    "the reply would be about " + std::to_string(reply_bytes) +
-                        " bytes, above the server's message limit of " +
-                        std::to_string(limits_.max_message_bytes) +
-                        " (--max-message-bytes); nothing was reset"};
-          }
+          grpc::Status fits = CheckMessageSize("reply", reply_bytes, limits_.max_message_bytes,
+                                               "nothing was reset");
+          if (!fits.ok()) return fits;
           // Every instance's reset is computed before any is applied: all or nothing.
           std::vector<PreparedReset> prepared(instances.size());
           for (std::size_t k = 0; k < instances.size(); ++k) {

@@ -166,12 +166,9 @@ grpc::ServerWriteReactor<alsim::v1::StateFrame>* StatePump::Open(
     // A frame the transport could not send would end the stream later; refuse it now.
     std::size_t frame_bytes = 0;
     for (const auto& model : models) frame_bytes += EstimateObservationBytes(*model, 1, kinds) + 8;
-    if (status.ok() && frame_bytes > max_message_bytes_) {
-      status = {grpc::StatusCode::RESOURCE_EXHAUSTED,
-                "a frame would be about " + std::to_string(frame_bytes) +
-                    " bytes, above the server's message limit of " +
-                    std::to_string(max_message_bytes_) +
-                    " (--max-message-bytes); ask for fewer observations or instances"};
+    if (status.ok()) {
+      status = CheckMessageSize("frame", frame_bytes, max_message_bytes_,
+                                "ask for fewer observations or instances");
     }
   }
   const auto period =

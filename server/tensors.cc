@@ -165,6 +165,15 @@ std::size_t EstimateObservationBytes(const Model& m, int batch,
   return per_instance * static_cast<std::size_t>(batch) + 64 * kinds.size();
 }
 
+grpc::Status CheckMessageSize(const char* what, std::size_t bytes, std::size_t limit,
+                              const std::string& consequence) {
+  if (bytes <= limit) return grpc::Status::OK;
+  return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+          std::string("the ") + what + " would be about " + std::to_string(bytes) +
+              " bytes, above the server's message limit of " + std::to_string(limit) +
+              " (--max-message-bytes); " + consequence};
+}
+
 void PackObservations(const std::vector<Instance*>& instances,
                       const std::vector<Observation>& kinds,
                       google::protobuf::Map<std::string, Tensor>* out) {

@@ -32,6 +32,11 @@ grpc::Status ParseObservations(const google::protobuf::RepeatedField<int>& reque
 std::size_t EstimateObservationBytes(const Model& m, int batch,
                                      const std::vector<alsim::v1::Observation>& kinds);
 
+// RESOURCE_EXHAUSTED when a `what` ("reply", "frame") of about `bytes` exceeds the server's message
+// limit (--max-message-bytes); `consequence` ends the message (what to do, what did not happen).
+grpc::Status CheckMessageSize(const char* what, std::size_t bytes, std::size_t limit,
+                              const std::string& consequence);
+
 // Writes the requested observations of `instances` (all of one model) as [K, ...] tensors.
 // Body poses need the kinematics at the current qpos: they are recomputed here (derived data
 // only; the state is untouched).

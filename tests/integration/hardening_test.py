@@ -77,6 +77,12 @@ class ServerCase(unittest.TestCase):
             except grpc.RpcError:
                 pass
         log_written = os.path.exists(os.path.join(self.workdir.name, "MUJOCO_LOG.TXT"))
+        self.stop_server()
+        self.assertTrue(alive, "the server process died")
+        self.assertTrue(serving, "the server no longer answers ServerInfo")
+        self.assertFalse(log_written, "client input made MuJoCo write MUJOCO_LOG.TXT")
+
+    def stop_server(self):
         self.channel.close()
         if self.process.poll() is None:
             self.process.kill()
@@ -84,9 +90,6 @@ class ServerCase(unittest.TestCase):
         self.process.stdout.close()
         self.process.stderr.close()
         self.workdir.cleanup()
-        self.assertTrue(alive, "the server process died")
-        self.assertTrue(serving, "the server no longer answers ServerInfo")
-        self.assertFalse(log_written, "client input made MuJoCo write MUJOCO_LOG.TXT")
 
     def create(self, scene, count=1, timeout=30, **solver):
         return self.stub.Create(alsim_pb2.CreateRequest(
@@ -261,13 +264,7 @@ class ShutdownTest(ServerCase):
     ARGS = ("--shutdown-grace", "1", "--max-call-seconds", "0", "--threads", "2")
 
     def tearDown(self):  # the server is meant to be gone here
-        self.channel.close()
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait()
-        self.process.stdout.close()
-        self.process.stderr.close()
-        self.workdir.cleanup()
+        self.stop_server()
 
     def test_sigterm_ends_the_server_within_the_grace_whatever_clients_asked(self):
         slow = list(self.create(alsim_pb2.SceneSource(builtin="humanoid100"), count=2,
