@@ -20,9 +20,9 @@
 #include "engine/collision/collision.h"
 #include "engine/collision/collision_filter.h"
 #include "engine/collision/narrowphase.h"
+#include "engine/data/data.h"
 #include "engine/dynamics/kinematics.h"
 #include "engine/model/model_import.h"
-#include "engine/sim/data.h"
 #include "engine/sim/step.h"
 
 namespace {

@@ -16,14 +16,14 @@
 #include <vector>
 
 #include "bench/ratio_reporter.h"
+#include "engine/data/data.h"
 #include "engine/dynamics/bias_forces.h"
 #include "engine/dynamics/kinematics.h"
 #include "engine/dynamics/mass_matrix.h"
-#include "engine/dynamics/tree_ldl.h"
 #include "engine/dynamics/velocity.h"
+#include "engine/linalg/tree_ldl.h"
 #include "engine/math/spatial.h"
 #include "engine/model/model_import.h"
-#include "engine/sim/data.h"
 
 namespace {
 

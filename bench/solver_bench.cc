@@ -80,7 +80,7 @@ SolveSample MeasureSolverInArena(const Model& model, SolverType type, int window
   options.solver.type = type;
   options.solver.max_iterations = 100;
   options.solver.tolerance = 0;
-  options.solver.anderson_memory = 0;
+  options.solver.subadmm.anderson_memory = 0;
   options.solver.compute_residual = false;
   SolveSample sample;
   if (Step(model, d, options) != StepStatus::kOk) return sample;  // warm-up: creates the solver
@@ -222,10 +222,10 @@ double IndependentPairStepsPerSecond(const Model& model, int steps) {
 // defaults).
 StepOptions PaperSettings() {
   StepOptions options;
-  options.solver.relaxation = 1.0;
-  options.solver.penalty_scaling = PenaltyScaling::kPseudoDensity;
+  options.solver.admm.relaxation = 1.0;
+  options.solver.admm.penalty_scaling = PenaltyScaling::kPseudoDensity;
   options.solver.tolerance = 1e-8;
-  options.solver.anderson_memory = 0;
+  options.solver.subadmm.anderson_memory = 0;
   return options;
 }
 

@@ -126,7 +126,7 @@ std::string RestoreInstances(SimulatorService& service, const std::string& state
       continue;
     }
     instance->data = std::make_unique<Data>(*loaded.model);
-    instance->data->solver = MakeConstraintSolver(instance->options.solver.type, *loaded.model);
+    EnsureSolver(*loaded.model, *instance->data, instance->options.solver.type);
     std::string error;
     if (!saved.diverged() &&
         !RestoreStateSnapshot(*loaded.model, saved.state(), *instance->data, &error)) {

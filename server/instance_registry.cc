@@ -10,6 +10,7 @@
 #include <oneapi/tbb/info.h>
 
 #include "engine/dynamics/kinematics.h"
+#include "engine/sim/reset.h"
 #include "engine/solver/solver.h"
 
 namespace alsim::server {
@@ -128,7 +129,7 @@ grpc::Status InstanceRegistry::Create(const CreateSpec& spec,
       instance->scene = spec.scene.name;
       instance->options = spec.options;
       instance->data = std::make_unique<Data>(*spec.scene.model);
-      instance->data->solver = MakeConstraintSolver(spec.options.solver.type, *spec.scene.model);
+      EnsureSolver(*spec.scene.model, *instance->data, spec.options.solver.type);
       instance->rng.seed(spec.seed + k);
       Kinematics(*spec.scene.model, *instance->data);
       created.push_back(std::move(instance));
@@ -341,29 +342,12 @@ std::size_t InstanceRegistry::size() {
 bool PrepareReset(const Model& m, const std::mt19937_64& rng, double noise, PreparedReset* out) {
   out->rng = rng;
   out->data = std::make_unique<Data>(m);
-  Data& d = *out->data;
-  if (noise > 0) {
-    std::uniform_real_distribution<double> uniform(-noise, noise);
-    for (int j = 0; j < m.njnt; ++j) {
-      if (m.jnt_type[j] == JointType::kHinge || m.jnt_type[j] == JointType::kSlide) {
-        d.qpos[m.jnt_qpos_adr[j]] += uniform(out->rng);
-      }
-    }
-    for (int i = 0; i < m.nv; ++i) d.qvel[i] += uniform(out->rng);
-  }
-  Kinematics(m, d);
-  for (const double v : d.qpos) {
-    if (!std::isfinite(v)) return false;
-  }
-  for (const double v : d.qvel) {
-    if (!std::isfinite(v)) return false;
-  }
-  return true;
+  return ApplyResetNoise(m, noise, out->rng, out->data.get());
 }
 
 void CommitReset(Instance& instance, PreparedReset&& prepared) {
   Data& d = *instance.data;
-  std::unique_ptr<ConstraintSolver> solver = std::move(d.solver);
+  SolverHandle solver = std::move(d.solver);
   d = std::move(*prepared.data);
   d.solver = std::move(solver);  // stateless between steps; keeps its allocations
   instance.rng = prepared.rng;

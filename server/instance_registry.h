@@ -22,8 +22,8 @@
 #include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/task_arena.h>
 
+#include "engine/data/data.h"
 #include "engine/model/model.h"
-#include "engine/sim/data.h"
 #include "engine/sim/step.h"
 #include "server/memory_budget.h"
 #include "server/scene_catalog.h"
@@ -176,10 +176,9 @@ struct PreparedReset {
 };
 
 // Computes the reset of an instance of `m` whose generator is `rng`, without changing the
-// instance: the model's initial state (time 0, qpos0, zero velocity and controls, no warm start),
-// then, with noise > 0, uniform [-noise, noise] added to hinge and slide positions and to every
-// velocity, drawn from the generator in dof order. False when the noise leaves a position or
-// velocity that is not finite.
+// instance: a fresh Data with the engine's reset noise (ApplyResetNoise, engine/sim/reset.h) drawn
+// from a copy of the generator. False when the noise leaves a position or velocity that is not
+// finite.
 bool PrepareReset(const Model& m, const std::mt19937_64& rng, double noise, PreparedReset* out);
 // Applies a PrepareReset result.
 void CommitReset(Instance& instance, PreparedReset&& prepared);

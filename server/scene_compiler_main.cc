@@ -16,8 +16,8 @@
 #include <new>
 #include <string>
 
+#include "engine/data/data.h"
 #include "engine/model/model_import.h"
-#include "engine/sim/data.h"
 #include "engine/solver/solver.h"
 #include "server/sandbox.h"
 #include "server/scene_compiler_protocol.h"
@@ -107,7 +107,7 @@ void Compile(const alsim::server::SceneCompileRequest& request) {
   const std::uint64_t before_instance = HeapInUse();
   {
     alsim::Data data(*imported.model);
-    data.solver = alsim::MakeConstraintSolver(alsim::SolverType::kSubAdmm, *imported.model);
+    alsim::EnsureSolver(*imported.model, data, alsim::SolverType::kSubAdmm);
     reply.instance_bytes = HeapInUse() - before_instance;
   }
   reply.model_bytes = before_instance - before_model;

@@ -17,6 +17,7 @@
 #include "engine/core/parallel.h"
 #include "engine/sim/state_snapshot.h"
 #include "engine/solver/solver.h"
+#include "engine/solver/solver_option_table.h"
 #include "server/build_info.h"
 #include "server/metrics.h"
 #include "server/step_stream.h"
@@ -31,70 +32,51 @@ std::vector<std::uint64_t> Ids(const alsim::v1::InstanceSelection& selection) {
   return {selection.instance_ids().begin(), selection.instance_ids().end()};
 }
 
-// An optional UInt32Value field: unset leaves *out (the engine's default); a value in [lower,
-// upper] (upper at most INT_MAX) is copied in; anything else is INVALID_ARGUMENT with `message`.
-grpc::Status TakeBoundedOption(bool has, const google::protobuf::UInt32Value& field,
-                               std::uint32_t lower, std::uint32_t upper, const std::string& message,
-                               int* out) {
-  if (!has) return grpc::Status::OK;
-  if (field.value() < lower || field.value() > upper) {
-    return {grpc::StatusCode::INVALID_ARGUMENT, message};
-  }
-  *out = static_cast<int>(field.value());
-  return grpc::Status::OK;
+// A double as text that parses back to it exactly ("nan" and "inf" too, which the table refuses).
+std::string ExactText(double x) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.17g", x);
+  return text;
 }
 
 }  // namespace
 
 grpc::Status SolverOptionsOf(const alsim::v1::SolverConfig& config, StepOptions* options) {
-  if (!config.solver().empty()) {
-    SolverType type;
-    if (!ParseSolverName(config.solver().c_str(), &type)) {
-      return {grpc::StatusCode::INVALID_ARGUMENT,
-              "unknown solver '" + config.solver() + "' (subadmm, pgs, admm-nosub or admm-nobody)"};
+  // Every field goes through the option table (engine/solver/solver_option_table.h), which
+  // parses, range-checks and words the error; the typed fields first, then `parameters` in key
+  // order (a map's order is unspecified), so that the first error is always the same.
+  SolverOptions solver = options->solver;
+  std::string error;
+  auto set = [&](const std::string& name, const std::string& text) {
+    if (!error.empty()) return;
+    const SolverOptionSpec* spec = FindSolverOption(name);
+    if (spec == nullptr || name != spec->name) {
+      error = "unknown solver parameter '" + name + "'";
+      return;
     }
-    options->solver.type = type;
+    error = SetSolverOption(*spec, text, &solver);
+  };
+  if (!config.solver().empty()) set("solver", config.solver());
+  if (config.max_iterations() > 0) set("max_iterations", std::to_string(config.max_iterations()));
+  if (config.tolerance() != 0) set("tolerance", ExactText(config.tolerance()));
+  set("time_budget_us", ExactText(config.time_budget_us()));
+  if (config.relaxation() != 0) set("relaxation", ExactText(config.relaxation()));
+  if (!config.penalty_scaling().empty()) set("penalty_scaling", config.penalty_scaling());
+  if (config.has_anderson_memory()) {
+    set("anderson_memory", std::to_string(config.anderson_memory().value()));
   }
-  if (config.max_iterations() > 0) options->solver.max_iterations = config.max_iterations();
-  if (!(config.tolerance() >= 0) || !std::isfinite(config.tolerance())) {
-    return {grpc::StatusCode::INVALID_ARGUMENT, "solver tolerance must be finite and >= 0"};
+  if (config.has_delassus_refresh_steps()) {
+    set("delassus_refresh_steps", std::to_string(config.delassus_refresh_steps().value()));
   }
-  if (config.tolerance() > 0) options->solver.tolerance = config.tolerance();
-  if (!(config.time_budget_us() >= 0) || !std::isfinite(config.time_budget_us())) {
-    return {grpc::StatusCode::INVALID_ARGUMENT, "solver time_budget_us must be finite and >= 0"};
+  if (config.has_response_after_iterations()) {
+    set("response_after_iterations", std::to_string(config.response_after_iterations().value()));
   }
-  options->solver.time_budget_us = config.time_budget_us();
-  if (config.relaxation() != 0) {
-    if (!(config.relaxation() > 0 && config.relaxation() < 2)) {
-      return {grpc::StatusCode::INVALID_ARGUMENT, "solver relaxation must be in (0, 2)"};
-    }
-    options->solver.relaxation = config.relaxation();
-  }
-  constexpr std::uint32_t kIntMax = std::numeric_limits<int>::max();
-  grpc::Status status =
-      TakeBoundedOption(config.has_anderson_memory(), config.anderson_memory(), 0, 8,
-                        "solver anderson_memory must be 0 to 8", &options->solver.anderson_memory);
-  if (status.ok()) {
-    status = TakeBoundedOption(
-        config.has_delassus_refresh_steps(), config.delassus_refresh_steps(), 1, kIntMax,
-        "solver delassus_refresh_steps must be at least 1 (1 computes every trace every step)",
-        &options->solver.delassus_refresh_steps);
-  }
-  if (status.ok()) {
-    status = TakeBoundedOption(config.has_response_after_iterations(),
-                               config.response_after_iterations(), 0, kIntMax,
-                               "solver response_after_iterations must be at most " +
-                                   std::to_string(kIntMax) + " (0 for never)",
-                               &options->solver.response_after_iterations);
-  }
-  if (!status.ok()) return status;
-  if (!config.penalty_scaling().empty() &&
-      !ParsePenaltyScalingName(config.penalty_scaling().c_str(),
-                               &options->solver.penalty_scaling)) {
-    return {
-        grpc::StatusCode::INVALID_ARGUMENT,
-        "unknown penalty_scaling '" + config.penalty_scaling() + "' (delassus or pseudo-density)"};
-  }
+  std::vector<std::pair<std::string, std::string>> parameters(config.parameters().begin(),
+                                                              config.parameters().end());
+  std::sort(parameters.begin(), parameters.end());
+  for (const auto& [name, text] : parameters) set(name, text);
+  if (!error.empty()) return {grpc::StatusCode::INVALID_ARGUMENT, error};
+  options->solver = solver;
   return grpc::Status::OK;
 }
 
@@ -106,19 +88,12 @@ grpc::ServerUnaryReactor* Refuse(grpc::CallbackServerContext* context, const grp
 }
 
 alsim::v1::SolverConfig SolverConfigOf(const StepOptions& options) {
-  const SolverOptions& solver = options.solver;
+  // Every option of the table, by name, in `parameters` (the typed fields stay unset: they are a
+  // subset and SolverOptionsOf reads both).
   alsim::v1::SolverConfig config;
-  config.set_solver(SolverName(solver.type));
-  config.set_max_iterations(static_cast<std::uint32_t>(solver.max_iterations));
-  config.set_tolerance(solver.tolerance);
-  config.set_time_budget_us(solver.time_budget_us);
-  config.set_relaxation(solver.relaxation);
-  config.set_penalty_scaling(PenaltyScalingName(solver.penalty_scaling));
-  config.mutable_anderson_memory()->set_value(static_cast<std::uint32_t>(solver.anderson_memory));
-  config.mutable_delassus_refresh_steps()->set_value(
-      static_cast<std::uint32_t>(solver.delassus_refresh_steps));
-  config.mutable_response_after_iterations()->set_value(
-      static_cast<std::uint32_t>(solver.response_after_iterations));
+  for (const SolverOptionSpec& spec : SolverOptionTable()) {
+    (*config.mutable_parameters())[spec.name] = SolverOptionValue(spec, options.solver);
+  }
   return config;
 }
 

@@ -1,4 +1,5 @@
 #include "client/cli/remote_common.h"
+#include "engine/solver/solver_option_table.h"
 
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -116,17 +117,11 @@ alsim::v1::InstanceSelection SelectionFlags::ToProto() const {
 }
 
 bool ParseSolverFlag(FlagParser& parser, alsim::v1::SolverConfig* solver) {
-  if (parser.Is("--solver")) {
-    solver->set_solver(parser.Value());  // the server names the solvers it knows when refusing
-  } else if (parser.Is("--iterations")) {
-    solver->set_max_iterations(static_cast<std::uint32_t>(parser.UnsignedValue(1, UINT32_MAX)));
-  } else if (parser.Is("--tolerance")) {
-    solver->set_tolerance(parser.NumberValue(0, HUGE_VAL));
-  } else if (parser.Is("--budget-us")) {
-    solver->set_time_budget_us(parser.NumberValue(0, HUGE_VAL));
-  } else {
-    return false;
-  }
+  const SolverOptionSpec* spec = parser.IsFlag() ? FindSolverOption(parser.arg()) : nullptr;
+  if (spec == nullptr || parser.arg() != spec->flag) return false;
+  // The server checks the value against its own table (it may be newer than this client's) and
+  // names the range when refusing.
+  (*solver->mutable_parameters())[spec->name] = parser.Value();
   return true;
 }
 

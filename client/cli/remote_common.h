@@ -59,7 +59,8 @@ struct SelectionFlags {
   alsim::v1::InstanceSelection ToProto() const;
 };
 
-// The solver flags shared by create and bench: --solver, --iterations, --tolerance, --budget-us.
+// The solver flags shared by create and bench: every flag of `alsim run`'s option table
+// (engine/solver/solver_option_table.h), sent by name in SolverConfig.parameters.
 // Takes the current argument when it is one of them; false otherwise.
 bool ParseSolverFlag(FlagParser& parser, alsim::v1::SolverConfig* solver);
 

@@ -19,14 +19,9 @@ const std::vector<std::pair<std::string, std::string>>& Usages() {
                          for meshes, height fields and skins and texturedir for textures)
     --count K            instances to create [default 1]
     --seed S             instance k draws its reset noise from seed S + k [default 0]
-    --solver NAME        subadmm, pgs, admm-nosub or admm-nobody [default: the server's,
-                         subadmm]
-    --iterations N       most solver iterations per island and step [default: the
-                         server's, 100]
-    --tolerance X        an island stops once its residual is below X [default: the
-                         server's, 1e-6]
-    --budget-us U        wall-time budget of each step's solve in microseconds
-                         [default 0: none]
+    --solver NAME, --iterations N, --tolerance X, --budget-us U, --relaxation A, ...
+                         every solver flag of 'alsim run --help', with its range and
+                         default (the server's defaults are the engine's)
     --json               print one JSON object: group_id, instance_ids, scene, nq, nv,
                          nu, timestep, action_names, warnings
 )"},
@@ -82,8 +77,8 @@ const std::vector<std::pair<std::string, std::string>>& Usages() {
     --batch              one Step call for all K instances per step (the default)
     --no-batch           K Step calls per step, one instance each, one after another
     --seed S             seed of the instances and of the controls [default 0]
-    --solver NAME, --iterations N, --tolerance X, --budget-us U
-                         as for create
+    --solver NAME, --iterations N, ...
+                         every solver flag, as for create
     --json               print one JSON object: scene, instances, steps, substeps,
                          batch, calls, nq, nv, nu, create_seconds, wall_seconds,
                          server_step_seconds, instance_steps_per_second,

@@ -15,11 +15,12 @@
 #include "client/cli/json_writer.h"
 #include "client/cli/progress_bar.h"
 #include "engine/core/parallel.h"
+#include "engine/data/data.h"
 #include "engine/model/model_import.h"
-#include "engine/sim/data.h"
 #include "engine/sim/state_hash.h"
 #include "engine/sim/step.h"
 #include "engine/solver/solver.h"
+#include "engine/solver/solver_option_table.h"
 #include "engine/solver/solver_options.h"
 
 namespace alsim::cli {
@@ -80,29 +81,18 @@ bool ParseIntegerIn(const std::string& text, long long lower, long long upper, i
   return true;
 }
 
-// Upper bound of the iteration and step counts the solver options take (within int).
-constexpr long long kMaxCount = 1000000000;
-
-bool ParseNumber(const std::string& text, double* value) {
-  if (text.empty()) return false;
-  char* end = nullptr;
-  *value = std::strtod(text.c_str(), &end);
-  return *end == '\0' && std::isfinite(*value);
-}
-
 // Fills `options` from the arguments after "run"; returns an error message, empty on success.
+// The solver's flags are the option table's (engine/solver/solver_option_table.h).
 std::string ParseRunArgs(const std::vector<std::string>& args, RunOptions* options) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
-    const bool takes_value = arg == "--steps" || arg == "--solver" || arg == "--threads" ||
-                             arg == "--iterations" || arg == "--tolerance" ||
-                             arg == "--budget-us" || arg == "--relaxation" ||
-                             arg == "--penalty-scaling" || arg == "--anderson" ||
-                             arg == "--delassus-refresh" || arg == "--response-after";
+    const SolverOptionSpec* solver_option =
+        arg.size() > 2 && arg[0] == '-' ? FindSolverOption(arg) : nullptr;
+    if (solver_option != nullptr && solver_option->flag != arg) solver_option = nullptr;
+    const bool takes_value = arg == "--steps" || arg == "--threads" || solver_option != nullptr;
     if (takes_value && i + 1 >= args.size()) return arg + " needs a value";
     const std::string value = takes_value ? args[++i] : "";
     long long integer = 0;
-    double number = 0;
     if (arg == "--help" || arg == "-h") {
       options->help = true;
     } else if (arg == "--json") {
@@ -117,44 +107,10 @@ std::string ParseRunArgs(const std::vector<std::string>& args, RunOptions* optio
         return "--threads '" + value + "' is not an integer from 1 to " +
                std::to_string(kMaxThreads);
       }
-    } else if (arg == "--iterations") {
-      if (!ParseIntegerIn(value, 1, kMaxCount, &options->solver.max_iterations)) {
-        return "--iterations '" + value + "' is not a positive integer";
-      }
-    } else if (arg == "--tolerance") {
-      if (!ParseNumber(value, &number) || number < 0) {
-        return "--tolerance '" + value + "' is not a non-negative number";
-      }
-      options->solver.tolerance = number;
-    } else if (arg == "--budget-us") {
-      if (!ParseNumber(value, &number) || number < 0) {
-        return "--budget-us '" + value + "' is not a non-negative number of microseconds";
-      }
-      options->solver.time_budget_us = number;
-    } else if (arg == "--relaxation") {
-      if (!ParseNumber(value, &number) || number <= 0 || number >= 2) {
-        return "--relaxation '" + value + "' is not a number in (0, 2)";
-      }
-      options->solver.relaxation = number;
-    } else if (arg == "--anderson") {
-      if (!ParseIntegerIn(value, 0, 8, &options->solver.anderson_memory)) {
-        return "--anderson '" + value + "' is not an integer from 0 to 8";
-      }
-    } else if (arg == "--delassus-refresh") {
-      if (!ParseIntegerIn(value, 1, kMaxCount, &options->solver.delassus_refresh_steps)) {
-        return "--delassus-refresh '" + value + "' is not a positive integer";
-      }
-    } else if (arg == "--response-after") {
-      if (!ParseIntegerIn(value, 0, kMaxCount, &options->solver.response_after_iterations)) {
-        return "--response-after '" + value + "' is not a non-negative integer";
-      }
-    } else if (arg == "--penalty-scaling") {
-      if (!ParsePenaltyScalingName(value.c_str(), &options->solver.penalty_scaling)) {
-        return "--penalty-scaling '" + value + "' is not one of delassus, pseudo-density";
-      }
-    } else if (arg == "--solver") {
-      if (!ParseSolverName(value.c_str(), &options->solver.type)) {
-        return "--solver '" + value + "' is not one of subadmm, pgs, admm-nosub, admm-nobody";
+    } else if (solver_option != nullptr) {
+      if (std::string error = SetSolverOption(*solver_option, value, &options->solver);
+          !error.empty()) {
+        return arg + ": " + error;
       }
     } else if (arg.size() > 1 && arg[0] == '-') {
       return "unknown option '" + arg + "'";
@@ -209,14 +165,24 @@ void PrintJson(const RunOptions& options, const Model& m, const Data& d,
   json.Int("nq", m.nq);
   json.Int("subsystems", m.nsubsystem);
   json.Double("timestep", m.timestep);
-  json.Int("max_iterations", options.solver.max_iterations);
-  json.Double("tolerance", options.solver.tolerance);
-  json.Double("time_budget_us", options.solver.time_budget_us);
-  json.Double("relaxation", options.solver.relaxation);
-  json.String("penalty_scaling", PenaltyScalingName(options.solver.penalty_scaling));
-  json.Int("anderson_memory", options.solver.anderson_memory);
-  json.Int("delassus_refresh_steps", options.solver.delassus_refresh_steps);
-  json.Int("response_after_iterations", options.solver.response_after_iterations);
+  for (const SolverOptionSpec& spec : SolverOptionTable()) {
+    if (std::string_view(spec.name) == "solver") continue;  // written above
+    const std::string value = SolverOptionValue(spec, options.solver);
+    switch (spec.kind) {
+      case SolverOptionKind::kInteger:
+        json.Int(spec.name, std::strtoll(value.c_str(), nullptr, 10));
+        break;
+      case SolverOptionKind::kNumber:
+        json.Double(spec.name, std::strtod(value.c_str(), nullptr));
+        break;
+      case SolverOptionKind::kBoolean:
+        json.Bool(spec.name, value == "on");
+        break;
+      case SolverOptionKind::kChoice:
+        json.String(spec.name, value);
+        break;
+    }
+  }
   json.Double("mean_contacts", stats.Mean(stats.sum_contacts));
   json.Double("mean_warm_started_contacts", stats.Mean(stats.sum_warm_started_contacts));
   json.Double("mean_islands", stats.Mean(stats.sum_islands));
@@ -251,12 +217,16 @@ void PrintSummary(const RunOptions& options, const Model& m, const Data& d,
   } else {
     std::printf("no time budget; %d threads\n", options.threads);
   }
-  if (options.solver.type != SolverType::kPgs) {
-    std::printf("admm      relaxation %g, %s penalties, Anderson memory %d%s\n",
-                options.solver.relaxation, PenaltyScalingName(options.solver.penalty_scaling),
-                options.solver.anderson_memory,
-                options.solver.type == SolverType::kSubAdmm ? "" : " (SubADMM only)");
+  // The solver's own options (the table's rows that name it).
+  std::string own;
+  const std::string name = SolverName(options.solver.type);
+  for (const SolverOptionSpec& spec : SolverOptionTable()) {
+    const std::string readers = std::string(", ") + spec.solvers + ",";
+    if (readers.find(", " + name + ",") == std::string::npos) continue;
+    own += (own.empty() ? "" : ", ") + std::string(spec.name) + " " +
+           SolverOptionValue(spec, options.solver);
   }
+  if (!own.empty()) std::printf("%-9s %s\n", name.c_str(), own.c_str());
   std::printf("stepped   %lld steps (%g s simulated) in %.3f s: %.0f steps/s, %.2fx real time\n",
               stats.steps, simulated, stats.wall_seconds, stats.StepsPerSecond(),
               stats.wall_seconds > 0 ? simulated / stats.wall_seconds : 0.0);
@@ -271,45 +241,64 @@ void PrintSummary(const RunOptions& options, const Model& m, const Data& d,
               FormatStateHash(StateHash(m, d)).c_str());
 }
 
+// "    --flag VALUE" padded to the help's description column, then `text` wrapped to the width.
+void AppendHelpEntry(const std::string& head, const std::string& text, std::string* out) {
+  constexpr size_t kColumn = 25, kWidth = 94;
+  std::string line = head;
+  if (line.size() + 1 > kColumn) {
+    *out += line + "\n";
+    line.clear();
+  }
+  line.resize(kColumn, ' ');
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(start, end - start);
+    if (line.size() > kColumn && line.size() + 1 + word.size() > kWidth) {
+      *out += line + "\n";
+      line.assign(kColumn, ' ');
+    }
+    if (line.size() > kColumn) line += ' ';
+    line += word;
+    start = end + 1;
+  }
+  *out += line + "\n";
+}
+
 }  // namespace
 
 std::string RunUsage() {
-  const SolverOptions defaults;
-  char text[4096];  // the text below is about 2.3 KB
-  std::snprintf(
-      text, sizeof(text),
+  std::string text =
       "  run SCENE [OPTIONS]    load an MJCF or URDF scene and step it in this process (no\n"
       "                         server) with zero controls; prints a summary, or one JSON object\n"
       "                         with --json. Exits 0 when done, 1 if the simulation diverged,\n"
-      "                         2 for bad arguments, scenes or options\n"
-      "    --steps N            steps to take [default %lld]\n"
-      "    --solver NAME        contact solver: subadmm, pgs, admm-nosub or admm-nobody\n"
-      "                         [default %s]\n"
-      "    --threads T          worker threads [default: all hardware threads, %d here]\n"
-      "    --iterations N       most solver iterations per island and step [default %d]\n"
-      "    --tolerance X        an island stops once its residual is below X [default %g]\n"
-      "    --budget-us U        wall-time budget of each step's solve in microseconds, 0 for\n"
-      "                         none (results then depend on the machine) [default %g]\n"
-      "    --relaxation A       ADMM over-relaxation in (0, 2); 1 is the paper's Algorithm 2\n"
-      "                         [default %g]\n"
-      "    --anderson M         SubADMM's Anderson acceleration with M history columns, 0 for\n"
-      "                         none [default %d]\n"
-      "    --penalty-scaling S  per-constraint ADMM penalties: delassus (each constraint's\n"
-      "                         effective mass) or pseudo-density (the paper's single beta)\n"
-      "                         [default %s]\n"
-      "    --delassus-refresh N SubADMM: a constraint that persists keeps its delassus penalty's\n"
-      "                         effective mass for N steps before it is computed again; 1\n"
-      "                         computes it every step [default %d]\n"
-      "    --response-after N   SubADMM: an island still iterating after N iterations moves its\n"
-      "                         small trees to their constraint-space response (same iterates\n"
-      "                         up to rounding); 0 for never [default %d]\n"
-      "    --json               print one JSON object on stdout (keys in README.md); no\n"
-      "                         progress bar (it is shown on stderr only when that is a\n"
-      "                         terminal)\n",
-      kDefaultSteps, SolverName(defaults.type), tbb::info::default_concurrency(),
-      defaults.max_iterations, defaults.tolerance, defaults.time_budget_us, defaults.relaxation,
-      defaults.anderson_memory, PenaltyScalingName(defaults.penalty_scaling),
-      defaults.delassus_refresh_steps, defaults.response_after_iterations);
+      "                         2 for bad arguments, scenes or options\n";
+  AppendHelpEntry("    --steps N", "steps to take [default " + std::to_string(kDefaultSteps) + "]",
+                  &text);
+  AppendHelpEntry("    --threads T",
+                  "worker threads [default: all hardware threads, " +
+                      std::to_string(tbb::info::default_concurrency()) + " here]",
+                  &text);
+  // The solver options, from the table: doc, range, who reads it, default, JSON key.
+  for (const SolverOptionSpec& spec : SolverOptionTable()) {
+    // "range (0, 2)", "range 0 to 8", "at least 1", "one of a, b or c", "on or off"
+    const std::string range = SolverOptionRange(spec);
+    const bool bounded =
+        range[0] == '(' || range[0] == '[' || range.find(" to ") != std::string::npos;
+    std::string doc = std::string(spec.doc) + "; " +
+                      (spec.kind == SolverOptionKind::kChoice ? "one of "
+                       : bounded                              ? "range "
+                                                              : "") +
+                      range;
+    if (std::string_view(spec.solvers) != "all") doc += "; read by " + std::string(spec.solvers);
+    doc += " [default " + SolverOptionDefault(spec) + "] (" + spec.name + ")";
+    AppendHelpEntry("    " + std::string(spec.flag) + " " + spec.metavar, doc, &text);
+  }
+  AppendHelpEntry("    --json",
+                  "print one JSON object on stdout (keys in README.md); no progress bar (it is "
+                  "shown on stderr only when that is a terminal)",
+                  &text);
   return text;
 }
 
@@ -335,8 +324,7 @@ int RunCommand(const std::vector<std::string>& args) {
   Data data(model);
   // Creating the solver here, as Step() would on its first call, keeps its setup out of the
   // timed loop. Every SolverType has a solver; a null one would mean a type the engine lacks.
-  data.solver = MakeConstraintSolver(options.solver.type, model);
-  if (data.solver == nullptr) {
+  if (!EnsureSolver(model, data, options.solver.type)) {
     std::cerr << "alsim: run: the engine cannot create solver '" << SolverName(options.solver.type)
               << "'\n";
     return 2;

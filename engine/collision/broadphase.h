@@ -1,8 +1,8 @@
 // Broadphase: the geom pairs worth a narrowphase test this step.
 #pragma once
 
+#include "engine/data/data.h"
 #include "engine/model/model.h"
-#include "engine/sim/data.h"
 
 namespace alsim {
 

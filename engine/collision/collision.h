@@ -1,8 +1,8 @@
 // The collision stage: contact points between geoms for the contact solvers.
 #pragma once
 
+#include "engine/data/data.h"
 #include "engine/model/model.h"
-#include "engine/sim/data.h"
 
 namespace alsim {
 

@@ -10,13 +10,11 @@
 // Deterministic: the same input gives the same points in the same order. Allocates nothing.
 #pragma once
 
-#include "engine/collision/contact.h"
 #include "engine/collision/geom_shape.h"
-#include "engine/sim/data.h"
+#include "engine/data/contact.h"
+#include "engine/data/data.h"
 
 namespace alsim {
-
-inline constexpr int kMaxContactsPerPair = 8;
 
 // The pair function for the two geoms' types, called with the geoms in either order: contacts
 // come back with normals from `a` toward `b`. Returns 0 for pairs that never collide (plane-plane,

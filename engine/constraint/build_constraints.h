@@ -3,9 +3,9 @@
 // the rows and slack blocks of a ConstraintSet, with their biases e_i and warm-start impulses.
 #pragma once
 
-#include "engine/constraint/constraint_set.h"
+#include "engine/data/constraint_set.h"
+#include "engine/data/data.h"
 #include "engine/model/model.h"
-#include "engine/sim/data.h"
 
 namespace alsim {
 

@@ -1,9 +1,9 @@
 // Actuator forces through joint and slider-crank transmissions, with MuJoCo's affine force law.
 #pragma once
 
+#include "engine/data/data.h"
 #include "engine/dynamics/tree_range.h"
 #include "engine/model/model.h"
-#include "engine/sim/data.h"
 
 namespace alsim {
 

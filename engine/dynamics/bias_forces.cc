@@ -23,7 +23,7 @@ void BiasForcesOfTrees(const Model& m, Data& d, const TreeRange& trees) {
     const RigidInertia& inertia = d.cinert[b];
     d.cfrc[b] = inertia.Apply(a) + CrossForce(d.cvel[b], inertia.Apply(d.cvel[b]));
   }
-  // Top-level bodies stop the sum: each tree has its own reference point (engine/sim/data.h).
+  // Top-level bodies stop the sum: each tree has its own reference point (engine/data/data.h).
   for (int b = trees.body_end - 1; b >= trees.body_begin; --b) {
     const int parent = m.body_parent[b];
     if (parent > 0) d.cfrc[parent] += d.cfrc[b];

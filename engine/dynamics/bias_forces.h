@@ -2,9 +2,9 @@
 // acceleration (RBDA §5.3, Table 5.1, with gravity as a fictitious base acceleration, §5.3).
 #pragma once
 
+#include "engine/data/data.h"
 #include "engine/dynamics/tree_range.h"
 #include "engine/model/model.h"
-#include "engine/sim/data.h"
 
 namespace alsim {
 

@@ -2,9 +2,9 @@
 // body spatial inertias for the configuration d.qpos (RBDA §4.1 with MuJoCo's joint semantics).
 #pragma once
 
+#include "engine/data/data.h"
 #include "engine/dynamics/tree_range.h"
 #include "engine/model/model.h"
-#include "engine/sim/data.h"
 
 namespace alsim {
 

@@ -1,5 +1,9 @@
 #include "engine/dynamics/mass_matrix.h"
 
+#include <algorithm>
+
+#include "engine/linalg/tree_ldl.h"
+
 namespace alsim {
 namespace {
 
@@ -45,5 +49,12 @@ void MassMatrixOfTrees(const Model& m, Data& d, const TreeRange& trees) {
 Eigen::MatrixXd MassMatrixToDense(const Data& d) {
   return TreeSparseToDense(d.mass_layout, d.M.data());
 }
+
+void FactorMassMatrix(const Model& /*m*/, Data& d) {
+  std::copy(d.M.begin(), d.M.end(), d.qLD.begin());
+  TreeLdlFactor(d.mass_layout, d.qLD.data());
+}
+
+void SolveMassMatrix(const Data& d, double* x) { TreeLdlSolve(d.mass_layout, d.qLD.data(), x); }
 
 }  // namespace alsim

@@ -4,11 +4,11 @@
 
 #include <Eigen/Core>
 
+#include "engine/data/data.h"
 #include "engine/dynamics/tree_range.h"
-#include "engine/dynamics/tree_sparse_layout.h"
+#include "engine/linalg/tree_sparse_layout.h"
 #include "engine/math/types.h"
 #include "engine/model/model.h"
-#include "engine/sim/data.h"
 
 namespace alsim {
 
@@ -48,5 +48,11 @@ void FreeJointRows(const TreeSparseLayout& layout, const Vec6* cdof, int f,
 
 // d.M as a dense nv x nv matrix (for tests; allocates).
 Eigen::MatrixXd MassMatrixToDense(const Data& d);
+
+// d.qLD = factor of d.M (engine/linalg/tree_ldl.h); needs MassMatrix().
+void FactorMassMatrix(const Model& m, Data& d);
+
+// x (nv) = M^{-1} x with d.qLD; needs FactorMassMatrix().
+void SolveMassMatrix(const Data& d, double* x);
 
 }  // namespace alsim

@@ -1,9 +1,9 @@
 // Joint springs and dampers.
 #pragma once
 
+#include "engine/data/data.h"
 #include "engine/dynamics/tree_range.h"
 #include "engine/model/model.h"
-#include "engine/sim/data.h"
 
 namespace alsim {
 

@@ -2,9 +2,9 @@
 // forward pass of the RNEA, eqs. 5.7 and 5.14).
 #pragma once
 
+#include "engine/data/data.h"
 #include "engine/dynamics/tree_range.h"
 #include "engine/model/model.h"
-#include "engine/sim/data.h"
 
 namespace alsim {
 

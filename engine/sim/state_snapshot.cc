@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/constraint/constraint_set.h"
+#include "engine/data/constraint_set.h"
 #include "engine/sim/state_hash.h"
 #include "engine/sim/step.h"
 
@@ -289,7 +289,7 @@ bool Validate(const Model& m, const Snapshot& s, std::string* error) {
                std::to_string(s.warm.key[i].kind);
       return false;
     }
-    // The next step looks keys up by binary search (engine/constraint/constraint_set.h).
+    // The next step looks keys up by binary search (engine/data/constraint_set.h).
     if (i > 0 && ConstraintKeyLess(s.warm.key[i], s.warm.key[i - 1])) {
       *error = "state snapshot: warm_start key " + std::to_string(i) +
                " is out of order (keys must ascend by kind, then a, then b)";

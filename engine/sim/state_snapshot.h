@@ -45,8 +45,8 @@
 #include <cstdint>
 #include <string>
 
+#include "engine/data/data.h"
 #include "engine/model/model.h"
-#include "engine/sim/data.h"
 
 namespace alsim {
 

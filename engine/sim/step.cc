@@ -11,11 +11,12 @@
 #include "engine/dynamics/kinematics.h"
 #include "engine/dynamics/mass_matrix.h"
 #include "engine/dynamics/passive_forces.h"
-#include "engine/dynamics/tree_ldl.h"
+#include "engine/dynamics/theta_method.h"
 #include "engine/dynamics/velocity.h"
 #include "engine/island/islands.h"
 #include "engine/sim/integrate_positions.h"
 #include "engine/solver/solver.h"
+#include "engine/solver/solver_option_table.h"
 
 namespace alsim {
 namespace {
@@ -48,24 +49,6 @@ void ForEachTree(const Model& m, const Tree& tree) {
   }
 }
 
-// Eliminating v_{k+1} from eq. (2) with damping D implicit in v_hat gives
-//   (M + (1 - theta) h D) qacc = f,   f = actuator + passive - bias forces,
-//   v_{k+1} = v_k + h qacc,   v_hat = v_k + (1 - theta) h qacc.
-// qH holds M + (1 - theta) h D and then its tree LDL^T factor (same sparsity as M), per tree.
-void FactorStepMatrixOfTrees(const Model& m, Data& d, double theta, const TreeRange& trees) {
-  if (trees.dof_begin == trees.dof_end) return;
-  const double damping_scale = (1.0 - theta) * m.timestep;
-  const TreeSparseLayout& layout = d.mass_layout;
-  const int last = trees.dof_end - 1;
-  std::copy(d.M.begin() + layout.row_adr[trees.dof_begin],
-            d.M.begin() + layout.row_adr[last] + layout.row_nnz[last],
-            d.qH.begin() + layout.row_adr[trees.dof_begin]);
-  for (int i = trees.dof_begin; i < trees.dof_end; ++i) {
-    d.qH[layout.row_adr[i]] += damping_scale * m.dof_damping[i];
-  }
-  TreeLdlFactorRange(layout, trees.dof_begin, trees.dof_end, d.qH.data());
-}
-
 // Position- and velocity-dependent quantities of the trees at the current qpos, qvel: kinematics,
 // their geoms' poses, velocities, mass matrix, bias and passive forces, and the factor of the
 // step matrix (FactorStepMatrixOfTrees).
@@ -90,68 +73,6 @@ void ActuationOfTrees(const Model& m, Data& d, const ConstraintOptions* servos,
                       const TreeRange& trees) {
   ActuatorForcesOfTrees(m, d, trees);
   ForEachActuatorOfTrees(m, trees, [&](int a) { RemoveImplicitServoForce(m, d, servos, a); });
-}
-
-void SolveAccelerationOfTrees(Data& d, const TreeRange& trees) {
-  for (int i = trees.dof_begin; i < trees.dof_end; ++i) {
-    d.qacc[i] = d.qfrc_actuator[i] + d.qfrc_passive[i] - d.qfrc_bias[i];
-  }
-  TreeLdlSolveRange(d.mass_layout, trees.dof_begin, trees.dof_end, d.qH.data(), d.qacc.data());
-}
-
-// The forces of eq. (2) belong to the instant t_k + theta h, where the position is q_theta and the
-// velocity v_theta = v_k + theta h qacc. Velocity-dependent bias forces (Coriolis, centrifugal)
-// evaluated at v_k instead would make every theta first-order accurate; for theta > 0 one
-// predictor-corrector pass re-evaluates them at the predicted v_theta (M and its factor are
-// unchanged: they depend on q_theta only). theta = 0 stays explicit, as MuJoCo's Euler.
-void AccelerationOfTrees(const Model& m, Data& d, double theta, const TreeRange& trees) {
-  if (trees.dof_begin == trees.dof_end) return;
-  SolveAccelerationOfTrees(d, trees);
-  if (theta == 0) return;
-  const double lead = theta * m.timestep;
-  for (int i = trees.dof_begin; i < trees.dof_end; ++i) {
-    d.qvel_start[i] = d.qvel[i];
-    d.qvel[i] += lead * d.qacc[i];
-  }
-  VelocityOfTrees(m, d, trees);
-  BiasForcesOfTrees(m, d, trees);
-  std::copy(d.qvel_start.begin() + trees.dof_begin, d.qvel_start.begin() + trees.dof_end,
-            d.qvel.begin() + trees.dof_begin);
-  SolveAccelerationOfTrees(d, trees);
-}
-
-// v_free = v_k + (1 - theta) h qacc, and the solver's A = (M + (1 - theta) h D) / (1 - theta) and
-// b = A v_free of eq. (2), from qH (factored) and M: A's tree LDL^T is qH's with D divided by
-// 1 - theta. Formed before collision knows whether the step has constraints, so a step without
-// any pays for it too (a copy and a product per tree, small beside the factorization).
-void SolverProblemOfTrees(const Model& m, Data& d, double theta, const TreeRange& trees) {
-  if (trees.dof_begin == trees.dof_end) return;
-  const double h = m.timestep;
-  for (int i = trees.dof_begin; i < trees.dof_end; ++i) {
-    d.v_free[i] = d.qvel[i] + (1.0 - theta) * h * d.qacc[i];
-  }
-  if (!m.constraints_enabled) return;
-  const double scale = 1.0 / (1.0 - theta);
-  const double damping_scale = (1.0 - theta) * h;
-  const TreeSparseLayout& layout = d.mass_layout;
-  const int last = trees.dof_end - 1;
-  const int nnz_begin = layout.row_adr[trees.dof_begin];
-  const int nnz_end = layout.row_adr[last] + layout.row_nnz[last];
-  // theta = 0 (the default) makes the scale 1: plain copies, the same bits.
-  if (scale == 1.0) {
-    std::copy(d.M.begin() + nnz_begin, d.M.begin() + nnz_end, d.qA.begin() + nnz_begin);
-  } else {
-    for (int k = nnz_begin; k < nnz_end; ++k) d.qA[k] = scale * d.M[k];
-  }
-  for (int i = trees.dof_begin; i < trees.dof_end; ++i) {
-    d.qA[layout.row_adr[i]] += scale * damping_scale * m.dof_damping[i];
-  }
-  std::copy(d.qH.begin() + nnz_begin, d.qH.begin() + nnz_end, d.qA_factor.begin() + nnz_begin);
-  if (scale != 1.0) {
-    for (int i = trees.dof_begin; i < trees.dof_end; ++i) d.qA_factor[layout.row_adr[i]] *= scale;
-  }
-  TreeSparseMultiplyRange(layout, trees.dof_begin, trees.dof_end, d.qA.data(), d.v_free.data(),
-                          d.solver_rhs.data());
 }
 
 // The smooth part of a step, tree by tree: SmoothDynamicsOfTrees, then actuator forces (minus the
@@ -188,16 +109,6 @@ void SmoothStage(const Model& m, Data& d, double theta, const ConstraintOptions*
   ForEachTree(m, rest);
 }
 
-bool ValidOptions(const StepOptions& options) {
-  const SolverOptions& solver = options.solver;
-  return options.theta >= 0.0 && options.theta < 1.0 && solver.max_iterations >= 1 &&
-         solver.tolerance >= 0 && solver.time_budget_us >= 0 && solver.beta_gamma > 1 &&
-         solver.beta_update_interval >= 1 && solver.delassus_refresh_steps >= 1 &&
-         solver.relaxation > 0 && solver.relaxation < 2 && solver.anderson_memory >= 0 &&
-         solver.anderson_memory <= 8 && solver.response_after_iterations >= 0 &&
-         options.constraints.error_reduction >= 0 && options.constraints.error_reduction <= 1;
-}
-
 // Servo forces for observers: the soft constraint's impulse over the step.
 void ReportServoForces(const Model& m, Data& d) {
   for (const Constraint& c : d.constraints.constraints) {
@@ -209,16 +120,20 @@ void ReportServoForces(const Model& m, Data& d) {
 
 }  // namespace
 
+std::string ValidateStepOptions(const StepOptions& options) {
+  if (!(options.theta >= 0.0 && options.theta < 1.0)) return "theta must be in [0, 1)";
+  const double error_reduction = options.constraints.error_reduction;
+  if (!(error_reduction >= 0 && error_reduction <= 1)) return "error_reduction must be in [0, 1]";
+  return ValidateSolverOptions(options.solver);
+}
+
 void Forward(const Model& m, Data& d, const StepOptions& options) {
   SmoothStage(m, d, options.theta, nullptr, false, [](const TreeRange&) {});
 }
 
 StepStatus Step(const Model& m, Data& d, const StepOptions& options) {
-  if (!ValidOptions(options)) return StepStatus::kInvalidOptions;
-  if (d.solver == nullptr || d.solver->type() != options.solver.type) {
-    d.solver = MakeConstraintSolver(options.solver.type, m);
-    if (d.solver == nullptr) return StepStatus::kInvalidOptions;
-  }
+  if (!ValidateStepOptions(options).empty()) return StepStatus::kInvalidOptions;
+  if (!EnsureSolver(m, d, options.solver.type)) return StepStatus::kInvalidOptions;
   // The clock only for a time budget (a clock read is about 25 ns, 0.15% of a humanoid's step).
   const double budget_us = options.solver.time_budget_us;
   const double start_us = budget_us > 0 ? SteadyMicroseconds() : 0;

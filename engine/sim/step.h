@@ -14,9 +14,11 @@
 // into islands (engine/island) and solves for v_hat with the chosen solver (engine/solver).
 #pragma once
 
+#include <string>
+
 #include "engine/constraint/build_constraints.h"
+#include "engine/data/data.h"
 #include "engine/model/model.h"
-#include "engine/sim/data.h"
 #include "engine/solver/solver_options.h"
 
 namespace alsim {
@@ -32,9 +34,13 @@ struct StepOptions {
 
 enum class StepStatus {
   kOk,
-  kInvalidOptions,  // theta outside [0, 1), or solver options out of range; nothing was changed
+  kInvalidOptions,  // ValidateStepOptions refused the options; nothing was changed
   kDiverged,        // the new state has a NaN or infinite entry; the instance needs a reset
 };
+
+// Empty when Step accepts `options`; otherwise why not, naming the option and its valid range
+// (the solver options' ranges are engine/solver/solver_option_table.h's).
+std::string ValidateStepOptions(const StepOptions& options);
 
 // Advances d by one m.timestep: q_theta, kinematics, velocities, mass matrix, bias, passive and
 // actuator forces, collision, constraints, islands, the constraint solve for v_hat, the velocity

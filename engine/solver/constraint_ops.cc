@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/dynamics/tree_ldl.h"
+#include "engine/linalg/tree_ldl.h"
 #include "engine/solver/impulse_update.h"
 
 namespace alsim {

@@ -7,10 +7,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "engine/constraint/constraint_set.h"
+#include "engine/data/constraint_set.h"
+#include "engine/data/data.h"
 #include "engine/island/islands.h"
 #include "engine/model/model.h"
-#include "engine/sim/data.h"
 
 namespace alsim {
 

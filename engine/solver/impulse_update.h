@@ -6,7 +6,7 @@
 #include <cmath>
 #include <type_traits>
 
-#include "engine/constraint/constraint_set.h"
+#include "engine/data/constraint_set.h"
 #include "engine/math/types.h"
 
 namespace alsim {

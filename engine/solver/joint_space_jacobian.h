@@ -11,9 +11,9 @@
 
 #include <vector>
 
+#include "engine/data/data.h"
 #include "engine/math/types.h"
 #include "engine/model/model.h"
-#include "engine/sim/data.h"
 
 namespace alsim {
 

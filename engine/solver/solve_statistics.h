@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "engine/core/parallel.h"
+#include "engine/data/data.h"
 #include "engine/model/model.h"
-#include "engine/sim/data.h"
-#include "engine/solver/admm_penalty.h"
+#include "engine/solver/admm/admm_penalty.h"
 #include "engine/solver/constraint_ops.h"
 #include "engine/solver/solver_options.h"
 
@@ -22,7 +22,7 @@ struct IslandSolveResult {
   double beta = 0;             // ADMM: final penalty, kg (0 for PGS)
   bool converged = false;      // stopped by the tolerance, not by the cap or the deadline
   // ADMM: stopped because the iterate stopped moving short of the tolerance (the island's
-  // contacts admit no exact solution; StallTest in engine/solver/admm_penalty.h).
+  // contacts admit no exact solution; StallTest in engine/solver/admm/admm_penalty.h).
   bool stalled = false;
   // Island's share of the Sec. VII contact residual (IslandResidualSquares), when
   // SolverOptions::compute_residual: each island computes it at the end of its own task.

@@ -56,7 +56,9 @@ bool ParsePenaltyScalingName(const char* name, PenaltyScaling* scaling) {
   return false;
 }
 
-std::unique_ptr<ConstraintSolver> MakeConstraintSolver(SolverType type, const Model& m) {
+namespace {
+
+std::unique_ptr<ConstraintSolver> NewSolver(SolverType type, const Model& m) {
   switch (type) {
     case SolverType::kSubAdmm:
       return std::make_unique<SubAdmmSolver>(m);
@@ -68,6 +70,19 @@ std::unique_ptr<ConstraintSolver> MakeConstraintSolver(SolverType type, const Mo
       return std::make_unique<AdmmNoBodySolver>(m);
   }
   return nullptr;
+}
+
+void DestroySolver(ConstraintSolver* solver) { delete solver; }
+
+}  // namespace
+
+SolverHandle CreateSolver(SolverType type, const Model& m) {
+  return SolverHandle(NewSolver(type, m).release(), SolverDeleter{&DestroySolver});
+}
+
+bool EnsureSolver(const Model& m, Data& d, SolverType type) {
+  if (d.solver == nullptr || d.solver->type() != type) d.solver = CreateSolver(type, m);
+  return d.solver != nullptr;
 }
 
 double SteadyMicroseconds() {

@@ -12,8 +12,8 @@
 
 #include <memory>
 
+#include "engine/data/data.h"
 #include "engine/model/model.h"
-#include "engine/sim/data.h"
 #include "engine/solver/solver_options.h"
 
 namespace alsim {
@@ -28,7 +28,13 @@ class ConstraintSolver {
                      SolverStatistics* stats) = 0;
 };
 
-std::unique_ptr<ConstraintSolver> MakeConstraintSolver(SolverType type, const Model& m);
+// The one place solvers are made: the solver of `type` for instances of m, null for a type the
+// engine lacks.
+SolverHandle CreateSolver(SolverType type, const Model& m);
+
+// Gives d a solver of `type` unless it already has one (Step calls it; so do callers that want
+// the solver's setup out of a timed loop). False when the engine has no solver of that type.
+bool EnsureSolver(const Model& m, Data& d, SolverType type);
 
 // Monotonic clock in microseconds, for time budgets.
 double SteadyMicroseconds();

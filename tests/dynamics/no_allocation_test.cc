@@ -9,8 +9,8 @@
 #include "engine/dynamics/kinematics.h"
 #include "engine/dynamics/mass_matrix.h"
 #include "engine/dynamics/passive_forces.h"
-#include "engine/dynamics/tree_ldl.h"
 #include "engine/dynamics/velocity.h"
+#include "engine/linalg/tree_ldl.h"
 #include "tests/support/allocation_counter.h"
 #include "tests/support/mujoco_oracle.h"
 

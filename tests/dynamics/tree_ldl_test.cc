@@ -1,6 +1,6 @@
 // Tree LDL^T (and the tree-sparse product) against a known factorization and Eigen's dense
 // LDL^T.
-#include "engine/dynamics/tree_ldl.h"
+#include "engine/linalg/tree_ldl.h"
 
 #include <gtest/gtest.h>
 

@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "alsim/v1/alsim.pb.h"
+#include "engine/data/data.h"
 #include "engine/model/model_import.h"
-#include "engine/sim/data.h"
 #include "engine/sim/state_snapshot.h"
 #include "engine/sim/step.h"
 #include "tests/fuzz/fuzz_models.h"

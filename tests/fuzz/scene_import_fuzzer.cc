@@ -11,8 +11,8 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "engine/data/data.h"
 #include "engine/model/model_import.h"
-#include "engine/sim/data.h"
 #include "engine/sim/step.h"
 #include "tests/fuzz/file_sandbox.h"
 #include "tests/fuzz/scene_input.h"

@@ -257,9 +257,9 @@ TEST_F(ServiceTest, SolverConfigReachesTheEngineAndBadValuesAreRefused) {
   v1::StepResponse response;
   ASSERT_TRUE(StepIds({created.instance_ids(0)}, {}, 0, &response, 30).ok());
   StepOptions options;
-  options.solver.relaxation = 1.0;
-  options.solver.penalty_scaling = PenaltyScaling::kPseudoDensity;
-  options.solver.anderson_memory = 0;
+  options.solver.admm.relaxation = 1.0;
+  options.solver.admm.penalty_scaling = PenaltyScaling::kPseudoDensity;
+  options.solver.subadmm.anderson_memory = 0;
   ExpectOptionsNotDefaults("box_stack.xml", options, 30, response);
 
   for (const double relaxation : {2.0, -0.5, std::nan("")}) {
@@ -280,6 +280,37 @@ TEST_F(ServiceTest, SolverConfigReachesTheEngineAndBadValuesAreRefused) {
   EXPECT_NE(status.error_message().find("pseudo-density"), std::string::npos);
 }
 
+// SolverConfig.parameters reaches any option of the engine's table by name: options without a
+// typed field (beta_gamma, the eq. 43 check interval) change the trajectory exactly as in
+// process; an unknown name or a value out of range is refused with the option's name and range.
+TEST_F(ServiceTest, SolverParametersReachTheEngineByName) {
+  v1::CreateRequest request;
+  request.mutable_scene()->set_builtin("box_stack");
+  (*request.mutable_solver()->mutable_parameters())["beta_gamma"] = "3";
+  (*request.mutable_solver()->mutable_parameters())["beta_update_interval"] = "1";
+  v1::CreateResponse created;
+  ASSERT_TRUE(stub_->Create(Context().get(), request, &created).ok());
+  v1::StepResponse response;
+  ASSERT_TRUE(StepIds({created.instance_ids(0)}, {}, 0, &response, 30).ok());
+  StepOptions options;
+  options.solver.admm.beta_gamma = 3;
+  options.solver.admm.beta_update_interval = 1;
+  ExpectOptionsNotDefaults("box_stack.xml", options, 30, response);
+
+  v1::CreateRequest unknown = request;
+  (*unknown.mutable_solver()->mutable_parameters())["no_such_option"] = "1";
+  grpc::Status status = stub_->Create(Context().get(), unknown, &created);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("no_such_option"), std::string::npos);
+  v1::CreateRequest out_of_range = request;
+  (*out_of_range.mutable_solver()->mutable_parameters())["beta_gamma"] = "1";
+  status = stub_->Create(Context().get(), out_of_range, &created);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("beta_gamma must be a number, more than 1, not '1'"),
+            std::string::npos)
+      << status.error_message();
+}
+
 // SolverConfig.delassus_refresh_steps reaches SubADMM: quadrupeds (trees, whose constraints keep
 // their traces) land the same as in-process with the same value, not as with the default; 0 is
 // refused.
@@ -287,7 +318,7 @@ TEST_F(ServiceTest, DelassusRefreshReachesTheEngine) {
   v1::SolverConfig config;
   config.mutable_delassus_refresh_steps()->set_value(1);
   StepOptions options;
-  options.solver.delassus_refresh_steps = 1;
+  options.solver.subadmm.delassus_refresh_steps = 1;
   ExpectQuadrupedsLandAsInProcess(config, options);
   config.mutable_delassus_refresh_steps()->set_value(0);
   ExpectCreateRefused(config, "delassus_refresh_steps");
@@ -301,7 +332,7 @@ TEST_F(ServiceTest, ResponseSwitchReachesTheEngine) {
   v1::SolverConfig config;
   config.mutable_response_after_iterations()->set_value(1);
   StepOptions options;
-  options.solver.response_after_iterations = 1;
+  options.solver.subadmm.response_after_iterations = 1;
   ExpectQuadrupedsLandAsInProcess(config, options);
   config.mutable_response_after_iterations()->set_value(4000000000u);
   ExpectCreateRefused(config, "response_after_iterations");

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <vector>
 
-#include "engine/solver/anderson.h"
+#include "engine/solver/admm/anderson.h"
 
 namespace alsim {
 namespace {

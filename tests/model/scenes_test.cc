@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "engine/collision/collision.h"
+#include "engine/data/data.h"
 #include "engine/dynamics/kinematics.h"
 #include "engine/model/model_import.h"
-#include "engine/sim/data.h"
 
 namespace alsim {
 namespace {

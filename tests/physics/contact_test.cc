@@ -336,8 +336,8 @@ TEST_P(SparseBetaCheckTest, HumanoidHundredStaysFinite) {
   const auto model = LoadFile(testing::kMujocoSamples + "humanoid100/humanoid100.xml");
   Data d(*model);
   StepOptions options;
-  options.solver.beta_update_interval = GetParam().beta_update_interval;
-  options.solver.relaxation = GetParam().relaxation;
+  options.solver.admm.beta_update_interval = GetParam().beta_update_interval;
+  options.solver.admm.relaxation = GetParam().relaxation;
   int stalled = 0;
   double worst = 0;
   for (int n = 0; n < 450; ++n) {
@@ -375,10 +375,10 @@ std::vector<double> ResidualHistory(bool adaptive_beta, double* contact_residual
   StepOptions options;
   for (int n = 0; n < 10; ++n) Step(*model, d, options);  // settle; creates the solver
   d.warm_start = WarmStart{};                             // then solve one step from scratch
-  options.solver.adaptive_beta = adaptive_beta;
-  options.solver.relaxation = 1;
-  options.solver.penalty_scaling = PenaltyScaling::kPseudoDensity;
-  options.solver.anderson_memory = 0;
+  options.solver.admm.adaptive_beta = adaptive_beta;
+  options.solver.admm.relaxation = 1;
+  options.solver.admm.penalty_scaling = PenaltyScaling::kPseudoDensity;
+  options.solver.subadmm.anderson_memory = 0;
   options.solver.max_iterations = 400;
   options.solver.tolerance = 0;
   auto* solver = dynamic_cast<SubAdmmSolver*>(d.solver.get());

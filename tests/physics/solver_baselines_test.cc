@@ -16,13 +16,13 @@
 
 #include "engine/core/parallel.h"
 
-#include "engine/dynamics/tree_sparse_layout.h"
+#include "engine/linalg/tree_sparse_layout.h"
 #include "engine/model/model_import.h"
 #include "engine/sim/state_snapshot.h"
 #include "engine/sim/step.h"
+#include "engine/solver/admm/admm_penalty.h"
 #include "engine/solver/admm_baselines/admm_nobody_solver.h"
 #include "engine/solver/admm_baselines/admm_nosub_solver.h"
-#include "engine/solver/admm_penalty.h"
 #include "engine/solver/joint_space_jacobian.h"
 #include "engine/solver/solver.h"
 #include "tests/support/allocation_counter.h"
@@ -287,9 +287,9 @@ TEST(SolverBaselinesTest, RelaxationPenaltyScalingAndAccelerationKeepTheSolution
         Data d(*model);
         d.qvel = qvel;
         StepOptions options = Tight(SolverType::kSubAdmm, 20000);
-        options.solver.relaxation = relaxation;
-        options.solver.penalty_scaling = scaling;
-        options.solver.anderson_memory = anderson;
+        options.solver.admm.relaxation = relaxation;
+        options.solver.admm.penalty_scaling = scaling;
+        options.solver.subadmm.anderson_memory = anderson;
         ASSERT_EQ(Step(*model, d, options), StepStatus::kOk);
         EXPECT_GE(d.solver_statistics.constraints, 5);
         EXPECT_LT(d.solver_statistics.contact_residual, 1e-8) << relaxation;
@@ -322,7 +322,7 @@ TEST(SolverBaselinesTest, AndersonOnALoneTreeKeepsTheSolution) {
     std::string error;
     ASSERT_TRUE(RestoreStateSnapshot(m, snapshot, d, &error)) << error;
     StepOptions options = Tight(SolverType::kSubAdmm, 20000);
-    options.solver.anderson_memory = memory;
+    options.solver.subadmm.anderson_memory = memory;
     ASSERT_EQ(Step(m, d, options), StepStatus::kOk);
     ASSERT_EQ(d.islands.num, 1);
     EXPECT_GE(d.solver_statistics.contacts, 4);
@@ -358,8 +358,8 @@ TEST(SolverBaselinesTest, ResponseStepKeepsTheIterates) {
     StepOptions options;
     options.solver.max_iterations = 100;
     options.solver.tolerance = 0;
-    options.solver.anderson_memory = 0;
-    options.solver.response_after_iterations = after;
+    options.solver.subadmm.anderson_memory = 0;
+    options.solver.subadmm.response_after_iterations = after;
     ASSERT_EQ(Step(m, d, options), StepStatus::kOk);
     ASSERT_EQ(d.islands.num, 8);
     EXPECT_EQ(d.solver_statistics.max_iterations, 100);
@@ -388,7 +388,7 @@ TEST(SolverBaselinesTest, KeptDelassusTracesStayCloseToFreshOnes) {
   for (const int refresh : {1, 16}) {
     Data d(m);
     StepOptions options;
-    options.solver.delassus_refresh_steps = refresh;
+    options.solver.subadmm.delassus_refresh_steps = refresh;
     for (int k = 0; k < 200; ++k) {
       ASSERT_EQ(Step(m, d, options), StepStatus::kOk);
       iterations[refresh > 1] += d.solver_statistics.mean_iterations;
@@ -528,7 +528,7 @@ std::vector<double> QposAfterFiftySteps(const Model& model, SolverType type, int
 // is below the tolerance while theta_p fell by less than 1% since the previous check.
 TEST(AdmmStallTest, StopsWhenTheSlacksRestAndThetaPStaysPut) {
   SolverOptions options;
-  options.beta_update_interval = 10;
+  options.admm.beta_update_interval = 10;
   options.tolerance = 1e-6;
   StallTest stall;
   EXPECT_FALSE(stall.Stalled(5e-6, 1e-10, 10, options));    // the first check only records

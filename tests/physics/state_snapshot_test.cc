@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/constraint/constraint_set.h"
+#include "engine/data/constraint_set.h"
 #include "engine/model/model_import.h"
 #include "engine/sim/state_hash.h"
 #include "engine/sim/step.h"

@@ -198,12 +198,12 @@ TEST(StepTest, RelaxationOrAndersonMemoryOutOfRangeIsRefusedAndChangesNothing) {
   d.qpos[0] = 0.3;
   for (const double relaxation : {0.0, -1.0, 2.0, std::nan("")}) {
     StepOptions options;
-    options.solver.relaxation = relaxation;
+    options.solver.admm.relaxation = relaxation;
     EXPECT_EQ(Step(*model, d, options), StepStatus::kInvalidOptions) << relaxation;
   }
   for (const int memory : {-1, 9}) {
     StepOptions options;
-    options.solver.anderson_memory = memory;
+    options.solver.subadmm.anderson_memory = memory;
     EXPECT_EQ(Step(*model, d, options), StepStatus::kInvalidOptions) << memory;
   }
   EXPECT_EQ(d.qpos[0], 0.3);

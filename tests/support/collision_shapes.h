@@ -5,8 +5,8 @@
 
 #include <Eigen/Geometry>
 
-#include "engine/collision/contact.h"
 #include "engine/collision/geom_shape.h"
+#include "engine/data/contact.h"
 
 namespace alsim::testing {
 

@@ -10,8 +10,8 @@
 
 #include <Eigen/Core>
 
+#include "engine/data/data.h"
 #include "engine/model/model.h"
-#include "engine/sim/data.h"
 
 namespace alsim::testing {
 

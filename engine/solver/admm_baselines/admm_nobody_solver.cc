@@ -5,7 +5,7 @@
 
 #include "engine/core/parallel.h"
 #include "engine/solver/impulse_update.h"
-#include "engine/solver/island_parallel.h"
+#include "engine/solver/island_schedule.h"
 
 namespace alsim {
 
@@ -150,7 +150,7 @@ void AdmmNoBodySolver::SolveIsland(const Model& m, Data& d, const SolverOptions&
   // Fresh Delassus traces every step (SolverOptions::delassus_refresh_steps is SubADMM's): with
   // kept ones, No Sub's mean Sec. VII residual on quadruped_drop_8 at Table III's settings rose
   // from 1e-8.1 to 1e-6.3, and at 100 iterations the traces' cost does not matter.
-  penalty_.Scales(m, d, d.islands, island, beta, options.penalty_scaling,
+  penalty_.Scales(m, d, d.islands, island, beta, options.admm.penalty_scaling,
                   /*refresh_steps=*/1, penalty_scale_.data());
   auto update_penalty_terms = [&] {
     for (int s = 0; s < num_constraints; ++s) {
@@ -221,9 +221,10 @@ void AdmmNoBodySolver::SolveIsland(const Model& m, Data& d, const SolverOptions&
                           blocks == 2 ? slack_.data() + slack_of(c, 1) : nullptr};
       double change[2][6];
       const double beta_i = beta * penalty_scale_[c];
-      primal_[c] = RelaxedConstraintUpdate(
-          constraint, blocks, slack_velocity, slack, set.bias.data() + constraint.row_adr,
-          set.lambda.data() + constraint.row_adr, penalty_terms_[c], options.relaxation, change);
+      primal_[c] = RelaxedConstraintUpdate(constraint, blocks, slack_velocity, slack,
+                                           set.bias.data() + constraint.row_adr,
+                                           set.lambda.data() + constraint.row_adr,
+                                           penalty_terms_[c], options.admm.relaxation, change);
       // Stored as beta_i (z_ij - z_ij') for the dual residual below.
       for (int s = 0; s < blocks; ++s) {
         for (int r = 0; r < constraint.dim; ++r)

@@ -25,7 +25,7 @@
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
 
-#include "engine/solver/admm_penalty.h"
+#include "engine/solver/admm/admm_penalty.h"
 #include "engine/solver/constraint_ops.h"
 #include "engine/solver/impulse_update.h"
 #include "engine/solver/joint_space_jacobian.h"

@@ -16,8 +16,8 @@
 // Residuals (eq. 42), through the identities of the digest (6.6): theta_p = max_i ||lambda_i' -
 // lambda_i|| / beta_i; theta_d = max over subsystems j of ||sum_i J_ij^T beta_i (z_i - z_i')||,
 // which equals ||A_j v_j - b_j - sum_i J_ij^T lambda_i'|| after this v-step. Stopping, adaptive
-// beta (eq. 43, every options.beta_update_interval iterations) and beta0 as SubADMM; z^0 = J v_k.
-// Every island reports the system's iterations and residuals.
+// beta (eq. 43, every options.admm.beta_update_interval iterations) and beta0 as SubADMM; z^0 = J
+// v_k. Every island reports the system's iterations and residuals.
 //
 // The lambda-step runs in parallel over constraints for large systems (Jacobi-like), so results
 // do not depend on the thread count; the factorization and the solves are sequential. Memory:
@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "engine/linalg/cholmod_llt.h"
-#include "engine/solver/admm_penalty.h"
+#include "engine/solver/admm/admm_penalty.h"
 #include "engine/solver/constraint_ops.h"
 #include "engine/solver/impulse_update.h"
 #include "engine/solver/joint_space_jacobian.h"

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "engine/core/parallel.h"
-#include "engine/dynamics/tree_ldl.h"
+#include "engine/linalg/tree_ldl.h"
 #include "engine/solver/impulse_update.h"
 
 namespace alsim {

@@ -7,10 +7,10 @@
 
 #include "engine/core/parallel.h"
 #include "engine/dynamics/mass_matrix.h"
-#include "engine/dynamics/tree_ldl.h"
-#include "engine/solver/anderson.h"
+#include "engine/linalg/tree_ldl.h"
+#include "engine/solver/admm/anderson.h"
 #include "engine/solver/impulse_update.h"
-#include "engine/solver/island_parallel.h"
+#include "engine/solver/island_schedule.h"
 #include "engine/solver/solve_statistics.h"
 
 namespace alsim {
@@ -170,7 +170,7 @@ SubAdmmSolver::SubAdmmSolver(const Model& m)
   island_storage_offset_.reserve(m.nsubsystem);
   anderson_storage_.reserve(
       9 * max_constraints *
-      (2 + AndersonAccelerator::StorageSize(1, SolverOptions{}.anderson_memory)));
+      (2 + AndersonAccelerator::StorageSize(1, SolverOptions{}.subadmm.anderson_memory)));
 }
 
 // sum_i J_ij^T J_ij of eq. (40) for subsystem j: per body the 6x6 sum of map^T map (eq. 41 without
@@ -288,7 +288,7 @@ void SubAdmmSolver::SolveSingleBody(const Model& m, const Data& d, int j, const 
   TreeLdlSolveRange(d.mass_layout, begin, end, system_factor_.data(), v);
 }
 
-// With K = L^T D L (engine/dynamics/tree_ldl.h), K^{-1} = L^{-1} D^{-1} L^{-T}, so
+// With K = L^T D L (engine/linalg/tree_ldl.h), K^{-1} = L^{-1} D^{-1} L^{-T}, so
 // P = W D^{-1} W^T with W = S L^{-1}, and V_free = W D^{-1} y with y = L^{-T} b_j. W L = S is
 // solved column by column from the last dof (each column is final once its descendants have
 // pushed their share to it), the same pass as the L^T back-substitution with 6-vectors.
@@ -320,7 +320,7 @@ void SubAdmmSolver::PrepareSingleBody(const Model& m, const Data& d, int j) {
 
 // Eq. (34) for subsystem j:
 //   (A_j + beta sum_i s_i J_ij^T J_ij) v_j = b_j + sum_i J_ij^T (beta s_i z_ij + lambda_i),
-// the J^T gather fused with the tree solve (engine/dynamics/tree_ldl.h): the blocks' forces are
+// the J^T gather fused with the tree solve (engine/linalg/tree_ldl.h): the blocks' forces are
 // summed per body; then one pass from the last body to the first adds each dof's share of its
 // body's composite force and back-substitutes L^T and D right away (a dof's value is final once
 // its descendants are done), and one pass from the first body forward substitutes L and
@@ -483,7 +483,7 @@ void SubAdmmSolver::TreeVelocityStep(const Model& m, Data& d, int j,
   }
   const double* factor = system_factor_.data();
   // In depth-first order a dof gathers its descendants' L^T terms, kept undivided in y, instead
-  // of scattering to its ancestors (engine/dynamics/tree_ldl.h): the same operations in the same
+  // of scattering to its ancestors (engine/linalg/tree_ldl.h): the same operations in the same
   // order.
   const bool gather = layout.subtrees_contiguous();
   double* y = velocity_scratch_.data();
@@ -625,8 +625,8 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
   // island took 53 mean iterations against 40, and 73 against 1 when re-solving a solved step.)
   double beta = penalty_.InitialBeta(m, d, d.islands, island);
   result.beta0 = beta;
-  penalty_.Scales(m, d, d.islands, island, beta, options.penalty_scaling,
-                  options.delassus_refresh_steps, penalty_scale_.data());
+  penalty_.Scales(m, d, d.islands, island, beta, options.admm.penalty_scaling,
+                  options.subadmm.delassus_refresh_steps, penalty_scale_.data());
   auto update_penalty_terms = [&] {
     for (int s = 0; s < num_constraints; ++s) {
       const int i = constraints[s];
@@ -676,14 +676,14 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
 
   // Anderson acceleration [OURS]: w is the iterate an accelerated pair of iterations starts from,
   // g what the pair made of it.
-  const bool accelerate = options.anderson_memory > 0 && island_state_size_[island] > 0 &&
+  const bool accelerate = options.subadmm.anderson_memory > 0 && island_state_size_[island] > 0 &&
                           island_state_size_[island] <= kAndersonMaxState;
   const int state_size = accelerate ? island_state_size_[island] : 0;
   double* state_w =
       accelerate ? anderson_storage_.data() + island_storage_offset_[island] : nullptr;
   double* state_g = accelerate ? state_w + state_size : nullptr;
   AndersonAccelerator anderson(accelerate ? state_g + state_size : nullptr, state_size,
-                               options.anderson_memory);
+                               options.subadmm.anderson_memory);
   const bool lone_tree = num_subsystems == 1 && !single_body_[subsystems[0]];
   const AndersonSchedule schedule = lone_tree ? kAndersonLoneTree : kAndersonDefault;
   int plain_since_w = -1;  // iterations since state_w was taken; -1 before schedule.start
@@ -698,7 +698,7 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
                          ? state_g
                          : nullptr;
     // Line 9, eq. (34): the velocity step. The first one is skipped: its answer is v^0 (above).
-    if (iteration == options.response_after_iterations + 1 && iteration > 1) {
+    if (iteration == options.subadmm.response_after_iterations + 1 && iteration > 1) {
       for_subsystems([&](int j) {
         if (response_slot_[j] < 0 || single_body_[j] || !LayOutResponse(d, j)) return;
         BuildResponse(m, d, j);
@@ -717,7 +717,7 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
                         const Constraint& c = set.constraints[i];
                         WithConstraintShape(c.block_num, c.dim, [&](auto blocks, auto dim) {
                           UpdateConstraint<decltype(blocks)::value, decltype(dim)::value>(
-                              d, i, options.relaxation, gather, &island_primal[s]);
+                              d, i, options.admm.relaxation, gather, &island_primal[s]);
                         });
                       });
     // Eq. (42): theta_p = max ||J_ij v_j - z_ij||, and the dual residual
@@ -858,9 +858,10 @@ void SubAdmmSolver::Solve(const Model& m, Data& d, const SolverOptions& options,
   long storage = 0;
   for (int k = 0; k < islands.num; ++k) {
     island_storage_offset_[k] = storage;
-    if (options.anderson_memory > 0) {
+    if (options.subadmm.anderson_memory > 0) {
       const int size = island_state_size_[k];
-      storage += 2L * size + AndersonAccelerator::StorageSize(size, options.anderson_memory);
+      storage +=
+          2L * size + AndersonAccelerator::StorageSize(size, options.subadmm.anderson_memory);
     }
   }
   if (static_cast<long>(anderson_storage_.size()) < storage) anderson_storage_.resize(storage);

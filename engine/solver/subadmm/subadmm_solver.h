@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "engine/core/cache_line.h"
-#include "engine/solver/admm_penalty.h"
+#include "engine/solver/admm/admm_penalty.h"
 #include "engine/solver/constraint_ops.h"
 #include "engine/solver/impulse_update.h"
 #include "engine/solver/solve_statistics.h"

@@ -1,14 +1,14 @@
-#include "engine/dynamics/tree_ldl.h"
+#include "engine/linalg/tree_ldl.h"
 
 #include <algorithm>
 
-#include "engine/dynamics/short_chain.h"
+#include "engine/linalg/short_chain.h"
 
 namespace alsim {
 namespace {
 
 // A range that is one chain of at most kMaxChainDofs dofs takes the fixed-size kernels of
-// engine/dynamics/short_chain.h. humanoid100 (100 free bodies) at 1 thread: 0.954x the step time
+// engine/linalg/short_chain.h. humanoid100 (100 free bodies) at 1 thread: 0.954x the step time
 // (in-process A/B, BENCHMARKS.md).
 int ChainLength(const TreeSparseLayout& layout, int begin, int end) {
   const int n = end - begin;
@@ -169,12 +169,5 @@ void TreeSparseMultiplyRange(const TreeSparseLayout& layout, int begin, int end,
     }
   }
 }
-
-void FactorMassMatrix(const Model& /*m*/, Data& d) {
-  std::copy(d.M.begin(), d.M.end(), d.qLD.begin());
-  TreeLdlFactor(d.mass_layout, d.qLD.data());
-}
-
-void SolveMassMatrix(const Data& d, double* x) { TreeLdlSolve(d.mass_layout, d.qLD.data(), x); }
 
 }  // namespace alsim

@@ -5,9 +5,7 @@
 // or a solver's system matrix built from the same tree).
 #pragma once
 
-#include "engine/dynamics/tree_sparse_layout.h"
-#include "engine/model/model.h"
-#include "engine/sim/data.h"
+#include "engine/linalg/tree_sparse_layout.h"
 
 namespace alsim {
 
@@ -66,11 +64,5 @@ inline double SubtractAncestorTerms(const TreeSparseLayout& layout, const double
 // storage (each stored entry acts twice). x and y are indexed by global dof.
 void TreeSparseMultiplyRange(const TreeSparseLayout& layout, int begin, int end,
                              const double* matrix, const double* x, double* y);
-
-// d.qLD = factor of d.M; needs MassMatrix().
-void FactorMassMatrix(const Model& m, Data& d);
-
-// x (nv) = M^{-1} x with d.qLD; needs FactorMassMatrix().
-void SolveMassMatrix(const Data& d, double* x);
 
 }  // namespace alsim

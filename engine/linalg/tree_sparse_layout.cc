@@ -1,4 +1,4 @@
-#include "engine/dynamics/tree_sparse_layout.h"
+#include "engine/linalg/tree_sparse_layout.h"
 
 #include <algorithm>
 #include <stdexcept>

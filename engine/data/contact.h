@@ -5,6 +5,9 @@
 
 namespace alsim {
 
+// The most contacts one geom pair reports (the narrowphase's slots per candidate).
+inline constexpr int kMaxContactsPerPair = 8;
+
 // One contact point between two geoms.
 struct Contact {
   double dist = 0;  // signed distance between the surfaces along the normal (< 0: penetration), m

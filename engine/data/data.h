@@ -17,18 +17,28 @@
 #include <memory>
 #include <vector>
 
-#include "engine/collision/contact.h"
-#include "engine/constraint/constraint_set.h"
-#include "engine/dynamics/tree_sparse_layout.h"
-#include "engine/island/islands.h"
+#include "engine/data/constraint_set.h"
+#include "engine/data/contact.h"
+#include "engine/data/islands.h"
+#include "engine/data/solver_statistics.h"
+#include "engine/linalg/tree_sparse_layout.h"
 #include "engine/math/spatial.h"
 #include "engine/math/types.h"
 #include "engine/model/model.h"
-#include "engine/solver/solver_options.h"
 
 namespace alsim {
 
 class ConstraintSolver;
+
+// A Data's solver, created on its first Step by CreateSolver (engine/solver/solver.h) and destroyed
+// through the function stored with it, so that this bottom layer needs no solver header.
+struct SolverDeleter {
+  void (*destroy)(ConstraintSolver*) = nullptr;
+  void operator()(ConstraintSolver* solver) const {
+    if (destroy != nullptr) destroy(solver);
+  }
+};
+using SolverHandle = std::unique_ptr<ConstraintSolver, SolverDeleter>;
 
 // The impulses of last step's constraints, for the next step's warm start (SaveWarmStart in
 // engine/constraint/build_constraints.h). Sorted by key, as the constraints are.
@@ -82,7 +92,7 @@ struct Data {
   std::vector<RigidInertia> crb;  // composite inertia of the body's subtree (nbody)
   std::vector<double> M;          // joint-space inertia incl. armature, mass_layout (nnz)
 
-  // ---- FactorMassMatrix() (engine/dynamics/tree_ldl.h)
+  // ---- FactorMassMatrix() (engine/linalg/tree_ldl.h)
   std::vector<double> qLD;  // M = L^T D L: unit-lower L off the diagonal, D on it,
                             // mass_layout (nnz)
 
@@ -134,8 +144,8 @@ struct Data {
   ConstraintSet constraints;       // this step's constraint rows and impulses
   Islands islands;
   WarmStart warm_start;
-  SolverStatistics solver_statistics;        // of the last step
-  std::unique_ptr<ConstraintSolver> solver;  // created by the first Step() with a solver type
+  SolverStatistics solver_statistics;  // of the last step
+  SolverHandle solver;                 // created by the first Step() with a solver type
 };
 
 // The point about which the spatial quantities of `body` are expressed (see the file comment).

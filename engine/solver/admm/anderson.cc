@@ -1,4 +1,4 @@
-#include "engine/solver/anderson.h"
+#include "engine/solver/admm/anderson.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,4 @@
-#include "engine/sim/data.h"
-
-#include "engine/collision/narrowphase.h"
-#include "engine/solver/solver.h"
+#include "engine/data/data.h"
 
 namespace alsim {
 namespace {

@@ -7,7 +7,7 @@
 // A_j + beta sum_i J_ij^T J_ij keeps the sparsity of the mass matrix (eq. 40).
 //
 // Body-space block: J_ij v_j = G V_b, with V_b the body's spatial velocity (angular, linear at the
-// tree's reference point; see engine/sim/data.h) and G the dim x 6 map below. Joint-space block:
+// tree's reference point; see engine/data/data.h) and G the dim x 6 map below. Joint-space block:
 // J_ij v_j = c v[dof].
 //
 // Row conventions. Contact rows are (normal, tangent1, tangent2): the columns of Contact::frame,
@@ -70,7 +70,7 @@ struct Constraint {
   double lambda_lower = 0;  // soft: impulse range, N s (force range times the step)
   double lambda_upper = 0;
   // The ADMM penalty scales' Delassus trace, sum over the rows r of its blocks of
-  // J_r A^{-1} J_r^T (engine/solver/admm_penalty.h), carried from step to step with the warm
+  // J_r A^{-1} J_r^T (engine/solver/admm/admm_penalty.h), carried from step to step with the warm
   // start: negative until a solver computes it; delassus_age steps since it was computed.
   double delassus_trace = -1;
   int delassus_age = 0;

@@ -1,5 +1,5 @@
 // Fixed-size kernels for short serial chains of dofs (a free body's 6, a ball joint's 3, a short
-// arm). In the tree storage (engine/dynamics/tree_sparse_layout.h) the rows of a chain of
+// arm). In the tree storage (engine/linalg/tree_sparse_layout.h) the rows of a chain of
 // consecutive dofs are consecutive too: row k of the chain starts k (k + 1) / 2 entries after
 // the first, and its entry p is element (k, k - p). With the chain's length a template argument
 // the loops over it unroll and need no column indices. Each kernel does the general loops'
@@ -8,7 +8,7 @@
 
 #include <type_traits>
 
-#include "engine/dynamics/tree_sparse_layout.h"
+#include "engine/linalg/tree_sparse_layout.h"
 
 namespace alsim {
 

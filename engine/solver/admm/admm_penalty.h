@@ -22,8 +22,8 @@
 #include <limits>
 #include <vector>
 
+#include "engine/data/data.h"
 #include "engine/model/model.h"
-#include "engine/sim/data.h"
 #include "engine/solver/solver_options.h"
 
 namespace alsim {
@@ -67,9 +67,10 @@ class AdmmPenalty {
 };
 
 // Whether eq. (43) (and the stall test below) looks at the residuals after `iteration`
-// iterations: every options.beta_update_interval iterations.
+// iterations: every options.admm.beta_update_interval iterations.
 inline bool IsBetaCheckIteration(int iteration, const SolverOptions& options) {
-  return options.beta_update_interval <= 1 || iteration % options.beta_update_interval == 0;
+  return options.admm.beta_update_interval <= 1 ||
+         iteration % options.admm.beta_update_interval == 0;
 }
 
 // The stall stop of the ADMM solvers [OURS]. An island whose slacks have stopped moving (theta_d
@@ -90,8 +91,8 @@ class StallTest {
 };
 
 // Eq. (43) after `iteration` iterations: the rebalanced beta, or `beta` itself when the residuals
-// are within options.beta_gamma of each other, adaptation is off, or it is not a check iteration
-// (every options.beta_update_interval iterations).
+// are within options.admm.beta_gamma of each other, adaptation is off, or it is not a check
+// iteration (every options.admm.beta_update_interval iterations).
 double AdaptedBeta(double beta, double beta0, double primal, double dual, int iteration,
                    const SolverOptions& options);
 

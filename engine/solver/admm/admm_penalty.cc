@@ -1,4 +1,4 @@
-#include "engine/solver/admm_penalty.h"
+#include "engine/solver/admm/admm_penalty.h"
 
 #include <algorithm>
 #include <cmath>
@@ -62,7 +62,7 @@ double AdmmPenalty::InitialBeta(const Model& m, const Data& d, const Islands& is
   return joint_count > 0 ? std::exp(joint_log_sum / joint_count) : 1.0;
 }
 
-// M^{-1} = L^{-1} D^{-1} L^{-T} (engine/dynamics/tree_ldl.h), so J_r A^{-1} J_r^T =
+// M^{-1} = L^{-1} D^{-1} L^{-T} (engine/linalg/tree_ldl.h), so J_r A^{-1} J_r^T =
 // sum_i y_i^2 / D_i with y = L^{-T} J_r^T. J_r^T lives on the chain of dofs from the block's
 // deepest dof to its root, and the back-substitution of L^T only moves values to ancestors, so y
 // stays on that chain. The chain is the column list of the mass layout's row `last` (the dof, its
@@ -194,10 +194,11 @@ bool StallTest::Stalled(double primal, double dual, int iteration, const SolverO
 
 double AdaptedBeta(double beta, double beta0, double primal, double dual, int iteration,
                    const SolverOptions& options) {
-  if (!options.adaptive_beta) return beta;
+  if (!options.admm.adaptive_beta) return beta;
   if (!IsBetaCheckIteration(iteration, options)) return beta;
   if (primal <= 0 || dual <= 0) return beta;
-  if (primal <= options.beta_gamma * dual && dual <= options.beta_gamma * primal) return beta;
+  if (primal <= options.admm.beta_gamma * dual && dual <= options.admm.beta_gamma * primal)
+    return beta;
   return std::clamp(beta * std::sqrt(primal / dual), beta0 / kBetaRange, beta0 * kBetaRange);
 }
 

@@ -1,0 +1,23 @@
+// What a step's constraint solve reports, kept in Data (engine/solver fills it).
+#pragma once
+
+namespace alsim {
+
+// What a step's solve reports (DESIGN.md: the same diagnostics for every solver).
+struct SolverStatistics {
+  int islands = 0;
+  int constraints = 0;
+  int contacts = 0;
+  int max_iterations = 0;      // the most any island took
+  double mean_iterations = 0;  // over islands
+  double primal_residual = 0;  // theta_p, the largest over islands (m/s); PGS: 0
+  double dual_residual = 0;    // theta_d, the largest over islands (N s); PGS: 0
+  // Sec. VII accuracy metric: from the final impulses, v_hat = A^{-1}(b + J^T lambda), then
+  // ||lambda - T(lambda - (J v_hat + e))|| over every constraint row, divided by the number of
+  // contacts (by 1 when there are none). Zero iff the impulses solve the NCP exactly.
+  double contact_residual = 0;
+  // Wall time of the solve, including setup, factorizations and (compute_residual) the residual.
+  double solve_seconds = 0;
+};
+
+}  // namespace alsim

@@ -1,0 +1,41 @@
+#include "engine/sim/reset.h"
+
+#include <cmath>
+#include <utility>
+
+#include "engine/dynamics/kinematics.h"
+
+namespace alsim {
+
+void ResetData(const Model& m, Data* d) {
+  SolverHandle solver = std::move(d->solver);
+  *d = Data(m);
+  d->solver = std::move(solver);
+}
+
+bool ApplyResetNoise(const Model& m, double noise, std::mt19937_64& rng, Data* d) {
+  if (noise > 0) {
+    std::uniform_real_distribution<double> uniform(-noise, noise);
+    for (int j = 0; j < m.njnt; ++j) {
+      if (m.jnt_type[j] == JointType::kHinge || m.jnt_type[j] == JointType::kSlide) {
+        d->qpos[m.jnt_qpos_adr[j]] += uniform(rng);
+      }
+    }
+    for (int i = 0; i < m.nv; ++i) d->qvel[i] += uniform(rng);
+  }
+  Kinematics(m, *d);
+  for (const double v : d->qpos) {
+    if (!std::isfinite(v)) return false;
+  }
+  for (const double v : d->qvel) {
+    if (!std::isfinite(v)) return false;
+  }
+  return true;
+}
+
+bool ResetWithNoise(const Model& m, double noise, std::mt19937_64& rng, Data* d) {
+  ResetData(m, d);
+  return ApplyResetNoise(m, noise, rng, d);
+}
+
+}  // namespace alsim

@@ -1,0 +1,257 @@
+#include "engine/solver/solver_option_table.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+
+namespace alsim {
+namespace {
+
+// Counts (iterations, steps) stop here, well inside int.
+constexpr double kMaxCount = 1e9;
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+// The shortest text that parses back to x.
+std::string FormatNumber(double x) {
+  char text[32];
+  for (const int digits : {6, 15, 17}) {
+    std::snprintf(text, sizeof(text), "%.*g", digits, x);
+    if (std::strtod(text, nullptr) == x) break;
+  }
+  return text;
+}
+
+bool ParseDouble(std::string_view text, double* value) {
+  const std::string copy(text);
+  if (copy.empty() || copy.find_first_of(" \t\n") != std::string::npos) return false;
+  char* end = nullptr;
+  errno = 0;
+  *value = std::strtod(copy.c_str(), &end);
+  return *end == '\0' && errno != ERANGE && std::isfinite(*value);
+}
+
+bool ParseBoolean(std::string_view text, bool* value) {
+  if (text == "on" || text == "true" || text == "1") {
+    *value = true;
+  } else if (text == "off" || text == "false" || text == "0") {
+    *value = false;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+double ParsedDouble(std::string_view text) {
+  double value = 0;
+  ParseDouble(text, &value);
+  return value;
+}
+
+bool ParsedBoolean(std::string_view text) {
+  bool value = false;
+  ParseBoolean(text, &value);
+  return value;
+}
+
+// The accessors of a numeric or boolean field at `path` below SolverOptions.
+#define ALSIM_NUMBER_FIELD(path)                                                    \
+  [](const SolverOptions& o) { return FormatNumber(static_cast<double>(o.path)); }, \
+      [](SolverOptions* o, std::string_view v) {                                    \
+        o->path = static_cast<decltype(o->path)>(ParsedDouble(v));                  \
+      }
+#define ALSIM_BOOLEAN_FIELD(path)                                            \
+  [](const SolverOptions& o) { return std::string(o.path ? "on" : "off"); }, \
+      [](SolverOptions* o, std::string_view v) { o->path = ParsedBoolean(v); }
+
+std::vector<SolverOptionSpec> MakeTable() {
+  using K = SolverOptionKind;
+  constexpr const char* kAdmm = "subadmm, admm-nosub, admm-nobody";
+  std::vector<SolverOptionSpec> table = {
+      // ---- shared by every solver
+      {"solver", "--solver", "NAME", "all", K::kChoice, 0, 0, false, false,
+       "subadmm, pgs, admm-nosub, admm-nobody", "the contact solver",
+       [](const SolverOptions& o) { return std::string(SolverName(o.type)); },
+       [](SolverOptions* o, std::string_view v) {
+         ParseSolverName(std::string(v).c_str(), &o->type);
+       }},
+      {"max_iterations", "--iterations", "N", "all", K::kInteger, 1, kMaxCount, false, false, "",
+       "most solver iterations per island and step (PGS: sweeps)",
+       ALSIM_NUMBER_FIELD(max_iterations)},
+      {"tolerance", "--tolerance", "X", "all", K::kNumber, 0, kInfinity, false, true, "",
+       "an island stops once its residual (ADMM: theta_p + theta_d of eq. 42; PGS: the largest "
+       "impulse change) is below X",
+       ALSIM_NUMBER_FIELD(tolerance)},
+      {"time_budget_us", "--budget-us", "U", "all", K::kNumber, 0, kInfinity, false, true, "",
+       "wall-time budget of each step's solve in microseconds, 0 for none (results then depend on "
+       "the machine)",
+       ALSIM_NUMBER_FIELD(time_budget_us)},
+      {"compute_residual", "--residual", "on/off", "all", K::kBoolean, 0, 0, false, false, "",
+       "compute the Sec. VII contact residual of every step (one extra solve per constrained "
+       "subsystem)",
+       ALSIM_BOOLEAN_FIELD(compute_residual)},
+      // ---- the ADMM family (engine/solver/admm/admm_parameters.h)
+      {"relaxation", "--relaxation", "A", kAdmm, K::kNumber, 0, 2, true, true, "",
+       "ADMM over-relaxation; 1 is the paper's Algorithm 2", ALSIM_NUMBER_FIELD(admm.relaxation)},
+      {"penalty_scaling", "--penalty-scaling", "S", kAdmm, K::kChoice, 0, 0, false, false,
+       "delassus, pseudo-density",
+       "per-constraint ADMM penalties: each constraint's effective mass (delassus) or the "
+       "paper's single beta (pseudo-density)",
+       [](const SolverOptions& o) {
+         return std::string(PenaltyScalingName(o.admm.penalty_scaling));
+       },
+       [](SolverOptions* o, std::string_view v) {
+         ParsePenaltyScalingName(std::string(v).c_str(), &o->admm.penalty_scaling);
+       }},
+      {"adaptive_beta", "--adaptive-beta", "on/off", kAdmm, K::kBoolean, 0, 0, false, false, "",
+       "rebalance the penalty beta by eq. (43)", ALSIM_BOOLEAN_FIELD(admm.adaptive_beta)},
+      {"beta_gamma", "--beta-gamma", "G", kAdmm, K::kNumber, 1, kInfinity, true, true, "",
+       "gamma of eq. (43): beta changes once one residual exceeds G times the other",
+       ALSIM_NUMBER_FIELD(admm.beta_gamma)},
+      {"beta_update_interval", "--beta-interval", "N", kAdmm, K::kInteger, 1, kMaxCount, false,
+       false, "", "iterations between checks of eq. (43)",
+       ALSIM_NUMBER_FIELD(admm.beta_update_interval)},
+      // ---- SubADMM (engine/solver/subadmm/subadmm_parameters.h)
+      {"anderson_memory", "--anderson", "M", "subadmm", K::kInteger, 0, 8, false, false, "",
+       "Anderson acceleration with M history columns, 0 for none",
+       ALSIM_NUMBER_FIELD(subadmm.anderson_memory)},
+      {"delassus_refresh_steps", "--delassus-refresh", "N", "subadmm", K::kInteger, 1, kMaxCount,
+       false, false, "",
+       "with delassus penalties, a constraint that persists keeps its effective mass for N steps "
+       "before it is computed again; 1 computes it every step",
+       ALSIM_NUMBER_FIELD(subadmm.delassus_refresh_steps)},
+      {"response_after_iterations", "--response-after", "N", "subadmm", K::kInteger, 0, kMaxCount,
+       false, false, "",
+       "an island still iterating after N iterations moves its small trees to their "
+       "constraint-space response (same iterates up to rounding); 0 for never",
+       ALSIM_NUMBER_FIELD(subadmm.response_after_iterations)},
+  };
+  return table;
+}
+
+#undef ALSIM_NUMBER_FIELD
+#undef ALSIM_BOOLEAN_FIELD
+
+// Whether `text` is one of the ", "-separated names of `choices`.
+bool IsChoice(std::string_view choices, std::string_view text) {
+  while (!choices.empty()) {
+    const size_t comma = choices.find(", ");
+    if (choices.substr(0, comma) == text) return true;
+    if (comma == std::string_view::npos) break;
+    choices.remove_prefix(comma + 2);
+  }
+  return false;
+}
+
+std::string JoinWithOr(std::string_view choices) {
+  std::string text(choices);
+  const size_t last = text.rfind(", ");
+  if (last != std::string::npos) text.replace(last, 2, " or ");
+  return text;
+}
+
+// Whether value is inside spec's range (numbers and integers).
+bool InRange(const SolverOptionSpec& spec, double value) {
+  if (!std::isfinite(value)) return false;
+  if (spec.lower_open ? value <= spec.lower : value < spec.lower) return false;
+  if (spec.upper_open ? value >= spec.upper : value > spec.upper) return false;
+  return spec.kind != SolverOptionKind::kInteger || value == std::floor(value);
+}
+
+std::string Check(const SolverOptionSpec& spec, std::string_view text) {
+  double number = 0;
+  bool boolean = false;
+  bool ok = false;
+  switch (spec.kind) {
+    case SolverOptionKind::kInteger:
+    case SolverOptionKind::kNumber:
+      ok = ParseDouble(text, &number) && InRange(spec, number);
+      break;
+    case SolverOptionKind::kBoolean:
+      ok = ParseBoolean(text, &boolean);
+      break;
+    case SolverOptionKind::kChoice:
+      ok = IsChoice(spec.choices, text);
+      break;
+  }
+  if (ok) return "";
+  // "relaxation must be a number in (0, 2), not '2'"
+  const std::string range = SolverOptionRange(spec);
+  std::string what;
+  switch (spec.kind) {
+    case SolverOptionKind::kInteger:
+      what = range.find(" to ") != std::string::npos ? "an integer from " + range
+                                                     : "an integer, " + range;
+      break;
+    case SolverOptionKind::kNumber:
+      what = range[0] == '(' || range[0] == '[' ? "a number in " + range : "a number, " + range;
+      break;
+    case SolverOptionKind::kBoolean:
+      what = range;
+      break;
+    case SolverOptionKind::kChoice:
+      what = "one of " + range;
+      break;
+  }
+  const std::string message =
+      std::string(spec.name) + " must be " + what + ", not '" + std::string(text) + "'";
+  return message;
+}
+
+}  // namespace
+
+const std::vector<SolverOptionSpec>& SolverOptionTable() {
+  static const std::vector<SolverOptionSpec> table = MakeTable();
+  return table;
+}
+
+const SolverOptionSpec* FindSolverOption(std::string_view name_or_flag) {
+  for (const SolverOptionSpec& spec : SolverOptionTable()) {
+    if (name_or_flag == spec.name || name_or_flag == spec.flag) return &spec;
+  }
+  return nullptr;
+}
+
+std::string SetSolverOption(const SolverOptionSpec& spec, std::string_view text,
+                            SolverOptions* options) {
+  if (std::string error = Check(spec, text); !error.empty()) return error;
+  spec.set(options, text);
+  return "";
+}
+
+std::string SolverOptionValue(const SolverOptionSpec& spec, const SolverOptions& options) {
+  return spec.get(options);
+}
+
+std::string SolverOptionDefault(const SolverOptionSpec& spec) { return spec.get(SolverOptions{}); }
+
+std::string SolverOptionRange(const SolverOptionSpec& spec) {
+  switch (spec.kind) {
+    case SolverOptionKind::kBoolean:
+      return "on or off";
+    case SolverOptionKind::kChoice:
+      return JoinWithOr(spec.choices);
+    case SolverOptionKind::kInteger:
+      return spec.upper >= kMaxCount ? "at least " + FormatNumber(spec.lower)
+                                     : FormatNumber(spec.lower) + " to " + FormatNumber(spec.upper);
+    case SolverOptionKind::kNumber:
+      if (spec.upper == kInfinity) {
+        return (spec.lower_open ? "more than " : "at least ") + FormatNumber(spec.lower);
+      }
+      return (spec.lower_open ? "(" : "[") + FormatNumber(spec.lower) + ", " +
+             FormatNumber(spec.upper) + (spec.upper_open ? ")" : "]");
+  }
+  return "";
+}
+
+std::string ValidateSolverOptions(const SolverOptions& options) {
+  for (const SolverOptionSpec& spec : SolverOptionTable()) {
+    if (std::string error = Check(spec, spec.get(options)); !error.empty()) return error;
+  }
+  return "";
+}
+
+std::string SolverNameList() { return JoinWithOr(FindSolverOption("solver")->choices); }
+
+}  // namespace alsim

@@ -1,0 +1,209 @@
+// The option table against itself (defaults valid, ranges enforced, values round-trip), against
+// Step (which refuses what the table refuses), and against the documentation that restates it:
+// `alsim run --help`, README's flag table and the proto's SolverConfig comments.
+#include "engine/solver/solver_option_table.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "engine/data/data.h"
+#include "engine/model/model_import.h"
+#include "engine/sim/step.h"
+
+namespace alsim {
+namespace {
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string RunHelp() {
+  std::string out;
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(ALSIM_CLI " run --help", "r"), pclose);
+  char buffer[4096];
+  while (pipe != nullptr && std::fgets(buffer, sizeof(buffer), pipe.get()) != nullptr) {
+    out += buffer;
+  }
+  return out;
+}
+
+// Collapses runs of white space (help and proto comments wrap lines).
+std::string Flatten(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      if (!out.empty() && out.back() != ' ') out += ' ';
+    } else if (c != '/') {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// The comment lines right above the line at `pos` of `text`, flattened.
+std::string CommentAbove(const std::string& text, size_t pos) {
+  size_t line_begin = text.rfind('\n', pos);
+  std::string comment;
+  while (line_begin != std::string::npos && line_begin > 0) {
+    const size_t previous = text.rfind('\n', line_begin - 1);
+    const size_t start = previous == std::string::npos ? 0 : previous + 1;
+    const std::string line = text.substr(start, line_begin - start);
+    const size_t first = line.find_first_not_of(' ');
+    if (first == std::string::npos || line.compare(first, 2, "//") != 0) break;
+    comment = line.substr(first + 2) + " " + comment;
+    line_begin = previous;
+  }
+  return Flatten(comment);
+}
+
+// A value just outside the range of a numeric spec, or an invalid word for the others.
+std::vector<std::string> BadValues(const SolverOptionSpec& spec) {
+  std::vector<std::string> bad = {"", "x", "nan", "1e999"};
+  if (spec.kind == SolverOptionKind::kInteger || spec.kind == SolverOptionKind::kNumber) {
+    bad.push_back(std::to_string(spec.lower - (spec.lower_open ? 0 : 1)));
+    if (std::isfinite(spec.upper) && spec.upper < 1e9) {
+      bad.push_back(std::to_string(spec.upper + (spec.upper_open ? 0 : 1)));
+    }
+  }
+  if (spec.kind == SolverOptionKind::kInteger) bad.push_back(std::to_string(spec.lower) + ".5");
+  return bad;
+}
+
+TEST(SolverOptionTable, NamesAndFlagsAreUniqueAndFindable) {
+  const auto& table = SolverOptionTable();
+  ASSERT_GE(table.size(), 10u);
+  for (size_t a = 0; a < table.size(); ++a) {
+    EXPECT_EQ(FindSolverOption(table[a].name), &table[a]);
+    EXPECT_EQ(FindSolverOption(table[a].flag), &table[a]);
+    EXPECT_EQ(std::string(table[a].flag).rfind("--", 0), 0u) << table[a].flag;
+    for (size_t b = a + 1; b < table.size(); ++b) {
+      EXPECT_STRNE(table[a].name, table[b].name);
+      EXPECT_STRNE(table[a].flag, table[b].flag);
+    }
+  }
+  EXPECT_EQ(FindSolverOption("no_such_option"), nullptr);
+}
+
+TEST(SolverOptionTable, DefaultsAreValidAndRoundTrip) {
+  EXPECT_EQ(ValidateSolverOptions(SolverOptions{}), "");
+  for (const SolverOptionSpec& spec : SolverOptionTable()) {
+    SolverOptions options;
+    const std::string text = SolverOptionDefault(spec);
+    EXPECT_EQ(SetSolverOption(spec, text, &options), "") << spec.name;
+    EXPECT_EQ(SolverOptionValue(spec, options), text) << spec.name;
+  }
+}
+
+TEST(SolverOptionTable, OutOfRangeIsRefusedWithTheRangeAndChangesNothing) {
+  for (const SolverOptionSpec& spec : SolverOptionTable()) {
+    for (const std::string& text : BadValues(spec)) {
+      SolverOptions options;
+      const std::string before = SolverOptionValue(spec, options);
+      const std::string error = SetSolverOption(spec, text, &options);
+      EXPECT_NE(error.find(spec.name), std::string::npos) << spec.name << " '" << text << "'";
+      EXPECT_NE(error.find(SolverOptionRange(spec)), std::string::npos) << error;
+      EXPECT_EQ(SolverOptionValue(spec, options), before) << spec.name;
+    }
+  }
+}
+
+TEST(SolverOptionTable, KnownRanges) {
+  SolverOptions options;
+  const SolverOptionSpec& relaxation = *FindSolverOption("relaxation");
+  EXPECT_NE(SetSolverOption(relaxation, "0", &options), "");
+  EXPECT_NE(SetSolverOption(relaxation, "2", &options), "");
+  EXPECT_EQ(SetSolverOption(relaxation, "1.999", &options), "");
+  EXPECT_EQ(options.admm.relaxation, 1.999);
+  const SolverOptionSpec& anderson = *FindSolverOption("--anderson");
+  EXPECT_EQ(SetSolverOption(anderson, "8", &options), "");
+  EXPECT_NE(SetSolverOption(anderson, "9", &options), "");
+  EXPECT_EQ(options.subadmm.anderson_memory, 8);
+  EXPECT_EQ(SetSolverOption(*FindSolverOption("solver"), "pgs", &options), "");
+  EXPECT_EQ(options.type, SolverType::kPgs);
+  EXPECT_EQ(SetSolverOption(*FindSolverOption("compute_residual"), "off", &options), "");
+  EXPECT_FALSE(options.compute_residual);
+  EXPECT_EQ(SetSolverOption(*FindSolverOption("tolerance"), "1e-300", &options), "");
+  EXPECT_EQ(options.tolerance, 1e-300);
+  EXPECT_EQ(SolverOptionRange(relaxation), "(0, 2)");
+  EXPECT_EQ(SolverOptionRange(anderson), "0 to 8");
+  EXPECT_EQ(SolverNameList(), "subadmm, pgs, admm-nosub or admm-nobody");
+}
+
+// Step refuses, and leaves the instance alone, whenever a field is outside the table's range
+// (the table's setter writes whatever it parses, valid or not).
+TEST(SolverOptionTable, StepRefusesWhatTheTableRefuses) {
+  const ModelImport imported = ImportModelFromFile(ALSIM_SCENES_DIR "/box_stack.xml");
+  ASSERT_TRUE(imported) << imported.error;
+  for (const SolverOptionSpec& spec : SolverOptionTable()) {
+    if (spec.kind != SolverOptionKind::kInteger && spec.kind != SolverOptionKind::kNumber) continue;
+    StepOptions options;
+    spec.set(&options.solver, BadValues(spec)[4]);  // below the range
+    const std::string error = ValidateStepOptions(options);
+    EXPECT_NE(error.find(spec.name), std::string::npos) << spec.name;
+    Data d(*imported.model);
+    EXPECT_EQ(Step(*imported.model, d, options), StepStatus::kInvalidOptions) << spec.name;
+    EXPECT_EQ(d.time, 0.0);
+  }
+}
+
+TEST(SolverOptionTable, RunHelpListsEveryOption) {
+  const std::string help = Flatten(RunHelp());
+  ASSERT_NE(help.find("--json"), std::string::npos) << "no help from " ALSIM_CLI;
+  for (const SolverOptionSpec& spec : SolverOptionTable()) {
+    const std::string head = std::string(spec.flag) + " " + spec.metavar + " " + spec.doc;
+    EXPECT_NE(help.find(Flatten(head)), std::string::npos) << head;
+    const std::string tail =
+        SolverOptionRange(spec) +
+        (std::string(spec.solvers) == "all" ? "" : "; read by " + std::string(spec.solvers)) +
+        " [default " + SolverOptionDefault(spec) + "] (" + spec.name + ")";
+    EXPECT_NE(help.find(Flatten(tail)), std::string::npos) << tail;
+  }
+}
+
+TEST(SolverOptionTable, ReadmeHasARowPerOption) {
+  const std::string readme = ReadFile(ALSIM_SOURCE_DIR "/README.md");
+  for (const SolverOptionSpec& spec : SolverOptionTable()) {
+    const std::string start = std::string("| `") + spec.flag + " " + spec.metavar + "` | ";
+    const size_t row = readme.find(start);
+    ASSERT_NE(row, std::string::npos) << start;
+    const std::string line = readme.substr(row, readme.find('\n', row) - row);
+    EXPECT_NE(line.find(spec.doc), std::string::npos) << line;
+    EXPECT_NE(line.find(SolverOptionRange(spec)), std::string::npos) << line;
+    EXPECT_NE(line.find(std::string("(`") + spec.name + "`)"), std::string::npos) << line;
+    EXPECT_NE(line.find("| " + SolverOptionDefault(spec) + " |"), std::string::npos) << line;
+  }
+}
+
+// SolverConfig's typed fields state their option's range and default; `parameters` names every
+// option.
+TEST(SolverOptionTable, ProtoCommentsMatchTheTable) {
+  const std::string proto = ReadFile(ALSIM_SOURCE_DIR "/proto/alsim/v1/alsim.proto");
+  const size_t begin = proto.find("message SolverConfig {");
+  ASSERT_NE(begin, std::string::npos);
+  const std::string message = proto.substr(begin, proto.find("\n}", begin) - begin);
+  const size_t map = message.find("map<string, string> parameters");
+  ASSERT_NE(map, std::string::npos);
+  const std::string map_comment = CommentAbove(message, map);
+  for (const SolverOptionSpec& spec : SolverOptionTable()) {
+    EXPECT_NE(map_comment.find(std::string(" ") + spec.name), std::string::npos) << spec.name;
+    const size_t field = message.find(std::string(" ") + spec.name + " = ");
+    if (field == std::string::npos) continue;  // reached through `parameters` only
+    const std::string comment = CommentAbove(message, field);
+    EXPECT_NE(comment.find(SolverOptionRange(spec)), std::string::npos)
+        << spec.name << ": " << comment;
+    EXPECT_NE(comment.find("default (" + SolverOptionDefault(spec) + ")"), std::string::npos)
+        << spec.name << ": " << comment;
+  }
+}
+
+}  // namespace
+}  // namespace alsim
