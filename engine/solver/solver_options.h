@@ -10,9 +10,10 @@ enum class SolverType {
   kPgs,         // projected Gauss-Seidel on the Delassus operator, the paper's baseline
   kAdmmNoSub,   // ADMM on one global system, eq. (28), factored with CHOLMOD
   kAdmmNoBody,  // subsystem split without the body-level split of eqs. (30)-(31)
+  kCanal,       // cascaded Newton-based augmented Lagrangian, Algorithm 1 (engine/solver/canal)
 };
 
-// "subadmm", "pgs", "admm-nosub", "admm-nobody".
+// "subadmm", "pgs", "admm-nosub", "admm-nobody", "canal".
 const char* SolverName(SolverType type);
 // Parses a SolverName; false for an unknown name.
 bool ParseSolverName(const char* name, SolverType* type);
