@@ -1,5 +1,6 @@
 // A minimal writer for one JSON object (string, number, boolean and array values; nested objects
-// through RawArray), enough for the CLI's machine-readable output without a JSON library.
+// and arrays of them through Raw and RawArray), enough for the CLI's machine-readable output
+// without a JSON library.
 #pragma once
 
 #include <cmath>
@@ -69,6 +70,12 @@ class JsonObjectWriter {
       text_ += json_values[i];
     }
     text_ += ']';
+  }
+
+  // A JSON value already written, e.g. an object from another writer's Finish().
+  void Raw(const std::string& key, const std::string& json_value) {
+    Key(key);
+    text_ += json_value;
   }
 
   // The object, closed, without a trailing newline.

@@ -51,6 +51,8 @@ struct RunStatistics {
   double sum_iterations = 0;
   double sum_contact_residual = 0;
   double max_penetration = 0;  // m, >= 0
+  // Sums of the solver's own figures (SolverStatistics::figures), by name in the solver's order.
+  std::vector<std::pair<std::string, double>> sum_figures;
   StepStatus status = StepStatus::kOk;
 
   double Mean(double sum) const { return steps > 0 ? sum / static_cast<double>(steps) : 0.0; }
@@ -143,6 +145,16 @@ RunStatistics Simulate(const Model& m, Data& d, const RunOptions& options) {
     stats.sum_islands += d.islands.num;
     stats.sum_iterations += d.solver_statistics.mean_iterations;
     stats.sum_contact_residual += d.solver_statistics.contact_residual;
+    for (int f = 0; f < d.solver_statistics.num_figures; ++f) {
+      const SolverFigure& figure = d.solver_statistics.figures[f];
+      auto sum = std::find_if(stats.sum_figures.begin(), stats.sum_figures.end(),
+                              [&](const auto& entry) { return entry.first == figure.name; });
+      if (sum == stats.sum_figures.end()) {
+        stats.sum_figures.emplace_back(figure.name, 0.0);
+        sum = stats.sum_figures.end() - 1;
+      }
+      sum->second += figure.value;
+    }
     for (const Contact& contact : d.contact) {
       stats.max_penetration = std::max(stats.max_penetration, -contact.dist);
     }
@@ -189,6 +201,11 @@ void PrintJson(const RunOptions& options, const Model& m, const Data& d,
   json.Double("mean_iterations", stats.Mean(stats.sum_iterations));
   json.Double("mean_contact_residual", stats.Mean(stats.sum_contact_residual));
   json.Double("max_penetration_m", stats.max_penetration);
+  {
+    JsonObjectWriter figures;
+    for (const auto& [name, sum] : stats.sum_figures) figures.Double(name, stats.Mean(sum));
+    json.Raw("mean_solver_figures", figures.Finish());
+  }
   json.Double("wall_seconds", stats.wall_seconds);
   json.Double("steps_per_second", stats.StepsPerSecond());
   json.Double("time", d.time);
@@ -237,6 +254,14 @@ void PrintSummary(const RunOptions& options, const Model& m, const Data& d,
       stats.Mean(stats.sum_islands), stats.max_penetration * 1e3);
   std::printf("solve     %.2f iterations per island, contact residual %.3g, on average\n",
               stats.Mean(stats.sum_iterations), stats.Mean(stats.sum_contact_residual));
+  if (!stats.sum_figures.empty()) {
+    std::printf("figures  ");
+    for (size_t f = 0; f < stats.sum_figures.size(); ++f) {
+      std::printf("%s %s %.4g", f == 0 ? "" : ",", stats.sum_figures[f].first.c_str(),
+                  stats.Mean(stats.sum_figures[f].second));
+    }
+    std::printf(" per step, on average\n");
+  }
   std::printf("final     t = %g s, state hash %s\n", d.time,
               FormatStateHash(StateHash(m, d)).c_str());
 }

@@ -3,8 +3,17 @@
 
 namespace alsim {
 
-// What a step's solve reports (DESIGN.md: the same diagnostics for every solver).
+// One figure of a solver's own statistics (CANAL's Newton steps, ...), by name, so that reports
+// that do not know the solver (alsim run, the service's diagnostics) can show it.
+struct SolverFigure {
+  const char* name = nullptr;  // a string literal of the solver's
+  double value = 0;
+};
+
+// What a step's solve reports (docs/DESIGN.md: the same diagnostics for every solver, and each
+// solver's own figures).
 struct SolverStatistics {
+  static constexpr int kMaxFigures = 8;
   int islands = 0;
   int constraints = 0;
   int contacts = 0;
@@ -18,6 +27,14 @@ struct SolverStatistics {
   double contact_residual = 0;
   // Wall time of the solve, including setup, factorizations and (compute_residual) the residual.
   double solve_seconds = 0;
+  // The solver's own figures of this step, in a fixed order per solver (its Statistics struct).
+  int num_figures = 0;
+  SolverFigure figures[kMaxFigures];
+
+  // Appends a figure; past kMaxFigures it is dropped (a solver lists at most that many).
+  void AddFigure(const char* name, double value) {
+    if (num_figures < kMaxFigures) figures[num_figures++] = SolverFigure{name, value};
+  }
 };
 
 }  // namespace alsim

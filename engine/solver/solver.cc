@@ -5,6 +5,7 @@
 
 #include "engine/solver/admm_baselines/admm_nobody_solver.h"
 #include "engine/solver/admm_baselines/admm_nosub_solver.h"
+#include "engine/solver/canal/canal_solver.h"
 #include "engine/solver/pgs/pgs_solver.h"
 #include "engine/solver/subadmm/subadmm_solver.h"
 
@@ -16,10 +17,9 @@ struct SolverNameEntry {
   const char* name;
 };
 constexpr SolverNameEntry kSolverNames[] = {
-    {SolverType::kSubAdmm, "subadmm"},
-    {SolverType::kPgs, "pgs"},
-    {SolverType::kAdmmNoSub, "admm-nosub"},
-    {SolverType::kAdmmNoBody, "admm-nobody"},
+    {SolverType::kSubAdmm, "subadmm"},      {SolverType::kPgs, "pgs"},
+    {SolverType::kAdmmNoSub, "admm-nosub"}, {SolverType::kAdmmNoBody, "admm-nobody"},
+    {SolverType::kCanal, "canal"},
 };
 
 }  // namespace
@@ -68,6 +68,8 @@ std::unique_ptr<ConstraintSolver> NewSolver(SolverType type, const Model& m) {
       return std::make_unique<AdmmNoSubSolver>(m);
     case SolverType::kAdmmNoBody:
       return std::make_unique<AdmmNoBodySolver>(m);
+    case SolverType::kCanal:
+      return std::make_unique<CanalSolver>(m);
   }
   return nullptr;
 }

@@ -8,6 +8,7 @@
 
 #include "engine/data/solver_statistics.h"
 #include "engine/solver/admm/admm_parameters.h"
+#include "engine/solver/canal/canal_parameters.h"
 #include "engine/solver/subadmm/subadmm_parameters.h"
 
 namespace alsim {
@@ -17,6 +18,7 @@ enum class SolverType {
   kPgs,         // projected Gauss-Seidel on the Delassus operator, the paper's baseline
   kAdmmNoSub,   // ADMM on one global system, eq. (28), factored with CHOLMOD
   kAdmmNoBody,  // subsystem split without the body-level split of eqs. (30)-(31)
+  kCanal,       // cascaded Newton-based augmented Lagrangian, Algorithm 1 (engine/solver/canal)
 };
 
 // The registered name of a solver ("subadmm", "pgs", ...; engine/solver/solver.cc).
@@ -48,6 +50,7 @@ struct SolverOptions {
   // Each solver's own parameters; a solver reads only its own.
   AdmmParameters admm;        // subadmm, admm-nosub, admm-nobody
   SubAdmmParameters subadmm;  // subadmm
+  CanalParameters canal;      // canal
 };
 
 }  // namespace alsim

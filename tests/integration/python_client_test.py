@@ -330,6 +330,23 @@ class PythonClientTest(unittest.TestCase):
         self.assertEqual(caught.exception.code, "NOT_FOUND")
         self.assertIn("no_such_scene", caught.exception.message)
 
+    def test_solver_options_by_name_and_their_figures(self):
+        # Any option of the engine's table reaches the server by name; CANAL reports its own
+        # figures (Newton steps, ...) next to the shared diagnostics.
+        env = self.env("box_stack", 2, solver={"solver": "canal", "canal_beta0": 1e3,
+                                               "canal_start_from_previous_velocity": True})
+        for _ in range(3):
+            _, info = env.step(None)
+        figures = info["solver_figures"]
+        self.assertEqual(sorted(figures), ["al_residual", "factorizations",
+                                           "line_search_iterations", "newton_residual",
+                                           "newton_steps", "outer_iterations"])
+        self.assertTrue((figures["outer_iterations"] >= 1).all(), figures)
+        self.assertTrue((figures["factorizations"] >= 1).all(), figures)
+        with self.assertRaises(alsim.AlsimError) as refused:
+            alsim.VectorEnv(self.address, "box_stack", 1, solver={"canal_zeta": 1.5})
+        self.assertIn("canal_zeta must be a number in (0, 1)", str(refused.exception))
+
     def test_close_destroys_the_group_and_is_idempotent(self):
         with alsim.VectorEnv(self.address, "box_stack", 3) as env:
             ids = set(env.instance_ids)

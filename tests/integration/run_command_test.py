@@ -157,6 +157,17 @@ class RunCommandTest(unittest.TestCase):
         result = json.loads(out.stdout)
         self.assertEqual(result["response_after_iterations"], 0)
         self.assertEqual(result["delassus_refresh_steps"], 3)
+        # CANAL with its own options, and its figures averaged over the steps.
+        out = self.alsim("run", self.scene, "--steps", "20", "--solver", "canal",
+                         "--canal-kappa", "4", "--canal-warm-velocity", "on", "--json")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        result = json.loads(out.stdout)
+        self.assertEqual(result["solver"], "canal")
+        self.assertEqual(result["canal_kappa"], 4.0)
+        self.assertIs(result["canal_start_from_previous_velocity"], True)
+        figures = result["mean_solver_figures"]
+        self.assertGreater(figures["newton_steps"], 0)
+        self.assertGreaterEqual(figures["outer_iterations"], 1)
 
     def test_summary_without_json(self):
         out = self.alsim("run", self.scene, "--steps", "20")

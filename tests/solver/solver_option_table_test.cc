@@ -135,7 +135,7 @@ TEST(SolverOptionTable, KnownRanges) {
   EXPECT_EQ(options.tolerance, 1e-300);
   EXPECT_EQ(SolverOptionRange(relaxation), "(0, 2)");
   EXPECT_EQ(SolverOptionRange(anderson), "0 to 8");
-  EXPECT_EQ(SolverNameList(), "subadmm, pgs, admm-nosub or admm-nobody");
+  EXPECT_EQ(SolverNameList(), "subadmm, pgs, admm-nosub, admm-nobody or canal");
 }
 
 // Step refuses, and leaves the instance alone, whenever a field is outside the table's range

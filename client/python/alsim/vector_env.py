@@ -267,7 +267,16 @@ def _solver_config(solver):
     if isinstance(solver, str):
         return alsim_pb2.SolverConfig(solver=solver)
     if isinstance(solver, dict):
-        return alsim_pb2.SolverConfig(**solver)
+        # SolverConfig's own fields as they are; any other key is an option of the engine's table
+        # (alsim run --help lists them), sent by name in `parameters` as text.
+        fields = alsim_pb2.SolverConfig.DESCRIPTOR.fields_by_name
+        typed = {k: v for k, v in solver.items() if k in fields}
+        config = alsim_pb2.SolverConfig(**typed)
+        for key, value in solver.items():
+            if key not in fields:
+                config.parameters[key] = ("on" if value else "off") if isinstance(value, bool) \
+                    else repr(value) if isinstance(value, float) else str(value)
+        return config
     raise TypeError("solver must be None, a name ('subadmm', 'pgs', ...), a dict of SolverConfig "
                     "fields or an alsim.v1.SolverConfig, not %r" % type(solver).__name__)
 
@@ -296,8 +305,10 @@ class VectorEnv:
         num_envs: instances to create (one Create call; they form one group).
         seed: environment k's generator is seeded with ``seed + k`` (reset noise is drawn from it).
         solver: None (the server's default), a solver name (``"subadmm"``, ``"pgs"``,
-            ``"admm-nosub"``, ``"admm-nobody"``), a dict of ``alsim.v1.SolverConfig`` fields or a
-            SolverConfig.
+            ``"admm-nosub"``, ``"admm-nobody"``, ``"canal"``), a dict of options or an
+            ``alsim.v1.SolverConfig``. A dict's keys are SolverConfig fields or any option name
+            of the engine's table (``alsim run --help``), e.g. ``{"solver": "canal",
+            "canal_beta0": 1e3}``; values out of range make the server refuse the Create.
         substeps: simulation steps per ``step()`` call (the action is held for all of them).
         max_message_bytes: the channel's send and receive message size limit.
         observations: names of the observation tensors ``reset`` and ``step`` return: any of
@@ -495,7 +506,9 @@ class VectorEnv:
         ``STATUS_DIVERGED`` = 2), ``diverged`` (bool), ``reset`` (bool, see below), the last
         substep's solver diagnostics ``contacts``, ``islands``, ``iterations`` (the most any island
         took), ``mean_iterations``, ``primal_residual``, ``dual_residual``, ``contact_residual``,
-        ``solve_seconds``; and the scalar ``step_seconds`` (the server's wall time of the batch).
+        ``solve_seconds``; ``solver_figures``, a dict of the solver's own figures by name (CANAL's
+        ``newton_steps``, ...), each an array of length num_envs; and the scalar ``step_seconds``
+        (the server's wall time of the batch).
 
         Autoreset (``autoreset="next_step"``, the default; Gymnasium's NEXT_STEP mode): a step
         whose ``status`` reports an environment DIVERGED returns that environment's diverged
@@ -525,6 +538,7 @@ class VectorEnv:
             "dual_residual": np.zeros(n),
             "contact_residual": np.zeros(n),
             "solve_seconds": np.zeros(n),
+            "solver_figures": {},
             "step_seconds": 0.0,
         }
         stepped = np.flatnonzero(~pending)
@@ -560,6 +574,8 @@ class VectorEnv:
             info["dual_residual"][index] = d.dual_residual
             info["contact_residual"][index] = d.contact_residual
             info["solve_seconds"][index] = d.solve_seconds
+            for name, value in d.figures.items():
+                info["solver_figures"].setdefault(name, np.zeros(n))[index] = value
         info["step_seconds"] = response.step_seconds
         if self._autoreset:
             self._needs_reset[stepped] = info["diverged"][stepped]

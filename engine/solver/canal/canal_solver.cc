@@ -1,0 +1,588 @@
+#include "engine/solver/canal/canal_solver.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "engine/core/parallel.h"
+#include "engine/solver/canal/cone_operators.h"
+#include "engine/solver/island_schedule.h"
+
+namespace alsim {
+namespace {
+
+unsigned long long EntryKey(int column, int row) {
+  return (static_cast<unsigned long long>(column) << 32) | static_cast<unsigned>(row);
+}
+
+// Position of (row, column) among the stored entries of `column` (rows increasing).
+int EntryPosition(const int* column_start, const int* row_index, int column, int row) {
+  const int* begin = row_index + column_start[column];
+  const int* end = row_index + column_start[column + 1];
+  return static_cast<int>(std::lower_bound(begin, end, row) - row_index);
+}
+
+size_t PairCount(size_t entries) { return entries * (entries + 1) / 2; }
+
+// The Newton loop's rounding floor is this many unit round-offs of the summed magnitudes.
+constexpr double kRoundingMargin = 16;
+
+// Alg. 1 line 16 and SolverOptions' caps: whether the island stops after this outer iteration.
+bool StopAfterOuterIteration(double al_residual, const SolverOptions& options, double deadline_us,
+                             IslandSolveResult* result) {
+  if (al_residual < options.tolerance) {
+    result->converged = true;
+    return true;
+  }
+  if (result->iterations >= options.max_iterations) return true;
+  if (deadline_us > 0 && SteadyMicroseconds() >= deadline_us) return true;
+  return options.interrupt != nullptr && options.interrupt->load(std::memory_order_relaxed);
+}
+
+bool OutOfTime(const SolverOptions& options, double deadline_us) {
+  if (deadline_us > 0 && SteadyMicroseconds() >= deadline_us) return true;
+  return options.interrupt != nullptr && options.interrupt->load(std::memory_order_relaxed);
+}
+
+}  // namespace
+
+CanalSolver::CanalSolver(const Model& m) : local_dof_(m.nv, 0) {
+  // As Data's constraint storage (engine/sim/data.cc): room for every ordinary step.
+  const size_t max_constraints = 4 * static_cast<size_t>(m.ngeom) + 2 * m.njnt + m.nu;
+  subsystem_blocks_.adr.reserve(m.nsubsystem + 1);
+  subsystem_blocks_.cursor.reserve(m.nsubsystem + 1);
+  subsystem_blocks_.blocks.reserve(2 * max_constraints);
+  jacobian_.Reserve(m, max_constraints);
+  island_dofs_.reserve(m.nsubsystem);
+  island_dof_adr_.reserve(m.nsubsystem);
+  island_nnz_adr_.reserve(m.nsubsystem);
+  island_nnz_.reserve(m.nsubsystem);
+  column_start_.reserve(m.nv + m.nsubsystem);
+  pair_adr_.reserve(max_constraints);
+  velocity_.reserve(m.nv);
+  rhs_.reserve(m.nv);
+  residual_.reserve(m.nv);
+  product_.reserve(m.nv);
+  for (std::vector<double>* rows : {&argument_, &impulse_, &outer_impulse_, &shifted_bias_,
+                                    &row_velocity_, &row_direction_, &rounding_}) {
+    rows->reserve(3 * max_constraints);
+  }
+  derivative_.reserve(9 * max_constraints);
+  factors_.reserve(m.nsubsystem);
+  island_results_.reserve(m.nsubsystem);
+  island_stats_.reserve(m.nsubsystem);
+  residual_workspace_.Resize(m);
+}
+
+// The pattern: A's branch-induced entries within each subsystem, and every pair of dofs that one
+// constraint reaches (J_i^T J_i), as sorted unique (column, row) keys with row <= column; then
+// A's values at those entries and where each constraint's entry pairs land.
+void CanalSolver::Assemble(const Model& m, const Data& d, int island) {
+  const Islands& islands = d.islands;
+  const TreeSparseLayout& layout = d.mass_layout;
+  const int n = island_dofs_[island];
+  const size_t nnz_adr = island_nnz_adr_[island];
+  unsigned long long* keys = keys_.data() + nnz_adr;
+  int count = 0;
+  for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
+    const int j = islands.subsystems[s];
+    for (int i = m.subsystem_dof_adr[j]; i < m.subsystem_dof_adr[j] + m.subsystem_dof_num[j]; ++i) {
+      for (int p = i; p >= 0; p = layout.parent[p])
+        keys[count++] = EntryKey(local_dof_[i], local_dof_[p]);
+    }
+  }
+  for (int s = islands.constraint_adr[island]; s < islands.constraint_adr[island + 1]; ++s) {
+    const int c = islands.constraints[s];
+    const int first = jacobian_.entry_adr[c], last = first + jacobian_.entry_num[c];
+    for (int b = first; b < last; ++b) {
+      for (int a = first; a <= b; ++a) {
+        keys[count++] = EntryKey(local_dof_[jacobian_.dof[b]], local_dof_[jacobian_.dof[a]]);
+      }
+    }
+  }
+  std::sort(keys, keys + count);
+  const int nnz = static_cast<int>(std::unique(keys, keys + count) - keys);
+  island_nnz_[island] = nnz;
+
+  int* column_start = column_start_.data() + island_dof_adr_[island] + island;
+  int* row_index = row_index_.data() + nnz_adr;
+  std::fill(column_start, column_start + n + 1, 0);
+  for (int k = 0; k < nnz; ++k) {
+    ++column_start[(keys[k] >> 32) + 1];
+    row_index[k] = static_cast<int>(keys[k] & 0xffffffffULL);
+  }
+  for (int c = 0; c < n; ++c) column_start[c + 1] += column_start[c];
+
+  double* mass = mass_values_.data() + nnz_adr;
+  std::fill(mass, mass + nnz, 0.0);
+  for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
+    const int j = islands.subsystems[s];
+    for (int i = m.subsystem_dof_adr[j]; i < m.subsystem_dof_adr[j] + m.subsystem_dof_num[j]; ++i) {
+      const double* row = d.qA.data() + layout.row_adr[i];
+      int k = 0;
+      for (int p = i; p >= 0; p = layout.parent[p], ++k) {
+        mass[EntryPosition(column_start, row_index, local_dof_[i], local_dof_[p])] += row[k];
+      }
+    }
+  }
+  for (int s = islands.constraint_adr[island]; s < islands.constraint_adr[island + 1]; ++s) {
+    const int c = islands.constraints[s];
+    int* position = pair_position_.data() + pair_adr_[c];
+    const int first = jacobian_.entry_adr[c], last = first + jacobian_.entry_num[c];
+    for (int b = first; b < last; ++b) {
+      for (int a = first; a <= b; ++a) {
+        *position++ = EntryPosition(column_start, row_index, local_dof_[jacobian_.dof[b]],
+                                    local_dof_[jacobian_.dof[a]]);
+      }
+    }
+  }
+  factors_[island]->SetPattern(n, column_start, row_index);
+}
+
+void CanalSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& options,
+                              double deadline_us, int island) {
+  ConstraintSet& set = d.constraints;
+  const Islands& islands = d.islands;
+  IslandSolveResult& result = island_results_[island];
+  CanalIslandStatistics& stats = island_stats_[island];
+  result = IslandSolveResult{};
+  stats = CanalIslandStatistics{};
+  const CanalParameters& parameters = options.canal;
+  const int* constraints = islands.constraints.data() + islands.constraint_adr[island];
+  const int num_constraints = islands.constraint_adr[island + 1] - islands.constraint_adr[island];
+  const int n = island_dofs_[island];
+  const int subsystem_begin = islands.subsystem_adr[island];
+  const int subsystem_end = islands.subsystem_adr[island + 1];
+  double* velocity = velocity_.data() + island_dof_adr_[island];
+  double* rhs = rhs_.data() + island_dof_adr_[island];
+  double* residual = residual_.data() + island_dof_adr_[island];
+  double* product = product_.data() + island_dof_adr_[island];
+  const size_t nnz_adr = island_nnz_adr_[island];
+  const int* column_start = column_start_.data() + island_dof_adr_[island] + island;
+  const int* row_index = row_index_.data() + nnz_adr;
+  const double* mass = mass_values_.data() + nnz_adr;
+  CholmodLlt& factor = *factors_[island];
+  const bool record = record_history_ && island == 0;
+  if (record) history_.clear();
+
+  auto for_constraints = [&](const auto& body) {
+    IslandParallelFor(num_constraints, kIslandParallelConstraints, kIslandConstraintsPerTask,
+                      [&](int s) { body(constraints[s]); });
+  };
+  // Each island dof i of the island's subsystems, in order: visit(global dof, local dof).
+  auto for_dofs = [&](const auto& visit) {
+    for (int s = subsystem_begin; s < subsystem_end; ++s) {
+      const int j = islands.subsystems[s];
+      for (int i = m.subsystem_dof_adr[j]; i < m.subsystem_dof_adr[j] + m.subsystem_dof_num[j];
+           ++i) {
+        visit(i, local_dof_[i]);
+      }
+    }
+  };
+  // J_i x (dim values) for x over the island's dofs.
+  auto apply = [&](int c, const double* x, double* out) {
+    const int dim = set.constraints[c].dim;
+    for (int r = 0; r < dim; ++r) out[r] = 0;
+    for (int e = jacobian_.entry_adr[c]; e < jacobian_.entry_adr[c] + jacobian_.entry_num[c]; ++e) {
+      const double xe = x[local_dof_[jacobian_.dof[e]]];
+      for (int r = 0; r < dim; ++r) out[r] += jacobian_.value[e][r] * xe;
+    }
+  };
+  // out -= sum_i J_i^T y_i with y_i the rows of `rows` (constraint order: deterministic).
+  auto subtract_gather = [&](const double* rows, double* out) {
+    for (int s = 0; s < num_constraints; ++s) {
+      const int c = constraints[s];
+      const Constraint& constraint = set.constraints[c];
+      const double* y = rows + constraint.row_adr;
+      for (int e = jacobian_.entry_adr[c]; e < jacobian_.entry_adr[c] + jacobian_.entry_num[c];
+           ++e) {
+        double sum = 0;
+        for (int r = 0; r < constraint.dim; ++r) sum += jacobian_.value[e][r] * y[r];
+        out[local_dof_[jacobian_.dof[e]]] -= sum;
+      }
+    }
+  };
+  // y = A x over the island (the stored upper triangle, symmetric).
+  auto multiply_mass = [&](const double* x, double* y) {
+    std::fill(y, y + n, 0.0);
+    for (int col = 0; col < n; ++col) {
+      for (int k = column_start[col]; k < column_start[col + 1]; ++k) {
+        const int row = row_index[k];
+        y[row] += mass[k] * x[col];
+        if (row != col) y[col] += mass[k] * x[row];
+      }
+    }
+  };
+  auto norm = [](const double* x, int size) {
+    double sum = 0;
+    for (int k = 0; k < size; ++k) sum += x[k] * x[k];
+    return std::sqrt(sum);
+  };
+
+  // Setup: local dofs, Jacobian rows, H's pattern (symbolic analysis only if it changed).
+  int local = 0;
+  for (int s = subsystem_begin; s < subsystem_end; ++s) {
+    const int j = islands.subsystems[s];
+    for (int i = m.subsystem_dof_adr[j]; i < m.subsystem_dof_adr[j] + m.subsystem_dof_num[j]; ++i) {
+      local_dof_[i] = local++;
+    }
+  }
+  for_constraints([&](int c) { jacobian_.Fill(m, d, c); });
+  Assemble(m, d, island);
+
+  double beta = parameters.beta0;
+  result.beta0 = beta;
+  for_dofs([&](int i, int k) { rhs[k] = d.solver_rhs[i]; });
+  const double newton_threshold = parameters.newton_tolerance * std::max(1.0, norm(rhs, n));
+
+  // lambda^0: the warm start (u^0 = -lambda^0). z^0 = J v_k [OURS, as SubADMM's], which sets
+  // the first De Saxce term; v_hat^0 = v_free, or v_k (CanalParameters).
+  for_dofs([&](int i, int k) { velocity[k] = d.qvel[i]; });
+  for_constraints([&](int c) {
+    const Constraint& constraint = set.constraints[c];
+    const int row = constraint.row_adr;
+    for (int r = 0; r < constraint.dim; ++r) {
+      outer_impulse_[row + r] = set.lambda[row + r];
+      shifted_bias_[row + r] = constraint.type == ConstraintType::kSoft ? 0.0 : set.bias[row + r];
+    }
+    if (constraint.type == ConstraintType::kContact) {
+      double z[3];
+      apply(c, velocity, z);
+      shifted_bias_[row] += constraint.friction * std::sqrt(z[1] * z[1] + z[2] * z[2]);
+    }
+  });
+  if (!parameters.start_from_previous_velocity) {
+    for_dofs([&](int i, int k) { velocity[k] = d.v_free[i]; });
+  }
+
+  // x, lambda = T(x) and (with_derivative) D at the current velocity, per constraint.
+  auto evaluate_impulses = [&](bool with_derivative) {
+    for_constraints([&](int c) {
+      const Constraint& constraint = set.constraints[c];
+      const int row = constraint.row_adr;
+      double* jv = row_velocity_.data() + row;
+      apply(c, velocity, jv);
+      double* x = argument_.data() + row;
+      for (int r = 0; r < constraint.dim; ++r) {
+        x[r] = outer_impulse_[row + r] - beta * (jv[r] + shifted_bias_[row + r]);
+      }
+      CanalConstraintImpulse(constraint, beta, x, impulse_.data() + row,
+                             with_derivative ? derivative_.data() + 3 * row : nullptr);
+      // The size of the terms that x sums, times ||J_i||: with the unit round-off, a bound on
+      // the rounding error this constraint puts into r.
+      double terms = 0;
+      for (int r = 0; r < constraint.dim; ++r) {
+        terms += std::abs(outer_impulse_[row + r]) +
+                 beta * (std::abs(jv[r]) + std::abs(shifted_bias_[row + r]));
+      }
+      double jacobian_norm2 = 0;
+      for (int e = jacobian_.entry_adr[c]; e < jacobian_.entry_adr[c] + jacobian_.entry_num[c];
+           ++e) {
+        jacobian_norm2 += jacobian_.value[e].squaredNorm();
+      }
+      rounding_[row] = std::sqrt(jacobian_norm2) * terms;
+    });
+  };
+  // r = A v - b - J^T lambda (eq. 21) into `residual`; returns ||r||. Also sets
+  // rounding_floor, the size of r's rounding error: a Newton threshold below it cannot be met
+  // (at large beta, beta J v alone carries more than 1e-10 N s of rounding).
+  double rounding_floor = 0;
+  auto compute_residual = [&] {
+    multiply_mass(velocity, product);
+    for (int k = 0; k < n; ++k) residual[k] = product[k] - rhs[k];
+    subtract_gather(impulse_.data(), residual);
+    double rounding2 = 0;
+    for (int s = 0; s < num_constraints; ++s) {
+      const double rounding = rounding_[set.constraints[constraints[s]].row_adr];
+      rounding2 += rounding * rounding;
+    }
+    rounding_floor = kRoundingMargin * std::numeric_limits<double>::epsilon() *
+                     (norm(product, n) + norm(rhs, n) + std::sqrt(rounding2));
+    return norm(residual, n);
+  };
+  // H = A + beta sum_i J_i^T D_i J_i (eq. 24) into the factor, then the numeric factorization.
+  auto factor_hessian = [&] {
+    for_constraints([&](int c) {
+      const Constraint& constraint = set.constraints[c];
+      const int dim = constraint.dim;
+      const double* D = derivative_.data() + 3 * constraint.row_adr;
+      double* pair = pair_value_.data() + pair_adr_[c];
+      const int first = jacobian_.entry_adr[c], last = first + jacobian_.entry_num[c];
+      for (int b = first; b < last; ++b) {
+        double w[3] = {0, 0, 0};  // beta D J_b
+        for (int r = 0; r < dim; ++r) {
+          for (int k = 0; k < dim; ++k) w[r] += D[dim * r + k] * jacobian_.value[b][k];
+          w[r] *= beta;
+        }
+        for (int a = first; a <= b; ++a) {
+          double sum = 0;
+          for (int r = 0; r < dim; ++r) sum += jacobian_.value[a][r] * w[r];
+          *pair++ = sum;
+        }
+      }
+    });
+    double* values = factor.values();
+    std::copy(mass, mass + island_nnz_[island], values);
+    for (int s = 0; s < num_constraints; ++s) {
+      const int c = constraints[s];
+      const size_t count = PairCount(jacobian_.entry_num[c]);
+      const int* position = pair_position_.data() + pair_adr_[c];
+      const double* pair = pair_value_.data() + pair_adr_[c];
+      for (size_t p = 0; p < count; ++p) values[position[p]] += pair[p];
+    }
+    ++stats.factorizations;
+    return factor.Factor();
+  };
+
+  // phi'(alpha), phi''(alpha) of eq. (26) from v_hat, d, A d and J d (digest 5.6):
+  //   phi'  = d^T A v + alpha d^T A d - d^T b - sum_i (J_i d)^T T_i(x_i - alpha beta J_i d)
+  //   phi'' = d^T A d + beta sum_i (J_i d)^T D_i(alpha) (J_i d)
+  struct Phi final : LineSearchFunction {
+    const ConstraintSet* set;
+    const int* constraints;
+    int num_constraints;
+    const double* argument;
+    const double* row_direction;
+    double beta, d_a_v, d_a_d, d_b;
+    void Evaluate(double alpha, double* first, double* second) const override {
+      double slope = d_a_v + alpha * d_a_d - d_b;
+      double curvature = d_a_d;
+      for (int s = 0; s < num_constraints; ++s) {
+        const Constraint& c = set->constraints[constraints[s]];
+        const int row = c.row_adr;
+        double x[3], lambda[3], D[9];
+        for (int r = 0; r < c.dim; ++r)
+          x[r] = argument[row + r] - alpha * beta * row_direction[row + r];
+        CanalConstraintImpulse(c, beta, x, lambda, D);
+        const double* jd = row_direction + row;
+        for (int r = 0; r < c.dim; ++r) {
+          slope -= jd[r] * lambda[r];
+          double dj = 0;
+          for (int k = 0; k < c.dim; ++k) dj += D[c.dim * r + k] * jd[k];
+          curvature += beta * jd[r] * dj;
+        }
+      }
+      *first = slope;
+      *second = curvature;
+    }
+  };
+  Phi phi;
+  phi.set = &set;
+  phi.constraints = constraints;
+  phi.num_constraints = num_constraints;
+  phi.argument = argument_.data();
+  phi.row_direction = row_direction_.data();
+
+  bool failed = false;
+  double previous_al = 0;
+  while (!failed) {
+    // Inner Newton on h (Alg. 1 lines 6-14), from the last outer iterate.
+    int steps = 0;
+    double newton_residual = 0;
+    while (true) {
+      evaluate_impulses(/*with_derivative=*/true);
+      newton_residual = compute_residual();
+      if (newton_residual < std::max(newton_threshold, rounding_floor) ||
+          steps >= parameters.max_newton_steps) {
+        break;
+      }
+      if (OutOfTime(options, deadline_us)) break;
+      if (!factor_hessian()) {
+        ++stats.failed_factorizations;
+        failed = true;
+        break;
+      }
+      // d = -H^{-1} r (eq. 25), kept in `residual`.
+      for (int k = 0; k < n; ++k) residual[k] = -residual[k];
+      factor.Solve(residual);
+      const double* direction = residual;
+      multiply_mass(direction, product);
+      double d_a_v = 0, d_a_d = 0, d_b = 0;
+      // A is symmetric: d^T A v = v^T A d.
+      for (int k = 0; k < n; ++k) {
+        d_a_v += velocity[k] * product[k];
+        d_a_d += direction[k] * product[k];
+        d_b += direction[k] * rhs[k];
+      }
+      for_constraints(
+          [&](int c) { apply(c, direction, row_direction_.data() + set.constraints[c].row_adr); });
+      phi.beta = beta;
+      phi.d_a_v = d_a_v;
+      phi.d_a_d = d_a_d;
+      phi.d_b = d_b;
+      double slope0 = 0, curvature0 = 0;
+      phi.Evaluate(0, &slope0, &curvature0);
+      const LineSearchResult search = ExactLineSearch(phi, slope0, parameters.line_search);
+      stats.line_search_iterations += search.iterations + 1;
+      for (int k = 0; k < n; ++k) velocity[k] += search.alpha * direction[k];
+      ++steps;
+      ++stats.newton_steps;
+      if (search.alpha == 0) {  // no descent left at round-off: r is as small as it gets
+        evaluate_impulses(/*with_derivative=*/true);
+        newton_residual = compute_residual();
+        break;
+      }
+    }
+    if (failed) break;
+
+    // Eq. (12) with u = -lambda: z = J v + (lambda^{l+1} - lambda^l) / beta, the AL residual
+    // ||J v - z|| = ||lambda^{l+1} - lambda^l|| / beta, and the next De Saxce term p from z_t.
+    // [OURS] The stop test adds ||p^{l+1} - p^l||: at a slipping contact the converged surrogate
+    // leaves a normal velocity error of p^{l+1} - p^l (C* boundary: z_n + e_n + p^l = p^{l+1}),
+    // which ||J v - z|| (an impulse change over beta) understates by beta over the effective mass.
+    double change2 = 0, lag2 = 0;
+    for (int s = 0; s < num_constraints; ++s) {
+      const Constraint& constraint = set.constraints[constraints[s]];
+      const int row = constraint.row_adr;
+      double z[3] = {0, 0, 0};
+      for (int r = 0; r < constraint.dim; ++r) {
+        const double change = impulse_[row + r] - outer_impulse_[row + r];
+        change2 += change * change;
+        if (r < 3) z[r] = row_velocity_[row + r] + change / beta;
+        outer_impulse_[row + r] = impulse_[row + r];
+      }
+      if (constraint.type == ConstraintType::kContact) {
+        const double desaxce =
+            set.bias[row] + constraint.friction * std::sqrt(z[1] * z[1] + z[2] * z[2]);
+        lag2 += (desaxce - shifted_bias_[row]) * (desaxce - shifted_bias_[row]);
+        shifted_bias_[row] = desaxce;
+      }
+    }
+    const double al_residual = std::sqrt(change2) / beta;
+    const double lag = std::sqrt(lag2);
+    ++stats.outer_iterations;
+    stats.al_residual = al_residual;
+    stats.desaxce_change = lag;
+    stats.newton_residual = newton_residual;
+    if (record) history_.push_back({al_residual, lag, newton_residual, steps, beta});
+    result.iterations = stats.outer_iterations;
+    result.primal_residual = al_residual + lag;
+    result.dual_residual = newton_residual;
+    if (StopAfterOuterIteration(al_residual + lag, options, deadline_us, &result)) break;
+    // Alg. 1 line 19 and eq. (27): raise beta when the AL residual did not fall by zeta.
+    if (stats.outer_iterations > 1 && al_residual > parameters.zeta * previous_al) {
+      beta = std::min(parameters.kappa * beta, parameters.beta_max);
+    }
+    previous_al = al_residual;
+  }
+  result.beta = beta;
+  stats.beta = beta;
+  stats.converged = result.converged;
+
+  if (failed) {  // a broken input (NaN): keep v_free and the warm start, unconverged
+    for_dofs([&](int i, int) { d.v_hat[i] = d.v_free[i]; });
+    result.converged = false;
+    stats.converged = false;
+    return;
+  }
+  for_dofs([&](int i, int k) { d.v_hat[i] = velocity[k]; });
+  for (int s = 0; s < num_constraints; ++s) {
+    const Constraint& constraint = set.constraints[constraints[s]];
+    for (int r = 0; r < constraint.dim; ++r) {
+      set.lambda[constraint.row_adr + r] = outer_impulse_[constraint.row_adr + r];
+    }
+  }
+}
+
+void CanalSolver::Solve(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
+                        SolverStatistics* stats) {
+  const double start = SteadyMicroseconds();
+  const ConstraintSet& set = d.constraints;
+  const Islands& islands = d.islands;
+  subsystem_blocks_.Build(m, set);
+  jacobian_.Layout(m, d);
+
+  // Storage (sequential prefix sums): per island dofs and pattern room, per constraint pairs.
+  const size_t num_constraints = set.constraints.size();
+  const size_t rows = static_cast<size_t>(set.num_rows);
+  if (argument_.size() < rows) {
+    for (std::vector<double>* values : {&argument_, &impulse_, &outer_impulse_, &shifted_bias_,
+                                        &row_velocity_, &row_direction_, &rounding_}) {
+      values->resize(rows);
+    }
+    derivative_.resize(3 * rows);
+  }
+  if (pair_adr_.size() < num_constraints) pair_adr_.resize(num_constraints);
+  size_t total_pairs = 0;
+  for (size_t c = 0; c < num_constraints; ++c) {
+    pair_adr_[c] = total_pairs;
+    total_pairs += PairCount(jacobian_.capacity[c]);
+  }
+  if (pair_position_.size() < total_pairs) {
+    pair_position_.resize(total_pairs);
+    pair_value_.resize(total_pairs);
+  }
+  if (island_dofs_.size() < static_cast<size_t>(islands.num)) {
+    island_dofs_.resize(islands.num);
+    island_dof_adr_.resize(islands.num);
+    island_nnz_adr_.resize(islands.num);
+    island_nnz_.resize(islands.num);
+  }
+  while (factors_.size() < static_cast<size_t>(islands.num)) {
+    factors_.push_back(std::make_unique<CholmodLlt>());
+  }
+  int total_dofs = 0;
+  size_t total_keys = 0;
+  for (int k = 0; k < islands.num; ++k) {
+    int dofs = 0;
+    size_t keys = 0;
+    for (int s = islands.subsystem_adr[k]; s < islands.subsystem_adr[k + 1]; ++s) {
+      const int j = islands.subsystems[s];
+      dofs += m.subsystem_dof_num[j];
+      for (int i = m.subsystem_dof_adr[j]; i < m.subsystem_dof_adr[j] + m.subsystem_dof_num[j];
+           ++i) {
+        keys += d.mass_layout.row_nnz[i];
+      }
+    }
+    for (int s = islands.constraint_adr[k]; s < islands.constraint_adr[k + 1]; ++s) {
+      keys += PairCount(jacobian_.capacity[islands.constraints[s]]);
+    }
+    island_dofs_[k] = dofs;
+    island_dof_adr_[k] = total_dofs;
+    island_nnz_adr_[k] = total_keys;
+    total_dofs += dofs;
+    total_keys += keys;
+  }
+  if (velocity_.size() < static_cast<size_t>(total_dofs)) {
+    for (std::vector<double>* values : {&velocity_, &rhs_, &residual_, &product_}) {
+      values->resize(total_dofs);
+    }
+  }
+  const size_t column_starts = static_cast<size_t>(total_dofs) + islands.num;
+  if (column_start_.size() < column_starts) column_start_.resize(column_starts);
+  if (keys_.size() < total_keys) {
+    keys_.resize(total_keys);
+    row_index_.resize(total_keys);
+    mass_values_.resize(total_keys);
+  }
+  island_results_.resize(islands.num);
+  island_stats_.resize(islands.num);
+
+  SolveIslandsInParallel(m, d, options, subsystem_blocks_, residual_workspace_, island_results_,
+                         [&](int k) { SolveIsland(m, d, options, deadline_us, k); });
+
+  CanalStatistics& total = statistics_;
+  total = CanalStatistics{};
+  total.islands = islands.num;
+  for (int k = 0; k < islands.num; ++k) {
+    const CanalIslandStatistics& s = island_stats_[k];
+    total.outer_iterations += s.outer_iterations;
+    total.max_outer_iterations = std::max(total.max_outer_iterations, s.outer_iterations);
+    total.newton_steps += s.newton_steps;
+    total.line_search_iterations += s.line_search_iterations;
+    total.factorizations += s.factorizations;
+    total.failed_factorizations += s.failed_factorizations;
+    total.al_residual = std::max(total.al_residual, s.al_residual);
+    total.desaxce_change = std::max(total.desaxce_change, s.desaxce_change);
+    total.newton_residual = std::max(total.newton_residual, s.newton_residual);
+  }
+  ReportSolveStatistics(d, options, island_results_, start, stats);
+  stats->AddFigure("outer_iterations", total.outer_iterations);
+  stats->AddFigure("newton_steps", total.newton_steps);
+  stats->AddFigure("line_search_iterations", total.line_search_iterations);
+  stats->AddFigure("factorizations", total.factorizations);
+  stats->AddFigure("al_residual", total.al_residual);
+  stats->AddFigure("newton_residual", total.newton_residual);
+}
+
+}  // namespace alsim

@@ -1,0 +1,153 @@
+// CANAL: the Cascaded Newton-based Augmented Lagrangian of Sec. V of the SubADMM/CANAL paper
+// (Algorithm 1; digest seed-004-subadmm-canal.md sections 4.4, 5, 10-12).
+//
+// Per island, with u = -lambda (the multiplier identity, digest 5.9) and the warm-start impulses
+// of ConstraintSet::lambda as lambda^0:
+//   outer AL loop (l = 0, 1, ...):
+//     e~_i = e_i + [mu_i ||z^l_i,t||, 0, 0] on a contact's normal row (the lagged De Saxce term of
+//       eqs. 20-21; alsim's rows are (normal, t1, t2)), e~_i = e_i on other rows;
+//     inner Newton on the strongly convex h of eq. (22), from v_hat^l:
+//       x_i = lambda^l_i - beta (J_i v_hat + e~_i),  lambda_i = T_i(x_i)     (cone_operators.h)
+//       r = A v_hat - b - sum_i J_i^T lambda_i                               (eq. 21, = grad h)
+//       H = A + beta sum_i J_i^T D_i J_i,  D_i = dT_i/dx_i                   (eq. 24, SPD)
+//       d = -H^{-1} r                                                        (eq. 25)
+//       alpha = argmin h(v_hat + alpha d) by rtsafe on phi'                  (eq. 26)
+//       until ||r|| < newton_tolerance max(1, ||b||) (or below r's rounding error, which grows
+//       with beta) or max_newton_steps;
+//     z^{l+1} = J v_hat + (lambda^{l+1} - lambda^l) / beta, u^{l+1} = -lambda^{l+1}   (eq. 12)
+//     stop when ||J v_hat - z|| + ||p^{l+1} - p^l|| < SolverOptions::tolerance, where
+//       ||J v_hat - z|| = ||lambda^{l+1} - lambda^l|| / beta (Alg. 1 line 16) and p_i = mu_i
+//       ||z_i,t|| the De Saxce terms ([OURS], canal_solver.cc);
+//     beta <- min(kappa beta, beta_max) when it fell by less than zeta        (eq. 27, line 19).
+// Rows: contacts (proximal cone projection), joint limits (max(., 0)), equalities (identity)
+// and soft servos (eq. 15, clamped to the force range) all enter h, r and H.
+//
+// H is assembled per island as a sparse matrix over the island's dofs: A's tree-sparse entries
+// plus every pair of dofs one constraint reaches (J_i^T J_i over ALL the island's constraints,
+// open contacts included, whose D_i = 0 leaves explicit zeros), so the symbolic analysis of the
+// CHOLMOD supernodal factorization (engine/linalg/cholmod_llt.h) runs at most once per step and
+// island, and each Newton step runs a numeric factorization only. Each constraint's
+// J_i^T D_i J_i is computed in parallel into its own slots and then added into H in constraint
+// order; every other sum (r, phi', the residuals) runs in a fixed order too. Islands run in
+// parallel and share no writable data, so results are bit-identical for any thread count.
+//
+// Stop tests are SolverOptions' (max_iterations counts outer iterations, tolerance is the AL
+// threshold theta^AL of Alg. 1 line 16, in m/s, replacing the digest's 1e-10 n_contacts so that
+// one knob stops every solver, applied to the AL residual plus the De Saxce change; deadline and
+// interrupt are checked after every outer iteration and every Newton step). CANAL's own knobs are
+// in CanalParameters.
+//
+// Memory: storage grows with the largest step seen and is then reused; CHOLMOD allocates inside
+// every numeric factorization and on every new pattern (see cholmod_llt.h), so unlike SubADMM a
+// step is not allocation-free.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "engine/linalg/cholmod_llt.h"
+#include "engine/solver/canal/exact_line_search.h"
+#include "engine/solver/constraint_ops.h"
+#include "engine/solver/joint_space_jacobian.h"
+#include "engine/solver/solve_statistics.h"
+#include "engine/solver/solver.h"
+
+namespace alsim {
+
+// What CANAL did in one island's solve.
+struct CanalIslandStatistics {
+  int outer_iterations = 0;
+  int newton_steps = 0;            // over all outer iterations
+  int line_search_iterations = 0;  // evaluations of phi' over all line searches
+  int factorizations = 0;          // numeric factorizations of H (eq. 24)
+  int failed_factorizations = 0;   // H not positive definite (a broken input, NaN)
+  double al_residual = 0;          // ||J v_hat - z|| after the last outer iteration, m/s
+  double desaxce_change = 0;       // ||p^{l+1} - p^l|| after the last outer iteration, m/s
+  double newton_residual = 0;      // ||r|| (eq. 21) at the end of the last inner loop, N s
+  double beta = 0;                 // the final penalty, kg
+  bool converged = false;          // the AL residual met SolverOptions::tolerance
+};
+
+// The step's totals over islands (sums of counts; the largest residuals and outer iterations).
+struct CanalStatistics {
+  int islands = 0;
+  int outer_iterations = 0;  // summed over islands
+  int max_outer_iterations = 0;
+  int newton_steps = 0;
+  int line_search_iterations = 0;
+  int factorizations = 0;
+  int failed_factorizations = 0;
+  double al_residual = 0;      // the largest final AL residual over islands, m/s
+  double desaxce_change = 0;   // the largest final De Saxce change over islands, m/s
+  double newton_residual = 0;  // the largest final Newton residual over islands, N s
+};
+
+// One outer iteration of island 0, recorded when CanalSolver::set_record_history(true).
+struct CanalOuterRecord {
+  double al_residual = 0;
+  double desaxce_change = 0;
+  double newton_residual = 0;
+  int newton_steps = 0;
+  double beta = 0;  // the penalty this iteration ran with
+};
+
+class CanalSolver final : public ConstraintSolver {
+ public:
+  explicit CanalSolver(const Model& m);
+  SolverType type() const override { return SolverType::kCanal; }
+  void Solve(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
+             SolverStatistics* stats) override;
+
+  // Of the last Solve.
+  const CanalStatistics& statistics() const { return statistics_; }
+  const std::vector<CanalIslandStatistics>& island_statistics() const { return island_stats_; }
+  const std::vector<IslandSolveResult>& island_results() const { return island_results_; }
+  // Records island 0's outer iterations in the next solves (allocates while on).
+  void set_record_history(bool on) { record_history_ = on; }
+  const std::vector<CanalOuterRecord>& history() const { return history_; }
+
+ private:
+  void SolveIsland(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
+                   int island);
+  // The pattern of H over the island's dofs (A's entries and every constraint's J_i^T J_i, upper
+  // triangle), A's values at its entries, and each constraint pair's position in H.
+  void Assemble(const Model& m, const Data& d, int island);
+
+  SubsystemBlocks subsystem_blocks_;
+  JointSpaceJacobian jacobian_;
+  std::vector<int> local_dof_;            // nv: index within its island's dofs
+  std::vector<int> island_dofs_;          // per island: n
+  std::vector<int> island_dof_adr_;       // per island: first entry of the per-dof arrays
+  std::vector<size_t> island_nnz_adr_;    // per island: first entry of the per-entry arrays
+  std::vector<int> island_nnz_;           // per island: stored entries of H's upper triangle
+  std::vector<int> column_start_;         // per island: n + 1 (offset island_dof_adr_ + island)
+  std::vector<unsigned long long> keys_;  // per island entry: (column << 32) | row, scratch
+  std::vector<int> row_index_;            // per island entry
+  std::vector<double> mass_values_;       // per island entry: A
+  std::vector<size_t> pair_adr_;          // per constraint: first of its entry pairs
+  std::vector<int> pair_position_;        // per entry pair (a <= b): its entry in H
+  std::vector<double> pair_value_;        // per entry pair: beta (J^T D J)(a, b)
+  // Per island dof.
+  std::vector<double> velocity_;  // v_hat
+  std::vector<double> rhs_;       // b
+  std::vector<double> residual_;  // r, then the Newton direction d
+  std::vector<double> product_;   // A v, then A d
+  // Per constraint row.
+  std::vector<double> argument_;       // x = lambda^l - beta (J v_hat + e~) at the current v_hat
+  std::vector<double> impulse_;        // lambda = T(x)
+  std::vector<double> outer_impulse_;  // lambda^l
+  std::vector<double> shifted_bias_;   // e~ (0 on soft rows: their k e enters T)
+  std::vector<double> row_velocity_;   // J v_hat
+  std::vector<double> row_direction_;  // J d
+  std::vector<double> rounding_;       // per constraint, at its first row: r's rounding scale
+  std::vector<double> derivative_;     // D_i, c.dim x c.dim at 3 row_adr (per row: 3 values)
+  std::vector<std::unique_ptr<CholmodLlt>> factors_;  // per island
+  std::vector<IslandSolveResult> island_results_;
+  std::vector<CanalIslandStatistics> island_stats_;
+  CanalStatistics statistics_;
+  ResidualWorkspace residual_workspace_;
+  bool record_history_ = false;
+  std::vector<CanalOuterRecord> history_;
+};
+
+}  // namespace alsim

@@ -1,0 +1,820 @@
+// CANAL (engine/solver/canal) against independent answers, digest seed-004-subadmm-canal.md
+// section 11: the proximal cone projection's cases and identities (test 2), the Jacobians against
+// finite differences (test 4), grad h = r and the Hessian (24) (test 6), one outer iteration
+// against a dual projected-gradient solve of the regularized problem (test 7), the sliding outer
+// rate mu^2 / (1 + mu^2) (test 10), the incline's analytic velocity (test 12), agreement with
+// SubADMM, No Sub and PGS (test 14), and determinism across thread counts.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <oneapi/tbb/global_control.h>
+#include <Eigen/Dense>
+
+#include "engine/core/parallel.h"
+#include "engine/linalg/tree_sparse_layout.h"
+#include "engine/model/model_import.h"
+#include "engine/sim/step.h"
+#include "engine/solver/canal/canal_solver.h"
+#include "engine/solver/canal/cone_operators.h"
+#include "engine/solver/canal/exact_line_search.h"
+#include "engine/solver/impulse_update.h"
+#include "engine/solver/joint_space_jacobian.h"
+#include "engine/solver/solver.h"
+#include "tests/support/allocation_counter.h"
+
+namespace alsim {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+constexpr double kGravity = 9.81;
+constexpr double kStep = 1.0 / 240.0;
+
+std::shared_ptr<const Model> Load(const std::string& xml) {
+  const ModelImport imported = ImportModelFromString(xml);
+  if (!imported) throw std::runtime_error(imported.error);
+  return imported.model;
+}
+
+// ---- the proximal projection (digest 4.4, test 2), alsim's order (normal, t1, t2) -------------
+
+// The closest point of C = {||y_t|| <= mu y_n} to x, by plane geometry written independently of
+// the library: in the half-plane of the normal and x_t's direction, the boundary ray has unit
+// direction (1, mu) / sqrt(1 + mu^2); a point outside C projects onto that ray (or onto the apex
+// when its component along the ray is negative).
+Vec3 ReferenceProjection(const Vec3& x, double mu) {
+  const double s = std::hypot(x[1], x[2]);
+  if (s <= mu * x[0]) return x;
+  const double along = (x[0] + mu * s) / std::sqrt(1 + mu * mu);  // (x_n, s) . ray direction
+  if (along <= 0) return Vec3::Zero();
+  const double n = along / std::sqrt(1 + mu * mu), t = mu * n;
+  if (s == 0) return Vec3(n, 0, 0);
+  return Vec3(n, t * x[1] / s, t * x[2] / s);
+}
+
+TEST(ProximalConeTest, DigestCases) {
+  const double mu = 0.5;
+  // The digest's (t1, t2, n) cases, reordered to (n, t1, t2).
+  const Vec3 a = ProximalConeProjection(Vec3(1, 2, 0), mu);
+  EXPECT_NEAR((a - Vec3(1.6, 0.8, 0)).norm(), 0, 1e-15);
+  const Vec3 b = ProximalConeProjection(Vec3(-0.5, 2, 0), mu);
+  EXPECT_NEAR((b - Vec3(0.4, 0.2, 0)).norm(), 0, 1e-15);
+  EXPECT_EQ(ProximalConeProjection(Vec3(-1, 0, 0), mu), Vec3::Zero());
+  EXPECT_EQ(ProximalConeProjection(Vec3(1, 0.1, 0), mu), Vec3(1, 0.1, 0));
+  // Where the strict operator differs (digest 4.4): (2, 0, 1) -> (0.5, 0, 1) strict, and
+  // (2, 0, -0.5) opens under the strict operator but slips under the proximal one.
+  EXPECT_NEAR((StrictConeProjection(Vec3(1, 2, 0), mu) - Vec3(1, 0.5, 0)).norm(), 0, 1e-15);
+  EXPECT_EQ(StrictConeProjection(Vec3(-0.5, 2, 0), mu), Vec3::Zero());
+}
+
+TEST(ProximalConeTest, RandomizedMoreauIdentities) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  std::uniform_real_distribution<double> friction(0.05, 2);
+  double worst_complementarity = 0, worst_moreau = 0, worst_reference = 0;
+  int closer = 0;
+  for (int k = 0; k < 20000; ++k) {
+    const double mu = friction(rng);
+    const double scale = std::pow(10.0, 2 * uniform(rng));
+    const Vec3 x = scale * Vec3(uniform(rng), uniform(rng), uniform(rng));
+    const Vec3 y = ProximalConeProjection(x, mu);
+    const Vec3 w = y - x;
+    // y in C, w in C* = {mu ||w_t|| <= w_n}, y perp w, and w = Pi_{C*}(-x) (Moreau): C* is the
+    // cone of friction 1 / mu.
+    EXPECT_LE(std::hypot(y[1], y[2]), mu * y[0] + 1e-13 * scale);
+    EXPECT_LE(mu * std::hypot(w[1], w[2]), w[0] + 1e-13 * scale);
+    worst_complementarity = std::max(worst_complementarity, std::abs(y.dot(w)) / (scale * scale));
+    worst_moreau = std::max(worst_moreau, (w - ProximalConeProjection(-x, 1 / mu)).norm() / scale);
+    worst_reference = std::max(worst_reference, (y - ReferenceProjection(x, mu)).norm() / scale);
+    // No point of C sampled at random is closer to x.
+    const Vec3 other =
+        ProximalConeProjection(scale * Vec3(uniform(rng), uniform(rng), uniform(rng)), mu);
+    if ((other - x).norm() < (y - x).norm() - 1e-12 * scale) ++closer;
+  }
+  EXPECT_LT(worst_complementarity, 1e-13);
+  EXPECT_LT(worst_moreau, 1e-13);
+  EXPECT_LT(worst_reference, 1e-14);
+  EXPECT_EQ(closer, 0);
+}
+
+// ---- Jacobians (digest 5.4, test 4) ------------------------------------------------------------
+
+Mat3 CentralDifference(const std::function<Vec3(const Vec3&)>& f, const Vec3& x, double h) {
+  Mat3 J;
+  for (int k = 0; k < 3; ++k) {
+    Vec3 e = Vec3::Zero();
+    e[k] = h;
+    J.col(k) = (f(x + e) - f(x - e)) / (2 * h);
+  }
+  return J;
+}
+
+TEST(ProximalConeTest, JacobianMatchesFiniteDifferencesIsSymmetricWithEigenvaluesInZeroOne) {
+  std::mt19937 rng(11);
+  std::normal_distribution<double> normal(0, 1);
+  std::uniform_real_distribution<double> uniform(0.1, 10);
+  std::uniform_real_distribution<double> friction(0.05, 2);
+  int counts[3] = {0, 0, 0};  // stick, slip, open
+  double worst = 0, worst_strict = 0, asymmetry = 0;
+  int strict_asymmetric = 0;
+  for (int k = 0; k < 20000; ++k) {
+    const double mu = friction(rng);
+    const Vec3 x = uniform(rng) * Vec3(normal(rng), normal(rng), normal(rng));
+    const double s = std::hypot(x[1], x[2]);
+    // Skip the kinks (the digest's 1e-3 margin) for the proximal operator.
+    if (std::min(std::abs(s - mu * x[0]), std::abs(mu * s + x[0])) < 1e-3) continue;
+    Mat3 D;
+    ProximalConeProjection(x, mu, &D);
+    const Mat3 fd =
+        CentralDifference([&](const Vec3& p) { return ProximalConeProjection(p, mu); }, x, 1e-6);
+    worst =
+        std::max(worst, (D - fd).cwiseAbs().maxCoeff() / std::max(1.0, fd.cwiseAbs().maxCoeff()));
+    asymmetry = std::max(asymmetry, (D - D.transpose()).cwiseAbs().maxCoeff());
+    const Eigen::Vector3d eigenvalues = Eigen::SelfAdjointEigenSolver<Mat3>(D).eigenvalues();
+    EXPECT_GE(eigenvalues.minCoeff(), -1e-14);
+    EXPECT_LE(eigenvalues.maxCoeff(), 1 + 1e-14);
+    const bool stick = s <= mu * x[0], open = mu * s <= -x[0];
+    ++counts[stick ? 0 : open ? 2 : 1];
+    // The strict operator's Jacobian (kinks: x_n = 0 and s = mu x_n).
+    if (std::abs(x[0]) > 1e-3 && std::abs(s - mu * x[0]) > 1e-3) {
+      const Mat3 strict = StrictConeJacobian(x, mu);
+      const Mat3 strict_fd =
+          CentralDifference([&](const Vec3& p) { return StrictConeProjection(p, mu); }, x, 1e-6);
+      worst_strict = std::max(worst_strict, (strict - strict_fd).cwiseAbs().maxCoeff() /
+                                                std::max(1.0, strict_fd.cwiseAbs().maxCoeff()));
+      if (x[0] > 0 && s > mu * x[0] && (strict - strict.transpose()).norm() > 1e-3) {
+        ++strict_asymmetric;
+      }
+    }
+  }
+  EXPECT_LT(worst, 1e-8);
+  EXPECT_EQ(asymmetry, 0.0);
+  EXPECT_LT(worst_strict, 1e-8);
+  EXPECT_GT(strict_asymmetric, 1000);  // the strict slip Jacobian is not symmetric
+  EXPECT_GT(counts[0], 1000);
+  EXPECT_GT(counts[1], 5000);
+  EXPECT_GT(counts[2], 1000);
+  std::printf("[ jacobian ] stick %d slip %d open %d: prox vs FD %.1e, strict vs FD %.1e\n",
+              counts[0], counts[1], counts[2], worst, worst_strict);
+}
+
+Constraint MakeRow(ConstraintType type, int dim) {
+  Constraint c;
+  c.type = type;
+  c.dim = dim;
+  return c;
+}
+
+// Hard, soft (with its clamp) and equality rows: D of each against finite differences of T, and
+// T against finite differences of the potential psi.
+TEST(CanalRowOperatorTest, DerivativesAndPotentialsOfHardSoftAndEqualityRows) {
+  const double beta = 50;
+  Constraint limit = MakeRow(ConstraintType::kLimit, 1);
+  Constraint soft = MakeRow(ConstraintType::kSoft, 1);
+  soft.soft_bias = 0.3;
+  soft.soft_damping = 2.0;
+  soft.lambda_lower = -0.5;
+  soft.lambda_upper = 0.8;
+  Constraint equality = MakeRow(ConstraintType::kEquality, 3);
+  Constraint contact = MakeRow(ConstraintType::kContact, 3);
+  contact.friction = 0.7;
+  const double h = 1e-6;
+  for (const Constraint* c : {&limit, &soft, &equality, &contact}) {
+    for (const double x0 : {-40.0, -3.0, -0.2, 0.3, 2.0, 7.0, 40.0}) {
+      double x[3] = {x0, 0.37 * x0 + 0.5, -0.61 * x0 + 0.2};
+      double lambda[3], D[9];
+      CanalConstraintImpulse(*c, beta, x, lambda, D);
+      for (int k = 0; k < c->dim; ++k) {
+        double plus[3] = {x[0], x[1], x[2]}, minus[3] = {x[0], x[1], x[2]};
+        plus[k] += h;
+        minus[k] -= h;
+        double lp[3], lm[3];
+        CanalConstraintImpulse(*c, beta, plus, lp, nullptr);
+        CanalConstraintImpulse(*c, beta, minus, lm, nullptr);
+        for (int r = 0; r < c->dim; ++r) {
+          EXPECT_NEAR(D[c->dim * r + k], (lp[r] - lm[r]) / (2 * h), 1e-7)
+              << static_cast<int>(c->type) << " x0 " << x0;
+        }
+        const double gradient =
+            (CanalConstraintPotential(*c, beta, plus) - CanalConstraintPotential(*c, beta, minus)) /
+            (2 * h);
+        EXPECT_NEAR(gradient, lambda[k], 1e-6 * std::max(1.0, std::abs(lambda[k])))
+            << static_cast<int>(c->type) << " x0 " << x0;
+      }
+    }
+  }
+  // The soft row, eq. (15) with u = -lambda^l (x = lambda^l - beta J v): inside the range
+  // lambda = (b x - beta k e) / (b + beta), D = b / (b + beta); clamped: D = 0.
+  double x = 10, lambda, D;
+  CanalConstraintImpulse(soft, beta, &x, &lambda, &D);
+  EXPECT_NEAR(lambda, (2.0 * 10 - 50 * 0.3) / 52, 1e-15);
+  EXPECT_NEAR(D, 2.0 / 52, 1e-15);
+  x = 100;
+  CanalConstraintImpulse(soft, beta, &x, &lambda, &D);
+  EXPECT_EQ(lambda, 0.8);
+  EXPECT_EQ(D, 0.0);
+  // Its fixed point lambda = lambda^l is eq. (4): lambda = -k e - b J v.
+  const double jv = 0.1, fixed = -0.3 - 2.0 * 0.1;
+  x = fixed - beta * jv;
+  CanalConstraintImpulse(soft, beta, &x, &lambda, &D);
+  EXPECT_NEAR(lambda, fixed, 1e-15);
+}
+
+// ---- the potential h, its gradient r and Hessian (24) (test 6) ---------------------------------
+
+// A random problem: SPD A (9 dofs), two contacts, a limit, a soft row and an equality with random
+// Jacobians, multipliers lambda^l and biases e~. h, r and H are written out here from the row
+// operators, and compared with finite differences.
+TEST(CanalPotentialTest, GradientIsTheResidualAndHessianIsItsJacobian) {
+  std::mt19937 rng(3);
+  std::normal_distribution<double> normal(0, 1);
+  const int n = 9;
+  const double beta = 30;
+  std::vector<Constraint> rows;
+  Constraint contact = MakeRow(ConstraintType::kContact, 3);
+  contact.friction = 0.4;
+  rows.push_back(contact);
+  contact.friction = 1.2;
+  rows.push_back(contact);
+  rows.push_back(MakeRow(ConstraintType::kLimit, 1));
+  Constraint soft = MakeRow(ConstraintType::kSoft, 1);
+  soft.soft_bias = -0.2;
+  soft.soft_damping = 5;
+  soft.lambda_lower = -1;
+  soft.lambda_upper = 1;
+  rows.push_back(soft);
+  rows.push_back(MakeRow(ConstraintType::kEquality, 3));
+  int num_rows = 0;
+  for (Constraint& c : rows) {
+    c.row_adr = num_rows;
+    num_rows += c.dim;
+  }
+  Eigen::MatrixXd G(n, n);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) G(i, j) = normal(rng);
+  const Eigen::MatrixXd A = G * G.transpose() + Eigen::MatrixXd::Identity(n, n);
+  Eigen::VectorXd b(n);
+  for (int i = 0; i < n; ++i) b[i] = normal(rng);
+  Eigen::MatrixXd J(num_rows, n);
+  Eigen::VectorXd lambda_outer(num_rows), shifted(num_rows);
+  for (int r = 0; r < num_rows; ++r) {
+    for (int i = 0; i < n; ++i) J(r, i) = normal(rng);
+    lambda_outer[r] = normal(rng);
+    shifted[r] = 0.1 * normal(rng);
+  }
+  auto argument = [&](const Constraint& c, const Eigen::VectorXd& v, double* x) {
+    for (int k = 0; k < c.dim; ++k) {
+      const int r = c.row_adr + k;
+      x[k] = lambda_outer[r] - beta * (J.row(r).dot(v) + shifted[r]);
+    }
+  };
+  auto h = [&](const Eigen::VectorXd& v) {
+    double value = 0.5 * v.dot(A * v) - b.dot(v);
+    for (const Constraint& c : rows) {
+      double x[3];
+      argument(c, v, x);
+      value += CanalConstraintPotential(c, beta, x) / beta;
+    }
+    return value;
+  };
+  auto r_and_H = [&](const Eigen::VectorXd& v, Eigen::MatrixXd* H) {
+    Eigen::VectorXd r = A * v - b;
+    if (H != nullptr) *H = A;
+    for (const Constraint& c : rows) {
+      double x[3], lambda[3], D[9];
+      argument(c, v, x);
+      CanalConstraintImpulse(c, beta, x, lambda, D);
+      const Eigen::MatrixXd Jc = J.middleRows(c.row_adr, c.dim);
+      const Eigen::Map<const Eigen::VectorXd> l(lambda, c.dim);
+      r -= Jc.transpose() * l;
+      if (H != nullptr) {
+        const Eigen::Map<
+            const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>
+            Dc(D, c.dim, c.dim);
+        *H += beta * Jc.transpose() * Dc * Jc;
+      }
+    }
+    return r;
+  };
+  int trials = 0;
+  for (int trial = 0; trial < 50; ++trial) {
+    Eigen::VectorXd v(n);
+    for (int i = 0; i < n; ++i) v[i] = 0.05 * normal(rng);
+    Eigen::MatrixXd H;
+    const Eigen::VectorXd r = r_and_H(v, &H);
+    Eigen::VectorXd gradient(n);
+    Eigen::MatrixXd jacobian(n, n);
+    const double step = 1e-7;
+    for (int i = 0; i < n; ++i) {
+      Eigen::VectorXd plus = v, minus = v;
+      plus[i] += step;
+      minus[i] -= step;
+      gradient[i] = (h(plus) - h(minus)) / (2 * step);
+      jacobian.col(i) = (r_and_H(plus, nullptr) - r_and_H(minus, nullptr)) / (2 * step);
+    }
+    // Skip a sample whose finite-difference stencil crosses a kink of some T_i.
+    if ((jacobian - H).cwiseAbs().maxCoeff() > 1e-3 * H.cwiseAbs().maxCoeff()) continue;
+    ++trials;
+    EXPECT_LT((gradient - r).norm() / std::max(1.0, r.norm()), 1e-7) << trial;
+    EXPECT_LT((jacobian - H).cwiseAbs().maxCoeff() / H.cwiseAbs().maxCoeff(), 1e-6) << trial;
+    EXPECT_LT((H - H.transpose()).cwiseAbs().maxCoeff(), 1e-14 * H.cwiseAbs().maxCoeff());
+    EXPECT_EQ(Eigen::LLT<Eigen::MatrixXd>(H).info(), Eigen::Success);
+    EXPECT_GE(Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(H - A).eigenvalues().minCoeff(),
+              -1e-9 * H.norm());  // beta sum J^T D J is PSD
+  }
+  EXPECT_GE(trials, 40);
+}
+
+// ---- exact line search (eq. 26) ----------------------------------------------------------------
+
+// phi(alpha) = 1/2 (alpha - 3)^2 + max(alpha - 2, 0)^2: phi' = alpha - 3 + 2 max(alpha - 2, 0)
+// has its root at 7/3, beyond the first bracket [0, 1] (found by doubling to 4).
+struct KinkedQuadratic final : LineSearchFunction {
+  mutable int calls = 0;
+  void Evaluate(double alpha, double* first, double* second) const override {
+    ++calls;
+    *first = alpha - 3 + 2 * std::max(alpha - 2, 0.0);
+    *second = 1 + (alpha > 2 ? 2 : 0);
+  }
+};
+
+TEST(ExactLineSearchTest, FindsTheRootOfAPiecewiseSmoothDerivative) {
+  KinkedQuadratic phi;
+  const LineSearchResult result = ExactLineSearch(phi, -3, LineSearchParameters());
+  EXPECT_TRUE(result.converged);
+  EXPECT_NEAR(result.alpha, 7.0 / 3.0, 1e-12);
+  EXPECT_EQ(result.iterations, phi.calls);
+  EXPECT_LT(result.iterations, 10);
+  EXPECT_EQ(ExactLineSearch(phi, 0.5, LineSearchParameters()).alpha, 0.0);  // no descent
+}
+
+// ---- one box on an incline (tests 7, 10, 12) ---------------------------------------------------
+
+// A 1 x 1 x 0.2 m box of 1 kg lying exactly on a plane tilted by `degrees` about y, four corner
+// contacts of friction `mu` (as solver_baselines_test.cc's).
+std::string BoxOnIncline(double degrees, double mu) {
+  const double a = degrees * kPi / 180;
+  const std::string tilt = "euler=\"0 " + std::to_string(degrees) + " 0\"";
+  char center[128], timestep[64];
+  std::snprintf(center, sizeof(center), "%.17g 0 %.17g", 0.1 * std::sin(a), 0.1 * std::cos(a));
+  std::snprintf(timestep, sizeof(timestep), "%.17g", kStep);
+  return R"(<mujoco><compiler angle="degree"/><option timestep=")" + std::string(timestep) +
+         R"("/><default><geom friction=")" + std::to_string(mu) +
+         R"( 0.005 0.0001" condim="3" margin="0" gap="0"/></default><worldbody>
+      <geom type="plane" size="3 3 0.1" )" +
+         tilt + R"(/>
+      <body pos=")" +
+         center + "\" " + tilt +
+         R"(><freejoint/><geom type="box" size="0.5 0.5 0.1" mass="1"/></body>
+    </worldbody></mujoco>)";
+}
+
+StepOptions CanalOptions(int max_iterations, double tolerance,
+                         const CanalParameters& parameters = CanalParameters()) {
+  StepOptions options;
+  options.solver.canal = parameters;
+  options.solver.type = SolverType::kCanal;
+  options.solver.max_iterations = max_iterations;
+  options.solver.tolerance = tolerance;
+  return options;
+}
+
+CanalSolver& InstallCanal(const Model& m, Data& d) {
+  EXPECT_TRUE(EnsureSolver(m, d, SolverType::kCanal));
+  return static_cast<CanalSolver&>(*d.solver);
+}
+
+// The regularized Anitescu problem with compliance R = I / beta (digest 5.9):
+//   min_{lambda in C} 1/2 lambda^T (W + I / beta) lambda + lambda^T (J v_free + e),
+//   W = J A^{-1} J^T, v_hat = v_free + A^{-1} J^T lambda,
+// solved by accelerated projected gradient (FISTA with adaptive restart) on the dual, with the
+// projection ReferenceProjection above. Contacts only.
+Eigen::VectorXd RegularizedDualSolve(const Model& m, const Data& d, double beta) {
+  const ConstraintSet& set = d.constraints;
+  const int nc = static_cast<int>(set.constraints.size());
+  JointSpaceJacobian jacobian;
+  jacobian.Reserve(m, nc);
+  jacobian.Layout(m, d);
+  Eigen::MatrixXd J = Eigen::MatrixXd::Zero(set.num_rows, m.nv);
+  for (int i = 0; i < nc; ++i) {
+    jacobian.Fill(m, d, i);
+    const Constraint& c = set.constraints[i];
+    EXPECT_EQ(c.type, ConstraintType::kContact);
+    for (int e = jacobian.entry_adr[i]; e < jacobian.entry_adr[i] + jacobian.entry_num[i]; ++e)
+      for (int r = 0; r < c.dim; ++r) J(c.row_adr + r, jacobian.dof[e]) = jacobian.value[e][r];
+  }
+  const Eigen::MatrixXd A = TreeSparseToDense(d.mass_layout, d.qA.data());
+  const Eigen::LLT<Eigen::MatrixXd> llt(A);
+  const Eigen::VectorXd v_free = Eigen::Map<const Eigen::VectorXd>(d.v_free.data(), m.nv);
+  const Eigen::VectorXd e = Eigen::Map<const Eigen::VectorXd>(set.bias.data(), set.num_rows);
+  const Eigen::MatrixXd M =
+      J * llt.solve(J.transpose()) + Eigen::MatrixXd::Identity(set.num_rows, set.num_rows) / beta;
+  const Eigen::VectorXd q = J * v_free + e;
+  const double L = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(M).eigenvalues().maxCoeff();
+  auto project = [&](const Eigen::VectorXd& y) {
+    Eigen::VectorXd p(y.size());
+    for (const Constraint& c : set.constraints) {
+      p.segment<3>(c.row_adr) = ReferenceProjection(y.segment<3>(c.row_adr), c.friction);
+    }
+    return p;
+  };
+  Eigen::VectorXd lambda = Eigen::VectorXd::Zero(set.num_rows), previous = lambda, y = lambda;
+  double t = 1;
+  for (int k = 0; k < 200000; ++k) {
+    const Eigen::VectorXd next = project(y - (M * y + q) / L);
+    if ((y - next).dot(next - lambda) > 0) {  // restart when the momentum points uphill
+      t = 1;
+      y = lambda;
+      continue;
+    }
+    const double t_next = 0.5 * (1 + std::sqrt(1 + 4 * t * t));
+    previous = lambda;
+    lambda = next;
+    y = lambda + (t - 1) / t_next * (lambda - previous);
+    t = t_next;
+    if ((lambda - previous).norm() < 1e-17) break;
+  }
+  const Eigen::VectorXd residual = lambda - project(lambda - (M * lambda + q) / L);
+  EXPECT_LT(residual.norm(), 1e-15);
+  return v_free + llt.solve(J.transpose() * lambda);
+}
+
+TEST(CanalTest, OneOuterIterationFromZeroIsTheRegularizedConvexProblem) {
+  const auto model = Load(BoxOnIncline(30, 0.3));
+  for (const double beta : {1e2, 1e4}) {
+    Data d(*model);  // from rest, no warm start: u^0 = z^0 = 0
+    CanalParameters parameters;
+    parameters.beta0 = beta;
+    parameters.newton_tolerance = 1e-14;
+    InstallCanal(*model, d);
+    ASSERT_EQ(Step(*model, d, CanalOptions(1, 0, parameters)), StepStatus::kOk);
+    ASSERT_EQ(d.constraints.num_contacts, 4);
+    EXPECT_EQ(d.solver_statistics.max_iterations, 1);
+    const Eigen::VectorXd reference = RegularizedDualSolve(*model, d, beta);
+    double difference = 0;
+    for (int i = 0; i < model->nv; ++i) {
+      difference = std::max(difference, std::abs(d.v_hat[i] - reference[i]));
+    }
+    EXPECT_LT(difference, 1e-12) << "beta " << beta;
+    // The Anitescu "hover" of one outer iteration: the sliding box leaves the incline's surface
+    // with a normal speed near mu ||v_t||.
+    const Vec3 normal(std::sin(kPi / 6), 0, std::cos(kPi / 6));
+    const Vec3 v(d.v_hat[0], d.v_hat[1], d.v_hat[2]);
+    const double normal_speed = v.dot(normal), tangent_speed = (v - normal_speed * normal).norm();
+    EXPECT_GT(normal_speed, 0.5 * 0.3 * tangent_speed);
+    std::printf(
+        "[ one outer ] beta %.0e: |v_hat - dual solve| %.1e, hover %.3e m/s (mu |v_t| "
+        "%.3e)\n",
+        beta, difference, normal_speed, 0.3 * tangent_speed);
+  }
+}
+
+TEST(CanalTest, SlidingBoxConvergesAtTheRateMuSquaredOverOnePlusMuSquared) {
+  // Inclines steep enough for each mu to slide (tan a > mu).
+  // (mu = 1 has the rate 0.5 = zeta, where the schedule (27) raises beta on rounding noise.)
+  const double cases[][2] = {{0.3, 30}, {0.6, 45}};
+  for (const auto& [mu, degrees] : cases) {
+    const auto model = Load(BoxOnIncline(degrees, mu));
+    Data d(*model);
+    CanalSolver& solver = InstallCanal(*model, d);
+    solver.set_record_history(true);
+    ASSERT_EQ(Step(*model, d, CanalOptions(30, 1e-13)), StepStatus::kOk);
+    const std::vector<CanalOuterRecord>& history = solver.history();
+    const double expected = mu * mu / (1 + mu * mu);
+    int checked = 0;
+    // ||lambda^{l+1} - lambda^l|| = beta ||J v - z||: the AL residual divided by beta, which the
+    // schedule (27) raises at mu = 1 (ratio 0.5 = zeta), without changing the impulses' rate.
+    auto impulse_change = [&](size_t l) { return history[l].al_residual * history[l].beta; };
+    for (size_t l = 2; l < history.size(); ++l) {
+      if (history[l].al_residual < 1e-10) break;
+      const double ratio = impulse_change(l) / impulse_change(l - 1);
+      EXPECT_NEAR(ratio, expected, 0.01 * expected) << "mu " << mu << " iteration " << l;
+      ++checked;
+    }
+    EXPECT_GE(checked, 2);
+    EXPECT_TRUE(solver.island_statistics()[0].converged);
+    // Converged, the box slides on the surface (no hover).
+    const double a = degrees * kPi / 180;
+    const Vec3 normal(std::sin(a), 0, std::cos(a));
+    EXPECT_LT(std::abs(Vec3(d.v_hat[0], d.v_hat[1], d.v_hat[2]).dot(normal)), 1e-12);
+    std::printf("[ outer rate ] mu %.1f: expected %.4f, residuals", mu, expected);
+    for (const CanalOuterRecord& record : history) {
+      std::printf(" %.2e+%.2e", record.al_residual, record.desaxce_change);
+    }
+    std::printf("\n              ratios");
+    for (size_t l = 1; l < history.size(); ++l) {
+      std::printf(" %.4f", impulse_change(l) / impulse_change(l - 1));
+    }
+    std::printf("\n              Newton steps per outer iteration:");
+    for (const CanalOuterRecord& record : history) std::printf(" %d", record.newton_steps);
+    std::printf("\n");
+  }
+}
+
+TEST(CanalTest, BoxOnInclineSlidesWithTheCoulombVelocity) {
+  // mu = 0.3 < tan 30: from rest, one step gives h g (sin 30 - mu cos 30) = 0.0098179 m/s down
+  // the incline (the digest's 0.0098177, truncated), the normal impulse m g cos 30 h and a
+  // friction impulse of mu times it.
+  const double mu = 0.3;
+  const double expected = kStep * kGravity * (std::sin(kPi / 6) - mu * std::cos(kPi / 6));
+  EXPECT_NEAR(expected, 0.0098179, 1e-7);
+  const auto model = Load(BoxOnIncline(30, mu));
+  Data d(*model);
+  ASSERT_EQ(Step(*model, d, CanalOptions(100, 1e-12)), StepStatus::kOk);
+  ASSERT_EQ(d.constraints.num_contacts, 4);
+  const Vec3 downhill(std::cos(kPi / 6), 0, -std::sin(kPi / 6));
+  const Vec3 velocity(d.qvel[0], d.qvel[1], d.qvel[2]);
+  EXPECT_NEAR(velocity.dot(downhill), expected, 1e-10);
+  EXPECT_LT((velocity - downhill * velocity.dot(downhill)).norm(), 1e-10);
+  EXPECT_LT(Vec3(d.qvel[3], d.qvel[4], d.qvel[5]).norm(), 1e-9);
+  double normal_impulse = 0;
+  Vec3 friction = Vec3::Zero();
+  for (const Constraint& c : d.constraints.constraints) {
+    const double* lambda = d.constraints.lambda.data() + c.row_adr;
+    const Mat3& frame = d.contact[c.contact].frame;
+    normal_impulse += lambda[0];
+    friction += frame.col(1) * lambda[1] + frame.col(2) * lambda[2];
+  }
+  EXPECT_NEAR(normal_impulse, kGravity * std::cos(kPi / 6) * kStep, 1e-10);
+  EXPECT_NEAR(friction.norm(), mu * normal_impulse, 1e-10);
+  EXPECT_LT(d.solver_statistics.contact_residual, 1e-10);
+}
+
+TEST(CanalTest, StickingBoxConvergesInAtMostThreeOuterIterations) {
+  for (const double degrees : {0.0, 30.0}) {
+    const auto model = Load(BoxOnIncline(degrees, 0.8));
+    Data d(*model);
+    CanalSolver& solver = InstallCanal(*model, d);
+    ASSERT_EQ(Step(*model, d, CanalOptions(30, 1e-11)), StepStatus::kOk);
+    EXPECT_LE(solver.statistics().max_outer_iterations, 3) << degrees;
+    EXPECT_LT(solver.statistics().al_residual, 1e-11) << degrees;
+    EXPECT_LT(Vec3(d.qvel[0], d.qvel[1], d.qvel[2]).norm(), 1e-10) << degrees;
+  }
+}
+
+// ---- agreement with the other solvers (test 14) ------------------------------------------------
+
+// A 5 kg box on three sphere feet standing on a 0.1 kg box on three sphere feet on the floor:
+// the digest's mass ratio (heavy over light) with three point contacts per interface, so that
+// the sliding solution is unique (four coplanar contacts make it non-unique, digest test 14).
+const char kThreePointStack[] = R"(<mujoco><option timestep="0.0041666666666666667"/>
+  <default><geom friction="0.5 0.005 0.0001" condim="3"/></default>
+  <worldbody><geom type="plane" size="5 5 0.1"/>
+    <body pos="0 0 0.13"><freejoint/>
+      <geom type="box" size="0.25 0.25 0.04" mass="0.1"/>
+      <geom type="sphere" size="0.04" pos="0.18 0.02 -0.08" mass="0.01"/>
+      <geom type="sphere" size="0.04" pos="-0.1 0.15 -0.08" mass="0.01"/>
+      <geom type="sphere" size="0.04" pos="-0.08 -0.16 -0.08" mass="0.01"/>
+    </body>
+    <body pos="0.03 -0.02 0.25"><freejoint/>
+      <geom type="box" size="0.12 0.12 0.03" mass="5"/>
+      <geom type="sphere" size="0.02" pos="0.09 0.01 -0.05" mass="0.01"/>
+      <geom type="sphere" size="0.02" pos="-0.05 0.08 -0.05" mass="0.01"/>
+      <geom type="sphere" size="0.02" pos="-0.04 -0.08 -0.05" mass="0.01"/>
+    </body>
+  </worldbody></mujoco>)";
+
+std::vector<double> ConvergedVelocity(const Model& m, const Data& settled, SolverType type,
+                                      SolverStatistics* stats) {
+  Data d(m);
+  d.qpos = settled.qpos;
+  d.qvel = settled.qvel;
+  StepOptions options;
+  options.solver.type = type;
+  options.solver.tolerance = type == SolverType::kCanal ? 1e-13 : 1e-14;
+  options.solver.max_iterations = type == SolverType::kCanal ? 100 : 100000;
+  EXPECT_EQ(Step(m, d, options), StepStatus::kOk) << SolverName(type);
+  *stats = d.solver_statistics;
+  return d.v_hat;
+}
+
+TEST(CanalTest, AgreesWithSubAdmmNoSubAndPgsOnAThreePointStack) {
+  const auto model = Load(kThreePointStack);
+  const Model& m = *model;
+  Data settled(m);
+  for (int k = 0; k < 60; ++k) ASSERT_EQ(Step(m, settled), StepStatus::kOk);
+  // The upper box slides and spins over the lower one, which sticks to the floor: slip and stick
+  // contacts together. (With both boxes sliding, heavy over light, the lagged De Saxce term's
+  // outer loop does not contract: digest 5.9 warns that mu^2 / (1 + mu^2) is a one-contact rate.)
+  const double lower[6] = {0, 0, 0, 0, 0, 0};
+  const double upper[6] = {-0.2, 0.3, 0.0, 0.0, 0.0, -1.0};
+  for (int k = 0; k < 6; ++k) {
+    settled.qvel[k] = lower[k];
+    settled.qvel[6 + k] = upper[k];
+  }
+  SolverStatistics canal_stats;
+  const std::vector<double> canal = ConvergedVelocity(m, settled, SolverType::kCanal, &canal_stats);
+  EXPECT_EQ(canal_stats.contacts, 6);
+  // The Sec. VII metric reads v_hat back from the impulses, A^{-1} (b + J^T lambda), so it also
+  // sees the Newton residual (1e-10 N s) through the 0.1 kg box.
+  EXPECT_LT(canal_stats.contact_residual, 1e-8);
+  for (const SolverType type : {SolverType::kSubAdmm, SolverType::kAdmmNoSub, SolverType::kPgs}) {
+    SolverStatistics stats;
+    const std::vector<double> other = ConvergedVelocity(m, settled, type, &stats);
+    double difference = 0;
+    for (int i = 0; i < m.nv; ++i) difference = std::max(difference, std::abs(other[i] - canal[i]));
+    EXPECT_LT(difference, 1e-10) << SolverName(type);
+    std::printf("[ agree ] %-11s |v_hat - canal| %.1e, residual %.1e, %d iterations\n",
+                SolverName(type), difference, stats.contact_residual, stats.max_iterations);
+  }
+  std::printf("[ agree ] canal residual %.1e, %d outer iterations\n", canal_stats.contact_residual,
+              canal_stats.max_iterations);
+}
+
+// A hanging arm whose shoulder rests on its limit (a hard row), held by two PD servos (soft rows,
+// one with a force range that clamps), a ball on its upper link (a contact), and a pendulum bob
+// hung by a connect equality (three equality rows) swinging into the floor: every row type.
+const char kEveryRowType[] = R"(<mujoco><compiler angle="degree"/>
+  <option timestep="0.0041666666666666667"/>
+  <default><geom friction="0.6 0.005 0.0001" condim="3"/></default>
+  <worldbody><geom type="plane" size="5 5 0.1"/>
+    <body name="upper" pos="0 0 1">
+      <joint name="shoulder" type="hinge" axis="0 1 0" range="-30 0.2" limited="true"/>
+      <geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.05" mass="1"/>
+      <body name="fore" pos="0.5 0 0">
+        <joint name="elbow" type="hinge" axis="0 1 0"/>
+        <geom type="capsule" fromto="0 0 0 0 0 -0.4" size="0.04" mass="0.5"/>
+        <body name="hand" pos="0 0 -0.4">
+          <joint name="wrist" type="hinge" axis="0 1 0"/>
+          <geom type="capsule" fromto="0 0 0 -0.3 0 0.3" size="0.02" mass="0.2"/>
+        </body>
+      </body>
+    </body>
+    <body name="ball" pos="0.3 0 1.15"><freejoint/><geom type="sphere" size="0.1" mass="0.3"/></body>
+    <body name="bob" pos="2 0 0.1"><freejoint/><geom type="sphere" size="0.1" mass="0.5"/></body>
+  </worldbody>
+  <equality><connect body1="bob" anchor="0 0.3 0.6"/></equality>
+  <actuator>
+    <general joint="elbow" gainprm="40" biasprm="0 -40 -2" biastype="affine"/>
+    <general joint="wrist" gainprm="20" biasprm="0 -20 -1" biastype="affine"
+             forcelimited="true" forcerange="-0.05 0.05"/>
+  </actuator></mujoco>)";
+
+TEST(CanalTest, AgreesWithSubAdmmOnEveryRowType) {
+  const auto model = Load(kEveryRowType);
+  const Model& m = *model;
+  Data settled(m);
+  settled.qvel[1] = 0.5;   // elbow
+  settled.qvel[2] = -0.3;  // wrist
+  SolverStatistics canal_stats, subadmm_stats;
+  const std::vector<double> canal = ConvergedVelocity(m, settled, SolverType::kCanal, &canal_stats);
+  const std::vector<double> subadmm =
+      ConvergedVelocity(m, settled, SolverType::kSubAdmm, &subadmm_stats);
+  Data probe(m);
+  probe.qvel = settled.qvel;
+  ASSERT_EQ(Step(m, probe, CanalOptions(100, 1e-13)), StepStatus::kOk);
+  int types[4] = {0, 0, 0, 0};
+  for (const Constraint& c : probe.constraints.constraints) ++types[static_cast<int>(c.type)];
+  EXPECT_GE(types[static_cast<int>(ConstraintType::kContact)], 2);
+  EXPECT_EQ(types[static_cast<int>(ConstraintType::kLimit)], 1);
+  EXPECT_EQ(types[static_cast<int>(ConstraintType::kSoft)], 2);
+  EXPECT_EQ(types[static_cast<int>(ConstraintType::kEquality)], 1);
+  // The wrist servo's range clamps.
+  bool clamped = false;
+  for (const Constraint& c : probe.constraints.constraints) {
+    if (c.type == ConstraintType::kSoft) {
+      const double lambda = probe.constraints.lambda[c.row_adr];
+      clamped |= lambda == c.lambda_lower || lambda == c.lambda_upper;
+    }
+  }
+  EXPECT_TRUE(clamped);
+  double difference = 0;
+  for (int i = 0; i < m.nv; ++i) difference = std::max(difference, std::abs(subadmm[i] - canal[i]));
+  EXPECT_LT(difference, 1e-9);
+  EXPECT_LT(canal_stats.contact_residual, 1e-10);
+  std::printf("[ rows ] |v_hat - subadmm| %.1e, residuals canal %.1e subadmm %.1e\n", difference,
+              canal_stats.contact_residual, subadmm_stats.contact_residual);
+}
+
+// ---- determinism, statistics, allocations ------------------------------------------------------
+
+std::string SeveralIslands() {
+  std::string xml = kEveryRowType;
+  const std::string stack = kThreePointStack;
+  const std::string body_begin = "<body pos=\"0 0 0.13\">";
+  const std::string bodies =
+      stack.substr(stack.find(body_begin), stack.rfind("</worldbody>") - stack.find(body_begin));
+  std::string shifted;
+  for (const double x : {-3.0, -2.0}) {
+    std::string copy = bodies;
+    for (const std::string& from :
+         {std::string("pos=\"0 0 0.13\""), std::string("pos=\"0.03 -0.02 0.25\"")}) {
+      const size_t at = copy.find(from);
+      char to[64];
+      const double x0 = from.find("0.03") != std::string::npos ? 0.03 : 0.0;
+      const double y0 = from.find("0.03") != std::string::npos ? -0.02 : 0.0;
+      const double z0 = from.find("0.03") != std::string::npos ? 0.25 : 0.13;
+      std::snprintf(to, sizeof(to), "pos=\"%g %g %g\"", x + x0, y0, z0);
+      copy.replace(at, from.size(), to);
+    }
+    shifted += copy;
+  }
+  const std::string anchor = "</worldbody>";
+  xml.insert(xml.find(anchor), shifted);
+  return xml;
+}
+
+std::vector<double> QposAfterFortySteps(const Model& m, int threads) {
+  Data d(m);
+  for (int k = 0; k < m.nv; ++k) d.qvel[k] = 0.1 * std::sin(1.0 + k);
+  RunWithThreads(threads, [&] {
+    for (int n = 0; n < 40; ++n) EXPECT_EQ(Step(m, d, CanalOptions(30, 1e-10)), StepStatus::kOk);
+  });
+  EXPECT_GE(d.islands.num, 3);
+  return d.qpos;
+}
+
+TEST(CanalTest, BitIdenticalForOneAndTwoThreads) {
+  const auto model = Load(SeveralIslands());
+  const std::vector<double> one = QposAfterFortySteps(*model, 1);
+  const std::vector<double> two = QposAfterFortySteps(*model, 2);
+  ASSERT_EQ(one.size(), two.size());
+  EXPECT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(double)), 0);
+}
+
+TEST(CanalTest, StatisticsCountTheWork) {
+  const auto model = Load(kThreePointStack);
+  Data d(*model);
+  CanalSolver& solver = InstallCanal(*model, d);
+  for (int k = 0; k < 60; ++k) ASSERT_EQ(Step(*model, d, CanalOptions(30, 1e-10)), StepStatus::kOk);
+  d.qvel[6] = 0.2;  // the upper box slides
+  solver.set_record_history(true);
+  ASSERT_EQ(Step(*model, d, CanalOptions(30, 1e-10)), StepStatus::kOk);
+  const CanalStatistics& stats = solver.statistics();
+  EXPECT_EQ(stats.islands, d.islands.num);
+  EXPECT_GE(stats.outer_iterations, 1);
+  EXPECT_EQ(stats.max_outer_iterations, d.solver_statistics.max_iterations);
+  EXPECT_EQ(stats.factorizations, stats.newton_steps);  // one numeric factorization per step
+  EXPECT_GE(stats.line_search_iterations, 2 * stats.newton_steps);
+  int steps = 0;
+  for (const CanalOuterRecord& record : solver.history()) steps += record.newton_steps;
+  EXPECT_EQ(steps, stats.newton_steps);
+  EXPECT_EQ(stats.failed_factorizations, 0);
+  EXPECT_LT(stats.al_residual + stats.desaxce_change, 1e-10);
+  EXPECT_EQ(d.solver_statistics.primal_residual, stats.al_residual + stats.desaxce_change);
+  EXPECT_EQ(d.solver_statistics.dual_residual, stats.newton_residual);
+  EXPECT_GE(d.solver_statistics.contacts, 6);
+}
+
+TEST(CanalTest, IterationCapDeadlineAndInterruptStopTheOuterLoop) {
+  const auto model = Load(kThreePointStack);
+  Data settled(*model);
+  for (int k = 0; k < 60; ++k) ASSERT_EQ(Step(*model, settled), StepStatus::kOk);
+  settled.qvel[6] = 0.2;  // the upper box slides: several outer iterations
+  Data capped(*model);
+  capped.qpos = settled.qpos;
+  capped.qvel = settled.qvel;
+  ASSERT_EQ(Step(*model, capped, CanalOptions(2, 0)), StepStatus::kOk);
+  EXPECT_EQ(capped.solver_statistics.max_iterations, 2);
+  Data late(*model);
+  late.qpos = settled.qpos;
+  late.qvel = settled.qvel;
+  StepOptions options = CanalOptions(100, 0);
+  options.solver.time_budget_us = 1e-3;
+  ASSERT_EQ(Step(*model, late, options), StepStatus::kOk);
+  EXPECT_EQ(late.solver_statistics.max_iterations, 1);
+  Data interrupted(*model);
+  interrupted.qpos = settled.qpos;
+  interrupted.qvel = settled.qvel;
+  const std::atomic<bool> stop(true);
+  options = CanalOptions(100, 0);
+  options.solver.interrupt = &stop;
+  ASSERT_EQ(Step(*model, interrupted, options), StepStatus::kOk);
+  EXPECT_EQ(interrupted.solver_statistics.max_iterations, 1);
+}
+
+// Once warm, CANAL's own storage allocates nothing (counted on the calling thread with TBB held to
+// one thread; CHOLMOD allocates with malloc, which is not counted: cholmod_llt.h).
+TEST(CanalTest, AWarmStepAllocatesNothingOfItsOwn) {
+  const auto model = Load(SeveralIslands());
+  const tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism, 1);
+  Data d(*model);
+  const StepOptions options = CanalOptions(30, 1e-8);
+  for (int n = 0; n < 20; ++n) Step(*model, d, options);
+  const testing::AllocationCounter allocations;
+  for (int n = 0; n < 20; ++n) Step(*model, d, options);
+  EXPECT_EQ(allocations.count(), 0);
+}
+
+TEST(CanalTest, NameParsesAndMakesTheSolver) {
+  SolverType type = SolverType::kSubAdmm;
+  ASSERT_TRUE(ParseSolverName("canal", &type));
+  EXPECT_EQ(type, SolverType::kCanal);
+  EXPECT_STREQ(SolverName(SolverType::kCanal), "canal");
+  const auto model = Load(kThreePointStack);
+  const auto solver = CreateSolver(SolverType::kCanal, *model);
+  ASSERT_NE(dynamic_cast<CanalSolver*>(solver.get()), nullptr);
+}
+
+}  // namespace
+}  // namespace alsim
