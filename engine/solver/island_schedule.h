@@ -1,17 +1,20 @@
-// Parallel loops inside one island, shared by SubADMM and the ADMM baselines so that the
-// ablations of Table III get the same parallelism: below these sizes a loop runs on the calling
-// thread, since a task costs a few microseconds, more than a small loop. The loops' iterations
-// must write disjoint data (Jacobi-like steps), so results do not depend on the thread count.
-// Islands themselves always run in parallel.
-//
-// Measured with `alsim run --threads 2` (steps/s, median of 5, 300 steps): running the
-// subsystems of an island serially below 16 of them, in tasks of 8 above, against tasks of one
-// from 4 on: humanoid100 +6% (its largest island, a humanoid among 6 objects, no longer spawns
-// tasks for single bodies), box_stack (one island of 10 boxes) +23%, ball_pile (one island of
-// about 100 balls) +6% against running it serially.
+// The parallel schedule of a solve: islands always run in parallel, one task each, and each
+// island's task ends with its share of the Sec. VII residual (SolveIslandsInParallel); loops inside
+// one island (over subsystems, over constraints) run in parallel only above a size, since a task
+// costs a few microseconds, more than a small loop (IslandParallelFor; the sizes are
+// BENCHMARKS.md's "in-island parallelism" measurements). SubADMM and the ADMM baselines share the
+// loops so that the ablations of Table III get the same parallelism. The loops' iterations must
+// write disjoint data (Jacobi-like steps), so results do not depend on the thread count.
 #pragma once
 
+#include <vector>
+
 #include "engine/core/parallel.h"
+#include "engine/data/data.h"
+#include "engine/model/model.h"
+#include "engine/solver/constraint_ops.h"
+#include "engine/solver/solve_statistics.h"
+#include "engine/solver/solver_options.h"
 
 namespace alsim {
 
@@ -28,6 +31,22 @@ void IslandParallelFor(int n, int threshold, int grain, const Body& body) {
   } else {
     ParallelFor(0, n, grain, body);
   }
+}
+
+// Runs solve_island(k) for every island of d in parallel, each followed in its own task (while
+// the island's data is still in that core's cache) by its share of the Sec. VII residual when
+// options.compute_residual. `subsystem_blocks` must be built for d.constraints.
+template <class SolveIsland>
+void SolveIslandsInParallel(const Model& m, const Data& d, const SolverOptions& options,
+                            const SubsystemBlocks& subsystem_blocks, ResidualWorkspace& work,
+                            std::vector<IslandSolveResult>& results,
+                            const SolveIsland& solve_island) {
+  ParallelFor(0, d.islands.num, 1, [&](int k) {
+    solve_island(k);
+    if (options.compute_residual) {
+      results[k].residual_squares = IslandResidualSquares(m, d, subsystem_blocks, k, work);
+    }
+  });
 }
 
 }  // namespace alsim

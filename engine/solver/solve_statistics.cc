@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/solver/solver.h"
+#include "engine/solver/stop_test.h"
 
 namespace alsim {
 
@@ -31,27 +31,6 @@ void ReportSolveStatistics(const Data& d, const SolverOptions& options,
   if (options.compute_residual) {
     s.contact_residual = std::sqrt(residual_squares) / std::max(1, set.num_contacts);
   }
-}
-
-bool RecordIterationAndCheckStop(double primal, double dual, const SolverOptions& options,
-                                 double deadline_us, StallTest* stall, IslandSolveResult* result) {
-  ++result->iterations;
-  result->primal_residual = primal;
-  result->dual_residual = dual;
-  if (primal + dual < options.tolerance) {
-    result->converged = true;
-    return true;
-  }
-  if (result->iterations >= options.max_iterations) return true;
-  if (deadline_us > 0 && SteadyMicroseconds() >= deadline_us) return true;
-  if (options.interrupt != nullptr && options.interrupt->load(std::memory_order_relaxed)) {
-    return true;
-  }
-  if (stall->Stalled(primal, dual, result->iterations, options)) {
-    result->stalled = true;
-    return true;
-  }
-  return false;
 }
 
 }  // namespace alsim

@@ -1,6 +1,5 @@
 #include "engine/solver/solver.h"
 
-#include <chrono>
 #include <cstring>
 
 #include "engine/solver/admm_baselines/admm_nobody_solver.h"
@@ -85,11 +84,6 @@ SolverHandle CreateSolver(SolverType type, const Model& m) {
 bool EnsureSolver(const Model& m, Data& d, SolverType type) {
   if (d.solver == nullptr || d.solver->type() != type) d.solver = CreateSolver(type, m);
   return d.solver != nullptr;
-}
-
-double SteadyMicroseconds() {
-  using Clock = std::chrono::steady_clock;
-  return std::chrono::duration<double, std::micro>(Clock::now().time_since_epoch()).count();
 }
 
 }  // namespace alsim

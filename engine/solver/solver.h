@@ -15,6 +15,7 @@
 #include "engine/data/data.h"
 #include "engine/model/model.h"
 #include "engine/solver/solver_options.h"
+#include "engine/solver/stop_test.h"
 
 namespace alsim {
 
@@ -35,8 +36,5 @@ SolverHandle CreateSolver(SolverType type, const Model& m);
 // Gives d a solver of `type` unless it already has one (Step calls it; so do callers that want
 // the solver's setup out of a timed loop). False when the engine has no solver of that type.
 bool EnsureSolver(const Model& m, Data& d, SolverType type);
-
-// Monotonic clock in microseconds, for time budgets.
-double SteadyMicroseconds();
 
 }  // namespace alsim

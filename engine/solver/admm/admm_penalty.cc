@@ -9,10 +9,6 @@ namespace {
 // beta stays within these factors of beta0 (a safety net; not in the paper).
 constexpr double kBetaRange = 1e3;
 
-// An island stalls when theta_p at a check of eq. (43) is above this fraction of theta_p at the
-// check before while theta_d is below the tolerance (StallTest).
-constexpr double kStallProgress = 0.99;
-
 }  // namespace
 
 AdmmPenalty::AdmmPenalty(const Model& m)
@@ -183,13 +179,6 @@ void AdmmPenalty::Scales(const Model& m, Data& d, const Islands& islands, int is
     }
     scale[i] = value;
   }
-}
-
-bool StallTest::Stalled(double primal, double dual, int iteration, const SolverOptions& options) {
-  if (!IsBetaCheckIteration(iteration, options)) return false;
-  if (dual < options.tolerance && primal > kStallProgress * primal_at_last_check_) return true;
-  primal_at_last_check_ = primal;
-  return false;
 }
 
 double AdaptedBeta(double beta, double beta0, double primal, double dual, int iteration,

@@ -73,23 +73,6 @@ inline bool IsBetaCheckIteration(int iteration, const SolverOptions& options) {
          iteration % options.admm.beta_update_interval == 0;
 }
 
-// The stall stop of the ADMM solvers [OURS]. An island whose slacks have stopped moving (theta_d
-// below the tolerance) while theta_p has not fallen by 1% since the previous check of eq. (43)
-// has reached the fixed point of contacts that admit no exact solution (on humanoid100, a box
-// sliding and turning on four corners whose De Saxce terms no rigid motion meets): theta_p
-// stays put, lambda drifts where J^T does not see it, and v no longer changes, so more
-// iterations would change nothing but beta, which eq. (43) then drives to its cap. It never
-// fires with tolerance 0 (Table III). One per island solve.
-class StallTest {
- public:
-  // Whether the island has stalled after `iteration` iterations with theta_p = primal and
-  // theta_d = dual; only eq. (43)'s check iterations are looked at.
-  bool Stalled(double primal, double dual, int iteration, const SolverOptions& options);
-
- private:
-  double primal_at_last_check_ = std::numeric_limits<double>::infinity();
-};
-
 // Eq. (43) after `iteration` iterations: the rebalanced beta, or `beta` itself when the residuals
 // are within options.admm.beta_gamma of each other, adaptation is off, or it is not a check
 // iteration (every options.admm.beta_update_interval iterations).

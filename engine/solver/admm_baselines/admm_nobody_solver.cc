@@ -10,7 +10,8 @@
 namespace alsim {
 
 AdmmNoBodySolver::AdmmNoBodySolver(const Model& m)
-    : penalty_(m),
+    : IslandSolver(m),
+      penalty_(m),
       force_(m.nv, 0.0),
       subsystem_dual_(m.nsubsystem, 0.0),
       factored_(m.nsubsystem, 0) {
@@ -23,11 +24,7 @@ AdmmNoBodySolver::AdmmNoBodySolver(const Model& m)
     gram_.emplace_back(n, n);
     llt_.emplace_back(n);
   }
-  // As Data's constraint storage (engine/sim/data.cc): room for every ordinary step.
-  const size_t max_constraints = 4 * static_cast<size_t>(m.ngeom) + 2 * m.njnt + m.nu;
-  subsystem_blocks_.adr.reserve(m.nsubsystem + 1);
-  subsystem_blocks_.cursor.reserve(m.nsubsystem + 1);
-  subsystem_blocks_.blocks.reserve(2 * max_constraints);
+  const size_t max_constraints = MaxConstraints(m);
   jacobian_.Reserve(m, max_constraints);
   slack_split_.reserve(max_constraints);
   penalty_scale_.reserve(max_constraints);
@@ -35,8 +32,6 @@ AdmmNoBodySolver::AdmmNoBodySolver(const Model& m)
   slack_.reserve(6 * max_constraints);
   slack_change_.reserve(6 * max_constraints);
   primal_.reserve(max_constraints);
-  island_results_.reserve(m.nsubsystem);
-  residual_.Resize(m);
 }
 
 template <class Visit>
@@ -189,86 +184,85 @@ void AdmmNoBodySolver::SolveIsland(const Model& m, Data& d, const SolverOptions&
     }
   });
 
-  StallTest stall;
-  while (true) {
-    // Eq. (34) per subsystem, with u = -lambda.
-    for_subsystems([&](int j) {
-      const int begin = m.subsystem_dof_adr[j], n = m.subsystem_dof_num[j];
-      for (int i = begin; i < begin + n; ++i) d.v_hat[i] = d.solver_rhs[i];
-      ForEachSlack(m, d, j, [&](int c, int slack, int entry_begin, int entry_end) {
-        const Constraint& constraint = set.constraints[c];
-        const double beta_i = beta * penalty_scale_[c];
-        const double* z = slack_.data() + slack_of(c, slack);
-        const double* lambda = set.lambda.data() + constraint.row_adr;
-        double y[3];
-        for (int r = 0; r < constraint.dim; ++r) y[r] = beta_i * z[r] + lambda[r];
-        scatter(constraint.dim, entry_begin, entry_end, y, d.v_hat.data());
-      });
-      Eigen::Map<Eigen::VectorXd> v(d.v_hat.data() + begin, n);
-      llt_[j].solveInPlace(v);
-    });
-
-    // Eqs. (35)-(39) per constraint with |Z_i| = its number of subsystems.
-    for_constraints([&](int c) {
-      const Constraint& constraint = set.constraints[c];
-      const int first = jacobian_.entry_adr[c], last = first + jacobian_.entry_num[c];
-      const int split = slack_split_[c];
-      const int blocks = split < last ? 2 : 1;
-      double slack_velocity[2][6];
-      apply(constraint.dim, first, split, d.v_hat.data(), slack_velocity[0]);
-      if (blocks == 2) apply(constraint.dim, split, last, d.v_hat.data(), slack_velocity[1]);
-      double* slack[2] = {slack_.data() + slack_of(c, 0),
-                          blocks == 2 ? slack_.data() + slack_of(c, 1) : nullptr};
-      double change[2][6];
-      const double beta_i = beta * penalty_scale_[c];
-      primal_[c] = RelaxedConstraintUpdate(constraint, blocks, slack_velocity, slack,
-                                           set.bias.data() + constraint.row_adr,
-                                           set.lambda.data() + constraint.row_adr,
-                                           penalty_terms_[c], options.admm.relaxation, change);
-      // Stored as beta_i (z_ij - z_ij') for the dual residual below.
-      for (int s = 0; s < blocks; ++s) {
-        for (int r = 0; r < constraint.dim; ++r)
-          slack_change_[slack_of(c, s) + r] = -beta_i * change[s][r];
-      }
-    });
-
-    // Eq. (42): theta_p = max ||J_ij v_j - z_ij'||, theta_d = max_j ||sum_i J_ij^T beta_i (z_ij -
-    // z_ij')||.
-    for_subsystems([&](int j) {
-      const int begin = m.subsystem_dof_adr[j], end = begin + m.subsystem_dof_num[j];
-      std::fill(force_.begin() + begin, force_.begin() + end, 0.0);
-      ForEachSlack(m, d, j, [&](int c, int slack, int entry_begin, int entry_end) {
-        scatter(set.constraints[c].dim, entry_begin, entry_end,
-                slack_change_.data() + slack_of(c, slack), force_.data());
-      });
-      double dual2 = 0;
-      for (int i = begin; i < end; ++i) dual2 += force_[i] * force_[i];
-      subsystem_dual_[j] = std::sqrt(dual2);
-    });
-    double primal = 0, dual = 0;
-    for (int s = 0; s < num_constraints; ++s) primal = std::max(primal, primal_[constraints[s]]);
-    primal = std::sqrt(primal);  // primal_ holds squares
-    for (int s = 0; s < num_subsystems; ++s) dual = std::max(dual, subsystem_dual_[subsystems[s]]);
-    if (RecordIterationAndCheckStop(primal, dual, options, deadline_us, &stall, &result)) break;
-
-    // Eq. (43): rebalance beta and refactor every subsystem; lambda and z are kept.
-    const double adapted =
-        AdaptedBeta(beta, result.beta0, primal, dual, result.iterations, options);
-    if (adapted != beta) {
-      beta = adapted;
-      update_penalty_terms();
-      if (!factor_all()) return keep_free_velocity();
-    }
-  }
+  const bool factored = IterateAdmmIsland(
+      options, deadline_us, &beta, &result, nullptr,
+      [&](int /*iteration*/, double penalty) {
+        // Eq. (34) per subsystem, with u = -lambda.
+        for_subsystems([&](int j) {
+          const int begin = m.subsystem_dof_adr[j], n = m.subsystem_dof_num[j];
+          for (int i = begin; i < begin + n; ++i) d.v_hat[i] = d.solver_rhs[i];
+          ForEachSlack(m, d, j, [&](int c, int slack, int entry_begin, int entry_end) {
+            const Constraint& constraint = set.constraints[c];
+            const double beta_i = penalty * penalty_scale_[c];
+            const double* z = slack_.data() + slack_of(c, slack);
+            const double* lambda = set.lambda.data() + constraint.row_adr;
+            double y[3];
+            for (int r = 0; r < constraint.dim; ++r) y[r] = beta_i * z[r] + lambda[r];
+            scatter(constraint.dim, entry_begin, entry_end, y, d.v_hat.data());
+          });
+          Eigen::Map<Eigen::VectorXd> v(d.v_hat.data() + begin, n);
+          llt_[j].solveInPlace(v);
+        });
+      },
+      [&](int /*iteration*/) {
+        // Eqs. (35)-(39) per constraint with |Z_i| = its number of subsystems.
+        for_constraints([&](int c) {
+          const Constraint& constraint = set.constraints[c];
+          const int first = jacobian_.entry_adr[c], last = first + jacobian_.entry_num[c];
+          const int split = slack_split_[c];
+          const int blocks = split < last ? 2 : 1;
+          double slack_velocity[2][6];
+          apply(constraint.dim, first, split, d.v_hat.data(), slack_velocity[0]);
+          if (blocks == 2) apply(constraint.dim, split, last, d.v_hat.data(), slack_velocity[1]);
+          double* slack[2] = {slack_.data() + slack_of(c, 0),
+                              blocks == 2 ? slack_.data() + slack_of(c, 1) : nullptr};
+          double change[2][6];
+          const double beta_i = beta * penalty_scale_[c];
+          primal_[c] = RelaxedConstraintUpdate(constraint, blocks, slack_velocity, slack,
+                                               set.bias.data() + constraint.row_adr,
+                                               set.lambda.data() + constraint.row_adr,
+                                               penalty_terms_[c], options.admm.relaxation, change);
+          // Stored as beta_i (z_ij - z_ij') for the dual residual below.
+          for (int s = 0; s < blocks; ++s) {
+            for (int r = 0; r < constraint.dim; ++r)
+              slack_change_[slack_of(c, s) + r] = -beta_i * change[s][r];
+          }
+        });
+        double primal = 0;
+        for (int s = 0; s < num_constraints; ++s)
+          primal = std::max(primal, primal_[constraints[s]]);
+        return std::sqrt(primal);  // primal_ holds squares
+      },
+      [&](double /*penalty*/) {
+        // Eq. (42): theta_p = max ||J_ij v_j - z_ij'||, theta_d = max_j ||sum_i J_ij^T beta_i (z_ij
+        // - z_ij')||.
+        for_subsystems([&](int j) {
+          const int begin = m.subsystem_dof_adr[j], end = begin + m.subsystem_dof_num[j];
+          std::fill(force_.begin() + begin, force_.begin() + end, 0.0);
+          ForEachSlack(m, d, j, [&](int c, int slack, int entry_begin, int entry_end) {
+            scatter(set.constraints[c].dim, entry_begin, entry_end,
+                    slack_change_.data() + slack_of(c, slack), force_.data());
+          });
+          double dual2 = 0;
+          for (int i = begin; i < end; ++i) dual2 += force_[i] * force_[i];
+          subsystem_dual_[j] = std::sqrt(dual2);
+        });
+        double dual = 0;
+        for (int s = 0; s < num_subsystems; ++s)
+          dual = std::max(dual, subsystem_dual_[subsystems[s]]);
+        return dual;
+      },
+      [&](double /*penalty*/) {  // eq. (43) changed beta: refactor every subsystem; lambda, z kept
+        update_penalty_terms();
+        return factor_all();
+      },
+      [](int, bool) {});
+  if (!factored) return keep_free_velocity();
   result.beta = beta;
 }
 
-void AdmmNoBodySolver::Solve(const Model& m, Data& d, const SolverOptions& options,
-                             double deadline_us, SolverStatistics* stats) {
-  const double start = SteadyMicroseconds();
+void AdmmNoBodySolver::Prepare(const Model& m, Data& d, const SolverOptions& /*options*/) {
   const ConstraintSet& set = d.constraints;
-  const Islands& islands = d.islands;
-  subsystem_blocks_.Build(m, set);
   jacobian_.Layout(m, d);
   penalty_.CountBlocks(m, d);
   const size_t num_constraints = set.constraints.size();
@@ -282,12 +276,6 @@ void AdmmNoBodySolver::Solve(const Model& m, Data& d, const SolverOptions& optio
     slack_.resize(2 * set.num_rows);
     slack_change_.resize(2 * set.num_rows);
   }
-  island_results_.resize(islands.num);
-
-  SolveIslandsInParallel(m, d, options, subsystem_blocks_, residual_, island_results_,
-                         [&](int k) { SolveIsland(m, d, options, deadline_us, k); });
-
-  ReportSolveStatistics(d, options, island_results_, start, stats);
 }
 
 }  // namespace alsim

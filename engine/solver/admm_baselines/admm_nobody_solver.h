@@ -25,27 +25,27 @@
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
 
+#include "engine/solver/admm/admm_iteration.h"
 #include "engine/solver/admm/admm_penalty.h"
 #include "engine/solver/constraint_ops.h"
 #include "engine/solver/impulse_update.h"
+#include "engine/solver/island_solver.h"
 #include "engine/solver/joint_space_jacobian.h"
-#include "engine/solver/solve_statistics.h"
-#include "engine/solver/solver.h"
 
 namespace alsim {
 
-class AdmmNoBodySolver final : public ConstraintSolver {
+class AdmmNoBodySolver final : public IslandSolver {
  public:
   explicit AdmmNoBodySolver(const Model& m);
   SolverType type() const override { return SolverType::kAdmmNoBody; }
-  void Solve(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
-             SolverStatistics* stats) override;
-
-  const std::vector<IslandSolveResult>& island_results() const { return island_results_; }
 
  private:
+  void Prepare(const Model& m, Data& d, const SolverOptions& options) override;
+  void AddFigures(SolverStatistics* stats) const override {
+    AddAdmmFigures(island_results_, stats);
+  }
   void SolveIsland(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
-                   int island);
+                   int island) override;
   // Dense A_j and sum_i s_i J_ij^T J_ij of subsystem j.
   void Assemble(const Model& m, const Data& d, int subsystem);
   // Factors A_j + beta sum_i s_i J_ij^T J_ij; false if it is not positive definite.
@@ -55,7 +55,6 @@ class AdmmNoBodySolver final : public ConstraintSolver {
   void ForEachSlack(const Model& m, const Data& d, int subsystem, const Visit& visit) const;
 
   AdmmPenalty penalty_;
-  SubsystemBlocks subsystem_blocks_;
   JointSpaceJacobian jacobian_;
   std::vector<Eigen::MatrixXd> mass_;             // per subsystem: A_j, dense
   std::vector<Eigen::MatrixXd> gram_;             // per subsystem: sum_i s_i J_ij^T J_ij
@@ -69,8 +68,6 @@ class AdmmNoBodySolver final : public ConstraintSolver {
   std::vector<double> slack_;         // per constraint: 2 x dim values at 2 row_adr, z_ij
   std::vector<double> slack_change_;  // same layout: beta_i (z_ij - z_ij')
   std::vector<double> primal_;        // per constraint: max_j ||J_ij v_j - z_ij'||^2
-  std::vector<IslandSolveResult> island_results_;
-  ResidualWorkspace residual_;
 };
 
 }  // namespace alsim

@@ -23,12 +23,9 @@ int EntryPosition(const int* column_start, const int* row_index, int column, int
 
 }  // namespace
 
-AdmmNoSubSolver::AdmmNoSubSolver(const Model& m) : penalty_(m), local_dof_(m.nv, 0) {
-  // As Data's constraint storage (engine/sim/data.cc): room for every ordinary step.
-  const size_t max_constraints = 4 * static_cast<size_t>(m.ngeom) + 2 * m.njnt + m.nu;
-  subsystem_blocks_.adr.reserve(m.nsubsystem + 1);
-  subsystem_blocks_.cursor.reserve(m.nsubsystem + 1);
-  subsystem_blocks_.blocks.reserve(2 * max_constraints);
+AdmmNoSubSolver::AdmmNoSubSolver(const Model& m)
+    : IslandSolver(m), penalty_(m), local_dof_(m.nv, 0) {
+  const size_t max_constraints = MaxConstraints(m);
   jacobian_.Reserve(m, max_constraints);
   island_dofs_.reserve(m.nsubsystem);
   island_dof_adr_.reserve(m.nsubsystem);
@@ -43,13 +40,11 @@ AdmmNoSubSolver::AdmmNoSubSolver(const Model& m) : penalty_(m), local_dof_(m.nv,
   slack_change_.reserve(3 * max_constraints);
   primal_.reserve(max_constraints);
   factors_.reserve(m.nsubsystem);
-  island_results_.reserve(m.nsubsystem);
   system_results_.reserve(1);
   system_.subsystems.reserve(m.nsubsystem);
   system_.constraints.reserve(max_constraints);
   system_.subsystem_adr.reserve(2);
   system_.constraint_adr.reserve(2);
-  residual_.Resize(m);
 }
 
 long AdmmNoSubSolver::analyses() const {
@@ -222,76 +217,78 @@ void AdmmNoSubSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& 
   }
   for_constraints([&](int c) { apply(c, velocity, slack_.data() + set.constraints[c].row_adr); });
 
-  StallTest stall;
-  while (true) {
-    // Eq. (28): (A + beta J^T S J) v = b + J^T (beta S z + lambda).
-    for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
-      const int j = islands.subsystems[s];
-      for (int i = m.subsystem_dof_adr[j]; i < m.subsystem_dof_adr[j] + m.subsystem_dof_num[j];
-           ++i) {
-        velocity[local_dof_[i]] = d.solver_rhs[i];
-      }
-    }
-    gather(
-        [&](int c, double* y) {
+  const bool factored = IterateAdmmIsland(
+      options, deadline_us, &beta, &result, nullptr,
+      [&](int /*iteration*/, double /*penalty*/) {
+        // Eq. (28): (A + beta J^T S J) v = b + J^T (beta S z + lambda).
+        for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
+          const int j = islands.subsystems[s];
+          for (int i = m.subsystem_dof_adr[j]; i < m.subsystem_dof_adr[j] + m.subsystem_dof_num[j];
+               ++i) {
+            velocity[local_dof_[i]] = d.solver_rhs[i];
+          }
+        }
+        gather(
+            [&](int c, double* y) {
+              const Constraint& constraint = set.constraints[c];
+              const double beta_i = beta * penalty_scale_[c];
+              for (int r = 0; r < constraint.dim; ++r) {
+                y[r] = beta_i * slack_[constraint.row_adr + r] + set.lambda[constraint.row_adr + r];
+              }
+            },
+            velocity);
+        factors_[island]->Solve(velocity);
+      },
+      [&](int /*iteration*/) {
+        // Eqs. (36)-(39) with |Z_i| = 1: impulses and slacks per constraint.
+        for_constraints([&](int c) {
           const Constraint& constraint = set.constraints[c];
+          double constraint_velocity[1][6];
+          apply(c, velocity, constraint_velocity[0]);
+          double* slack[1] = {slack_.data() + constraint.row_adr};
+          double change[1][6];
           const double beta_i = beta * penalty_scale_[c];
-          for (int r = 0; r < constraint.dim; ++r) {
-            y[r] = beta_i * slack_[constraint.row_adr + r] + set.lambda[constraint.row_adr + r];
-          }
-        },
-        velocity);
-    factors_[island]->Solve(velocity);
-
-    // Eqs. (36)-(39) with |Z_i| = 1: impulses and slacks per constraint.
-    for_constraints([&](int c) {
-      const Constraint& constraint = set.constraints[c];
-      double constraint_velocity[1][6];
-      apply(c, velocity, constraint_velocity[0]);
-      double* slack[1] = {slack_.data() + constraint.row_adr};
-      double change[1][6];
-      const double beta_i = beta * penalty_scale_[c];
-      primal_[c] = RelaxedConstraintUpdate(constraint, 1, constraint_velocity, slack,
-                                           set.bias.data() + constraint.row_adr,
-                                           set.lambda.data() + constraint.row_adr,
-                                           penalty_terms_[c], options.admm.relaxation, change);
-      // Stored as beta_i (z_i - z_i') for the dual residual below.
-      for (int r = 0; r < constraint.dim; ++r)
-        slack_change_[constraint.row_adr + r] = -beta_i * change[0][r];
-    });
-
-    // Eq. (42): theta_p = max_i ||J_i v - z_i'||; theta_d = max_j ||sum_i J_ij^T beta_i (z_i -
-    // z_i')|| (= ||A_j v_j - b_j - sum_i J_ij^T lambda_i'||).
-    std::fill(force, force + n, 0.0);
-    gather(
-        [&](int c, double* y) {
-          const Constraint& constraint = set.constraints[c];
-          for (int r = 0; r < constraint.dim; ++r) {
-            y[r] = slack_change_[constraint.row_adr + r];
-          }
-        },
-        force);
-    double primal = 0, dual = 0;
-    for (int s = 0; s < num_constraints; ++s) primal = std::max(primal, primal_[constraints[s]]);
-    primal = std::sqrt(primal);  // primal_ holds squares
-    for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
-      const int j = islands.subsystems[s];
-      const int begin = local_dof_[m.subsystem_dof_adr[j]];
-      double dual2 = 0;
-      for (int i = begin; i < begin + m.subsystem_dof_num[j]; ++i) dual2 += force[i] * force[i];
-      dual = std::max(dual, std::sqrt(dual2));
-    }
-    if (RecordIterationAndCheckStop(primal, dual, options, deadline_us, &stall, &result)) break;
-
-    // Eq. (43): rebalance beta and refactor (numeric only); lambda and z are kept.
-    const double adapted =
-        AdaptedBeta(beta, result.beta0, primal, dual, result.iterations, options);
-    if (adapted != beta) {
-      beta = adapted;
-      update_penalty_terms();
-      if (!Refactor(island, beta)) return keep_free_velocity();
-    }
-  }
+          primal_[c] = RelaxedConstraintUpdate(constraint, 1, constraint_velocity, slack,
+                                               set.bias.data() + constraint.row_adr,
+                                               set.lambda.data() + constraint.row_adr,
+                                               penalty_terms_[c], options.admm.relaxation, change);
+          // Stored as beta_i (z_i - z_i') for the dual residual below.
+          for (int r = 0; r < constraint.dim; ++r)
+            slack_change_[constraint.row_adr + r] = -beta_i * change[0][r];
+        });
+        double primal = 0;
+        for (int s = 0; s < num_constraints; ++s)
+          primal = std::max(primal, primal_[constraints[s]]);
+        return std::sqrt(primal);  // primal_ holds squares
+      },
+      [&](double /*penalty*/) {
+        // Eq. (42): theta_p = max_i ||J_i v - z_i'||; theta_d = max_j ||sum_i J_ij^T beta_i (z_i -
+        // z_i')|| (= ||A_j v_j - b_j - sum_i J_ij^T lambda_i'||).
+        std::fill(force, force + n, 0.0);
+        gather(
+            [&](int c, double* y) {
+              const Constraint& constraint = set.constraints[c];
+              for (int r = 0; r < constraint.dim; ++r) {
+                y[r] = slack_change_[constraint.row_adr + r];
+              }
+            },
+            force);
+        double dual = 0;
+        for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
+          const int j = islands.subsystems[s];
+          const int begin = local_dof_[m.subsystem_dof_adr[j]];
+          double dual2 = 0;
+          for (int i = begin; i < begin + m.subsystem_dof_num[j]; ++i) dual2 += force[i] * force[i];
+          dual = std::max(dual, std::sqrt(dual2));
+        }
+        return dual;
+      },
+      [&](double /*penalty*/) {  // eq. (43) changed beta: refactor (numeric only); lambda, z kept
+        update_penalty_terms();
+        return Refactor(island, beta);
+      },
+      [](int, bool) {});
+  if (!factored) return keep_free_velocity();
   result.beta = beta;
 
   for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
@@ -302,9 +299,7 @@ void AdmmNoSubSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& 
   }
 }
 
-void AdmmNoSubSolver::Solve(const Model& m, Data& d, const SolverOptions& options,
-                            double deadline_us, SolverStatistics* stats) {
-  const double start = SteadyMicroseconds();
+void AdmmNoSubSolver::Prepare(const Model& m, Data& d, const SolverOptions& /*options*/) {
   const ConstraintSet& set = d.constraints;
   // One system for the whole scene: every island's subsystems and constraints in one group.
   system_.num = d.islands.num > 0 ? 1 : 0;
@@ -316,7 +311,6 @@ void AdmmNoSubSolver::Solve(const Model& m, Data& d, const SolverOptions& option
   system_.subsystem_adr.assign({0, static_cast<int>(system_.subsystems.size())});
   system_.constraint_adr.assign({0, static_cast<int>(system_.constraints.size())});
   const Islands& islands = system_;
-  subsystem_blocks_.Build(m, set);
   jacobian_.Layout(m, d);
   penalty_.CountBlocks(m, d);
 
@@ -376,6 +370,13 @@ void AdmmNoSubSolver::Solve(const Model& m, Data& d, const SolverOptions& option
     gram_values_.resize(total_keys);
   }
   system_results_.resize(islands.num);
+}
+
+// One system for the whole scene, solved on this thread (its factorization is CHOLMOD's and its
+// constraint loops are parallel); every island of d.islands reports the system's iterations.
+void AdmmNoSubSolver::SolveIslands(const Model& m, Data& d, const SolverOptions& options,
+                                   double deadline_us) {
+  const Islands& islands = system_;
   for (int k = 0; k < islands.num; ++k) SolveIsland(m, d, options, deadline_us, k);
   // Every island took part in every iteration of the one system.
   island_results_.assign(d.islands.num, islands.num > 0 ? system_results_[0] : IslandSolveResult{});
@@ -385,8 +386,6 @@ void AdmmNoSubSolver::Solve(const Model& m, Data& d, const SolverOptions& option
           IslandResidualSquares(m, d, subsystem_blocks_, k, residual_);
     }
   }
-
-  ReportSolveStatistics(d, options, island_results_, start, stats);
 }
 
 }  // namespace alsim

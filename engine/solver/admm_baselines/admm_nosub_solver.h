@@ -29,29 +29,33 @@
 #include <vector>
 
 #include "engine/linalg/cholmod_llt.h"
+#include "engine/solver/admm/admm_iteration.h"
 #include "engine/solver/admm/admm_penalty.h"
 #include "engine/solver/constraint_ops.h"
 #include "engine/solver/impulse_update.h"
+#include "engine/solver/island_solver.h"
 #include "engine/solver/joint_space_jacobian.h"
-#include "engine/solver/solve_statistics.h"
-#include "engine/solver/solver.h"
 
 namespace alsim {
 
-class AdmmNoSubSolver final : public ConstraintSolver {
+class AdmmNoSubSolver final : public IslandSolver {
  public:
   explicit AdmmNoSubSolver(const Model& m);
   SolverType type() const override { return SolverType::kAdmmNoSub; }
-  void Solve(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
-             SolverStatistics* stats) override;
 
-  const std::vector<IslandSolveResult>& island_results() const { return island_results_; }
   // Symbolic analyses of the factorization so far (pattern changes), for tests.
   long analyses() const;
 
  private:
+  void Prepare(const Model& m, Data& d, const SolverOptions& options) override;
+  void AddFigures(SolverStatistics* stats) const override {
+    AddAdmmFigures(island_results_, stats);
+  }
+  void SolveIslands(const Model& m, Data& d, const SolverOptions& options,
+                    double deadline_us) override;
+  // Solves group `island` of system_ (the one system) into system_results_[island].
   void SolveIsland(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
-                   int island);
+                   int island) override;
   // Pattern of A + J^T J over the system's dofs (upper triangle) and the values of A and J^T S J.
   void Assemble(const Model& m, const Data& d, int island);
   // Values A + beta J^T S J into the island's factorization, then factors.
@@ -59,7 +63,6 @@ class AdmmNoSubSolver final : public ConstraintSolver {
 
   // The storage below is laid out per group of system_ (its "islands"), which holds one group.
   AdmmPenalty penalty_;
-  SubsystemBlocks subsystem_blocks_;
   JointSpaceJacobian jacobian_;
   std::vector<int> local_dof_;            // nv: index within its island's dofs
   std::vector<int> island_dofs_;          // per island: n
@@ -81,8 +84,6 @@ class AdmmNoSubSolver final : public ConstraintSolver {
   std::vector<std::unique_ptr<CholmodLlt>> factors_;  // per system (one)
   Islands system_;                                    // the one system, as a single island
   std::vector<IslandSolveResult> system_results_;     // its result
-  std::vector<IslandSolveResult> island_results_;     // per island of d.islands: the system's
-  ResidualWorkspace residual_;
 };
 
 }  // namespace alsim

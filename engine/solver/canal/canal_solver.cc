@@ -27,23 +27,6 @@ size_t PairCount(size_t entries) { return entries * (entries + 1) / 2; }
 // The Newton loop's rounding floor is this many unit round-offs of the summed magnitudes.
 constexpr double kRoundingMargin = 16;
 
-// Alg. 1 line 16 and SolverOptions' caps: whether the island stops after this outer iteration.
-bool StopAfterOuterIteration(double al_residual, const SolverOptions& options, double deadline_us,
-                             IslandSolveResult* result) {
-  if (al_residual < options.tolerance) {
-    result->converged = true;
-    return true;
-  }
-  if (result->iterations >= options.max_iterations) return true;
-  if (deadline_us > 0 && SteadyMicroseconds() >= deadline_us) return true;
-  return options.interrupt != nullptr && options.interrupt->load(std::memory_order_relaxed);
-}
-
-bool OutOfTime(const SolverOptions& options, double deadline_us) {
-  if (deadline_us > 0 && SteadyMicroseconds() >= deadline_us) return true;
-  return options.interrupt != nullptr && options.interrupt->load(std::memory_order_relaxed);
-}
-
 }  // namespace
 
 CanalSolver::CanalSolver(const Model& m) : local_dof_(m.nv, 0) {
@@ -455,10 +438,10 @@ void CanalSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opti
     stats.desaxce_change = lag;
     stats.newton_residual = newton_residual;
     if (record) history_.push_back({al_residual, lag, newton_residual, steps, beta});
-    result.iterations = stats.outer_iterations;
     result.primal_residual = al_residual + lag;
     result.dual_residual = newton_residual;
-    if (StopAfterOuterIteration(al_residual + lag, options, deadline_us, &result)) break;
+    // Alg. 1 line 16 and the shared caps (stop_test.h).
+    if (CountIterationAndCheckStop(al_residual + lag, options, deadline_us, &result)) break;
     // Alg. 1 line 19 and eq. (27): raise beta when the AL residual did not fall by zeta.
     if (stats.outer_iterations > 1 && al_residual > parameters.zeta * previous_al) {
       beta = std::min(parameters.kappa * beta, parameters.beta_max);

@@ -10,16 +10,13 @@
 namespace alsim {
 
 PgsSolver::PgsSolver(const Model& m)
-    : touching_adr_(m.nsubsystem + 1, 0),
+    : IslandSolver(m),
+      touching_adr_(m.nsubsystem + 1, 0),
       rows_(m.nsubsystem, 0),
       delassus_adr_(m.nsubsystem, 0),
       column_(m.nv, 0.0),
       force_(m.nv, 0.0) {
-  // As Data's constraint storage (engine/sim/data.cc): room for every ordinary step.
-  const size_t max_constraints = 4 * static_cast<size_t>(m.ngeom) + 2 * m.njnt + m.nu;
-  subsystem_blocks_.adr.reserve(m.nsubsystem + 1);
-  subsystem_blocks_.cursor.reserve(m.nsubsystem + 1);
-  subsystem_blocks_.blocks.reserve(2 * max_constraints);
+  const size_t max_constraints = MaxConstraints(m);
   jacobian_.Reserve(m, max_constraints);
   link_num_.reserve(max_constraints);
   link_subsystem_.reserve(2 * max_constraints);
@@ -27,8 +24,6 @@ PgsSolver::PgsSolver(const Model& m)
   touching_.reserve(2 * max_constraints);
   touching_row_.reserve(2 * max_constraints);
   free_velocity_.reserve(3 * max_constraints);
-  island_results_.reserve(m.nsubsystem);
-  residual_.Resize(m);
 }
 
 void PgsSolver::LinkConstraints(const Model& m, const Data& d) {
@@ -235,37 +230,17 @@ void PgsSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& option
     }
   }
 
-  while (true) {
-    const double change = Sweep(d, island);
-    ++result.iterations;
-    if (change < options.tolerance) {
-      result.converged = true;
-      break;
-    }
-    if (result.iterations >= options.max_iterations) break;
-    if (deadline_us > 0 && SteadyMicroseconds() >= deadline_us) break;
-    if (options.interrupt != nullptr && options.interrupt->load(std::memory_order_relaxed)) break;
+  while (!CountIterationAndCheckStop(Sweep(d, island), options, deadline_us, &result)) {
   }
   FinalVelocity(m, d, island);
 }
 
-void PgsSolver::Solve(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
-                      SolverStatistics* stats) {
-  const double start = SteadyMicroseconds();
-  const ConstraintSet& set = d.constraints;
-  const Islands& islands = d.islands;
-  subsystem_blocks_.Build(m, set);
+void PgsSolver::Prepare(const Model& m, Data& d, const SolverOptions& /*options*/) {
   jacobian_.Layout(m, d);
   LinkConstraints(m, d);
-  if (free_velocity_.size() < static_cast<size_t>(set.num_rows)) {
-    free_velocity_.resize(set.num_rows);
+  if (free_velocity_.size() < static_cast<size_t>(d.constraints.num_rows)) {
+    free_velocity_.resize(d.constraints.num_rows);
   }
-  island_results_.resize(islands.num);
-
-  SolveIslandsInParallel(m, d, options, subsystem_blocks_, residual_, island_results_,
-                         [&](int k) { SolveIsland(m, d, options, deadline_us, k); });
-
-  ReportSolveStatistics(d, options, island_results_, start, stats);
 }
 
 }  // namespace alsim

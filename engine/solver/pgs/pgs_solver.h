@@ -32,25 +32,20 @@
 #include <vector>
 
 #include "engine/solver/constraint_ops.h"
+#include "engine/solver/island_solver.h"
 #include "engine/solver/joint_space_jacobian.h"
-#include "engine/solver/solve_statistics.h"
-#include "engine/solver/solver.h"
 
 namespace alsim {
 
-class PgsSolver final : public ConstraintSolver {
+class PgsSolver final : public IslandSolver {
  public:
   explicit PgsSolver(const Model& m);
   SolverType type() const override { return SolverType::kPgs; }
-  void Solve(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
-             SolverStatistics* stats) override;
-
-  // Per-island outcomes of the last Solve (iterations are sweeps).
-  const std::vector<IslandSolveResult>& island_results() const { return island_results_; }
 
  private:
+  void Prepare(const Model& m, Data& d, const SolverOptions& options) override;
   void SolveIsland(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
-                   int island);
+                   int island) override;
   // Lists, per subsystem, the constraints touching it and their rows in W_j (sequential).
   void LinkConstraints(const Model& m, const Data& d);
   // W_j, row-major over the rows of the constraints touching subsystem j.
@@ -60,7 +55,6 @@ class PgsSolver final : public ConstraintSolver {
   // v_hat = A^{-1} (b + J^T lambda) on the island's subsystems.
   void FinalVelocity(const Model& m, Data& d, int island);
 
-  SubsystemBlocks subsystem_blocks_;
   JointSpaceJacobian jacobian_;
   // Constraint i touches subsystem link_subsystem_[2 i + t] at rows link_row_[2 i + t] of its
   // W_j, for t < link_num_[i] (1 or 2).
@@ -78,8 +72,6 @@ class PgsSolver final : public ConstraintSolver {
   std::vector<double> free_velocity_;  // per constraint row: J v_free
   std::vector<double> column_;         // nv: A_j^{-1} J_j^T e_r on one subsystem's dofs
   std::vector<double> force_;          // nv: J^T lambda
-  std::vector<IslandSolveResult> island_results_;
-  ResidualWorkspace residual_;
 };
 
 }  // namespace alsim

@@ -113,7 +113,8 @@ int SubsystemNnzEnd(const Model& m, const Data& d, int j) {
 }  // namespace
 
 SubAdmmSolver::SubAdmmSolver(const Model& m)
-    : body_gram_(m.nbody, Mat6::Zero()),
+    : IslandSolver(m),
+      body_gram_(m.nbody, Mat6::Zero()),
       body_has_gram_(m.nbody, 0),
       body_marks_(m.nbody, 0),
       penalty_(m),
@@ -132,15 +133,10 @@ SubAdmmSolver::SubAdmmSolver(const Model& m)
       velocity_scratch_(m.nv, 0.0),
       dual_force_(m.nv, 0.0),
       subsystem_values_(m.nsubsystem) {
-  subsystem_blocks_.adr.reserve(m.nsubsystem + 1);
-  subsystem_blocks_.cursor.reserve(m.nsubsystem + 1);
-  island_results_.reserve(m.nsubsystem);
   const int nnz = TreeSparseLayout::FromParents(m.dof_parent).nnz;
   gram_matrix_.resize(nnz);
   system_factor_.resize(nnz);
-  // As Data's constraint storage (engine/sim/data.cc): room for every ordinary step.
-  const size_t max_constraints = 4 * static_cast<size_t>(m.ngeom) + 2 * m.njnt + m.nu;
-  subsystem_blocks_.blocks.reserve(2 * max_constraints);
+  const size_t max_constraints = MaxConstraints(m);
   primal_residual_.reserve(max_constraints);
   penalty_scale_.reserve(max_constraints);
   penalty_terms_.reserve(max_constraints);
@@ -151,7 +147,6 @@ SubAdmmSolver::SubAdmmSolver(const Model& m)
   iterate_.Reserve(max_iterate);
   slack_change_.Reserve(max_iterate);
   response_velocity_.Reserve(max_iterate);
-  residual_.Resize(m);
   // The constraint-space responses (kResponseMaxRows): a slot per tree, and the rows' places by
   // block and slack value, so that ordinary steps never grow them.
   int trees = 0;
@@ -687,16 +682,7 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
   const bool lone_tree = num_subsystems == 1 && !single_body_[subsystems[0]];
   const AndersonSchedule schedule = lone_tree ? kAndersonLoneTree : kAndersonDefault;
   int plain_since_w = -1;  // iterations since state_w was taken; -1 before schedule.start
-  StallTest stall;
-
-  while (true) {
-    const int iteration = result.iterations + 1;
-    // The Anderson iterate of this iteration is written by the constraint step itself (a second
-    // walk over the island's constraints costs as much as the writes).
-    double* gather = accelerate && (iteration == schedule.start - 1 ||
-                                    (plain_since_w >= 0 && plain_since_w + 1 == schedule.period))
-                         ? state_g
-                         : nullptr;
+  const auto velocity_step = [&](int iteration, double penalty) {
     // Line 9, eq. (34): the velocity step. The first one is skipped: its answer is v^0 (above).
     if (iteration == options.subadmm.response_after_iterations + 1 && iteration > 1) {
       for_subsystems([&](int j) {
@@ -707,8 +693,16 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
     }
     if (iteration > 1) {
       if (!system_built) build_system();
-      for_subsystems([&](int j) { VelocityStep(m, d, j, beta); });
+      for_subsystems([&](int j) { VelocityStep(m, d, j, penalty); });
     }
+  };
+  const auto constraint_step = [&](int iteration) {
+    // The Anderson iterate of this iteration is written by the constraint step itself (a second
+    // walk over the island's constraints costs as much as the writes).
+    double* gather = accelerate && (iteration == schedule.start - 1 ||
+                                    (plain_since_w >= 0 && plain_since_w + 1 == schedule.period))
+                         ? state_g
+                         : nullptr;
     // Lines 10-11, eqs. (35)-(39): impulses and slacks per constraint, with the loops unrolled
     // for the common shapes.
     IslandParallelFor(num_constraints, kIslandParallelConstraints, kIslandConstraintsPerTask,
@@ -720,72 +714,69 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
                               d, i, options.admm.relaxation, gather, &island_primal[s]);
                         });
                       });
-    // Eq. (42): theta_p = max ||J_ij v_j - z_ij||, and the dual residual
-    // beta ||sum_i s_i J_ij^T (z^l - z^{l+1})||.
-    double primal = 0, dual = 0;
+    // Eq. (42): theta_p = max ||J_ij v_j - z_ij||.
+    double primal = 0;
     for (int s = 0; s < num_constraints; ++s) primal = std::max(primal, island_primal[s]);
-    primal = std::sqrt(primal);  // primal_residual_ holds squares
-    // The dual residual costs a J^T gather; it is only needed where it decides something: a stop
-    // needs primal + dual < tolerance, so not while primal alone exceeds it, and eq. (43) reads
-    // it (and the stall test below) only on its check iterations. The last iteration reports it.
-    const bool check_iteration = IsBetaCheckIteration(iteration, options);
-    const bool dual_needed = record_history_ || primal < options.tolerance ||
-                             iteration >= options.max_iterations || deadline_us > 0 ||
-                             check_iteration;
-    if (dual_needed) {
-      for_subsystems([&](int j) {
-        GatherSubsystemForces(
-            m, d, set, subsystem_blocks_, j,
-            [&](int k, auto dim, double* y) {
-              const ConstraintBlock& block = set.blocks[k];
-              const double scale = penalty_scale_[block.constraint];
-              const double* change = slack_change_.data() + slack_adr_[k];
-              for (int r = 0; r < dim; ++r) y[r] = scale * change[r];
-            },
-            body_has_gram_.data(), body_force_.data(), dual_force_.data());
-        const int begin = m.subsystem_dof_adr[j], end = begin + m.subsystem_dof_num[j];
-        double dual2 = 0;
-        for (int i = begin; i < end; ++i) dual2 += dual_force_[i] * dual_force_[i];
-        subsystem_values_[j].dual = beta * std::sqrt(dual2);
-      });
-      for (int s = 0; s < num_subsystems; ++s)
-        dual = std::max(dual, subsystem_values_[subsystems[s]].dual);
-    } else {
-      dual = std::numeric_limits<double>::infinity();  // not computed; cannot stop here
+    return std::sqrt(primal);  // primal_residual_ holds squares
+  };
+  const auto dual_residual = [&](double penalty) {
+    // Eq. (42): theta_d = beta ||sum_i s_i J_ij^T (z^l - z^{l+1})||.
+    for_subsystems([&](int j) {
+      GatherSubsystemForces(
+          m, d, set, subsystem_blocks_, j,
+          [&](int k, auto dim, double* y) {
+            const ConstraintBlock& block = set.blocks[k];
+            const double scale = penalty_scale_[block.constraint];
+            const double* change = slack_change_.data() + slack_adr_[k];
+            for (int r = 0; r < dim; ++r) y[r] = scale * change[r];
+          },
+          body_has_gram_.data(), body_force_.data(), dual_force_.data());
+      const int begin = m.subsystem_dof_adr[j], end = begin + m.subsystem_dof_num[j];
+      double dual2 = 0;
+      for (int i = begin; i < end; ++i) dual2 += dual_force_[i] * dual_force_[i];
+      subsystem_values_[j].dual = penalty * std::sqrt(dual2);
+    });
+    double dual = 0;
+    for (int s = 0; s < num_subsystems; ++s) {
+      dual = std::max(dual, subsystem_values_[subsystems[s]].dual);
     }
-    if (record_history_ && island == 0) history_.push_back(primal + dual);
-    // Line 13: stop on tolerance, iteration cap or time budget, or [OURS] a stall.
-    if (RecordIterationAndCheckStop(primal, dual, options, deadline_us, &stall, &result)) break;
-
-    // Line 16, eq. (43): rebalance beta; lambda (and so u) is kept, z too.
-    const double adapted =
-        AdaptedBeta(beta, result.beta0, primal, dual, result.iterations, options);
-    if (adapted != beta) {
-      beta = adapted;
-      update_penalty_terms();
-      if (system_built) {
-        for_subsystems([&](int j) {
-          Refactor(m, d, j, beta);
-          if (response_mode_[j]) BuildResponse(m, d, j);
-        });
-      }
-      if (accelerate && result.iterations >= schedule.start - 1) {  // a new map: start afresh
+    return dual;
+  };
+  // Line 16, eq. (43) changed beta: lambda (and so u) is kept, z too.
+  const auto change_penalty = [&](double /*penalty*/) {
+    update_penalty_terms();
+    if (system_built) {
+      for_subsystems([&](int j) {
+        Refactor(m, d, j, beta);
+        if (response_mode_[j]) BuildResponse(m, d, j);
+      });
+    }
+    return true;
+  };
+  // Anderson acceleration between iterations [OURS].
+  const auto after_iteration = [&](int iterations, bool penalty_changed) {
+    if (!accelerate) return;
+    if (penalty_changed) {
+      if (iterations >= schedule.start - 1) {  // a new map: start afresh
         anderson.Reset();
         GatherState(d, island, state_w);
         plain_since_w = 0;
       }
-    } else if (accelerate && plain_since_w >= 0 && ++plain_since_w == schedule.period) {
+    } else if (plain_since_w >= 0 && ++plain_since_w == schedule.period) {
       // No extrapolation where the cap stops the iteration before the next pair ends: its result
       // would be kept without the safeguard's check.
-      const bool extrapolate = result.iterations + schedule.period < options.max_iterations;
+      const bool extrapolate = iterations + schedule.period < options.max_iterations;
       if (anderson.Step(state_w, state_g, extrapolate)) ScatterState(d, island, state_g);
       std::swap(state_w, state_g);  // the next iteration starts from this g
       plain_since_w = 0;
-    } else if (accelerate && result.iterations == schedule.start - 1) {
+    } else if (iterations == schedule.start - 1) {
       std::swap(state_w, state_g);  // where the first accelerated iteration starts
       plain_since_w = 0;
     }
-  }
+  };
+  IterateAdmmIsland(options, deadline_us, &beta, &result,
+                    record_history_ && island == 0 ? &history_ : nullptr, velocity_step,
+                    constraint_step, dual_residual, change_penalty, after_iteration);
   if (result.iterations > 1) {  // single bodies' dofs; after one iteration v_hat holds v^0
     for_subsystems([&](int j) {
       if (single_body_[j]) {
@@ -839,19 +830,15 @@ void SubAdmmSolver::LayOutIterates(const Data& d) {
   response_velocity_.Resize(next);
 }
 
-void SubAdmmSolver::Solve(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
-                          SolverStatistics* stats) {
-  const double start = SteadyMicroseconds();
+void SubAdmmSolver::Prepare(const Model& m, Data& d, const SolverOptions& options) {
   const ConstraintSet& set = d.constraints;
   const Islands& islands = d.islands;
-  subsystem_blocks_.Build(m, set);
   penalty_.CountBlocks(m, d);
   if (primal_residual_.size() < set.constraints.size()) {
     primal_residual_.resize(set.constraints.size());
     penalty_scale_.resize(set.constraints.size());
     penalty_terms_.resize(set.constraints.size());
   }
-  island_results_.resize(islands.num);
   LayOutIterates(d);
   // Anderson storage per island: w, g and the accelerator's history.
   island_storage_offset_.resize(islands.num);
@@ -868,11 +855,6 @@ void SubAdmmSolver::Solve(const Model& m, Data& d, const SolverOptions& options,
   // Block rows of the responses (kResponseMaxRows), by this step's blocks.
   if (block_row_.size() < set.blocks.size()) block_row_.resize(set.blocks.size());
   if (record_history_) history_.clear();
-
-  SolveIslandsInParallel(m, d, options, subsystem_blocks_, residual_, island_results_,
-                         [&](int k) { SolveIsland(m, d, options, deadline_us, k); });
-
-  ReportSolveStatistics(d, options, island_results_, start, stats);
 }
 
 }  // namespace alsim

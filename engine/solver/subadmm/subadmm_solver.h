@@ -23,31 +23,31 @@
 #include <vector>
 
 #include "engine/core/cache_line.h"
+#include "engine/solver/admm/admm_iteration.h"
 #include "engine/solver/admm/admm_penalty.h"
 #include "engine/solver/constraint_ops.h"
 #include "engine/solver/impulse_update.h"
-#include "engine/solver/solve_statistics.h"
-#include "engine/solver/solver.h"
+#include "engine/solver/island_solver.h"
 
 namespace alsim {
 
-class SubAdmmSolver final : public ConstraintSolver {
+class SubAdmmSolver final : public IslandSolver {
  public:
   explicit SubAdmmSolver(const Model& m);
   SolverType type() const override { return SolverType::kSubAdmm; }
-  void Solve(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
-             SolverStatistics* stats) override;
 
-  // Per-island results of the last Solve (for tests and diagnostics).
   using IslandResult = IslandSolveResult;
-  const std::vector<IslandResult>& island_results() const { return island_results_; }
   // theta_p + theta_d after each iteration of island 0 in the last Solve, when recording is on.
   void set_record_history(bool on) { record_history_ = on; }
   const std::vector<double>& history() const { return history_; }
 
  private:
+  void Prepare(const Model& m, Data& d, const SolverOptions& options) override;
+  void AddFigures(SolverStatistics* stats) const override {
+    AddAdmmFigures(island_results_, stats);
+  }
   void SolveIsland(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
-                   int island);
+                   int island) override;
   void BuildGramMatrix(const Model& m, const Data& d, int subsystem);
   void MarkBodiesWithBlocks(const Model& m, const Data& d, int subsystem);
   void Refactor(const Model& m, const Data& d, int subsystem, double beta);
@@ -74,7 +74,6 @@ class SubAdmmSolver final : public ConstraintSolver {
   void SolveSingleBody(const Model& m, const Data& d, int subsystem, const Vec6& force,
                        double* v) const;
 
-  SubsystemBlocks subsystem_blocks_;
   std::vector<Mat6> body_gram_;           // sum of map^T map over the body's blocks, then composite
   std::vector<char> body_has_gram_;       // the body's subtree has a body-space block
   std::vector<char> body_marks_;          // per body: BodyMarks' scratch for trees over 64 bodies
@@ -133,10 +132,8 @@ class SubAdmmSolver final : public ConstraintSolver {
     double dual = 0;                        // its theta_d term
   };
   std::vector<SubsystemIterationValues> subsystem_values_;
-  std::vector<IslandResult> island_results_;
   std::vector<long> island_storage_offset_;  // its w, g and history in anderson_storage_
   std::vector<double> anderson_storage_;
-  ResidualWorkspace residual_;
   bool record_history_ = false;
   std::vector<double> history_;
 };
