@@ -305,7 +305,8 @@ std::string RunUsage() {
                   "worker threads [default: all hardware threads, " +
                       std::to_string(tbb::info::default_concurrency()) + " here]",
                   &text);
-  // The solver options, from the table: doc, range, who reads it, default, JSON key.
+  // The solver options, from the table: doc, range, who reads it, default, JSON key (README.md's
+  // rows are made from this text by scripts/solver-flags-table.py).
   for (const SolverOptionSpec& spec : SolverOptionTable()) {
     // "range (0, 2)", "range 0 to 8", "at least 1", "one of a, b or c", "on or off"
     const std::string range = SolverOptionRange(spec);

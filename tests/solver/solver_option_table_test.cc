@@ -174,7 +174,8 @@ TEST(SolverOptionTable, ReadmeHasARowPerOption) {
   for (const SolverOptionSpec& spec : SolverOptionTable()) {
     const std::string start = std::string("| `") + spec.flag + " " + spec.metavar + "` | ";
     const size_t row = readme.find(start);
-    ASSERT_NE(row, std::string::npos) << start;
+    ASSERT_NE(row, std::string::npos)
+        << start << " (scripts/solver-flags-table.py rewrites the rows)";
     const std::string line = readme.substr(row, readme.find('\n', row) - row);
     EXPECT_NE(line.find(spec.doc), std::string::npos) << line;
     EXPECT_NE(line.find(SolverOptionRange(spec)), std::string::npos) << line;
