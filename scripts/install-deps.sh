@@ -27,6 +27,8 @@ packages=(
   libccd-dev
   # Python client (Debian's interpreter, /usr/bin/python3, sees these)
   python3 python3-grpcio python3-grpc-tools python3-protobuf python3-numpy
+  # benchmark plots (bench/plot_*.py, PNG next to their CSV)
+  python3-matplotlib
   # tests: throwaway CA and certificates for the TLS clients (client_auth_test)
   openssl
 )
