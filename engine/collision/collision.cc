@@ -11,10 +11,11 @@ namespace {
 
 // Below this much work (CollideShapesCost summed over the candidates) the narrowphase runs on the
 // calling thread: spawning tasks costs more than it saves. With closed forms only, that is 128
-// candidates, measured with bench/collision_bench on 2 cores (serial vs parallel): 22_humanoids
-// falling, 88 cheap capsule-plane pairs: 20.5 vs 30.6 us; humanoid100 settled, 154 pairs
-// including MPR ones: 73.0 vs 54.5 us. A general convex pair counts 25 closed forms, so a handful
-// of them is enough: humanoid100 falling, 56 candidates (BENCHMARKS.md, "Pair costs decide").
+// candidates: a scene of cheap capsule-plane pairs below it ran slower in parallel, one with
+// general convex pairs faster (bench/collision_bench, serial vs parallel on 2 cores). A general
+// convex pair counts kGeneralConvexPairCost closed forms, so a handful of them is enough
+// (figures: BENCHMARKS.md, "Collision vs MuJoCo 2.2.2"; docs/benchmarks-history.md, "Pair costs
+// decide").
 constexpr int kParallelCost = 128;
 // Candidates per task: up to 16, fewer for short lists, so that their few expensive pairs spread
 // over both threads.

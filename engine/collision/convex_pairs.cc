@@ -563,8 +563,8 @@ SmoothBody SmoothBodyOf(const Body& body) {
 }
 
 // Whole ellipsoids and cylinders try the certificate before GJK (SmoothPairContact). Sphere and
-// capsule cores do not: GJK between a core and a curved shape is short already (5 iterations
-// for humanoid100's capsule-ellipsoid pairs), and the attempts cost more than they saved.
+// capsule cores do not: GJK between a core and a curved shape is short already, and the attempts
+// cost more than they saved (docs/benchmarks-history.md).
 bool CertifyFirst(const Body& body) { return InFamily(body) && !body.core; }
 
 // The contact of a certified distance between the cores (or whole shapes) a and b.
@@ -717,8 +717,8 @@ enum class SmoothPairResult {
 // Two whole shapes of the family apart, by the certificates of smooth_pair_distance.h: an end
 // face, a side, or Newton from the direction between the centers, else from the first direction
 // that GJK finds separating them (flat ellipsoids lying on each other are not apart along the line
-// of their centers). On humanoid100's ellipsoid pairs this replaces about 31 GJK iterations by
-// about 4 Newton steps.
+// of their centers). For resting ellipsoid pairs this replaces GJK's long linear tail by a few
+// Newton steps (BENCHMARKS.md, "General convex pairs").
 SmoothPairResult SmoothPairContact(const Body& a, const Body& b, const SupportMapping& mapping_a,
                                    const SupportMapping& mapping_b, double reach,
                                    Contact* contact) {
@@ -760,13 +760,13 @@ int CollideOrdered(const GeomShape& a, const GeomShape& b, double margin, Contac
   const SupportMapping mapping_b{BodySupport, &body_b, b.pos};
   // A curved pair with a unique-support side gets its normal, distance and witness from
   // RefineNormal, exact whatever GJK's precision, so GJK may stop early there (it converges only
-  // linearly on curved sets: 25 iterations on average on humanoid100, a tenth at the cap of 64).
+  // linearly on curved sets, and may run to kGjkMaxIterations).
   const bool refined_exactly =
       (Curved(body_a) || Curved(body_b)) && (UniqueSupport(body_a) || UniqueSupport(body_b));
   const double tolerance = refined_exactly ? kGjkRefinedTolerance : kGjkRelativeTolerance;
   // Cores farther apart than `reach` make no contact (the check below), so GJK may stop once it
   // proves that. The factors keep that stop strictly inside the check, rounding included: the
-  // answer is the one GJK run to the end gives. humanoid100: 0.5% fewer instructions (callgrind).
+  // answer is the one GJK run to the end gives (the saving: docs/benchmarks-history.md).
   const double reach = margin + kTiny + CoreRadius(body_a) + CoreRadius(body_b);
   Contact deepest;
   bool touching = false;

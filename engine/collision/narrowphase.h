@@ -22,9 +22,9 @@ namespace alsim {
 int CollideShapes(const GeomShape& a, const GeomShape& b, double margin, Contact* out);
 
 // Relative cost of one CollideShapes call for two geom types, for deciding whether a stage's
-// pairs are worth parallel tasks: 1 for a closed form (about 40 ns), kGeneralConvexPairCost for
-// the general convex routine (GJK and MPR, 1-4 us on humanoid100's ellipsoids, cylinders and
-// boxes), 0 where nothing collides.
+// pairs are worth parallel tasks: 1 for a closed form, kGeneralConvexPairCost for the general
+// convex routine (GJK and MPR, far dearer; the times are in docs/benchmarks-history.md, "Pair
+// costs decide"), 0 where nothing collides.
 inline constexpr int kGeneralConvexPairCost = 25;
 int CollideShapesCost(GeomType a, GeomType b);
 

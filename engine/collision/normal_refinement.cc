@@ -14,9 +14,9 @@ constexpr double kDifferenceStep = 1e-7;
 constexpr double kMaxNewtonStep = 0.5;  // radians; keeps a bad Jacobian from jumping far
 // A run whose gradient has not halved in this many iterations is given up: it is not converging
 // (the family does not fit the contact, e.g. the sphere family on a cylinder's rim), and only
-// converged candidates are used. Measured on humanoid100 (1500 steps, 23179 refinements): half
-// of all Newton iterations were in runs that reached kNormalNewtonIterations unconverged; with
-// this cut-off no refinement chose another normal (checked against the full runs to 1e-9).
+// converged candidates are used. Runs that reached kNormalNewtonIterations unconverged held much
+// of the Newton work; with this cut-off no refinement chose another normal (checked against the
+// full runs to 1e-9; figures in docs/benchmarks-history.md).
 constexpr int kStallIterations = 5;
 
 // Counts the iterations since the gradient norm last fell below half its best value.

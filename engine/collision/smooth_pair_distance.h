@@ -20,8 +20,8 @@
 // The certificate: where the overlap is -D < 0 and the support gap is along n (its tangential
 // part below the tolerance), the two support points lie D apart along n while n separates the
 // bodies by D, so D is the distance and n the contact normal, exactly, with no global search. This
-// replaces GJK's linear tail on curved sets for pairs that are apart (about 31 GJK iterations for
-// humanoid100's resting ellipsoid pairs, 48 for cylinders touching rim to rim). Where the answer
+// replaces GJK's linear tail on curved sets for pairs that are apart (resting ellipsoids,
+// cylinders touching rim to rim; BENCHMARKS.md, "General convex pairs"). Where the answer
 // sits on a kink (a face or a side touching) Newton stalls and the caller falls back; overlapping
 // bodies have no certificate either (kUnknown). EndFaceDistance and SideDistance certify
 // cylinders' end faces and sides.

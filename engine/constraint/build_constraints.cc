@@ -103,7 +103,7 @@ bool WarmStartContact(const Data& d, Constraint& c, double radius, double* lambd
 // Contact constraints in two passes: the layout (which contacts take part, and where their rows
 // and blocks go), so that the arrays are sized once, then each contact's bias, Jacobian
 // blocks and warm start. Blocks: body2's (+1) before body1's (-1). (Filling the contacts in
-// parallel gained nothing at 150-270 contacts: BENCHMARKS.md.)
+// parallel tasks gained nothing on our scenes: docs/benchmarks-history.md.)
 void AddContacts(const Model& m, const Data& d, ConstraintSet& set, double h, double erp,
                  double warm_start_radius) {
   const int first = static_cast<int>(set.constraints.size());

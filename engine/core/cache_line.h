@@ -1,10 +1,10 @@
 // Cache-line placement for data that threads write at the same time.
 //
 // Two threads writing different values that share one 64-byte line make the line travel between
-// their cores on every write ("false sharing"). Where the two CPUs are far apart (about 120 ns
-// per transfer on our hosts, bench/cross_core_latency.h) that costs more than the arithmetic of
-// a solver iteration, so values written in every iteration by different islands or subsystems
-// are kept on lines of their own.
+// their cores on every write ("false sharing"). Where the two CPUs are far apart (the transfer
+// time is measured by bench/cross_core_latency.h; figures in BENCHMARKS.md) that costs more than
+// the arithmetic of a solver iteration, so values written in every iteration by different islands
+// or subsystems are kept on lines of their own.
 #pragma once
 
 #include <cstddef>

@@ -83,7 +83,8 @@ bool IsRotationalDof(const Model& m, int dof) {
 // Frames of body b: parent frame o (body_pos, body_quat), then the joints; then the inertia frame.
 // A free joint replaces the frame it is given, so a body whose first joint is free skips the
 // parent's; an inertia (or geom) frame with the identity orientation has the body's matrix, bit
-// for bit. humanoid100, where most bodies and geoms are such: 0.75% fewer instructions per step.
+// for bit. Most of humanoid100's bodies and geoms are such (the saving:
+// docs/benchmarks-history.md).
 void PlaceBody(const Model& m, int b, Data& d) {
   const int parent = m.body_parent[b];
   const int jnt_begin = m.body_jnt_adr[b], jnt_end = jnt_begin + m.body_jnt_num[b];

@@ -8,8 +8,8 @@ namespace alsim {
 namespace {
 
 // A range that is one chain of at most kMaxChainDofs dofs takes the fixed-size kernels of
-// engine/linalg/short_chain.h. humanoid100 (100 free bodies) at 1 thread: 0.954x the step time
-// (in-process A/B, BENCHMARKS.md).
+// engine/linalg/short_chain.h: unrolled loops without column indices, which pays most on scenes of
+// many free bodies (docs/benchmarks-history.md).
 int ChainLength(const TreeSparseLayout& layout, int begin, int end) {
   const int n = end - begin;
   return n >= 1 && ShortChainLength(layout, end - 1) == n ? n : 0;
@@ -107,7 +107,7 @@ void TreeLdlFactorRange(const TreeSparseLayout& layout, int begin, int end, doub
 void TreeLdlTransposeSubstituteRange(const TreeSparseLayout& layout, int begin, int end,
                                      const double* factor, double* x) {
   // L^T y = x: y_i is final once all its descendants (higher indices) have been folded in. The
-  // gather keeps each y_i in a register (about 15% faster on humanoid.xml's 27 dofs).
+  // gather keeps each y_i in a register instead of a load-modify-store of an ancestor per dof.
   if (layout.subtrees_contiguous()) {
     for (int i = end - 1; i >= begin; --i) x[i] = GatherFromDescendants(layout, factor, x, i, x[i]);
     return;
@@ -144,7 +144,7 @@ void TreeSparseMultiplyRange(const TreeSparseLayout& layout, int begin, int end,
     // Each y_i summed in a register from row i (dof i, then its ancestors) and column i (its
     // descendants, the range after it), in the order the scatter below adds them: the scatter
     // adds to the ancestors' y_j in memory, one dependent add after another. Bit for bit the
-    // same, 20% faster on humanoid.xml.
+    // same, and faster (docs/benchmarks-history.md).
     for (int i = begin; i < end; ++i) {
       const double* row = matrix + layout.row_adr[i];
       const int* column = layout.column.data() + layout.row_adr[i];

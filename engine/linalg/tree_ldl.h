@@ -51,7 +51,7 @@ inline double GatherFromDescendants(const TreeSparseLayout& layout, const double
 // One step of L x = z (the forward substitution): returns x_i = z_i - sum_a L_ia x_a over the
 // ancestors a of dof i. The farthest ancestor's term comes first and the parent's last: the
 // parent's x_a is the newest value, so the subtractions that do not need it run while it is
-// being computed (17% faster tree solves on humanoid.xml than parent first, same instructions).
+// being computed (faster than parent first with the same instructions; docs/benchmarks-history.md).
 inline double SubtractAncestorTerms(const TreeSparseLayout& layout, const double* factor,
                                     const double* x, int i, double zi) {
   const double* row = factor + layout.row_adr[i];

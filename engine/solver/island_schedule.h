@@ -1,10 +1,10 @@
 // The parallel schedule of a solve: islands always run in parallel, one task each, and each
 // island's task ends with its share of the Sec. VII residual (SolveIslandsInParallel); loops inside
 // one island (over subsystems, over constraints) run in parallel only above a size, since a task
-// costs a few microseconds, more than a small loop (IslandParallelFor; the sizes are
-// BENCHMARKS.md's "in-island parallelism" measurements). SubADMM and the ADMM baselines share the
-// loops so that the ablations of Table III get the same parallelism. The loops' iterations must
-// write disjoint data (Jacobi-like steps), so results do not depend on the thread count.
+// costs a few microseconds, more than a small loop (IslandParallelFor; the sizes come from the
+// measurements in docs/benchmarks-history.md). SubADMM and the ADMM baselines share the loops so
+// that the ablations of Table III get the same parallelism. The loops' iterations must write
+// disjoint data (Jacobi-like steps), so results do not depend on the thread count.
 #pragma once
 
 #include <vector>

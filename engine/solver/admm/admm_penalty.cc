@@ -125,10 +125,10 @@ const Mat6& AdmmPenalty::ChainResponse(const Data& d, int last) {
   return chain_response_[last];
 }
 
-// A body with one block takes its rows' chain solves (3 columns); a body with several shares its
-// chain's ChainResponse (6 columns, once per chain). On MuJoCo's humanoid.xml, whose limbs lying
-// on the floor have two contacts each, the step took 3.2% fewer instructions than with the chain
-// solves alone and 1.2% fewer than with ChainResponse alone.
+// A body with one block takes its rows' chain solves (3 columns), which cost less; a body with
+// several shares its chain's ChainResponse (6 columns, once per chain). The mix beat either rule
+// alone on humanoid.xml, whose limbs lying on the floor have two contacts each
+// (docs/benchmarks-history.md).
 double AdmmPenalty::BlockDelassusTrace(const Model& m, const Data& d, const ConstraintBlock& block,
                                        int dim) {
   if (block.body < 0) return ChainDelassusTrace<1>(d, block, block.dof, dim);

@@ -35,8 +35,8 @@ double SquaredDistance(const double* a, const double* b, int n) {
 // iterate g. A linear iteration with rate rho has its fixed point 1 / (1 - rho) plain steps away,
 // so this admits rates up to 0.999; farther jumps came from nearly parallel history columns and
 // blew islands up (humanoid100 went to NaN with eq. (43) checked every 40 iterations, or every
-// 20 with relaxation 1.4). At 1000 no default run of our scenes changed; at 100 humanoid.xml
-// took 5% more iterations (BENCHMARKS.md).
+// 20 with relaxation 1.4). At 1000 no default run of our scenes changed; a tighter bound cost
+// iterations (docs/benchmarks-history.md).
 constexpr double kMaxExtrapolationSteps = 1000;
 
 }  // namespace

@@ -143,8 +143,8 @@ void AdmmNoBodySolver::SolveIsland(const Model& m, Data& d, const SolverOptions&
   double beta = penalty_.InitialBeta(m, d, d.islands, island);
   result.beta0 = beta;
   // Fresh Delassus traces every step (SolverOptions::delassus_refresh_steps is SubADMM's): with
-  // kept ones, No Sub's mean Sec. VII residual on quadruped_drop_8 at Table III's settings rose
-  // from 1e-8.1 to 1e-6.3, and at 100 iterations the traces' cost does not matter.
+  // kept ones, No Sub's mean Sec. VII residual at Table III's settings was far worse
+  // (BENCHMARKS.md, "ADMM ablations"), and at 100 iterations the traces' cost does not matter.
   penalty_.Scales(m, d, d.islands, island, beta, options.admm.penalty_scaling,
                   /*refresh_steps=*/1, penalty_scale_.data());
   auto update_penalty_terms = [&] {

@@ -17,8 +17,8 @@ struct SubAdmmParameters {
   // An island still iterating after this many iterations switches each of its trees with at most
   // 48 constraint rows to the constraint-space response of eq. (34) (one rows x rows product per
   // velocity step instead of the tree solve; the same iterates up to rounding). Building the
-  // response costs about a dozen tree velocity steps, so it waits for islands that run long. 0
-  // keeps the tree solve throughout.
+  // response costs several tree velocity steps, so it waits for islands that run long. 0 keeps
+  // the tree solve throughout.
   int response_after_iterations = 24;
 };
 

@@ -18,28 +18,24 @@ namespace {
 
 // Anderson acceleration (SolverOptions::anderson_memory) starts late (AndersonSchedule::start),
 // so islands that converge at once never pay for it, and runs only on islands whose iterate (z
-// and lambda / beta) has at most kAndersonMaxState values. Measured with `alsim run --threads 1`
-// over 500 steps: from iteration 5 on, humanoid.xml +50% steps/s (24.8 -> 13.0 mean iterations),
-// box_stack +53% (19.1 -> 6.6), quadruped_drop_27 +24%, humanoid100 +8%; but ball_pile, one island
-// of about 1900 values whose contacts keep switching between stick and slip, gained no iterations
-// (71 -> 70) and lost half its speed to the extrapolation's cost, hence the size limit.
+// and lambda / beta) has at most kAndersonMaxState values. It cuts the iterations, and with them
+// the step time, of the humanoids, the stacks and the quadrupeds; a large island whose contacts
+// keep switching between stick and slip (ball_pile) saved no iterations and lost much of its speed
+// to the extrapolation's cost, hence the size limit.
 //
 // The accelerated map is two ADMM iterations (G o G), so the extrapolation and its iterate's
-// gather and scatter are paid every other iteration. Against every iteration in every island,
-// measured the same way over 300 steps (median of 3), before the lone-tree schedule below:
-// humanoid100 +10%, humanoid.xml +15%, box_stack +40%, quadruped_drop_27 +2%, 22_humanoids -1%,
-// with 10-25% more iterations; three iterations per extrapolation lost 4-12% on all but
-// humanoid.xml.
+// gather and scatter are paid every other iteration. Extrapolating after every iteration in every
+// island takes fewer iterations but more time on most scenes; three iterations per extrapolation
+// was slower on all but humanoid.xml.
 //
 // An island that is one tree alone (a robot on the ground: no single-body shortcut, nothing else
 // touching it) pays a tree solve per iteration, far more than the extrapolation over its few
 // contacts' values, so it extrapolates after every iteration from iteration 3 on. Its resting
-// steps start about 2e-6 from the solution and then contract by only ~0.95 per iteration, which
-// the first extrapolation removes. Measured 2026-11-24 in one process restoring each state of a
-// default run into a second instance (callgrind, 1 thread; BENCHMARKS.md): humanoid.xml -21%
-// iterations and -4.1% instructions, 22_humanoids -19% / -4.6%, quadruped_drop_27 -21% / -3.2%,
-// humanoid100 unchanged; extrapolating every iteration in every island with a tree lost 5% on
-// humanoid100, whose humanoid shares its island with sliding objects.
+// steps start close to the solution and then contract only slowly (a linear rate near 1), which
+// the first extrapolation removes: fewer iterations and instructions on the humanoids and the
+// quadrupeds. Extrapolating after every iteration in every island with a tree cost humanoid100
+// instructions, since its humanoid shares its island with sliding objects. Figures: BENCHMARKS.md
+// (SubADMM) and docs/benchmarks-history.md ("Anderson after every iteration for a lone tree").
 struct AndersonSchedule {
   int start;   // the iterate after iteration start - 1 is the first one extrapolated from
   int period;  // ADMM iterations per extrapolation (the accelerated map is G^period)
@@ -58,8 +54,8 @@ constexpr int kAndersonMaxState = 1024;
 // product instead of the tree's gather, two substitutions and body velocities; v_j itself is
 // solved once, after the last iteration. The iterates are eq. (34)'s, up to rounding. The switch
 // waits for islands that run long (Table III's fixed 100 iterations, sliding contacts), where
-// the build is paid back many times: switching after 8 iterations instead of 24 cost
-// humanoid.xml 16% more instructions (its resting steps end at 9 to 11).
+// the build is paid back many times: switching after 8 iterations instead of 24 cost humanoid.xml
+// instructions, since its resting steps end soon after 8 (BENCHMARKS.md, SubADMM's "Tried").
 constexpr int kResponseMaxRows = 48;
 // A tree's slot of response_storage_: P, then J v_free, then the rows' y.
 constexpr int kResponseSlot = kResponseMaxRows * (kResponseMaxRows + 2);
@@ -68,9 +64,10 @@ constexpr int kResponseSlot = kResponseMaxRows * (kResponseMaxRows + 2);
 // other threads read their own subsystems' flags in every iteration. Islands therefore store a
 // flag only when its value changes (mostly it does not from step to step): a store of the same
 // value still takes the line away from the other core, and on hosts where the two CPUs are far
-// apart every island's start made the other thread's next reads wait for it (2 threads:
-// humanoid100 +2% to +4% steps/s, 22_humanoids +10%; lines of their own per subsystem instead
-// lost 1%, BENCHMARKS.md).
+// apart every island's start made the other thread's next reads wait for it. Storing only changes
+// made 2-thread runs faster; lines of their own per subsystem instead were slower (each island then
+// touches more lines, which move with its thread; docs/benchmarks-history.md, "Flags that islands
+// rewrote").
 inline void SetIfChanged(char& flag, bool value) {
   if (flag != static_cast<char>(value)) flag = static_cast<char>(value);
 }
@@ -178,7 +175,8 @@ void SubAdmmSolver::BuildGramMatrix(const Model& m, const Data& d, int j) {
   const int dof_begin = m.subsystem_dof_adr[j];
   const int dof_end = dof_begin + m.subsystem_dof_num[j];
   // Each body's first contribution assigns its sum, so only the bodies that get one are written
-  // (zeroing all of them first took a fifth of this function: a 288-byte `rep stos` per body).
+  // (zeroing all of them first, a 288-byte `rep stos` per body, took a large share of this
+  // function; docs/benchmarks-history.md).
   BodyMarks assigned(body_begin, body_end, body_marks_.data());
   auto add = [&](int body, const auto& term) {
     if (assigned.Marked(body)) {
@@ -616,8 +614,8 @@ void SubAdmmSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& op
   // impulses give. Then (A + beta sum_i s_i J_ij^T J_ij) v^0 = b_j + sum_i J_ij^T (beta s_i
   // z^0_ij + lambda^0_i): (z^0, lambda^0) is a fixed point of the velocity step (34), so the
   // first one is skipped, and a warm start at the solution stops after one iteration. (From z^0 =
-  // J v_k instead, the iteration first has to undo the mismatch: on humanoid100 the humanoid's
-  // island took 53 mean iterations against 40, and 73 against 1 when re-solving a solved step.)
+  // J v_k instead, the iteration first has to undo the mismatch: more iterations in long islands,
+  // and many where a solved step is solved again; docs/benchmarks-history.md.)
   double beta = penalty_.InitialBeta(m, d, d.islands, island);
   result.beta0 = beta;
   penalty_.Scales(m, d, d.islands, island, beta, options.admm.penalty_scaling,
