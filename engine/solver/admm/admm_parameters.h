@@ -27,7 +27,8 @@ struct AdmmParameters {
   bool adaptive_beta = true;
   double beta_gamma = 10;  // gamma of eq. (43), > 1
   // Iterations between checks of eq. (43) [OURS]: checked every iteration, beta chases the
-  // residuals' oscillation (BENCHMARKS.md compares 1, 10 and 20).
+  // residuals' oscillation, and sparser checks gave lower Sec. VII residuals at 100 iterations
+  // (docs/benchmarks-history.md).
   int beta_update_interval = 10;
   PenaltyScaling penalty_scaling = PenaltyScaling::kDelassus;
   // Over-relaxation [OURS] (Boyd et al. 2011, Sec. 3.4.3): the constraint step reads
