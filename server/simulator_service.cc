@@ -392,16 +392,38 @@ grpc::Status SimulatorService::RunStep(const std::string& tenant,
             CheckMessageSize("reply", reply_bytes, limits_.max_message_bytes,
                              "ask for fewer observations or instances; nothing was stepped");
         if (!fits.ok()) return fits;
-        std::vector<double> actions;
+        // Both inputs are decoded and checked before either is written: a refusal changes nothing.
+        std::vector<double> actions, forces;
         const bool has_actions = request.actions().dtype() != alsim::v1::DTYPE_UNSPECIFIED;
         if (has_actions) {
           grpc::Status decoded = DecodeActions(request.actions(), batch, model.nu, &actions);
           if (!decoded.ok()) return decoded;
-          for (int k = 0; k < batch; ++k) {
-            std::copy_n(actions.data() + static_cast<size_t>(k) * model.nu, model.nu,
-                        instances[k]->data->ctrl.begin());
-          }
         }
+        const bool has_forces = request.external_forces().dtype() != alsim::v1::DTYPE_UNSPECIFIED;
+        if (has_forces) {
+          grpc::Status decoded =
+              DecodeExternalForces(request.external_forces(), batch, model, &forces);
+          if (!decoded.ok()) return decoded;
+        }
+        for (int k = 0; has_actions && k < batch; ++k) {
+          std::copy_n(actions.data() + static_cast<size_t>(k) * model.nu, model.nu,
+                      instances[k]->data->ctrl.begin());
+        }
+        // External forces act during this call's substeps only (alsim.proto, StepRequest): an
+        // instance holds none between calls (zero, as a new Data), so they are cleared right
+        // after the substeps, an interrupted call included.
+        auto set_forces = [&](const double* values) {
+          for (int k = 0; k < batch; ++k) {
+            std::vector<Vec6>& xfrc = instances[k]->data->xfrc_applied;
+            for (int b = 0; b < model.nbody; ++b) {
+              xfrc[b] = values == nullptr
+                            ? Vec6::Zero()
+                            : Vec6(Eigen::Map<const Vec6>(
+                                  values + (static_cast<size_t>(k) * model.nbody + b) * 6));
+            }
+          }
+        };
+        if (has_forces) set_forces(forces.data());
         const auto start = Clock::now();
         grpc::Status interrupted = CallWatch::Reason(ticket);
         for (int n = 0; n < substeps && interrupted.ok(); ++n) {
@@ -420,6 +442,7 @@ grpc::Status SimulatorService::RunStep(const std::string& tenant,
           });
           interrupted = CallWatch::Reason(ticket);
         }
+        if (has_forces) set_forces(nullptr);
         const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
         for (Instance* instance : instances) instance->published_time = instance->data->time;
         if (metrics_ != nullptr) {
@@ -552,6 +575,10 @@ grpc::ServerUnaryReactor* SimulatorService::SetState(grpc::CallbackServerContext
             return {grpc::StatusCode::INVALID_ARGUMENT,
                     "state refused for instance " + std::to_string(instance.id) + ": " + error};
           }
+          // Forces a state saved in process may hold are not the service's: it applies them
+          // during the Step that carries them only (alsim.proto, SetStateRequest).
+          std::fill(instance.data->xfrc_applied.begin(), instance.data->xfrc_applied.end(),
+                    Vec6::Zero());
           instance.diverged = false;
           instance.published_time = instance.data->time;
           return grpc::Status::OK;

@@ -45,6 +45,61 @@ void PackDoubles(const std::vector<Instance*>& instances, std::initializer_list<
   }
 }
 
+// "[a, b, c]".
+template <class Dims>
+std::string ShapeText(const Dims& dims) {
+  std::string text;
+  for (const auto n : dims) text += (text.empty() ? "" : ", ") + std::to_string(n);
+  return "[" + text + "]";
+}
+
+// A float32 or float64 `tensor` of exactly `shape` as doubles, row-major. INVALID_ARGUMENT, with a
+// message that starts with `what`, for a wrong dtype, shape (`meaning` names the dimensions) or
+// byte count, and for a NaN or Inf, named by describe(flat index).
+template <class Describe>
+grpc::Status DecodeBatch(const Tensor& tensor, const std::string& what,
+                         const std::vector<long>& shape, const char* meaning,
+                         std::vector<double>* values, const Describe& describe) {
+  const bool single = tensor.dtype() == alsim::v1::DTYPE_FLOAT32;
+  if (!single && tensor.dtype() != alsim::v1::DTYPE_FLOAT64) {
+    return {grpc::StatusCode::INVALID_ARGUMENT, what + " must be float32 or float64"};
+  }
+  bool same = tensor.shape_size() == static_cast<int>(shape.size());
+  for (int i = 0; same && i < tensor.shape_size(); ++i) same = tensor.shape(i) == shape[i];
+  if (!same) {
+    return {grpc::StatusCode::INVALID_ARGUMENT, what + " have shape " + ShapeText(tensor.shape()) +
+                                                    "; this batch needs " + ShapeText(shape) + " " +
+                                                    meaning};
+  }
+  std::size_t count = 1;
+  for (const long n : shape) count *= static_cast<std::size_t>(n);
+  const std::size_t element = single ? sizeof(float) : sizeof(double);
+  if (tensor.data().size() != count * element) {
+    return {grpc::StatusCode::INVALID_ARGUMENT,
+            what + " hold " + std::to_string(tensor.data().size()) + " bytes; shape " +
+                ShapeText(shape) + " of " + (single ? "float32" : "float64") + " needs " +
+                std::to_string(count * element)};
+  }
+  values->resize(count);
+  const char* bytes = tensor.data().data();
+  for (std::size_t i = 0; i < count; ++i) {
+    double value;
+    if (single) {
+      float f;
+      std::memcpy(&f, bytes + i * element, sizeof(float));
+      value = f;
+    } else {
+      std::memcpy(&value, bytes + i * element, sizeof(double));
+    }
+    if (!std::isfinite(value)) {
+      return {grpc::StatusCode::INVALID_ARGUMENT,
+              describe(i) + " is not finite; no instance was stepped"};
+    }
+    (*values)[i] = value;
+  }
+  return grpc::Status::OK;
+}
+
 }  // namespace
 
 void FillSpecs(const Model& m, alsim::v1::Specs* specs) {
@@ -74,49 +129,26 @@ void FillSpecs(const Model& m, alsim::v1::Specs* specs) {
   specs->set_nq(m.nq);
   specs->set_nv(m.nv);
   specs->set_nu(m.nu);
+  specs->set_nbody(m.nbody);
+  for (int b = 0; b < m.nbody; ++b) specs->add_body_names(m.body_name[b]);
 }
 
 grpc::Status DecodeActions(const Tensor& actions, int batch, int nu, std::vector<double>* values) {
-  const bool single = actions.dtype() == alsim::v1::DTYPE_FLOAT32;
-  if (!single && actions.dtype() != alsim::v1::DTYPE_FLOAT64) {
-    return {grpc::StatusCode::INVALID_ARGUMENT, "actions must be float32 or float64"};
-  }
-  if (actions.shape_size() != 2 || actions.shape(0) != batch || actions.shape(1) != nu) {
-    std::string shape;
-    for (int i = 0; i < actions.shape_size(); ++i) {
-      shape += (i > 0 ? ", " : "") + std::to_string(actions.shape(i));
-    }
-    return {grpc::StatusCode::INVALID_ARGUMENT,
-            "actions have shape [" + shape + "]; this batch needs [" + std::to_string(batch) +
-                ", " + std::to_string(nu) + "] (instances, actuators)"};
-  }
-  const size_t count = static_cast<size_t>(batch) * nu;
-  const size_t element = single ? sizeof(float) : sizeof(double);
-  if (actions.data().size() != count * element) {
-    return {grpc::StatusCode::INVALID_ARGUMENT,
-            "actions hold " + std::to_string(actions.data().size()) + " bytes; shape [" +
-                std::to_string(batch) + ", " + std::to_string(nu) + "] of " +
-                (single ? "float32" : "float64") + " needs " + std::to_string(count * element)};
-  }
-  values->resize(count);
-  const char* bytes = actions.data().data();
-  for (size_t i = 0; i < count; ++i) {
-    double value;
-    if (single) {
-      float f;
-      std::memcpy(&f, bytes + i * element, sizeof(float));
-      value = f;
-    } else {
-      std::memcpy(&value, bytes + i * element, sizeof(double));
-    }
-    if (!std::isfinite(value)) {
-      return {grpc::StatusCode::INVALID_ARGUMENT, "action [" + std::to_string(i / nu) + ", " +
-                                                      std::to_string(i % nu) +
-                                                      "] is not finite; no instance was stepped"};
-    }
-    (*values)[i] = value;
-  }
-  return grpc::Status::OK;
+  return DecodeBatch(
+      actions, "actions", {batch, nu}, "(instances, actuators)", values, [nu](std::size_t i) {
+        return "action [" + std::to_string(i / nu) + ", " + std::to_string(i % nu) + "]";
+      });
+}
+
+grpc::Status DecodeExternalForces(const Tensor& forces, int batch, const Model& m,
+                                  std::vector<double>* values) {
+  return DecodeBatch(forces, "external_forces", {batch, m.nbody, 6},
+                     "(instances, bodies, force and torque)", values, [&m](std::size_t i) {
+                       const std::size_t body = i / 6 % m.nbody;
+                       return "external force [" + std::to_string(i / (6 * m.nbody)) + ", " +
+                              std::to_string(body) + ", " + std::to_string(i % 6) + "] (body '" +
+                              m.body_name[body] + "')";
+                     });
 }
 
 grpc::Status ParseObservations(const google::protobuf::RepeatedField<int>& requested,

@@ -22,6 +22,12 @@ void FillSpecs(const Model& m, alsim::v1::Specs* specs);
 grpc::Status DecodeActions(const alsim::v1::Tensor& actions, int batch, int nu,
                            std::vector<double>* values);
 
+// Decodes external forces [K, nbody, 6] (float32 or float64; per body (force, torque), as
+// Data::xfrc_applied) into `values` (K * nbody * 6 doubles, row-major), with the errors of
+// DecodeActions (a NaN or Inf named by batch index, body and component).
+grpc::Status DecodeExternalForces(const alsim::v1::Tensor& forces, int batch, const Model& m,
+                                  std::vector<double>* values);
+
 // INVALID_ARGUMENT unless every requested observation is a known one; fills `kinds` without
 // duplicates, or with qpos alone when `requested` is empty and `default_qpos` is set.
 grpc::Status ParseObservations(const google::protobuf::RepeatedField<int>& requested,

@@ -66,6 +66,12 @@ struct Data {
   std::vector<double> qpos;  // generalized positions, MuJoCo layout (nq)
   std::vector<double> qvel;  // generalized velocities, MuJoCo layout (nv)
   std::vector<double> ctrl;  // actuator controls (nu)
+  // External force and torque on each body (MuJoCo's xfrc_applied), an input like ctrl: it stays
+  // until changed. Stored in MuJoCo's order, NOT alsim's (angular, linear) spatial convention:
+  // entries 0..2 are the force (N) and 3..5 the torque (N m), both in the world frame, the force
+  // acting at the body's center of mass (xipos). The world body's and static bodies' entries
+  // move nothing. AppliedForces() turns them into qfrc_applied. (nbody)
+  std::vector<Vec6> xfrc_applied;
 
   // ---- Kinematics() (engine/dynamics/kinematics.h)
   std::vector<Vec3> xpos;            // body frame origin, world (nbody)
@@ -105,6 +111,12 @@ struct Data {
 
   // ---- PassiveForces() (engine/dynamics/passive_forces.h)
   std::vector<double> qfrc_passive;  // joint springs and damping (nv)
+
+  // ---- AppliedForces() (engine/dynamics/applied_forces.h)
+  std::vector<Vec6> cfrc_applied;    // spatial force (torque, force) of xfrc_applied on the
+                                     // body's subtree, about the tree's reference point (nbody)
+  std::vector<double> qfrc_applied;  // generalized force of xfrc_applied: sum over bodies of
+                                     // J_com^T force + J_rot^T torque (nv)
 
   // ---- ActuatorForces() (engine/dynamics/actuation.h)
   std::vector<double> actuator_length;  // transmission length times gear (nu)

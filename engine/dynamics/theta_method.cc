@@ -11,7 +11,11 @@ namespace {
 
 void SolveAccelerationOfTrees(Data& d, const TreeRange& trees) {
   for (int i = trees.dof_begin; i < trees.dof_end; ++i) {
-    d.qacc[i] = d.qfrc_actuator[i] + d.qfrc_passive[i] - d.qfrc_bias[i];
+    double force = d.qfrc_actuator[i] + d.qfrc_passive[i] - d.qfrc_bias[i];
+    // Added only where nonzero: without external forces the bits are those of the sum without
+    // the term (adding +0.0 would turn a -0.0 into +0.0).
+    if (d.qfrc_applied[i] != 0) force += d.qfrc_applied[i];
+    d.qacc[i] = force;
   }
   TreeLdlSolveRange(d.mass_layout, trees.dof_begin, trees.dof_end, d.qH.data(), d.qacc.data());
 }

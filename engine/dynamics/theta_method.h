@@ -1,7 +1,7 @@
 // The theta-method of eq. (2) of the SubADMM paper, tree by tree: M_k (v_{k+1} - v_k) = h f_k +
 // J^T lambda with v_hat = theta v_k + (1 - theta) v_{k+1}. Eliminating v_{k+1} with damping D
 // implicit in v_hat gives
-//   (M + (1 - theta) h D) qacc = f,   f = actuator + passive - bias forces,
+//   (M + (1 - theta) h D) qacc = f,   f = actuator + passive - bias + applied forces,
 //   v_{k+1} = v_k + h qacc,   v_hat = v_k + (1 - theta) h qacc,
 // and the constraint solvers' problem A v_hat = b + J^T lambda with
 //   A = (M + (1 - theta) h D) / (1 - theta),   b = A v_free (engine/solver/solver.h).

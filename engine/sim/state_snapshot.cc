@@ -22,6 +22,7 @@ static_assert(sizeof(int) == sizeof(std::int32_t), "ConstraintKey fields are wri
 namespace {
 
 constexpr int kNumSizes = 8;
+constexpr std::uint32_t kOldestReadableVersion = 2;  // version 2: no xfrc_applied (zero)
 constexpr std::size_t kHeaderBytes = 8 + 4 + 4 * kNumSizes + 8;  // magic .. fingerprint
 constexpr double kQuaternionTolerance = 1e-6;
 constexpr int kMaxKeyKind = 3;  // ConstraintKey::kind: contact, equality, limit, soft
@@ -131,6 +132,7 @@ class Reader {
 struct Snapshot {
   double time = 0;
   std::vector<double> qpos, qvel, ctrl, margin;
+  std::vector<double> xfrc;  // 6 nbody doubles, or empty: no applied forces
   WarmStart warm;
 };
 
@@ -178,9 +180,10 @@ bool Parse(const Model& m, const std::string& bytes, Snapshot* s, std::string* e
   in.Value(&version, "version", error);
   in.Raw(sizes, sizeof sizes, "model sizes", error);
   in.Value(&fingerprint, "model fingerprint", error);
-  if (version != kStateSnapshotVersion) {
+  if (version < kOldestReadableVersion || version > kStateSnapshotVersion) {
     *error = "state snapshot: format version " + std::to_string(version) +
-             " is not supported (this build reads version " +
+             " is not supported (this build reads versions " +
+             std::to_string(kOldestReadableVersion) + " to " +
              std::to_string(kStateSnapshotVersion) + ")";
     return false;
   }
@@ -203,10 +206,23 @@ bool Parse(const Model& m, const std::string& bytes, Snapshot* s, std::string* e
   }
 
   if (!in.Value(&s->time, "time", error) || !in.Doubles(&s->qpos, m.nq, "qpos", error) ||
-      !in.Doubles(&s->qvel, m.nv, "qvel", error) || !in.Doubles(&s->ctrl, m.nu, "ctrl", error) ||
-      !in.Doubles(&s->margin, m.ngeom, "geom_speculative_margin", error)) {
+      !in.Doubles(&s->qvel, m.nv, "qvel", error) || !in.Doubles(&s->ctrl, m.nu, "ctrl", error)) {
     return false;
   }
+  if (version >= 3) {
+    std::uint32_t bodies = 0;
+    if (!in.Value(&bodies, "xfrc_applied count", error)) return false;
+    if (bodies != 0 && bodies != static_cast<std::uint32_t>(m.nbody)) {
+      *error = "state snapshot: xfrc_applied has " + std::to_string(bodies) +
+               " bodies, this model has " + std::to_string(m.nbody) + " (or 0: no forces)";
+      return false;
+    }
+    const std::size_t count = 6 * static_cast<std::size_t>(bodies);
+    if (!in.Need(sizeof(double) * count, "xfrc_applied", error)) return false;
+    s->xfrc.resize(count);
+    in.Raw(s->xfrc.data(), sizeof(double) * count, "xfrc_applied", error);
+  }
+  if (!in.Doubles(&s->margin, m.ngeom, "geom_speculative_margin", error)) return false;
   std::uint32_t warm_count = 0;
   if (!in.Value(&warm_count, "warm_start count", error)) return false;
   constexpr std::size_t kEntryBytes =
@@ -248,7 +264,7 @@ bool Validate(const Model& m, const Snapshot& s, std::string* error) {
     return false;
   }
   if (!CheckFinite(s.qpos, "qpos", error) || !CheckFinite(s.qvel, "qvel", error) ||
-      !CheckFinite(s.ctrl, "ctrl", error) ||
+      !CheckFinite(s.ctrl, "ctrl", error) || !CheckFinite(s.xfrc, "xfrc_applied", error) ||
       !CheckFinite(s.margin, "geom_speculative_margin", error) ||
       !CheckFinite(s.warm.position, "position", error) ||
       !CheckFinite(s.warm.impulse, "impulse", error) ||
@@ -331,8 +347,15 @@ std::uint64_t ModelFingerprint(const Model& m) {
 std::string SaveStateSnapshot(const Model& m, const Data& d) {
   const WarmStart& warm = d.warm_start;
   const std::size_t w = warm.key.size();
-  const std::size_t doubles = static_cast<std::size_t>(m.nq) + m.nv + m.nu + m.ngeom;
-  Writer out(kHeaderBytes + 8 + 16 + 8 * doubles + 4 + 72 * w + 8);
+  static_assert(sizeof(Vec6) == 6 * sizeof(double), "Vec6 must be six packed doubles");
+  const double* xfrc = d.xfrc_applied.front().data();
+  const std::size_t xfrc_doubles = 6 * static_cast<std::size_t>(m.nbody);
+  // Only +0.0 counts as no force: a -0.0 is kept, as every other bit pattern is.
+  const bool forces =
+      std::any_of(xfrc, xfrc + xfrc_doubles, [](double x) { return x != 0 || std::signbit(x); });
+  const std::size_t doubles =
+      static_cast<std::size_t>(m.nq) + m.nv + m.nu + m.ngeom + (forces ? xfrc_doubles : 0);
+  Writer out(kHeaderBytes + 8 + 20 + 8 * doubles + 4 + 72 * w + 8);
   out.Raw(kStateSnapshotMagic, sizeof kStateSnapshotMagic);
   out.Value(kStateSnapshotVersion);
   std::uint32_t sizes[kNumSizes];
@@ -343,6 +366,8 @@ std::string SaveStateSnapshot(const Model& m, const Data& d) {
   out.Doubles(d.qpos.data(), m.nq);
   out.Doubles(d.qvel.data(), m.nv);
   out.Doubles(d.ctrl.data(), m.nu);
+  out.Value(static_cast<std::uint32_t>(forces ? m.nbody : 0));
+  if (forces) out.Raw(xfrc, sizeof(double) * xfrc_doubles);
   out.Doubles(d.geom_speculative_margin.data(), m.ngeom);
   out.Value(static_cast<std::uint32_t>(w));
   for (const ConstraintKey& key : warm.key) {
@@ -363,6 +388,7 @@ bool RestoreStateSnapshot(const Model& m, const std::string& bytes, Data& d, std
   if (d.qpos.size() != static_cast<std::size_t>(m.nq) ||
       d.qvel.size() != static_cast<std::size_t>(m.nv) ||
       d.ctrl.size() != static_cast<std::size_t>(m.nu) ||
+      d.xfrc_applied.size() != static_cast<std::size_t>(m.nbody) ||
       d.geom_speculative_margin.size() != static_cast<std::size_t>(m.ngeom)) {
     *error = "state snapshot: the Data was not constructed from this model";
     return false;
@@ -375,6 +401,10 @@ bool RestoreStateSnapshot(const Model& m, const std::string& bytes, Data& d, std
   std::copy(s.qpos.begin(), s.qpos.end(), d.qpos.begin());
   std::copy(s.qvel.begin(), s.qvel.end(), d.qvel.begin());
   std::copy(s.ctrl.begin(), s.ctrl.end(), d.ctrl.begin());
+  for (int b = 0; b < m.nbody; ++b) {
+    d.xfrc_applied[b] =
+        s.xfrc.empty() ? Vec6::Zero() : Vec6(Eigen::Map<const Vec6>(s.xfrc.data() + 6 * b));
+  }
   std::copy(s.margin.begin(), s.margin.end(), d.geom_speculative_margin.begin());
   d.warm_start.key.assign(s.warm.key.begin(), s.warm.key.end());
   d.warm_start.position.assign(s.warm.position.begin(), s.warm.position.end());

@@ -5,6 +5,7 @@
 //
 // What determines the future of an instance (engine/sim/step.cc and the stages it calls):
 //   - time, qpos, qvel, ctrl: the state proper;
+//   - xfrc_applied: an input that stays until changed, as ctrl (MuJoCo saves both with the state);
 //   - warm_start (keys, positions, impulses, Delassus traces and their ages): the impulses that
 //     BuildConstraints starts the next solve from, and the ADMM penalty scales' traces that
 //     persisting constraints keep (SolverOptions::delassus_refresh_steps);
@@ -20,17 +21,20 @@
 // it carries information from one step to the next (tests/physics/state_snapshot_test.cc checks
 // that restoring into an instance with a used solver and into a fresh one give the same bits).
 //
-// Format, version 2: little-endian, no padding; u32 / i32 / u64 integers, f64 IEEE-754 doubles
+// Format, version 3: little-endian, no padding; u32 / i32 / u64 integers, f64 IEEE-754 doubles
 // (bit patterns kept, so -0.0 and NaN payloads survive).
 //   offset  type          field
 //   0       char[8]       magic "ALSIMST1"
-//   8       u32           format version (2; version 1 had no Delassus traces)
+//   8       u32           format version (3; version 2 had no xfrc_applied, version 1 no
+//                         Delassus traces)
 //   12      u32[8]        model sizes: nq, nv, nu, nbody, njnt, ngeom, neq, nsubsystem
 //   44      u64           ModelFingerprint(m)
 //   52      f64           time
 //   60      u32 n, f64[n] qpos (n = nq)
 //           u32 n, f64[n] qvel (n = nv)
 //           u32 n, f64[n] ctrl (n = nu)
+//           u32 b, f64[6b] xfrc_applied, per body (force, torque): b = 0 when every component is
+//                         +0.0 (no forces: the usual case costs 4 bytes), else b = nbody
 //           u32 n, f64[n] geom_speculative_margin (n = ngeom)
 //           u32 w         warm-start entries, then
 //           i32[3 w]      keys (kind, a, b) per entry, ascending (ConstraintKeyLess)
@@ -39,7 +43,8 @@
 //           f64[w]        Delassus traces per entry (negative: none)
 //           i32[w]        their ages in steps per entry (>= 0)
 //           u64           checksum: 64-bit FNV-1a over every byte before it
-// Total: 60 + 16 + 8 (nq + nv + nu + ngeom) + 4 + 72 w + 8 bytes.
+// Total: 60 + 20 + 8 (nq + nv + nu + 6 b + ngeom) + 4 + 72 w + 8 bytes.
+// Version 2 is version 3 without the xfrc_applied field; it is read with no applied forces.
 #pragma once
 
 #include <cstdint>
@@ -50,9 +55,10 @@
 
 namespace alsim {
 
-// "ALSIMST1" and the format version that SaveStateSnapshot writes and RestoreStateSnapshot reads.
+// "ALSIMST1" and the format version that SaveStateSnapshot writes; RestoreStateSnapshot reads it
+// and version 2.
 inline constexpr char kStateSnapshotMagic[8] = {'A', 'L', 'S', 'I', 'M', 'S', 'T', '1'};
-inline constexpr std::uint32_t kStateSnapshotVersion = 2;
+inline constexpr std::uint32_t kStateSnapshotVersion = 3;
 
 // A 64-bit FNV-1a hash of what makes a state of one model meaningless for another: the sizes (nq,
 // nv, nu, nbody, njnt, ngeom, neq, nsubsystem, npair), the timestep, gravity and the disable flags
@@ -71,9 +77,9 @@ std::string SaveStateSnapshot(const Model& m, const Data& d);
 // on any problem it returns false with a one-line reason in *error (when error is not null) and
 // leaves d unchanged. Refused: a wrong magic or version, truncated or trailing bytes, a checksum
 // mismatch, a snapshot of a different model (sizes or fingerprint), a NaN or infinite time, qpos,
-// qvel, ctrl or warm-start value, a negative speculative margin, a warm-start key of unknown kind
-// or out of ascending order (the next step looks keys up by binary search), and a free or ball
-// joint quaternion whose norm differs from 1 by more than 1e-6 (Step always leaves them
+// qvel, ctrl, xfrc_applied or warm-start value, a negative speculative margin, a warm-start key of
+// unknown kind or out of ascending order (the next step looks keys up by binary search), and a free
+// or ball joint quaternion whose norm differs from 1 by more than 1e-6 (Step always leaves them
 // normalized).
 //
 // On success, d holds the snapshot's state, and the derived quantities are those of Forward(m, d)

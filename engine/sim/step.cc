@@ -7,6 +7,7 @@
 #include "engine/collision/collision.h"
 #include "engine/core/parallel.h"
 #include "engine/dynamics/actuation.h"
+#include "engine/dynamics/applied_forces.h"
 #include "engine/dynamics/bias_forces.h"
 #include "engine/dynamics/kinematics.h"
 #include "engine/dynamics/mass_matrix.h"
@@ -50,8 +51,8 @@ void ForEachTree(const Model& m, const Tree& tree) {
 }
 
 // Position- and velocity-dependent quantities of the trees at the current qpos, qvel: kinematics,
-// their geoms' poses, velocities, mass matrix, bias and passive forces, and the factor of the
-// step matrix (FactorStepMatrixOfTrees).
+// their geoms' poses, velocities, mass matrix, bias, passive and applied (xfrc_applied) forces,
+// and the factor of the step matrix (FactorStepMatrixOfTrees).
 void SmoothDynamicsOfTrees(const Model& m, Data& d, double theta, const TreeRange& trees) {
   KinematicsOfTrees(m, d, trees);
   PlaceGeoms(m, d, m.body_geom_adr[trees.body_begin], m.body_geom_adr[trees.body_end]);
@@ -59,6 +60,7 @@ void SmoothDynamicsOfTrees(const Model& m, Data& d, double theta, const TreeRang
   MassMatrixOfTrees(m, d, trees);
   BiasForcesOfTrees(m, d, trees);
   PassiveForcesOfTrees(m, d, trees);
+  AppliedForcesOfTrees(m, d, trees);
   FactorStepMatrixOfTrees(m, d, theta, trees);
 }
 

@@ -42,10 +42,11 @@ enum class StepStatus {
 // (the solver options' ranges are engine/solver/solver_option_table.h's).
 std::string ValidateStepOptions(const StepOptions& options);
 
-// Advances d by one m.timestep: q_theta, kinematics, velocities, mass matrix, bias, passive and
-// actuator forces, collision, constraints, islands, the constraint solve for v_hat, the velocity
-// update, the position update, time. d.solver_statistics describes the solve. Allocates nothing
-// once the instance has seen its largest number of contacts (the first step creates the solver).
+// Advances d by one m.timestep: q_theta, kinematics, velocities, mass matrix, bias, passive,
+// applied (d.xfrc_applied, kept as it is) and actuator forces, collision, constraints, islands, the
+// constraint solve for v_hat, the velocity update, the position update, time. d.solver_statistics
+// describes the solve. Allocates nothing once the instance has seen its largest number of contacts
+// (the first step creates the solver).
 StepStatus Step(const Model& m, Data& d, const StepOptions& options = {});
 
 // Stages 1-5 of Step at the current state without advancing it (kinematics through forces and

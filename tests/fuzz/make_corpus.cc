@@ -276,13 +276,17 @@ std::string ZeroChecksum(std::string snapshot) {
   return snapshot;
 }
 
-alsim::v1::Tensor Actions(alsim::v1::DType dtype, int batch, int nu, double value) {
+// A tensor of `shape` holding value * sin(1 + k) at flat index k.
+alsim::v1::Tensor Filled(alsim::v1::DType dtype, std::initializer_list<int> shape, double value) {
   alsim::v1::Tensor tensor;
   tensor.set_dtype(dtype);
-  tensor.add_shape(batch);
-  tensor.add_shape(nu);
+  int count = 1;
+  for (const int n : shape) {
+    tensor.add_shape(n);
+    count *= n;
+  }
   std::string bytes;
-  for (int k = 0; k < batch * nu; ++k) {
+  for (int k = 0; k < count; ++k) {
     const double v = value * std::sin(1.0 + k);
     if (dtype == alsim::v1::DTYPE_FLOAT32) {
       const float f = static_cast<float>(v);
@@ -293,6 +297,10 @@ alsim::v1::Tensor Actions(alsim::v1::DType dtype, int batch, int nu, double valu
   }
   tensor.set_data(bytes);
   return tensor;
+}
+
+alsim::v1::Tensor Actions(alsim::v1::DType dtype, int batch, int nu, double value) {
+  return Filled(dtype, {batch, nu}, value);
 }
 
 alsim::v1::InstanceSelection Ids(std::initializer_list<std::uint64_t> ids) {
@@ -374,7 +382,7 @@ void CreateCorpus(const std::vector<NamedScene>& scenes) {
   }
 }
 
-void StepCorpus(int quadruped_nu, int incline_nu) {
+void StepCorpus(int quadruped_nu, int quadruped_nbody, int incline_nu) {
   const char* const target = "step_fuzzer";
   auto write = [&](const std::string& name, const alsim::v1::InstanceSelection& selection,
                    std::uint32_t substeps, const alsim::v1::Tensor* actions, bool observe) {
@@ -401,6 +409,24 @@ void StepCorpus(int quadruped_nu, int incline_nu) {
   alsim::v1::Tensor int_actions = quad32;
   int_actions.set_dtype(alsim::v1::DTYPE_INT32);
   write("quadruped_int_actions", Ids({4}), 1, &int_actions, false);
+  // External forces [K, nbody, 6]: valid in both dtypes, NaN, and a shape that drops a dimension.
+  alsim::v1::StepRequest forces;
+  *forces.mutable_instances() = Group(2);
+  forces.set_substeps(2);
+  *forces.mutable_actions() = quad64;
+  *forces.mutable_external_forces() =
+      Filled(alsim::v1::DTYPE_FLOAT64, {2, quadruped_nbody, 6}, 5.0);
+  WriteMessage(target, "quadruped_forces_f64", forces);
+  forces.clear_actions();
+  *forces.mutable_instances() = Ids({3});
+  *forces.mutable_external_forces() =
+      Filled(alsim::v1::DTYPE_FLOAT32, {1, quadruped_nbody, 6}, 5.0);
+  WriteMessage(target, "quadruped_forces_f32", forces);
+  forces.mutable_external_forces()->mutable_data()->replace(
+      0, sizeof not_a_number, reinterpret_cast<const char*>(&not_a_number), sizeof not_a_number);
+  WriteMessage(target, "quadruped_nan_force", forces);
+  *forces.mutable_external_forces() = Filled(alsim::v1::DTYPE_FLOAT32, {1, quadruped_nbody}, 5.0);
+  WriteMessage(target, "quadruped_forces_wrong_shape", forces);
   const alsim::v1::Tensor empty = Actions(alsim::v1::DTYPE_FLOAT64, 1, incline_nu, 0);
   write("pgs_group", Group(3), 4, nullptr, true);
   write("incline_nosub", Ids({6}), 5, &empty, true);
@@ -587,7 +613,8 @@ int main(int argc, char** argv) {
   SceneImportCorpus(scenes);
   StateSnapshotCorpus();
   CreateCorpus(scenes);
-  StepCorpus(models.at("quadruped_drop_8")->nu, models.at("box_incline")->nu);
+  StepCorpus(models.at("quadruped_drop_8")->nu, models.at("quadruped_drop_8")->nbody,
+             models.at("box_incline")->nu);
   ResetCorpus();
   GetStateCorpus();
   SetStateCorpus(models);

@@ -1,5 +1,6 @@
-// step_fuzzer: alsim.v1.Simulator/Step with a fuzzed StepRequest (selection, actions tensor,
-// substeps, observations) on the pool of rpc_harness.h, which is reset after each input.
+// step_fuzzer: alsim.v1.Simulator/Step with a fuzzed StepRequest (selection, actions and
+// external-forces tensors, substeps, observations) on the pool of rpc_harness.h, which is reset
+// after each input.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>

@@ -125,6 +125,18 @@ DIVERGING_SCENE = """<mujoco model="overflow">
 """
 
 
+FLOATING_BOX_SCENE = """<mujoco model="floating box">
+  <option timestep="0.005"/>
+  <worldbody>
+    <body name="box" pos="0 0 1">
+      <freejoint/>
+      <geom type="box" size="0.1 0.2 0.1" mass="2.5"/>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
 class NoCalls:
     """Stands in for the stub: any RPC attempted through it fails the test."""
 
@@ -278,8 +290,8 @@ class PythonClientTest(unittest.TestCase):
         self.assertFalse(info["reset"].any())
         self.assertFalse(np.isfinite(obs["qpos"][1]).all())
 
-        # The next step resets env 1 (ignoring its action) and steps the others.
-        obs, info = env.step(blowup)
+        # The next step resets env 1 (ignoring its action and forces) and steps the others.
+        obs, info = env.step(blowup, external_forces=np.zeros((3, env.nbody, 6)))
         np.testing.assert_array_equal(info["reset"], [False, True, False])
         np.testing.assert_array_equal(info["status"], [1, 1, 1])
         self.assertFalse(info["diverged"].any())
@@ -329,6 +341,48 @@ class PythonClientTest(unittest.TestCase):
             alsim.VectorEnv(self.address, "no_such_scene", 2)
         self.assertEqual(caught.exception.code, "NOT_FOUND")
         self.assertIn("no_such_scene", caught.exception.message)
+
+    def test_external_forces_hold_a_box_against_gravity_for_one_step_call(self):
+        path = os.path.join(self.tmp.name, "floating_box.xml")
+        with open(path, "w") as f:
+            f.write(FLOATING_BOX_SCENE)
+        env = self.env(path, num_envs=2, substeps=10)
+        self.assertEqual(env.nbody, 2)
+        self.assertEqual(env.body_names, ["world", "box"])
+        box = env.body_names.index("box")
+        forces = np.zeros((2, env.nbody, 6))
+        forces[0, box, 2] = 2.5 * 9.81  # MuJoCo's layout: force (N) then torque (N m), world
+        for _ in range(20):
+            obs, info = env.step(None, external_forces=forces)
+        self.assertTrue((info["status"] == env.STATUS_OK).all())
+        self.assertAlmostEqual(obs["qpos"][0, 2], 1.0, delta=1e-12)
+        np.testing.assert_allclose(obs["qvel"][0], np.zeros(6), atol=1e-12)
+        self.assertLess(obs["qpos"][1, 2], 0.0)  # the other box fell
+
+        # The forces were those calls' only: without them the held box falls too.
+        obs, _ = env.step(None)
+        self.assertLess(obs["qvel"][0, 2], -0.4)
+        # float32 works, and integer arrays are converted.
+        env.step(None, external_forces=forces.astype(np.float32))
+        env.step(None, external_forces=np.zeros((2, env.nbody, 6), dtype=np.int64))
+
+        real_stub, env._stub = env._stub, NoCalls()
+        for shape in [(2, env.nbody), (2, env.nbody + 1, 6), (3, env.nbody, 6), (2, env.nbody, 3),
+                      (2 * env.nbody * 6,)]:
+            with self.assertRaises(ValueError):
+                env.step(None, external_forces=np.zeros(shape))
+        with self.assertRaises(TypeError):
+            env.step(None, external_forces=np.full((2, env.nbody, 6), "x"))
+        env._stub = real_stub
+
+        before = env.state(0), env.state(1)
+        forces[1, box, 4] = np.inf
+        with self.assertRaises(alsim.AlsimError) as caught:
+            env.step(None, external_forces=forces)
+        self.assertEqual(caught.exception.code, "INVALID_ARGUMENT")
+        self.assertIn("external force [1, 1, 4] (body 'box') is not finite",
+                      caught.exception.message)
+        self.assertEqual((env.state(0), env.state(1)), before)  # no instance moved
 
     def test_solver_options_by_name_and_their_figures(self):
         # Any option of the engine's table reaches the server by name; CANAL reports its own

@@ -14,6 +14,7 @@
 
 #include "engine/model/model_import.h"
 #include "engine/sim/state_hash.h"
+#include "engine/sim/state_snapshot.h"
 #include "engine/sim/step.h"
 #include "server/server.h"
 #include "tests/support/http_get.h"
@@ -196,6 +197,10 @@ TEST_F(ServiceTest, CreateReturnsIdsGroupAndSpecs) {
   EXPECT_EQ(created.specs().action().shape(0), model->nu);
   EXPECT_EQ(created.specs().action().element_names_size(), model->nu);
   EXPECT_DOUBLE_EQ(created.specs().timestep(), model->timestep);
+  EXPECT_EQ(created.specs().nbody(), static_cast<unsigned>(model->nbody));
+  ASSERT_EQ(created.specs().body_names_size(), model->nbody);
+  for (int b = 0; b < model->nbody; ++b)
+    EXPECT_EQ(created.specs().body_names(b), model->body_name[b]);
 
   v1::ListResponse list;
   ASSERT_TRUE(stub_->List(Context().get(), v1::ListRequest(), &list).ok());
@@ -456,6 +461,176 @@ TEST_F(ServiceTest, BadInputGetsActionableStatusesAndLeavesOtherInstancesAlone) 
   v1::ResetResponse reset_response;
   ASSERT_TRUE(stub_->Reset(Context().get(), reset, &reset_response).ok());
   EXPECT_TRUE(StepIds({carts[0]}, {0.0}, 1, &response).ok());
+}
+
+// A free box in the air (no floor) and its weight.
+const char* kFloatingBoxScene = R"(<mujoco><worldbody>
+  <body name="box" pos="0 0 1"><freejoint/><geom type="box" size="0.1 0.2 0.1" mass="2.5"/></body>
+  </worldbody></mujoco>)";
+
+// [batch, nbody, 6] float64 forces with `wrench` (force, torque) on body 1 of every instance
+// listed in `on`, zero elsewhere.
+v1::Tensor ForcesTensor(int batch, int nbody, const std::vector<int>& on, const Vec6& wrench) {
+  std::vector<double> values(static_cast<size_t>(batch) * nbody * 6, 0.0);
+  for (const int k : on) {
+    for (int i = 0; i < 6; ++i) values[(static_cast<size_t>(k) * nbody + 1) * 6 + i] = wrench[i];
+  }
+  v1::Tensor tensor;
+  tensor.set_dtype(v1::DTYPE_FLOAT64);
+  tensor.add_shape(batch);
+  tensor.add_shape(nbody);
+  tensor.add_shape(6);
+  tensor.set_data(
+      std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(double)));
+  return tensor;
+}
+
+// Step's external forces are the engine's xfrc_applied for that call's substeps: a force equal
+// and opposite to the box's weight holds it where it is, bit for bit as in process; the next call
+// without forces lets it fall, and the forces leave no trace in the state.
+TEST_F(ServiceTest, ExternalForcesHoldAFreeBodyAgainstGravityForOneCall) {
+  v1::CreateResponse created;
+  ASSERT_TRUE(CreateText(kFloatingBoxScene, 2, &created).ok());
+  const std::vector<std::uint64_t> ids(created.instance_ids().begin(),
+                                       created.instance_ids().end());
+  const auto model = ImportModelFromString(kFloatingBoxScene).model;
+  const int nbody = static_cast<int>(created.specs().nbody());
+  ASSERT_EQ(nbody, model->nbody);
+  ASSERT_EQ(created.specs().body_names(1), "box");
+  Vec6 weight = Vec6::Zero();
+  weight.head<3>() = -model->body_mass[1] * model->gravity;
+
+  v1::StepRequest request;
+  for (const auto id : ids) request.mutable_instances()->add_instance_ids(id);
+  request.set_substeps(100);
+  request.add_observations(v1::OBSERVATION_QPOS);
+  request.add_observations(v1::OBSERVATION_QVEL);
+  *request.mutable_external_forces() = ForcesTensor(2, nbody, {0}, weight);  // instance 0 only
+  v1::StepResponse response;
+  for (int call = 0; call < 3; ++call) {
+    ASSERT_TRUE(stub_->Step(Context().get(), request, &response).ok());
+  }
+  Data held(*model), fallen(*model);
+  held.xfrc_applied[1] = weight;
+  for (int n = 0; n < 300; ++n) {
+    ASSERT_EQ(Step(*model, held), StepStatus::kOk);
+    ASSERT_EQ(Step(*model, fallen), StepStatus::kOk);
+  }
+  const std::vector<double> qpos = Doubles(response.observations().at("qpos"));
+  const std::vector<double> qvel = Doubles(response.observations().at("qvel"));
+  ASSERT_EQ(qpos.size(), static_cast<size_t>(2 * model->nq));
+  EXPECT_EQ(0, std::memcmp(qpos.data(), held.qpos.data(), model->nq * sizeof(double)));
+  EXPECT_EQ(0,
+            std::memcmp(qpos.data() + model->nq, fallen.qpos.data(), model->nq * sizeof(double)));
+  EXPECT_NEAR(qpos[2], 1.0, 1e-12) << "held";
+  for (int i = 0; i < model->nv; ++i) EXPECT_NEAR(qvel[i], 0.0, 1e-12) << i;
+  EXPECT_LT(qpos[model->nq + 2], 0.0) << "the other box fell";
+
+  // The forces were this call's: the state holds none, and the next call lets the box fall.
+  held.xfrc_applied[1].setZero();
+  EXPECT_EQ(GetState(ids[0]), SaveStateSnapshot(*model, held));
+  ASSERT_TRUE(StepIds({ids[0]}, {}, 0, &response).ok());
+  ASSERT_EQ(Step(*model, held), StepStatus::kOk);
+  EXPECT_EQ(0, std::memcmp(Doubles(response.observations().at("qvel")).data(), held.qvel.data(),
+                           model->nv * sizeof(double)));
+  EXPECT_LT(held.qvel[2], 0.0);
+
+  // float32 forces, through StepStream (the same StepRequest): the box is held again.
+  request.clear_instances();
+  request.mutable_instances()->add_instance_ids(ids[0]);
+  request.set_substeps(10);
+  const float weight32[6] = {0.0f, 0.0f, static_cast<float>(weight[2]), 0.0f, 0.0f, 0.0f};
+  std::vector<float> values(static_cast<size_t>(nbody) * 6, 0.0f);
+  std::copy_n(weight32, 6, values.begin() + 6);
+  v1::Tensor* single = request.mutable_external_forces();
+  single->Clear();
+  single->set_dtype(v1::DTYPE_FLOAT32);
+  single->add_shape(1);
+  single->add_shape(nbody);
+  single->add_shape(6);
+  single->set_data(
+      std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float)));
+  held.xfrc_applied[1].setZero();
+  held.xfrc_applied[1][2] = static_cast<double>(weight32[2]);
+  grpc::ClientContext context;
+  auto stream = stub_->StepStream(&context);
+  ASSERT_TRUE(stream->Write(request));
+  ASSERT_TRUE(stream->Write(request));
+  stream->WritesDone();
+  int replies = 0;
+  while (stream->Read(&response)) ++replies;
+  EXPECT_TRUE(stream->Finish().ok());
+  EXPECT_EQ(replies, 2);
+  for (int n = 0; n < 20; ++n) ASSERT_EQ(Step(*model, held), StepStatus::kOk);
+  EXPECT_EQ(0, std::memcmp(Doubles(response.observations().at("qvel")).data(), held.qvel.data(),
+                           model->nv * sizeof(double)));
+}
+
+// A state saved in process with forces set is restored without them (SetStateRequest).
+TEST_F(ServiceTest, SetStateDropsTheForcesOfAStateSavedInProcess) {
+  v1::CreateResponse created;
+  ASSERT_TRUE(CreateText(kFloatingBoxScene, 1, &created).ok());
+  const auto model = ImportModelFromString(kFloatingBoxScene).model;
+  Data local(*model);
+  local.xfrc_applied[1] << 0, 0, 100, 0, 0, 0;
+  ASSERT_EQ(Step(*model, local), StepStatus::kOk);
+  v1::SetStateRequest set;
+  set.set_instance_id(created.instance_ids(0));
+  set.set_state(SaveStateSnapshot(*model, local));
+  v1::SetStateResponse set_response;
+  ASSERT_TRUE(stub_->SetState(Context().get(), set, &set_response).ok());
+  local.xfrc_applied[1].setZero();
+  EXPECT_EQ(GetState(created.instance_ids(0)), SaveStateSnapshot(*model, local));
+}
+
+// Bad external forces are INVALID_ARGUMENT naming the problem, and move nothing: neither the
+// instances nor the controls of a valid actions tensor in the same request.
+TEST_F(ServiceTest, BadExternalForcesAreRefusedAndChangeNothing) {
+  v1::CreateResponse created;
+  ASSERT_TRUE(CreateText(kMotorScene, 2, &created).ok());
+  const std::vector<std::uint64_t> ids(created.instance_ids().begin(),
+                                       created.instance_ids().end());
+  const int nbody = static_cast<int>(created.specs().nbody());
+  const std::string before0 = GetState(ids[0]), before1 = GetState(ids[1]);
+  Vec6 push;
+  push << 1, 0, 0, 0, 0, 0;
+  auto refused = [&](const v1::Tensor& forces, const std::string& message) {
+    SCOPED_TRACE(message);
+    v1::StepRequest request;
+    for (const auto id : ids) request.mutable_instances()->add_instance_ids(id);
+    const double actions[2] = {0.5, -0.5};
+    request.mutable_actions()->set_dtype(v1::DTYPE_FLOAT64);
+    request.mutable_actions()->add_shape(2);
+    request.mutable_actions()->add_shape(1);
+    request.mutable_actions()->set_data(
+        std::string(reinterpret_cast<const char*>(actions), sizeof actions));
+    *request.mutable_external_forces() = forces;
+    v1::StepResponse response;
+    const grpc::Status status = stub_->Step(Context().get(), request, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(status.error_message(), HasSubstr(message));
+    EXPECT_EQ(GetState(ids[0]), before0) << "refused batches change nothing, ctrl included";
+    EXPECT_EQ(GetState(ids[1]), before1);
+  };
+  refused(ForcesTensor(1, nbody, {0}, push), "external_forces have shape [1, 2, 6]");
+  refused(ForcesTensor(2, nbody + 1, {0}, push), "this batch needs [2, 2, 6]");
+  v1::Tensor flat = ForcesTensor(2, nbody, {0}, push);
+  flat.clear_shape();
+  flat.add_shape(2);
+  flat.add_shape(nbody * 6);
+  refused(flat, "have shape [2, 12]");
+  v1::Tensor short_data = ForcesTensor(2, nbody, {0}, push);
+  short_data.mutable_data()->resize(short_data.data().size() - 8);
+  refused(short_data, "bytes");
+  v1::Tensor integers = ForcesTensor(2, nbody, {0}, push);
+  integers.set_dtype(v1::DTYPE_INT32);
+  refused(integers, "float32 or float64");
+  Vec6 nan = push;
+  nan[4] = std::numeric_limits<double>::quiet_NaN();
+  refused(ForcesTensor(2, nbody, {1}, nan), "external force [1, 1, 4] (body 'cart')");
+  Vec6 inf = push;
+  inf[0] = std::numeric_limits<double>::infinity();
+  refused(ForcesTensor(2, nbody, {0}, inf), "is not finite");
 }
 
 TEST_F(ServiceTest, TheInstanceLimitIsResourceExhaustedAndCreatesNothing) {

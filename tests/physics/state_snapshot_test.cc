@@ -9,6 +9,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -201,10 +202,74 @@ TEST(StateSnapshotTest, RoundTripIsByteForByte) {
   EXPECT_EQ(SaveStateSnapshot(m, restored), saved);
   EXPECT_TRUE(std::signbit(restored.qvel[0]));
   EXPECT_EQ(StateHash(m, restored), StateHash(m, d));
-  // The documented size: header 60, four counted arrays, the warm start, the checksum.
+  // The documented size: header 60, five counted arrays (xfrc_applied empty: no forces), the
+  // warm start, the checksum.
   const size_t doubles = static_cast<size_t>(m.nq) + m.nv + m.nu + m.ngeom;
-  EXPECT_EQ(saved.size(), 60 + 16 + 8 * doubles + 4 + 72 * d.warm_start.key.size() + 8);
+  EXPECT_EQ(saved.size(), 60 + 20 + 8 * doubles + 4 + 72 * d.warm_start.key.size() + 8);
   EXPECT_EQ(saved.compare(0, 8, "ALSIMST1"), 0);
+}
+
+// xfrc_applied is an input that stays until changed, as ctrl: saved with the state (every body's
+// six numbers as soon as one is not +0.0), and a resumed instance steps on under the same forces.
+TEST(StateSnapshotTest, KeepsTheAppliedForces) {
+  const Model& m = Scene("quadruped_drop_8.xml");
+  const StepOptions options = Options(SolverType::kSubAdmm);
+  Data original(m);
+  SetControls(m, original);
+  for (int b = 1; b < m.nbody; ++b) {
+    original.xfrc_applied[b] << 3.0 * std::sin(b), 0.0, 20.0, 0.1, -0.2 * std::cos(b), 0.0;
+  }
+  original.xfrc_applied[0][4] = -0.0;  // bit patterns survive here too
+  StepMany(m, original, options, 80);
+  const std::string snapshot = SaveStateSnapshot(m, original);
+  const size_t doubles = static_cast<size_t>(m.nq) + m.nv + m.nu + 6 * m.nbody + m.ngeom;
+  EXPECT_EQ(snapshot.size(), 60 + 20 + 8 * doubles + 4 + 72 * original.warm_start.key.size() + 8);
+  StepMany(m, original, options, 60);
+
+  Data restored(m);
+  std::string error;
+  ASSERT_TRUE(RestoreStateSnapshot(m, snapshot, restored, &error)) << error;
+  EXPECT_EQ(SaveStateSnapshot(m, restored), snapshot) << "round trip";
+  EXPECT_TRUE(std::signbit(restored.xfrc_applied[0][4]));
+  EXPECT_EQ(restored.xfrc_applied[5], original.xfrc_applied[5]);
+  StepMany(m, restored, options, 60);
+  EXPECT_TRUE(SameBits(restored.qpos, original.qpos));
+  EXPECT_TRUE(SameBits(restored.qvel, original.qvel));
+
+  // A snapshot without forces clears the forces of the instance it is restored into.
+  Data plain(m);
+  ASSERT_TRUE(RestoreStateSnapshot(m, SaveStateSnapshot(m, plain), restored, &error)) << error;
+  for (int b = 0; b < m.nbody; ++b) {
+    EXPECT_EQ(restored.xfrc_applied[b], Vec6::Zero()) << b;
+    EXPECT_FALSE(std::signbit(restored.xfrc_applied[b][4])) << b;
+  }
+}
+
+// Format version 2 (no xfrc_applied) is still read: a snapshot written by the server before
+// version 3 (box_stack, builtin defaults, 40 steps without actions, then GetState) restores to the
+// state that 40 in-process steps reach today, with no applied forces.
+TEST(StateSnapshotTest, ReadsVersion2SnapshotsWithoutForces) {
+  const std::string path = std::string(ALSIM_TEST_DATA_DIR) + "/box_stack_40_steps_v2.snapshot";
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  ASSERT_NE(file, nullptr) << path;
+  std::string bytes;
+  char buffer[4096];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, file)) > 0;) bytes.append(buffer, n);
+  std::fclose(file);
+  std::uint32_t version = 0;
+  ASSERT_GE(bytes.size(), 12u);
+  std::memcpy(&version, bytes.data() + 8, sizeof version);
+  ASSERT_EQ(version, 2u);
+
+  const Model& m = Scene("box_stack.xml");
+  Data expected(m);
+  StepMany(m, expected, StepOptions{}, 40);
+  Data restored(m);
+  restored.xfrc_applied[1] << 1, 2, 3, 4, 5, 6;  // cleared by the restore
+  std::string error;
+  ASSERT_TRUE(RestoreStateSnapshot(m, bytes, restored, &error)) << error;
+  EXPECT_EQ(SaveStateSnapshot(m, restored), SaveStateSnapshot(m, expected));
+  EXPECT_EQ(restored.xfrc_applied[1], Vec6::Zero());
 }
 
 TEST(StateSnapshotTest, FingerprintIsAFunctionOfTheScene) {
@@ -291,7 +356,8 @@ TEST_F(StateSnapshotRefusalTest, WrongMagic) {
 }
 
 TEST_F(StateSnapshotRefusalTest, UnknownVersion) {
-  for (const std::uint32_t version : {1u, 3u}) {  // 1: before the warm start's Delassus traces
+  // 1: before the warm start's Delassus traces; 4: a future version.
+  for (const std::uint32_t version : {0u, 1u, 4u}) {
     ExpectRefused(Patched(8, &version, sizeof version), "version " + std::to_string(version));
   }
 }
@@ -360,6 +426,18 @@ TEST_F(StateSnapshotRefusalTest, InfiniteCtrl) {
   ExpectRefused(SaveStateSnapshot(m_, source_), "ctrl[2] is infinite");
 }
 
+TEST_F(StateSnapshotRefusalTest, NanAppliedForce) {
+  source_.xfrc_applied[2][5] = std::numeric_limits<double>::quiet_NaN();
+  ExpectRefused(SaveStateSnapshot(m_, source_), "xfrc_applied[17] is NaN");
+}
+
+TEST_F(StateSnapshotRefusalTest, AppliedForcesOfAnotherBodyCount) {
+  // The count after qpos, qvel and ctrl: 0 or nbody, nothing else.
+  const size_t offset = 60 + 12 + 8 * (static_cast<size_t>(m_.nq) + m_.nv + m_.nu);
+  const std::uint32_t count = static_cast<std::uint32_t>(m_.nbody) - 1;
+  ExpectRefused(Patched(offset, &count, sizeof count), "xfrc_applied has");
+}
+
 TEST_F(StateSnapshotRefusalTest, NonUnitQuaternion) {
   source_.qpos[3] *= 1.001;  // the first robot's free-joint quaternion
   ExpectRefused(SaveStateSnapshot(m_, source_), "quaternion");
@@ -413,7 +491,7 @@ TEST_F(StateSnapshotRefusalTest, WarmStartDelassusTraces) {
 }
 
 TEST_F(StateSnapshotRefusalTest, WarmStartCountBeyondTheBytes) {
-  const size_t count_offset = 60 + 16 + 8 * (static_cast<size_t>(m_.nq) + m_.nv + m_.nu + m_.ngeom);
+  const size_t count_offset = 60 + 20 + 8 * (static_cast<size_t>(m_.nq) + m_.nv + m_.nu + m_.ngeom);
   const std::uint32_t count = 0xffffffffu;
   ExpectRefused(Patched(count_offset, &count, sizeof count), "truncated");
 }

@@ -325,11 +325,13 @@ class VectorEnv:
             files) before any call; a failed TLS handshake is ``AlsimError`` UNAVAILABLE, a
             missing or unknown token UNAUTHENTICATED.
 
-    Attributes: ``num_envs``, ``nq``, ``nv``, ``nu``, ``timestep`` (one simulation step, s),
-    ``dt`` (``timestep * substeps``), ``instance_ids`` (tuple, batch order), ``group_id``,
-    ``warnings`` (the importer's, one line each), ``action_spec`` (``{"action": TensorSpec}``,
-    float64 ``[nu]`` bounded by the actuators' ctrlrange, +-inf where unlimited),
-    ``action_names`` (actuator names), ``observation_spec`` (``{name: TensorSpec}`` of the
+    Attributes: ``num_envs``, ``nq``, ``nv``, ``nu``, ``nbody`` (bodies, the world body 0
+    included), ``timestep`` (one simulation step, s), ``dt`` (``timestep * substeps``),
+    ``instance_ids`` (tuple, batch order), ``group_id``, ``warnings`` (the importer's, one line
+    each), ``action_spec`` (``{"action": TensorSpec}``, float64 ``[nu]`` bounded by the
+    actuators' ctrlrange, +-inf where unlimited), ``action_names`` (actuator names),
+    ``body_names`` (MuJoCo's body order: the rows of ``step``'s ``external_forces``),
+    ``observation_spec`` (``{name: TensorSpec}`` of the
     returned observations, per environment), ``specs`` (the raw ``alsim.v1.Specs``).
 
     Use it as a context manager, or call ``close()``, to destroy the instances on the server.
@@ -392,6 +394,8 @@ class VectorEnv:
         self.warnings = list(response.warnings)
         self.specs = response.specs
         self.nq, self.nv, self.nu = response.specs.nq, response.specs.nv, response.specs.nu
+        self.nbody = response.specs.nbody
+        self.body_names = list(response.specs.body_names)
         self.timestep = response.specs.timestep
         self.dt = self.timestep * substeps
         self.action_spec = {"action": _spec(response.specs.action)}
@@ -479,20 +483,29 @@ class VectorEnv:
         self._needs_reset[:] = False
         return self._observations(response.observations)
 
-    def _actions(self, actions):
-        if actions is None:
+    @staticmethod
+    def _float_array(values, what, shape, dims):
+        """``values`` as a float32 or float64 array of ``shape`` (other numbers as float64)."""
+        if values is None:
             return None
-        array = np.asarray(actions)
+        array = np.asarray(values)
         if array.dtype.kind not in "fiub":
-            raise TypeError("actions must be a float32 or float64 array, not %s" % array.dtype)
+            raise TypeError("%s must be a float32 or float64 array, not %s" % (what, array.dtype))
         if array.dtype.kind != "f" or array.dtype.itemsize not in (4, 8):
             array = array.astype(np.float64)
-        if array.shape != (self.num_envs, self.nu):
-            raise ValueError("actions have shape %s; this VectorEnv needs (num_envs, nu) = (%d, %d)"
-                             % (tuple(array.shape), self.num_envs, self.nu))
+        if array.shape != shape:
+            raise ValueError("%s have shape %s; this VectorEnv needs %s = %s"
+                             % (what, tuple(array.shape), dims, shape))
         return array
 
-    def step(self, actions):
+    def _actions(self, actions):
+        return self._float_array(actions, "actions", (self.num_envs, self.nu), "(num_envs, nu)")
+
+    def _external_forces(self, forces):
+        return self._float_array(forces, "external_forces", (self.num_envs, self.nbody, 6),
+                                 "(num_envs, nbody, 6)")
+
+    def step(self, actions, external_forces=None):
         """Applies ``actions`` for ``substeps`` simulation steps in every environment.
 
         Args:
@@ -500,6 +513,15 @@ class VectorEnv:
                 to float64), or None to keep every environment's current controls. The shape is
                 checked here (ValueError, before any call); NaN or Inf makes the server refuse the
                 whole batch (AlsimError INVALID_ARGUMENT; no environment moves).
+            external_forces: None (no external forces), or a float32 or float64 array
+                ``[num_envs, nbody, 6]``: a force and torque on each body, as MuJoCo's
+                ``xfrc_applied`` (the same layout, so MuJoCo code carries over): ``[..., 0:3]``
+                the force (N), ``[..., 3:6]`` the torque (N m), both in the world frame, the force
+                acting at the body's center of mass. Rows follow ``body_names`` (row 0 is the
+                world body, which nothing moves). The forces act during every substep of this
+                call only: the next ``step`` without them has none (unlike MuJoCo, where
+                ``xfrc_applied`` stays until changed). Shape checked here (ValueError); NaN or
+                Inf refused by the server as for actions.
 
         Returns ``(observations, info)``: observations is ``{name: array [num_envs, ...]}`` after
         the step; info holds arrays of length num_envs: ``status`` (int32, ``STATUS_OK`` = 1 or
@@ -514,9 +536,10 @@ class VectorEnv:
         whose ``status`` reports an environment DIVERGED returns that environment's diverged
         observations (possibly non-finite) as they are. The *next* ``step`` call first resets
         that environment (its own generator, noise 0: the scene's exact initial state), ignores
-        its row of ``actions``, does not step it, and returns its reset observations with
-        ``info["reset"]`` True, ``status`` OK, ``diverged`` False and zero diagnostics; the other
-        environments step normally. ``reset()`` and ``set_state()`` cancel a pending autoreset.
+        its rows of ``actions`` and ``external_forces``, does not step it, and returns its reset
+        observations with ``info["reset"]`` True, ``status`` OK, ``diverged`` False and zero
+        diagnostics; the other environments step normally. ``reset()`` and ``set_state()``
+        cancel a pending autoreset.
 
         With ``autoreset=False`` nothing is reset for you: stepping while any environment is
         diverged raises the server's ``AlsimError("FAILED_PRECONDITION", ...)`` and steps no
@@ -524,6 +547,7 @@ class VectorEnv:
         """
         self._check_open()
         actions = self._actions(actions)
+        external_forces = self._external_forces(external_forces)
         pending = self._needs_reset.copy() if self._autoreset else np.zeros(self.num_envs, bool)
         n = self.num_envs
         info = {
@@ -561,6 +585,9 @@ class VectorEnv:
         if actions is not None:
             request.actions.CopyFrom(numpy_to_tensor(actions[stepped] if pending.any()
                                                      else actions))
+        if external_forces is not None:
+            request.external_forces.CopyFrom(numpy_to_tensor(
+                external_forces[stepped] if pending.any() else external_forces))
         response = _call(self._stub.Step, request, self._timeout)
         status = np.array(response.status, dtype=np.int32)
         info["status"][stepped] = status

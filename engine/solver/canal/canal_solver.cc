@@ -30,7 +30,7 @@ constexpr double kRoundingMargin = 16;
 }  // namespace
 
 CanalSolver::CanalSolver(const Model& m) : local_dof_(m.nv, 0) {
-  // As Data's constraint storage (engine/sim/data.cc): room for every ordinary step.
+  // As Data's constraint storage (engine/data/data.cc): room for every ordinary step.
   const size_t max_constraints = 4 * static_cast<size_t>(m.ngeom) + 2 * m.njnt + m.nu;
   subsystem_blocks_.adr.reserve(m.nsubsystem + 1);
   subsystem_blocks_.cursor.reserve(m.nsubsystem + 1);
