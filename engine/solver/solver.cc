@@ -16,9 +16,13 @@ struct SolverNameEntry {
   const char* name;
 };
 constexpr SolverNameEntry kSolverNames[] = {
-    {SolverType::kSubAdmm, "subadmm"},      {SolverType::kPgs, "pgs"},
-    {SolverType::kAdmmNoSub, "admm-nosub"}, {SolverType::kAdmmNoBody, "admm-nobody"},
+    {SolverType::kSubAdmm, "subadmm"},
+    {SolverType::kPgs, "pgs"},
+    {SolverType::kAdmmNoSub, "admm-nosub"},
+    {SolverType::kAdmmNoBody, "admm-nobody"},
     {SolverType::kCanal, "canal"},
+    {SolverType::kCanalTrDogleg, "canal-trdogleg"},
+    {SolverType::kCanalDampedSn, "canal-dampedsn"},
 };
 
 }  // namespace
@@ -68,7 +72,9 @@ std::unique_ptr<ConstraintSolver> NewSolver(SolverType type, const Model& m) {
     case SolverType::kAdmmNoBody:
       return std::make_unique<AdmmNoBodySolver>(m);
     case SolverType::kCanal:
-      return std::make_unique<CanalSolver>(m);
+    case SolverType::kCanalTrDogleg:
+    case SolverType::kCanalDampedSn:
+      return std::make_unique<CanalSolver>(m, type);
   }
   return nullptr;
 }

@@ -68,11 +68,13 @@ bool ParsedBoolean(std::string_view text) {
 std::vector<SolverOptionSpec> MakeTable() {
   using K = SolverOptionKind;
   constexpr const char* kAdmm = "subadmm, admm-nosub, admm-nobody";
+  // CANAL's AL loop and inner cap and tolerance, shared with the Table II baselines.
+  constexpr const char* kCanalLoop = "canal, canal-trdogleg, canal-dampedsn";
   std::vector<SolverOptionSpec> table = {
       // ---- shared by every solver
       {"solver", "--solver", "NAME", "all", K::kChoice, 0, 0, false, false,
-       "subadmm, pgs, admm-nosub, admm-nobody, canal", "the contact solver",
-       [](const SolverOptions& o) { return std::string(SolverName(o.type)); },
+       "subadmm, pgs, admm-nosub, admm-nobody, canal, canal-trdogleg, canal-dampedsn",
+       "the contact solver", [](const SolverOptions& o) { return std::string(SolverName(o.type)); },
        [](SolverOptions* o, std::string_view v) {
          ParseSolverName(std::string(v).c_str(), &o->type);
        }},
@@ -127,22 +129,22 @@ std::vector<SolverOptionSpec> MakeTable() {
        "constraint-space response (same iterates up to rounding); 0 for never",
        ALSIM_NUMBER_FIELD(subadmm.response_after_iterations)},
       // ---- CANAL (engine/solver/canal/canal_parameters.h)
-      {"canal_beta0", "--canal-beta0", "B", "canal", K::kNumber, 0, kInfinity, true, true, "",
+      {"canal_beta0", "--canal-beta0", "B", kCanalLoop, K::kNumber, 0, kInfinity, true, true, "",
        "initial penalty beta0 of every step, kg", ALSIM_NUMBER_FIELD(canal.beta0)},
-      {"canal_kappa", "--canal-kappa", "K", "canal", K::kNumber, 1, kInfinity, true, true, "",
+      {"canal_kappa", "--canal-kappa", "K", kCanalLoop, K::kNumber, 1, kInfinity, true, true, "",
        "kappa of eq. (27): beta grows by this factor when the AL residual stalls",
        ALSIM_NUMBER_FIELD(canal.kappa)},
-      {"canal_beta_max", "--canal-beta-max", "B", "canal", K::kNumber, 0, kInfinity, true, true, "",
-       "the largest penalty of eq. (27), kg", ALSIM_NUMBER_FIELD(canal.beta_max)},
-      {"canal_zeta", "--canal-zeta", "Z", "canal", K::kNumber, 0, 1, true, true, "",
+      {"canal_beta_max", "--canal-beta-max", "B", kCanalLoop, K::kNumber, 0, kInfinity, true, true,
+       "", "the largest penalty of eq. (27), kg", ALSIM_NUMBER_FIELD(canal.beta_max)},
+      {"canal_zeta", "--canal-zeta", "Z", kCanalLoop, K::kNumber, 0, 1, true, true, "",
        "beta grows when an outer iteration cut the AL residual by less than this factor "
        "(Algorithm 1, line 19)",
        ALSIM_NUMBER_FIELD(canal.zeta)},
-      {"canal_newton_tolerance", "--canal-newton-tolerance", "X", "canal", K::kNumber, 0, kInfinity,
-       false, true, "",
+      {"canal_newton_tolerance", "--canal-newton-tolerance", "X", kCanalLoop, K::kNumber, 0,
+       kInfinity, false, true, "",
        "the inner Newton stops once norm(r) < X max(1, norm(b)) (eq. 21, momentum units)",
        ALSIM_NUMBER_FIELD(canal.newton_tolerance)},
-      {"canal_max_newton_steps", "--canal-newton-steps", "N", "canal", K::kInteger, 1, kMaxCount,
+      {"canal_max_newton_steps", "--canal-newton-steps", "N", kCanalLoop, K::kInteger, 1, kMaxCount,
        false, false, "", "most Newton steps in one outer iteration",
        ALSIM_NUMBER_FIELD(canal.max_newton_steps)},
       {"canal_line_search_tolerance", "--canal-line-search-tolerance", "X", "canal", K::kNumber, 0,
@@ -152,10 +154,22 @@ std::vector<SolverOptionSpec> MakeTable() {
       {"canal_line_search_iterations", "--canal-line-search-iterations", "N", "canal", K::kInteger,
        1, kMaxCount, false, false, "", "most evaluations of phi' in one line search",
        ALSIM_NUMBER_FIELD(canal.line_search.max_iterations)},
-      {"canal_start_from_previous_velocity", "--canal-warm-velocity", "on/off", "canal",
+      {"canal_start_from_previous_velocity", "--canal-warm-velocity", "on/off", kCanalLoop,
        K::kBoolean, 0, 0, false, false, "",
        "start the first Newton loop from the step's starting velocity instead of v_free",
        ALSIM_BOOLEAN_FIELD(canal.start_from_previous_velocity)},
+      // ---- the Newton baselines of Table II (engine/solver/canal/newton_baselines.h)
+      {"trdogleg_eta", "--trdogleg-eta", "E", "canal-trdogleg", K::kNumber, 0, 0.25, false, true,
+       "",
+       "a trust-region step is accepted when the merit (half the squared norm of r, eq. 19) "
+       "falls by more than E times the reduction its model predicts",
+       ALSIM_NUMBER_FIELD(canal.baselines.trust_region_eta)},
+      {"dampedsn_sigma", "--dampedsn-sigma", "S", "canal-dampedsn", K::kNumber, 0, 0.5, true, true,
+       "", "Armijo's constant: a step of length t must cut the merit by S t times its slope",
+       ALSIM_NUMBER_FIELD(canal.baselines.armijo_sigma)},
+      {"dampedsn_max_backtracks", "--dampedsn-backtracks", "N", "canal-dampedsn", K::kInteger, 1,
+       kMaxCount, false, false, "", "most halvings of the step length in one backtracking search",
+       ALSIM_NUMBER_FIELD(canal.baselines.max_backtracks)},
   };
   return table;
 }

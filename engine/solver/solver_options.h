@@ -19,6 +19,9 @@ enum class SolverType {
   kAdmmNoSub,   // ADMM on one global system, eq. (28), factored with CHOLMOD
   kAdmmNoBody,  // subsystem split without the body-level split of eqs. (30)-(31)
   kCanal,       // cascaded Newton-based augmented Lagrangian, Algorithm 1 (engine/solver/canal)
+  // Table II's baselines in CANAL's AL loop (engine/solver/canal/newton_baselines.h): ablations.
+  kCanalTrDogleg,  // trust-region dogleg on eq. (19) with the strict operator
+  kCanalDampedSn,  // damped semismooth Newton with Armijo backtracking on eq. (19)
 };
 
 // The registered name of a solver ("subadmm", "pgs", ...; engine/solver/solver.cc).
@@ -50,7 +53,7 @@ struct SolverOptions {
   // Each solver's own parameters; a solver reads only its own.
   AdmmParameters admm;        // subadmm, admm-nosub, admm-nobody
   SubAdmmParameters subadmm;  // subadmm
-  CanalParameters canal;      // canal
+  CanalParameters canal;      // canal, canal-trdogleg, canal-dampedsn
 };
 
 }  // namespace alsim

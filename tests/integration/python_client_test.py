@@ -392,7 +392,7 @@ class PythonClientTest(unittest.TestCase):
         for _ in range(3):
             _, info = env.step(None)
         figures = info["solver_figures"]
-        self.assertEqual(sorted(figures), ["al_residual", "factorizations",
+        self.assertEqual(sorted(figures), ["al_residual", "factorizations", "inner_failures",
                                            "line_search_iterations", "newton_residual",
                                            "newton_steps", "outer_iterations"])
         self.assertTrue((figures["outer_iterations"] >= 1).all(), figures)

@@ -16,6 +16,7 @@
 #include "engine/data/data.h"
 #include "engine/dynamics/kinematics.h"
 #include "engine/model/model_import.h"
+#include "engine/sim/step.h"
 
 namespace alsim {
 namespace {
@@ -119,7 +120,8 @@ TEST_P(EveryScene, StartsWithoutOverlaps) {
 
 INSTANTIATE_TEST_SUITE_P(Scenes, EveryScene,
                          ::testing::Values("quadruped_drop_8.xml", "quadruped_drop_27.xml",
-                                           "box_stack.xml", "box_incline.xml", "ball_pile.xml"));
+                                           "box_stack.xml", "box_incline.xml", "ball_pile.xml",
+                                           "heavy_on_light.xml"));
 
 // ---- quadruped_drop_8 and quadruped_drop_27 --------------------------------------------------
 
@@ -295,6 +297,42 @@ TEST(BoxStackScene, IsTenOneKilogramBoxesRestingExactlyOnEachOther) {
     EXPECT_NEAR(d.geom_xpos[g].z(), 0.05 + 0.1 * k, 1e-15);
   }
   for (int g = 0; g < m.ngeom; ++g) EXPECT_EQ(m.geom_friction[g][0], 0.8) << m.geom_name[g];
+}
+
+// ---- heavy_on_light --------------------------------------------------------------------------
+
+TEST(HeavyOnLightScene, IsAFiveKilogramBoxRestingOnATenthOfAKilogramBox) {
+  const auto model = LoadScene("heavy_on_light.xml");
+  ASSERT_NE(model, nullptr);
+  const Model& m = *model;
+  EXPECT_EQ(m.nv, 12);
+  EXPECT_EQ(m.nu, 0);
+  ASSERT_EQ(m.nsubsystem, 2);
+  ASSERT_EQ(m.ngeom, 3);
+  const double masses[2] = {0.1, 5};
+  const Vec3 sizes[2] = {Vec3(0.2, 0.2, 0.05), Vec3(0.15, 0.15, 0.05)};
+  Data d(m);
+  for (int k = 0; k < 2; ++k) {
+    const int g = k + 1;
+    EXPECT_EQ(m.body_mass[m.geom_body[g]], masses[k]);
+    EXPECT_EQ(m.geom_type[g], GeomType::kBox);
+    EXPECT_EQ(m.geom_size[g], sizes[k]);
+  }
+  for (int g = 0; g < m.ngeom; ++g) EXPECT_EQ(m.geom_friction[g][0], 0.5) << m.geom_name[g];
+  // The bottom faces rest exactly on the floor and on the light box's top face.
+  Kinematics(m, d);
+  EXPECT_NEAR(d.geom_xpos[1].z() - sizes[0].z(), 0, 1e-15);
+  EXPECT_NEAR(d.geom_xpos[2].z() - sizes[1].z(), d.geom_xpos[1].z() + sizes[0].z(), 1e-15);
+  // A step (with its speculative margins) finds four corners on the floor and four corners of the
+  // heavy box on the light one, all touching.
+  ASSERT_EQ(Step(m, d), StepStatus::kOk);
+  int floor = 0, between = 0;
+  for (const Contact& c : d.contact) {
+    EXPECT_NEAR(c.dist, 0, 1e-6);
+    (c.geom1 == 0 || c.geom2 == 0 ? floor : between) += 1;
+  }
+  EXPECT_EQ(floor, 4);
+  EXPECT_EQ(between, 4);
 }
 
 // ---- box_incline -----------------------------------------------------------------------------

@@ -12,6 +12,20 @@ struct LineSearchParameters {
   int max_doublings = 60;             // of alpha_hi while phi'(alpha_hi) < 0
 };
 
+// The two Newton baselines of Table II inside CANAL's AL loop (newton_baselines.h). Both read
+// CanalParameters' outer-loop knobs and inner cap and tolerance; these are their own [OURS].
+struct NewtonBaselineParameters {
+  // TRDogleg (Nocedal & Wright, Algorithm 4.1): a trial step is accepted when the merit's actual
+  // reduction is more than eta times the reduction its quadratic model predicts; eta in [0, 1/4).
+  double trust_region_eta = 1e-4;
+  // DampedSN (De Luca, Facchinei & Kanzow 1996): Armijo's sufficient decrease, the merit must
+  // fall by at least sigma t |grad . d| at step length t; sigma in (0, 1/2).
+  double armijo_sigma = 1e-4;
+  // DampedSN: the most halvings of t in one backtracking search. A gradient step -J^T r is in
+  // units of beta^2 ||J||^2 ||r||, so at beta = 1e8 it needs about 50 halvings to be accepted.
+  int max_backtracks = 60;
+};
+
 // CANAL's knobs, with the digest's defaults (section 12; [OURS] where the paper gives none).
 struct CanalParameters {
   // Initial penalty beta0 in kg (the paper's "moderate" 1e4 for its SI scenes), at every step.
@@ -27,6 +41,8 @@ struct CanalParameters {
   int max_newton_steps = 50;
   // The exact line search of eq. (26) (rtsafe tolerances, digest 5.6 [OURS]).
   LineSearchParameters line_search;
+  // The Newton baselines' own knobs (canal-trdogleg, canal-dampedsn).
+  NewtonBaselineParameters baselines;
   // Where the first outer iteration's Newton starts: v_free = A^{-1} b (false), or the velocity
   // at the start of the step, v_k (true; for theta = 0 the previous step's v_hat).
   bool start_from_previous_velocity = false;

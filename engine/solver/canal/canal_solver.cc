@@ -24,12 +24,9 @@ int EntryPosition(const int* column_start, const int* row_index, int column, int
 
 size_t PairCount(size_t entries) { return entries * (entries + 1) / 2; }
 
-// The Newton loop's rounding floor is this many unit round-offs of the summed magnitudes.
-constexpr double kRoundingMargin = 16;
-
 }  // namespace
 
-CanalSolver::CanalSolver(const Model& m) : local_dof_(m.nv, 0) {
+CanalSolver::CanalSolver(const Model& m, SolverType type) : local_dof_(m.nv, 0), type_(type) {
   // As Data's constraint storage (engine/data/data.cc): room for every ordinary step.
   const size_t max_constraints = 4 * static_cast<size_t>(m.ngeom) + 2 * m.njnt + m.nu;
   subsystem_blocks_.adr.reserve(m.nsubsystem + 1);
@@ -43,6 +40,7 @@ CanalSolver::CanalSolver(const Model& m) : local_dof_(m.nv, 0) {
   column_start_.reserve(m.nv + m.nsubsystem);
   pair_adr_.reserve(max_constraints);
   velocity_.reserve(m.nv);
+  island_global_dofs_.reserve(m.nv);
   rhs_.reserve(m.nv);
   residual_.reserve(m.nv);
   product_.reserve(m.nv);
@@ -52,6 +50,7 @@ CanalSolver::CanalSolver(const Model& m) : local_dof_(m.nv, 0) {
   }
   derivative_.reserve(9 * max_constraints);
   factors_.reserve(m.nsubsystem);
+  dense_.reserve(m.nsubsystem);
   island_results_.reserve(m.nsubsystem);
   island_stats_.reserve(m.nsubsystem);
   residual_workspace_.Resize(m);
@@ -119,173 +118,63 @@ void CanalSolver::Assemble(const Model& m, const Data& d, int island) {
       }
     }
   }
-  factors_[island]->SetPattern(n, column_start, row_index);
+  if (type_ == SolverType::kCanal) factors_[island]->SetPattern(n, column_start, row_index);
 }
 
-void CanalSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& options,
-                              double deadline_us, int island) {
-  ConstraintSet& set = d.constraints;
-  const Islands& islands = d.islands;
-  IslandSolveResult& result = island_results_[island];
-  CanalIslandStatistics& stats = island_stats_[island];
-  result = IslandSolveResult{};
-  stats = CanalIslandStatistics{};
+namespace {
+
+// phi'(alpha), phi''(alpha) of eq. (26) from v_hat, d, A d and J d (digest 5.6):
+//   phi'  = d^T A v + alpha d^T A d - d^T b - sum_i (J_i d)^T T_i(x_i - alpha beta J_i d)
+//   phi'' = d^T A d + beta sum_i (J_i d)^T D_i(alpha) (J_i d)
+struct Phi final : LineSearchFunction {
+  const ConstraintSet* set;
+  const int* constraints;
+  int num_constraints;
+  const double* argument;
+  const double* row_direction;
+  double beta, d_a_v, d_a_d, d_b;
+  void Evaluate(double alpha, double* first, double* second) const override {
+    double slope = d_a_v + alpha * d_a_d - d_b;
+    double curvature = d_a_d;
+    for (int s = 0; s < num_constraints; ++s) {
+      const Constraint& c = set->constraints[constraints[s]];
+      const int row = c.row_adr;
+      double x[3], lambda[3], D[9];
+      for (int r = 0; r < c.dim; ++r)
+        x[r] = argument[row + r] - alpha * beta * row_direction[row + r];
+      CanalConstraintImpulse(c, beta, x, lambda, D);
+      const double* jd = row_direction + row;
+      for (int r = 0; r < c.dim; ++r) {
+        slope -= jd[r] * lambda[r];
+        double dj = 0;
+        for (int k = 0; k < c.dim; ++k) dj += D[c.dim * r + k] * jd[k];
+        curvature += beta * jd[r] * dj;
+      }
+    }
+    *first = slope;
+    *second = curvature;
+  }
+};
+
+}  // namespace
+
+InnerSolveResult CanalSolver::ExactNewton(AlIsland& problem, const SolverOptions& options,
+                                          double deadline_us, int island,
+                                          CanalIslandStatistics* stats) {
+  const ConstraintSet& set = *problem.set;
   const CanalParameters& parameters = options.canal;
-  const int* constraints = islands.constraints.data() + islands.constraint_adr[island];
-  const int num_constraints = islands.constraint_adr[island + 1] - islands.constraint_adr[island];
-  const int n = island_dofs_[island];
-  const int subsystem_begin = islands.subsystem_adr[island];
-  const int subsystem_end = islands.subsystem_adr[island + 1];
+  const int n = problem.n;
+  const double beta = problem.beta;
   double* velocity = velocity_.data() + island_dof_adr_[island];
-  double* rhs = rhs_.data() + island_dof_adr_[island];
   double* residual = residual_.data() + island_dof_adr_[island];
   double* product = product_.data() + island_dof_adr_[island];
-  const size_t nnz_adr = island_nnz_adr_[island];
-  const int* column_start = column_start_.data() + island_dof_adr_[island] + island;
-  const int* row_index = row_index_.data() + nnz_adr;
-  const double* mass = mass_values_.data() + nnz_adr;
+  const double* mass = problem.mass;
+  const double* rhs = problem.rhs;
   CholmodLlt& factor = *factors_[island];
-  const bool record = record_history_ && island == 0;
-  if (record) history_.clear();
 
-  auto for_constraints = [&](const auto& body) {
-    IslandParallelFor(num_constraints, kIslandParallelConstraints, kIslandConstraintsPerTask,
-                      [&](int s) { body(constraints[s]); });
-  };
-  // Each island dof i of the island's subsystems, in order: visit(global dof, local dof).
-  auto for_dofs = [&](const auto& visit) {
-    for (int s = subsystem_begin; s < subsystem_end; ++s) {
-      const int j = islands.subsystems[s];
-      for (int i = m.subsystem_dof_adr[j]; i < m.subsystem_dof_adr[j] + m.subsystem_dof_num[j];
-           ++i) {
-        visit(i, local_dof_[i]);
-      }
-    }
-  };
-  // J_i x (dim values) for x over the island's dofs.
-  auto apply = [&](int c, const double* x, double* out) {
-    const int dim = set.constraints[c].dim;
-    for (int r = 0; r < dim; ++r) out[r] = 0;
-    for (int e = jacobian_.entry_adr[c]; e < jacobian_.entry_adr[c] + jacobian_.entry_num[c]; ++e) {
-      const double xe = x[local_dof_[jacobian_.dof[e]]];
-      for (int r = 0; r < dim; ++r) out[r] += jacobian_.value[e][r] * xe;
-    }
-  };
-  // out -= sum_i J_i^T y_i with y_i the rows of `rows` (constraint order: deterministic).
-  auto subtract_gather = [&](const double* rows, double* out) {
-    for (int s = 0; s < num_constraints; ++s) {
-      const int c = constraints[s];
-      const Constraint& constraint = set.constraints[c];
-      const double* y = rows + constraint.row_adr;
-      for (int e = jacobian_.entry_adr[c]; e < jacobian_.entry_adr[c] + jacobian_.entry_num[c];
-           ++e) {
-        double sum = 0;
-        for (int r = 0; r < constraint.dim; ++r) sum += jacobian_.value[e][r] * y[r];
-        out[local_dof_[jacobian_.dof[e]]] -= sum;
-      }
-    }
-  };
-  // y = A x over the island (the stored upper triangle, symmetric).
-  auto multiply_mass = [&](const double* x, double* y) {
-    std::fill(y, y + n, 0.0);
-    for (int col = 0; col < n; ++col) {
-      for (int k = column_start[col]; k < column_start[col + 1]; ++k) {
-        const int row = row_index[k];
-        y[row] += mass[k] * x[col];
-        if (row != col) y[col] += mass[k] * x[row];
-      }
-    }
-  };
-  auto norm = [](const double* x, int size) {
-    double sum = 0;
-    for (int k = 0; k < size; ++k) sum += x[k] * x[k];
-    return std::sqrt(sum);
-  };
-
-  // Setup: local dofs, Jacobian rows, H's pattern (symbolic analysis only if it changed).
-  int local = 0;
-  for (int s = subsystem_begin; s < subsystem_end; ++s) {
-    const int j = islands.subsystems[s];
-    for (int i = m.subsystem_dof_adr[j]; i < m.subsystem_dof_adr[j] + m.subsystem_dof_num[j]; ++i) {
-      local_dof_[i] = local++;
-    }
-  }
-  for_constraints([&](int c) { jacobian_.Fill(m, d, c); });
-  Assemble(m, d, island);
-
-  double beta = parameters.beta0;
-  result.beta0 = beta;
-  for_dofs([&](int i, int k) { rhs[k] = d.solver_rhs[i]; });
-  const double newton_threshold = parameters.newton_tolerance * std::max(1.0, norm(rhs, n));
-
-  // lambda^0: the warm start (u^0 = -lambda^0). z^0 = J v_k [OURS, as SubADMM's], which sets
-  // the first De Saxce term; v_hat^0 = v_free, or v_k (CanalParameters).
-  for_dofs([&](int i, int k) { velocity[k] = d.qvel[i]; });
-  for_constraints([&](int c) {
-    const Constraint& constraint = set.constraints[c];
-    const int row = constraint.row_adr;
-    for (int r = 0; r < constraint.dim; ++r) {
-      outer_impulse_[row + r] = set.lambda[row + r];
-      shifted_bias_[row + r] = constraint.type == ConstraintType::kSoft ? 0.0 : set.bias[row + r];
-    }
-    if (constraint.type == ConstraintType::kContact) {
-      double z[3];
-      apply(c, velocity, z);
-      shifted_bias_[row] += constraint.friction * std::sqrt(z[1] * z[1] + z[2] * z[2]);
-    }
-  });
-  if (!parameters.start_from_previous_velocity) {
-    for_dofs([&](int i, int k) { velocity[k] = d.v_free[i]; });
-  }
-
-  // x, lambda = T(x) and (with_derivative) D at the current velocity, per constraint.
-  auto evaluate_impulses = [&](bool with_derivative) {
-    for_constraints([&](int c) {
-      const Constraint& constraint = set.constraints[c];
-      const int row = constraint.row_adr;
-      double* jv = row_velocity_.data() + row;
-      apply(c, velocity, jv);
-      double* x = argument_.data() + row;
-      for (int r = 0; r < constraint.dim; ++r) {
-        x[r] = outer_impulse_[row + r] - beta * (jv[r] + shifted_bias_[row + r]);
-      }
-      CanalConstraintImpulse(constraint, beta, x, impulse_.data() + row,
-                             with_derivative ? derivative_.data() + 3 * row : nullptr);
-      // The size of the terms that x sums, times ||J_i||: with the unit round-off, a bound on
-      // the rounding error this constraint puts into r.
-      double terms = 0;
-      for (int r = 0; r < constraint.dim; ++r) {
-        terms += std::abs(outer_impulse_[row + r]) +
-                 beta * (std::abs(jv[r]) + std::abs(shifted_bias_[row + r]));
-      }
-      double jacobian_norm2 = 0;
-      for (int e = jacobian_.entry_adr[c]; e < jacobian_.entry_adr[c] + jacobian_.entry_num[c];
-           ++e) {
-        jacobian_norm2 += jacobian_.value[e].squaredNorm();
-      }
-      rounding_[row] = std::sqrt(jacobian_norm2) * terms;
-    });
-  };
-  // r = A v - b - J^T lambda (eq. 21) into `residual`; returns ||r||. Also sets
-  // rounding_floor, the size of r's rounding error: a Newton threshold below it cannot be met
-  // (at large beta, beta J v alone carries more than 1e-10 N s of rounding).
-  double rounding_floor = 0;
-  auto compute_residual = [&] {
-    multiply_mass(velocity, product);
-    for (int k = 0; k < n; ++k) residual[k] = product[k] - rhs[k];
-    subtract_gather(impulse_.data(), residual);
-    double rounding2 = 0;
-    for (int s = 0; s < num_constraints; ++s) {
-      const double rounding = rounding_[set.constraints[constraints[s]].row_adr];
-      rounding2 += rounding * rounding;
-    }
-    rounding_floor = kRoundingMargin * std::numeric_limits<double>::epsilon() *
-                     (norm(product, n) + norm(rhs, n) + std::sqrt(rounding2));
-    return norm(residual, n);
-  };
   // H = A + beta sum_i J_i^T D_i J_i (eq. 24) into the factor, then the numeric factorization.
   auto factor_hessian = [&] {
-    for_constraints([&](int c) {
+    problem.ForConstraints([&](int c) {
       const Constraint& constraint = set.constraints[c];
       const int dim = constraint.dim;
       const double* D = derivative_.data() + 3 * constraint.row_adr;
@@ -306,113 +195,214 @@ void CanalSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opti
     });
     double* values = factor.values();
     std::copy(mass, mass + island_nnz_[island], values);
-    for (int s = 0; s < num_constraints; ++s) {
-      const int c = constraints[s];
+    for (int s = 0; s < problem.num_constraints; ++s) {
+      const int c = problem.constraints[s];
       const size_t count = PairCount(jacobian_.entry_num[c]);
       const int* position = pair_position_.data() + pair_adr_[c];
       const double* pair = pair_value_.data() + pair_adr_[c];
       for (size_t p = 0; p < count; ++p) values[position[p]] += pair[p];
     }
-    ++stats.factorizations;
+    ++stats->factorizations;
     return factor.Factor();
   };
 
-  // phi'(alpha), phi''(alpha) of eq. (26) from v_hat, d, A d and J d (digest 5.6):
-  //   phi'  = d^T A v + alpha d^T A d - d^T b - sum_i (J_i d)^T T_i(x_i - alpha beta J_i d)
-  //   phi'' = d^T A d + beta sum_i (J_i d)^T D_i(alpha) (J_i d)
-  struct Phi final : LineSearchFunction {
-    const ConstraintSet* set;
-    const int* constraints;
-    int num_constraints;
-    const double* argument;
-    const double* row_direction;
-    double beta, d_a_v, d_a_d, d_b;
-    void Evaluate(double alpha, double* first, double* second) const override {
-      double slope = d_a_v + alpha * d_a_d - d_b;
-      double curvature = d_a_d;
-      for (int s = 0; s < num_constraints; ++s) {
-        const Constraint& c = set->constraints[constraints[s]];
-        const int row = c.row_adr;
-        double x[3], lambda[3], D[9];
-        for (int r = 0; r < c.dim; ++r)
-          x[r] = argument[row + r] - alpha * beta * row_direction[row + r];
-        CanalConstraintImpulse(c, beta, x, lambda, D);
-        const double* jd = row_direction + row;
-        for (int r = 0; r < c.dim; ++r) {
-          slope -= jd[r] * lambda[r];
-          double dj = 0;
-          for (int k = 0; k < c.dim; ++k) dj += D[c.dim * r + k] * jd[k];
-          curvature += beta * jd[r] * dj;
-        }
-      }
-      *first = slope;
-      *second = curvature;
-    }
-  };
   Phi phi;
   phi.set = &set;
-  phi.constraints = constraints;
-  phi.num_constraints = num_constraints;
+  phi.constraints = problem.constraints;
+  phi.num_constraints = problem.num_constraints;
   phi.argument = argument_.data();
   phi.row_direction = row_direction_.data();
+
+  InnerSolveResult result;
+  while (true) {
+    problem.Evaluate(velocity, /*with_derivative=*/true);
+    result.residual = problem.Residual(velocity, residual, product);
+    if (result.residual < problem.Tolerance() || result.steps >= parameters.max_newton_steps) {
+      break;
+    }
+    if (OutOfTime(options, deadline_us)) {
+      result.out_of_time = true;
+      break;
+    }
+    if (!factor_hessian()) {
+      ++stats->failed_factorizations;
+      result.broken = true;
+      break;
+    }
+    // d = -H^{-1} r (eq. 25), kept in `residual`.
+    for (int k = 0; k < n; ++k) residual[k] = -residual[k];
+    factor.Solve(residual);
+    const double* direction = residual;
+    problem.MultiplyMass(direction, product);
+    double d_a_v = 0, d_a_d = 0, d_b = 0;
+    // A is symmetric: d^T A v = v^T A d.
+    for (int k = 0; k < n; ++k) {
+      d_a_v += velocity[k] * product[k];
+      d_a_d += direction[k] * product[k];
+      d_b += direction[k] * rhs[k];
+    }
+    problem.ForConstraints([&](int c) {
+      problem.Apply(c, direction, row_direction_.data() + set.constraints[c].row_adr);
+    });
+    phi.beta = beta;
+    phi.d_a_v = d_a_v;
+    phi.d_a_d = d_a_d;
+    phi.d_b = d_b;
+    double slope0 = 0, curvature0 = 0;
+    phi.Evaluate(0, &slope0, &curvature0);
+    const LineSearchResult search = ExactLineSearch(phi, slope0, parameters.line_search);
+    stats->line_search_iterations += search.iterations + 1;
+    for (int k = 0; k < n; ++k) velocity[k] += search.alpha * direction[k];
+    ++result.steps;
+    ++stats->newton_steps;
+    if (search.alpha == 0) {  // no descent left at round-off: r is as small as it gets
+      problem.Evaluate(velocity, /*with_derivative=*/true);
+      result.residual = problem.Residual(velocity, residual, product);
+      break;
+    }
+  }
+  result.tolerance = problem.Tolerance();
+  return result;
+}
+
+void CanalSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& options,
+                              double deadline_us, int island) {
+  ConstraintSet& set = d.constraints;
+  const Islands& islands = d.islands;
+  IslandSolveResult& result = island_results_[island];
+  CanalIslandStatistics& stats = island_stats_[island];
+  result = IslandSolveResult{};
+  stats = CanalIslandStatistics{};
+  const CanalParameters& parameters = options.canal;
+  const bool strict = type_ != SolverType::kCanal;  // a Table II baseline: eq. (19), strict T
+  const int* constraints = islands.constraints.data() + islands.constraint_adr[island];
+  const int num_constraints = islands.constraint_adr[island + 1] - islands.constraint_adr[island];
+  const int n = island_dofs_[island];
+  const int subsystem_begin = islands.subsystem_adr[island];
+  const int subsystem_end = islands.subsystem_adr[island + 1];
+  double* velocity = velocity_.data() + island_dof_adr_[island];
+  double* rhs = rhs_.data() + island_dof_adr_[island];
+  double* residual = residual_.data() + island_dof_adr_[island];
+  int* global_dofs = island_global_dofs_.data() + island_dof_adr_[island];
+  const size_t nnz_adr = island_nnz_adr_[island];
+  const bool record = record_history_ && island == 0;
+  if (record) {
+    history_.clear();
+    jacobian_history_.clear();
+  }
+
+  // Each island dof i of the island's subsystems, in order: visit(global dof, local dof).
+  auto for_dofs = [&](const auto& visit) {
+    for (int s = subsystem_begin; s < subsystem_end; ++s) {
+      const int j = islands.subsystems[s];
+      for (int i = m.subsystem_dof_adr[j]; i < m.subsystem_dof_adr[j] + m.subsystem_dof_num[j];
+           ++i) {
+        visit(i, local_dof_[i]);
+      }
+    }
+  };
+
+  // Setup: local dofs, Jacobian rows, H's pattern (symbolic analysis only if it changed).
+  int local = 0;
+  for (int s = subsystem_begin; s < subsystem_end; ++s) {
+    const int j = islands.subsystems[s];
+    for (int i = m.subsystem_dof_adr[j]; i < m.subsystem_dof_adr[j] + m.subsystem_dof_num[j]; ++i) {
+      global_dofs[local] = i;
+      local_dof_[i] = local++;
+    }
+  }
+
+  AlIsland problem;
+  problem.set = &set;
+  problem.jacobian = &jacobian_;
+  problem.local_dof = local_dof_.data();
+  problem.constraints = constraints;
+  problem.num_constraints = num_constraints;
+  problem.n = n;
+  problem.column_start = column_start_.data() + island_dof_adr_[island] + island;
+  problem.row_index = row_index_.data() + nnz_adr;
+  problem.mass = mass_values_.data() + nnz_adr;
+  problem.rhs = rhs;
+  problem.strict = strict;
+  problem.outer_impulse = outer_impulse_.data();
+  problem.shifted_bias = shifted_bias_.data();
+  problem.argument = argument_.data();
+  problem.impulse = impulse_.data();
+  problem.row_velocity = row_velocity_.data();
+  problem.derivative = derivative_.data();
+  problem.rounding = rounding_.data();
+
+  problem.ForConstraints([&](int c) { jacobian_.Fill(m, d, c); });
+  Assemble(m, d, island);
+
+  double beta = parameters.beta0;
+  result.beta0 = beta;
+  for_dofs([&](int i, int k) { rhs[k] = d.solver_rhs[i]; });
+  problem.newton_threshold = parameters.newton_tolerance * std::max(1.0, IslandNorm(rhs, n));
+
+  // lambda^0: the warm start (u^0 = -lambda^0). z^0 = J v_k [OURS, as SubADMM's], which sets
+  // the first De Saxce term (CANAL only: the baselines' strict T needs none, e~ = e);
+  // v_hat^0 = v_free, or v_k (CanalParameters).
+  for_dofs([&](int i, int k) { velocity[k] = d.qvel[i]; });
+  problem.ForConstraints([&](int c) {
+    const Constraint& constraint = set.constraints[c];
+    const int row = constraint.row_adr;
+    for (int r = 0; r < constraint.dim; ++r) {
+      outer_impulse_[row + r] = set.lambda[row + r];
+      shifted_bias_[row + r] = constraint.type == ConstraintType::kSoft ? 0.0 : set.bias[row + r];
+    }
+    if (constraint.type == ConstraintType::kContact && !strict) {
+      double z[3];
+      problem.Apply(c, velocity, z);
+      shifted_bias_[row] += constraint.friction * std::sqrt(z[1] * z[1] + z[2] * z[2]);
+    }
+  });
+  if (!parameters.start_from_previous_velocity) {
+    for_dofs([&](int i, int k) { velocity[k] = d.v_free[i]; });
+  }
+  DenseNewtonWorkspace* dense = nullptr;
+  if (strict) {
+    dense = dense_[island].get();
+    dense->Resize(n);
+  }
 
   bool failed = false;
   double previous_al = 0;
   while (!failed) {
-    // Inner Newton on h (Alg. 1 lines 6-14), from the last outer iterate.
-    int steps = 0;
-    double newton_residual = 0;
-    while (true) {
-      evaluate_impulses(/*with_derivative=*/true);
-      newton_residual = compute_residual();
-      if (newton_residual < std::max(newton_threshold, rounding_floor) ||
-          steps >= parameters.max_newton_steps) {
-        break;
-      }
-      if (OutOfTime(options, deadline_us)) break;
-      if (!factor_hessian()) {
-        ++stats.failed_factorizations;
-        failed = true;
-        break;
-      }
-      // d = -H^{-1} r (eq. 25), kept in `residual`.
-      for (int k = 0; k < n; ++k) residual[k] = -residual[k];
-      factor.Solve(residual);
-      const double* direction = residual;
-      multiply_mass(direction, product);
-      double d_a_v = 0, d_a_d = 0, d_b = 0;
-      // A is symmetric: d^T A v = v^T A d.
-      for (int k = 0; k < n; ++k) {
-        d_a_v += velocity[k] * product[k];
-        d_a_d += direction[k] * product[k];
-        d_b += direction[k] * rhs[k];
-      }
-      for_constraints(
-          [&](int c) { apply(c, direction, row_direction_.data() + set.constraints[c].row_adr); });
-      phi.beta = beta;
-      phi.d_a_v = d_a_v;
-      phi.d_a_d = d_a_d;
-      phi.d_b = d_b;
-      double slope0 = 0, curvature0 = 0;
-      phi.Evaluate(0, &slope0, &curvature0);
-      const LineSearchResult search = ExactLineSearch(phi, slope0, parameters.line_search);
-      stats.line_search_iterations += search.iterations + 1;
-      for (int k = 0; k < n; ++k) velocity[k] += search.alpha * direction[k];
-      ++steps;
-      ++stats.newton_steps;
-      if (search.alpha == 0) {  // no descent left at round-off: r is as small as it gets
-        evaluate_impulses(/*with_derivative=*/true);
-        newton_residual = compute_residual();
-        break;
-      }
+    // The inner solve (Alg. 1 lines 6-14), from the last outer iterate.
+    problem.beta = beta;
+    InnerSolveResult inner;
+    if (strict) {
+      NewtonBaselineCounts counts;
+      std::vector<NewtonJacobianRecord>* records = record ? &jacobian_history_ : nullptr;
+      inner = type_ == SolverType::kCanalTrDogleg
+                  ? TrustRegionDoglegSolve(problem, velocity, residual, parameters, options,
+                                           deadline_us, *dense, &counts, global_dofs, records)
+                  : DampedSemismoothNewtonSolve(problem, velocity, residual, parameters, options,
+                                                deadline_us, *dense, &counts, global_dofs, records);
+      stats.newton_steps += inner.steps;
+      stats.factorizations += counts.factorizations;
+      stats.rejected_steps += counts.rejected_steps;
+      stats.line_search_iterations += counts.evaluations;
+      stats.gradient_steps += counts.gradient_steps;
+      if (inner.broken) ++stats.failed_factorizations;
+    } else {
+      inner = ExactNewton(problem, options, deadline_us, island, &stats);
     }
-    if (failed) break;
+    const bool inner_failure = !inner.converged() && !inner.out_of_time;
+    if (inner_failure) ++stats.inner_failures;
+    if (inner.broken) {
+      failed = true;
+      break;
+    }
+    const double newton_residual = inner.residual;
 
     // Eq. (12) with u = -lambda: z = J v + (lambda^{l+1} - lambda^l) / beta, the AL residual
     // ||J v - z|| = ||lambda^{l+1} - lambda^l|| / beta, and the next De Saxce term p from z_t.
     // [OURS] The stop test adds ||p^{l+1} - p^l||: at a slipping contact the converged surrogate
     // leaves a normal velocity error of p^{l+1} - p^l (C* boundary: z_n + e_n + p^l = p^{l+1}),
     // which ||J v - z|| (an impulse change over beta) understates by beta over the effective mass.
+    // The baselines' strict T carries no De Saxce term: p = 0 throughout.
     double change2 = 0, lag2 = 0;
     for (int s = 0; s < num_constraints; ++s) {
       const Constraint& constraint = set.constraints[constraints[s]];
@@ -424,7 +414,7 @@ void CanalSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opti
         if (r < 3) z[r] = row_velocity_[row + r] + change / beta;
         outer_impulse_[row + r] = impulse_[row + r];
       }
-      if (constraint.type == ConstraintType::kContact) {
+      if (constraint.type == ConstraintType::kContact && !strict) {
         const double desaxce =
             set.bias[row] + constraint.friction * std::sqrt(z[1] * z[1] + z[2] * z[2]);
         lag2 += (desaxce - shifted_bias_[row]) * (desaxce - shifted_bias_[row]);
@@ -437,7 +427,9 @@ void CanalSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opti
     stats.al_residual = al_residual;
     stats.desaxce_change = lag;
     stats.newton_residual = newton_residual;
-    if (record) history_.push_back({al_residual, lag, newton_residual, steps, beta});
+    if (record) {
+      history_.push_back({al_residual, lag, newton_residual, inner.steps, inner_failure, beta});
+    }
     result.primal_residual = al_residual + lag;
     result.dual_residual = newton_residual;
     // Alg. 1 line 16 and the shared caps (stop_test.h).
@@ -501,8 +493,14 @@ void CanalSolver::Solve(const Model& m, Data& d, const SolverOptions& options, d
     island_nnz_adr_.resize(islands.num);
     island_nnz_.resize(islands.num);
   }
-  while (factors_.size() < static_cast<size_t>(islands.num)) {
-    factors_.push_back(std::make_unique<CholmodLlt>());
+  if (type_ == SolverType::kCanal) {
+    while (factors_.size() < static_cast<size_t>(islands.num)) {
+      factors_.push_back(std::make_unique<CholmodLlt>());
+    }
+  } else {
+    while (dense_.size() < static_cast<size_t>(islands.num)) {
+      dense_.push_back(std::make_unique<DenseNewtonWorkspace>());
+    }
   }
   int total_dofs = 0;
   size_t total_keys = 0;
@@ -530,6 +528,7 @@ void CanalSolver::Solve(const Model& m, Data& d, const SolverOptions& options, d
     for (std::vector<double>* values : {&velocity_, &rhs_, &residual_, &product_}) {
       values->resize(total_dofs);
     }
+    island_global_dofs_.resize(total_dofs);
   }
   const size_t column_starts = static_cast<size_t>(total_dofs) + islands.num;
   if (column_start_.size() < column_starts) column_start_.resize(column_starts);
@@ -552,6 +551,9 @@ void CanalSolver::Solve(const Model& m, Data& d, const SolverOptions& options, d
     total.outer_iterations += s.outer_iterations;
     total.max_outer_iterations = std::max(total.max_outer_iterations, s.outer_iterations);
     total.newton_steps += s.newton_steps;
+    total.inner_failures += s.inner_failures;
+    total.rejected_steps += s.rejected_steps;
+    total.gradient_steps += s.gradient_steps;
     total.line_search_iterations += s.line_search_iterations;
     total.factorizations += s.factorizations;
     total.failed_factorizations += s.failed_factorizations;
@@ -560,9 +562,19 @@ void CanalSolver::Solve(const Model& m, Data& d, const SolverOptions& options, d
     total.newton_residual = std::max(total.newton_residual, s.newton_residual);
   }
   ReportSolveStatistics(d, options, island_results_, start, stats);
+  // At most SolverStatistics::kMaxFigures (8) per solver.
   stats->AddFigure("outer_iterations", total.outer_iterations);
   stats->AddFigure("newton_steps", total.newton_steps);
-  stats->AddFigure("line_search_iterations", total.line_search_iterations);
+  stats->AddFigure("inner_failures", total.inner_failures);
+  if (type_ == SolverType::kCanalTrDogleg) {
+    stats->AddFigure("rejected_steps", total.rejected_steps);
+  } else {
+    // CANAL: evaluations of phi'; DampedSN: of the merit in its backtracking.
+    stats->AddFigure("line_search_iterations", total.line_search_iterations);
+  }
+  if (type_ == SolverType::kCanalDampedSn) {
+    stats->AddFigure("gradient_steps", total.gradient_steps);
+  }
   stats->AddFigure("factorizations", total.factorizations);
   stats->AddFigure("al_residual", total.al_residual);
   stats->AddFigure("newton_residual", total.newton_residual);

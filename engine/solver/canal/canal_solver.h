@@ -1,52 +1,61 @@
 // CANAL: the Cascaded Newton-based Augmented Lagrangian of Sec. V of the SubADMM/CANAL paper
-// (Algorithm 1; digest seed-004-subadmm-canal.md sections 4.4, 5, 10-12).
+// (Algorithm 1; digest seed-004-subadmm-canal.md sections 4.4, 5, 10-12), and the two Newton
+// baselines of Table II (canal-trdogleg, canal-dampedsn) that share its AL loop.
 //
 // Per island, with u = -lambda (the multiplier identity, digest 5.9) and the warm-start impulses
 // of ConstraintSet::lambda as lambda^0:
 //   outer AL loop (l = 0, 1, ...):
 //     e~_i = e_i + [mu_i ||z^l_i,t||, 0, 0] on a contact's normal row (the lagged De Saxce term of
 //       eqs. 20-21; alsim's rows are (normal, t1, t2)), e~_i = e_i on other rows;
-//     inner Newton on the strongly convex h of eq. (22), from v_hat^l:
-//       x_i = lambda^l_i - beta (J_i v_hat + e~_i),  lambda_i = T_i(x_i)     (cone_operators.h)
-//       r = A v_hat - b - sum_i J_i^T lambda_i                               (eq. 21, = grad h)
-//       H = A + beta sum_i J_i^T D_i J_i,  D_i = dT_i/dx_i                   (eq. 24, SPD)
-//       d = -H^{-1} r                                                        (eq. 25)
-//       alpha = argmin h(v_hat + alpha d) by rtsafe on phi'                  (eq. 26)
+//     inner solve from v_hat^l (the pluggable step; the surrogate is al_island.h's AlIsland):
+//       CANAL: Newton on the strongly convex h of eq. (22),
+//         x_i = lambda^l_i - beta (J_i v_hat + e~_i),  lambda_i = T_i(x_i)     (cone_operators.h)
+//         r = A v_hat - b - sum_i J_i^T lambda_i                               (eq. 21, = grad h)
+//         H = A + beta sum_i J_i^T D_i J_i,  D_i = dT_i/dx_i                   (eq. 24, SPD)
+//         d = -H^{-1} r                                                        (eq. 25)
+//         alpha = argmin h(v_hat + alpha d) by rtsafe on phi'                  (eq. 26)
+//       TRDogleg, DampedSN: the same r with the strict T of eq. (17) and e~ = e (eq. 19), by a
+//         trust-region dogleg or a damped semismooth Newton on 1/2 ||r||^2 (newton_baselines.h);
 //       until ||r|| < newton_tolerance max(1, ||b||) (or below r's rounding error, which grows
-//       with beta) or max_newton_steps;
+//       with beta) or max_newton_steps; an inner solve that ends short of that tolerance (not by
+//       the clock) is an inner failure, Table II's failure;
 //     z^{l+1} = J v_hat + (lambda^{l+1} - lambda^l) / beta, u^{l+1} = -lambda^{l+1}   (eq. 12)
 //     stop when ||J v_hat - z|| + ||p^{l+1} - p^l|| < SolverOptions::tolerance, where
 //       ||J v_hat - z|| = ||lambda^{l+1} - lambda^l|| / beta (Alg. 1 line 16) and p_i = mu_i
-//       ||z_i,t|| the De Saxce terms ([OURS], canal_solver.cc);
+//       ||z_i,t|| the De Saxce terms ([OURS], canal_solver.cc; 0 for the baselines);
 //     beta <- min(kappa beta, beta_max) when it fell by less than zeta        (eq. 27, line 19).
-// Rows: contacts (proximal cone projection), joint limits (max(., 0)), equalities (identity)
-// and soft servos (eq. 15, clamped to the force range) all enter h, r and H.
+// Rows: contacts (proximal cone projection, or strict), joint limits (max(., 0)), equalities
+// (identity) and soft servos (eq. 15, clamped to the force range) all enter h, r and H.
 //
-// H is assembled per island as a sparse matrix over the island's dofs: A's tree-sparse entries
-// plus every pair of dofs one constraint reaches (J_i^T J_i over ALL the island's constraints,
-// open contacts included, whose D_i = 0 leaves explicit zeros), so the symbolic analysis of the
-// CHOLMOD supernodal factorization (engine/linalg/cholmod_llt.h) runs at most once per step and
-// island, and each Newton step runs a numeric factorization only. Each constraint's
-// J_i^T D_i J_i is computed in parallel into its own slots and then added into H in constraint
-// order; every other sum (r, phi', the residuals) runs in a fixed order too. Islands run in
-// parallel and share no writable data, so results are bit-identical for any thread count.
+// CANAL's H is assembled per island as a sparse matrix over the island's dofs: A's tree-sparse
+// entries plus every pair of dofs one constraint reaches (J_i^T J_i over ALL the island's
+// constraints, open contacts included, whose D_i = 0 leaves explicit zeros), so the symbolic
+// analysis of the CHOLMOD supernodal factorization (engine/linalg/cholmod_llt.h) runs at most
+// once per step and island, and each Newton step runs a numeric factorization only. Each
+// constraint's J_i^T D_i J_i is computed in parallel into its own slots and then added into H in
+// constraint order; every other sum (r, phi', the residuals) runs in a fixed order too. The
+// baselines assemble their non-symmetric dr/dv dense per island (newton_baselines.h). Islands run
+// in parallel and share no writable data, so results are bit-identical for any thread count.
 //
 // Stop tests are SolverOptions' (max_iterations counts outer iterations, tolerance is the AL
 // threshold theta^AL of Alg. 1 line 16, in m/s, replacing the digest's 1e-10 n_contacts so that
 // one knob stops every solver, applied to the AL residual plus the De Saxce change; deadline and
-// interrupt are checked after every outer iteration and every Newton step). CANAL's own knobs are
-// in CanalParameters.
+// interrupt are checked after every outer iteration and every inner step). CANAL's own knobs are
+// in CanalParameters, which the baselines read too (their own in CanalParameters::baselines).
 //
 // Memory: storage grows with the largest step seen and is then reused; CHOLMOD allocates inside
 // every numeric factorization and on every new pattern (see cholmod_llt.h), so unlike SubADMM a
-// step is not allocation-free.
+// CANAL step is not allocation-free. The baselines' dense LU works in grow-only storage and
+// allocates nothing once warm.
 #pragma once
 
 #include <memory>
 #include <vector>
 
 #include "engine/linalg/cholmod_llt.h"
+#include "engine/solver/canal/al_island.h"
 #include "engine/solver/canal/exact_line_search.h"
+#include "engine/solver/canal/newton_baselines.h"
 #include "engine/solver/constraint_ops.h"
 #include "engine/solver/joint_space_jacobian.h"
 #include "engine/solver/solve_statistics.h"
@@ -54,13 +63,16 @@
 
 namespace alsim {
 
-// What CANAL did in one island's solve.
+// What CANAL (or a Newton baseline) did in one island's solve.
 struct CanalIslandStatistics {
   int outer_iterations = 0;
-  int newton_steps = 0;            // over all outer iterations
-  int line_search_iterations = 0;  // evaluations of phi' over all line searches
-  int factorizations = 0;          // numeric factorizations of H (eq. 24)
-  int failed_factorizations = 0;   // H not positive definite (a broken input, NaN)
+  int newton_steps = 0;    // inner steps over all outer iterations (baselines: rejected included)
+  int inner_failures = 0;  // inner solves that ended short of their tolerance (not by the clock)
+  int line_search_iterations = 0;  // evaluations of phi' (DampedSN: of the merit) over all searches
+  int factorizations = 0;          // numeric factorizations of H (eq. 24), or LU of dr/dv
+  int failed_factorizations = 0;   // H not positive definite, dr/dv not finite (a broken input)
+  int rejected_steps = 0;          // TRDogleg: trial steps the trust region refused
+  int gradient_steps = 0;          // DampedSN: gradient steps instead of the Newton direction
   double al_residual = 0;          // ||J v_hat - z|| after the last outer iteration, m/s
   double desaxce_change = 0;       // ||p^{l+1} - p^l|| after the last outer iteration, m/s
   double newton_residual = 0;      // ||r|| (eq. 21) at the end of the last inner loop, N s
@@ -74,9 +86,12 @@ struct CanalStatistics {
   int outer_iterations = 0;  // summed over islands
   int max_outer_iterations = 0;
   int newton_steps = 0;
+  int inner_failures = 0;
   int line_search_iterations = 0;
   int factorizations = 0;
   int failed_factorizations = 0;
+  int rejected_steps = 0;
+  int gradient_steps = 0;
   double al_residual = 0;      // the largest final AL residual over islands, m/s
   double desaxce_change = 0;   // the largest final De Saxce change over islands, m/s
   double newton_residual = 0;  // the largest final Newton residual over islands, N s
@@ -88,13 +103,15 @@ struct CanalOuterRecord {
   double desaxce_change = 0;
   double newton_residual = 0;
   int newton_steps = 0;
+  bool inner_failure = false;
   double beta = 0;  // the penalty this iteration ran with
 };
 
 class CanalSolver final : public ConstraintSolver {
  public:
-  explicit CanalSolver(const Model& m);
-  SolverType type() const override { return SolverType::kCanal; }
+  // `type`: kCanal, or one of the Table II baselines kCanalTrDogleg and kCanalDampedSn.
+  explicit CanalSolver(const Model& m, SolverType type = SolverType::kCanal);
+  SolverType type() const override { return type_; }
   void Solve(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
              SolverStatistics* stats) override;
 
@@ -102,13 +119,19 @@ class CanalSolver final : public ConstraintSolver {
   const CanalStatistics& statistics() const { return statistics_; }
   const std::vector<CanalIslandStatistics>& island_statistics() const { return island_stats_; }
   const std::vector<IslandSolveResult>& island_results() const { return island_results_; }
-  // Records island 0's outer iterations in the next solves (allocates while on).
+  // Records island 0's outer iterations, and for the baselines every dr/dv they assemble, in
+  // the next solves (allocates while on).
   void set_record_history(bool on) { record_history_ = on; }
   const std::vector<CanalOuterRecord>& history() const { return history_; }
+  const std::vector<NewtonJacobianRecord>& jacobian_history() const { return jacobian_history_; }
 
  private:
   void SolveIsland(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
                    int island);
+  // CANAL's inner solve: Newton on h with the exact line search (eqs. 24-26), from the island's
+  // velocity; counts into *stats.
+  InnerSolveResult ExactNewton(AlIsland& problem, const SolverOptions& options, double deadline_us,
+                               int island, CanalIslandStatistics* stats);
   // The pattern of H over the island's dofs (A's entries and every constraint's J_i^T J_i, upper
   // triangle), A's values at its entries, and each constraint pair's position in H.
   void Assemble(const Model& m, const Data& d, int island);
@@ -127,6 +150,7 @@ class CanalSolver final : public ConstraintSolver {
   std::vector<size_t> pair_adr_;          // per constraint: first of its entry pairs
   std::vector<int> pair_position_;        // per entry pair (a <= b): its entry in H
   std::vector<double> pair_value_;        // per entry pair: beta (J^T D J)(a, b)
+  SolverType type_;
   // Per island dof.
   std::vector<double> velocity_;  // v_hat
   std::vector<double> rhs_;       // b
@@ -141,13 +165,16 @@ class CanalSolver final : public ConstraintSolver {
   std::vector<double> row_direction_;  // J d
   std::vector<double> rounding_;       // per constraint, at its first row: r's rounding scale
   std::vector<double> derivative_;     // D_i, c.dim x c.dim at 3 row_adr (per row: 3 values)
-  std::vector<std::unique_ptr<CholmodLlt>> factors_;  // per island
+  std::vector<std::unique_ptr<CholmodLlt>> factors_;          // per island (CANAL)
+  std::vector<std::unique_ptr<DenseNewtonWorkspace>> dense_;  // per island (the baselines)
+  std::vector<int> island_global_dofs_;  // per island dof: its global dof (for the records)
   std::vector<IslandSolveResult> island_results_;
   std::vector<CanalIslandStatistics> island_stats_;
   CanalStatistics statistics_;
   ResidualWorkspace residual_workspace_;
   bool record_history_ = false;
   std::vector<CanalOuterRecord> history_;
+  std::vector<NewtonJacobianRecord> jacobian_history_;
 };
 
 }  // namespace alsim

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/solver/impulse_update.h"
+
 namespace alsim {
 
 Vec3 ProximalConeProjection(const Vec3& x, double mu, Mat3* jacobian) {
@@ -99,6 +101,22 @@ void CanalConstraintImpulse(const Constraint& c, double beta, const double* x, d
           for (int k = 0; k < c.dim; ++k) jacobian[c.dim * r + k] = r == k ? 1.0 : 0.0;
       }
       return;
+  }
+}
+
+void StrictConstraintImpulse(const Constraint& c, double beta, const double* x, double* lambda,
+                             double* jacobian) {
+  if (c.type != ConstraintType::kContact) {
+    CanalConstraintImpulse(c, beta, x, lambda, jacobian);
+    return;
+  }
+  const Vec3 argument(x[0], x[1], x[2]);
+  const Vec3 y = StrictConeProjection(argument, c.friction);
+  for (int r = 0; r < 3; ++r) lambda[r] = y[r];
+  if (jacobian != nullptr) {
+    const Mat3 D = StrictConeJacobian(argument, c.friction);
+    for (int r = 0; r < 3; ++r)
+      for (int k = 0; k < 3; ++k) jacobian[3 * r + k] = D(r, k);
   }
 }
 

@@ -47,6 +47,12 @@ Mat3 StrictConeJacobian(const Vec3& x, double mu);
 void CanalConstraintImpulse(const Constraint& c, double beta, const double* x, double* lambda,
                             double* jacobian);
 
+// lambda_i = T_i(x_i) of eq. (19), the plain surrogate of the Newton baselines of Table II: the
+// STRICT operator of eq. (17) on a contact (its D_i = StrictConeJacobian, not symmetric in slip),
+// and CanalConstraintImpulse's maps (14), (15) and the identity on every other row.
+void StrictConstraintImpulse(const Constraint& c, double beta, const double* x, double* lambda,
+                             double* jacobian);
+
 // psi_i(x_i), the convex potential whose gradient is T_i (so that sum_i psi_i / beta is the
 // constraint part of h, eq. 22): 1/2 ||Pi_C(x)||^2 for a contact (its gradient is Pi_C(x) by
 // Moreau's decomposition), 1/2 max(x, 0)^2 for a limit, 1/2 ||x||^2 for an equality, and for a
