@@ -8,30 +8,11 @@
 #include "engine/solver/island_schedule.h"
 
 namespace alsim {
-namespace {
 
-unsigned long long EntryKey(int column, int row) {
-  return (static_cast<unsigned long long>(column) << 32) | static_cast<unsigned>(row);
-}
-
-// Position of (row, column) among the stored entries of `column` (rows increasing).
-int EntryPosition(const int* column_start, const int* row_index, int column, int row) {
-  const int* begin = row_index + column_start[column];
-  const int* end = row_index + column_start[column + 1];
-  return static_cast<int>(std::lower_bound(begin, end, row) - row_index);
-}
-
-}  // namespace
-
-AdmmNoSubSolver::AdmmNoSubSolver(const Model& m)
-    : IslandSolver(m), penalty_(m), local_dof_(m.nv, 0) {
+AdmmNoSubSolver::AdmmNoSubSolver(const Model& m) : IslandSolver(m), penalty_(m) {
   const size_t max_constraints = MaxConstraints(m);
   jacobian_.Reserve(m, max_constraints);
-  island_dofs_.reserve(m.nsubsystem);
-  island_dof_adr_.reserve(m.nsubsystem);
-  island_nnz_adr_.reserve(m.nsubsystem);
-  island_nnz_.reserve(m.nsubsystem);
-  column_start_.reserve(m.nv + m.nsubsystem);
+  pattern_.Reserve(m);
   velocity_.reserve(m.nv);
   force_.reserve(m.nv);
   penalty_scale_.reserve(max_constraints);
@@ -53,60 +34,14 @@ long AdmmNoSubSolver::analyses() const {
   return total;
 }
 
-// The pattern: A's branch-induced entries within each subsystem, and every pair of dofs that one
-// constraint reaches (J_i^T J_i), as sorted unique (column, row) keys with row <= column. Then
-// the values of A and of J^T S J at those entries.
+// The pattern and A's values (IslandSparsePattern), then the values of J^T S J on it.
 void AdmmNoSubSolver::Assemble(const Model& m, const Data& d, int island) {
   const ConstraintSet& set = d.constraints;
   const Islands& islands = system_;
-  const TreeSparseLayout& layout = d.mass_layout;
-  const int n = island_dofs_[island];
-  const size_t nnz_adr = island_nnz_adr_[island];
-  unsigned long long* keys = keys_.data() + nnz_adr;
-  int count = 0;
-  for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
-    const int j = islands.subsystems[s];
-    for (int i = m.subsystem_dof_adr[j]; i < m.subsystem_dof_adr[j] + m.subsystem_dof_num[j]; ++i) {
-      for (int p = i; p >= 0; p = layout.parent[p])
-        keys[count++] = EntryKey(local_dof_[i], local_dof_[p]);
-    }
-  }
-  for (int s = islands.constraint_adr[island]; s < islands.constraint_adr[island + 1]; ++s) {
-    const int c = islands.constraints[s];
-    const int first = jacobian_.entry_adr[c], last = first + jacobian_.entry_num[c];
-    for (int b = first; b < last; ++b) {
-      for (int a = first; a <= b; ++a) {
-        keys[count++] = EntryKey(local_dof_[jacobian_.dof[b]], local_dof_[jacobian_.dof[a]]);
-      }
-    }
-  }
-  std::sort(keys, keys + count);
-  const int nnz = static_cast<int>(std::unique(keys, keys + count) - keys);
-  island_nnz_[island] = nnz;
-
-  int* column_start = column_start_.data() + island_dof_adr_[island] + island;
-  int* row_index = row_index_.data() + nnz_adr;
-  std::fill(column_start, column_start + n + 1, 0);
-  for (int k = 0; k < nnz; ++k) {
-    ++column_start[(keys[k] >> 32) + 1];
-    row_index[k] = static_cast<int>(keys[k] & 0xffffffffULL);
-  }
-  for (int c = 0; c < n; ++c) column_start[c + 1] += column_start[c];
-
-  double* mass = mass_values_.data() + nnz_adr;
-  double* gram = gram_values_.data() + nnz_adr;
-  std::fill(mass, mass + nnz, 0.0);
-  std::fill(gram, gram + nnz, 0.0);
-  for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
-    const int j = islands.subsystems[s];
-    for (int i = m.subsystem_dof_adr[j]; i < m.subsystem_dof_adr[j] + m.subsystem_dof_num[j]; ++i) {
-      const double* row = d.qA.data() + layout.row_adr[i];
-      int k = 0;
-      for (int p = i; p >= 0; p = layout.parent[p], ++k) {
-        mass[EntryPosition(column_start, row_index, local_dof_[i], local_dof_[p])] += row[k];
-      }
-    }
-  }
+  pattern_.Build(m, d, islands, jacobian_, island);
+  const int* local_dof = pattern_.local_dofs();
+  double* gram = gram_values_.data() + pattern_.nnz_adr(island);
+  std::fill(gram, gram + pattern_.nnz(island), 0.0);
   for (int s = islands.constraint_adr[island]; s < islands.constraint_adr[island + 1]; ++s) {
     const int c = islands.constraints[s];
     const int dim = set.constraints[c].dim;
@@ -116,20 +51,20 @@ void AdmmNoSubSolver::Assemble(const Model& m, const Data& d, int island) {
       for (int a = first; a <= b; ++a) {
         double product = 0;
         for (int r = 0; r < dim; ++r) product += jacobian_.value[a][r] * jacobian_.value[b][r];
-        const int column = local_dof_[jacobian_.dof[b]], row = local_dof_[jacobian_.dof[a]];
-        gram[EntryPosition(column_start, row_index, column, row)] += scale * product;
+        const int column = local_dof[jacobian_.dof[b]], row = local_dof[jacobian_.dof[a]];
+        gram[pattern_.Position(island, column, row)] += scale * product;
       }
     }
   }
-  factors_[island]->SetPattern(n, column_start, row_index);
+  factors_[island]->SetPattern(pattern_.dofs(island), pattern_.column_start(island),
+                               pattern_.row_index(island));
 }
 
 bool AdmmNoSubSolver::Refactor(int island, double beta) {
-  const size_t nnz_adr = island_nnz_adr_[island];
-  const double* mass = mass_values_.data() + nnz_adr;
-  const double* gram = gram_values_.data() + nnz_adr;
+  const double* mass = pattern_.mass(island);
+  const double* gram = gram_values_.data() + pattern_.nnz_adr(island);
   double* values = factors_[island]->values();
-  for (int k = 0; k < island_nnz_[island]; ++k) values[k] = mass[k] + beta * gram[k];
+  for (int k = 0; k < pattern_.nnz(island); ++k) values[k] = mass[k] + beta * gram[k];
   return factors_[island]->Factor();
 }
 
@@ -141,9 +76,10 @@ void AdmmNoSubSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& 
   result = IslandSolveResult{};
   const int* constraints = islands.constraints.data() + islands.constraint_adr[island];
   const int num_constraints = islands.constraint_adr[island + 1] - islands.constraint_adr[island];
-  const int n = island_dofs_[island];
-  double* velocity = velocity_.data() + island_dof_adr_[island];
-  double* force = force_.data() + island_dof_adr_[island];
+  const int n = pattern_.dofs(island);
+  const int* local_dof = pattern_.local_dofs();  // numbered by Assemble, below
+  double* velocity = velocity_.data() + pattern_.dof_adr(island);
+  double* force = force_.data() + pattern_.dof_adr(island);
   auto for_constraints = [&](const auto& body) {
     IslandParallelFor(num_constraints, kIslandParallelConstraints, kIslandConstraintsPerTask,
                       [&](int s) { body(constraints[s]); });
@@ -153,7 +89,7 @@ void AdmmNoSubSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& 
     const int dim = set.constraints[c].dim;
     for (int r = 0; r < dim; ++r) out[r] = 0;
     for (int e = jacobian_.entry_adr[c]; e < jacobian_.entry_adr[c] + jacobian_.entry_num[c]; ++e) {
-      const double xe = x[local_dof_[jacobian_.dof[e]]];
+      const double xe = x[local_dof[jacobian_.dof[e]]];
       for (int r = 0; r < dim; ++r) out[r] += jacobian_.value[e][r] * xe;
     }
   };
@@ -168,19 +104,12 @@ void AdmmNoSubSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& 
            ++e) {
         double sum = 0;
         for (int r = 0; r < dim; ++r) sum += jacobian_.value[e][r] * y[r];
-        out[local_dof_[jacobian_.dof[e]]] += sum;
+        out[local_dof[jacobian_.dof[e]]] += sum;
       }
     }
   };
 
-  // Setup: the island's local dofs, Jacobian rows, beta0 and penalties, the matrix and its factor.
-  int local = 0;
-  for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
-    const int j = islands.subsystems[s];
-    for (int i = m.subsystem_dof_adr[j]; i < m.subsystem_dof_adr[j] + m.subsystem_dof_num[j]; ++i) {
-      local_dof_[i] = local++;
-    }
-  }
+  // Setup: Jacobian rows, beta0 and penalties, the local dofs, the matrix and its factor.
   for (int s = 0; s < num_constraints; ++s) jacobian_.Fill(m, d, constraints[s]);
   double beta = penalty_.InitialBeta(m, d, system_, island);
   result.beta0 = beta;
@@ -212,7 +141,7 @@ void AdmmNoSubSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& 
   for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
     const int j = islands.subsystems[s];
     for (int i = m.subsystem_dof_adr[j]; i < m.subsystem_dof_adr[j] + m.subsystem_dof_num[j]; ++i) {
-      velocity[local_dof_[i]] = d.qvel[i];
+      velocity[local_dof[i]] = d.qvel[i];
     }
   }
   for_constraints([&](int c) { apply(c, velocity, slack_.data() + set.constraints[c].row_adr); });
@@ -225,7 +154,7 @@ void AdmmNoSubSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& 
           const int j = islands.subsystems[s];
           for (int i = m.subsystem_dof_adr[j]; i < m.subsystem_dof_adr[j] + m.subsystem_dof_num[j];
                ++i) {
-            velocity[local_dof_[i]] = d.solver_rhs[i];
+            velocity[local_dof[i]] = d.solver_rhs[i];
           }
         }
         gather(
@@ -276,7 +205,7 @@ void AdmmNoSubSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& 
         double dual = 0;
         for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
           const int j = islands.subsystems[s];
-          const int begin = local_dof_[m.subsystem_dof_adr[j]];
+          const int begin = local_dof[m.subsystem_dof_adr[j]];
           double dual2 = 0;
           for (int i = begin; i < begin + m.subsystem_dof_num[j]; ++i) dual2 += force[i] * force[i];
           dual = std::max(dual, std::sqrt(dual2));
@@ -294,7 +223,7 @@ void AdmmNoSubSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& 
   for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
     const int j = islands.subsystems[s];
     for (int i = m.subsystem_dof_adr[j]; i < m.subsystem_dof_adr[j] + m.subsystem_dof_num[j]; ++i) {
-      d.v_hat[i] = velocity[local_dof_[i]];
+      d.v_hat[i] = velocity[local_dof[i]];
     }
   }
 }
@@ -325,50 +254,15 @@ void AdmmNoSubSolver::Prepare(const Model& m, Data& d, const SolverOptions& /*op
     slack_.resize(set.num_rows);
     slack_change_.resize(set.num_rows);
   }
-  if (island_dofs_.size() < static_cast<size_t>(islands.num)) {
-    island_dofs_.resize(islands.num);
-    island_dof_adr_.resize(islands.num);
-    island_nnz_adr_.resize(islands.num);
-    island_nnz_.resize(islands.num);
-  }
   while (factors_.size() < static_cast<size_t>(islands.num)) {
     factors_.push_back(std::make_unique<CholmodLlt>());
   }
-  int total_dofs = 0;
-  size_t total_keys = 0;
-  for (int k = 0; k < islands.num; ++k) {
-    int dofs = 0;
-    size_t keys = 0;
-    for (int s = islands.subsystem_adr[k]; s < islands.subsystem_adr[k + 1]; ++s) {
-      const int j = islands.subsystems[s];
-      dofs += m.subsystem_dof_num[j];
-      for (int i = m.subsystem_dof_adr[j]; i < m.subsystem_dof_adr[j] + m.subsystem_dof_num[j];
-           ++i) {
-        keys += d.mass_layout.row_nnz[i];
-      }
-    }
-    for (int s = islands.constraint_adr[k]; s < islands.constraint_adr[k + 1]; ++s) {
-      const size_t capacity = jacobian_.capacity[islands.constraints[s]];
-      keys += capacity * (capacity + 1) / 2;
-    }
-    island_dofs_[k] = dofs;
-    island_dof_adr_[k] = total_dofs;
-    island_nnz_adr_[k] = total_keys;
-    total_dofs += dofs;
-    total_keys += keys;
+  pattern_.LayOut(m, d, islands, jacobian_);
+  if (velocity_.size() < static_cast<size_t>(pattern_.total_dofs())) {
+    velocity_.resize(pattern_.total_dofs());
+    force_.resize(pattern_.total_dofs());
   }
-  if (velocity_.size() < static_cast<size_t>(total_dofs)) {
-    velocity_.resize(total_dofs);
-    force_.resize(total_dofs);
-  }
-  const size_t column_starts = static_cast<size_t>(total_dofs) + islands.num;
-  if (column_start_.size() < column_starts) column_start_.resize(column_starts);
-  if (keys_.size() < total_keys) {
-    keys_.resize(total_keys);
-    row_index_.resize(total_keys);
-    mass_values_.resize(total_keys);
-    gram_values_.resize(total_keys);
-  }
+  if (gram_values_.size() < pattern_.total_entries()) gram_values_.resize(pattern_.total_entries());
   system_results_.resize(islands.num);
 }
 

@@ -34,6 +34,7 @@
 #include "engine/solver/constraint_ops.h"
 #include "engine/solver/impulse_update.h"
 #include "engine/solver/island_solver.h"
+#include "engine/solver/island_sparse_pattern.h"
 #include "engine/solver/joint_space_jacobian.h"
 
 namespace alsim {
@@ -64,19 +65,11 @@ class AdmmNoSubSolver final : public IslandSolver {
   // The storage below is laid out per group of system_ (its "islands"), which holds one group.
   AdmmPenalty penalty_;
   JointSpaceJacobian jacobian_;
-  std::vector<int> local_dof_;            // nv: index within its island's dofs
-  std::vector<int> island_dofs_;          // per island: n
-  std::vector<int> island_dof_adr_;       // per island: first entry in the per-dof arrays below
-  std::vector<size_t> island_nnz_adr_;    // per island: first entry in the per-entry arrays below
-  std::vector<int> island_nnz_;           // per island: stored entries of the upper triangle
-  std::vector<int> column_start_;         // per island: n + 1 (offset island_dof_adr_ + island)
-  std::vector<unsigned long long> keys_;  // per island entry: (column << 32) | row, scratch
-  std::vector<int> row_index_;            // per island entry
-  std::vector<double> mass_values_;       // per island entry: A
-  std::vector<double> gram_values_;       // per island entry: J^T S J
-  std::vector<double> velocity_;          // per island dof: v during the iterations
-  std::vector<double> force_;             // per island dof: right-hand side, then J^T (dual terms)
-  std::vector<double> penalty_scale_;     // per constraint: s_i
+  IslandSparsePattern pattern_;        // A + J^T J over the system's dofs
+  std::vector<double> gram_values_;    // per pattern entry: J^T S J
+  std::vector<double> velocity_;       // per island dof: v during the iterations
+  std::vector<double> force_;          // per island dof: right-hand side, then J^T (dual terms)
+  std::vector<double> penalty_scale_;  // per constraint: s_i
   std::vector<PenaltyTerms> penalty_terms_;           // per constraint, at the current beta
   std::vector<double> slack_;                         // per constraint row: z_i
   std::vector<double> slack_change_;                  // per constraint row: beta_i (z_i - z_i')

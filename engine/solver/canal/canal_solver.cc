@@ -11,38 +11,18 @@
 namespace alsim {
 namespace {
 
-unsigned long long EntryKey(int column, int row) {
-  return (static_cast<unsigned long long>(column) << 32) | static_cast<unsigned>(row);
-}
-
-// Position of (row, column) among the stored entries of `column` (rows increasing).
-int EntryPosition(const int* column_start, const int* row_index, int column, int row) {
-  const int* begin = row_index + column_start[column];
-  const int* end = row_index + column_start[column + 1];
-  return static_cast<int>(std::lower_bound(begin, end, row) - row_index);
-}
-
 size_t PairCount(size_t entries) { return entries * (entries + 1) / 2; }
 
 }  // namespace
 
-CanalSolver::CanalSolver(const Model& m, SolverType type) : local_dof_(m.nv, 0), type_(type) {
-  // As Data's constraint storage (engine/data/data.cc): room for every ordinary step.
-  const size_t max_constraints = 4 * static_cast<size_t>(m.ngeom) + 2 * m.njnt + m.nu;
-  subsystem_blocks_.adr.reserve(m.nsubsystem + 1);
-  subsystem_blocks_.cursor.reserve(m.nsubsystem + 1);
-  subsystem_blocks_.blocks.reserve(2 * max_constraints);
+CanalSolver::CanalSolver(const Model& m, SolverType type) : IslandSolver(m), type_(type) {
+  const size_t max_constraints = MaxConstraints(m);
   jacobian_.Reserve(m, max_constraints);
-  island_dofs_.reserve(m.nsubsystem);
-  island_dof_adr_.reserve(m.nsubsystem);
-  island_nnz_adr_.reserve(m.nsubsystem);
-  island_nnz_.reserve(m.nsubsystem);
-  column_start_.reserve(m.nv + m.nsubsystem);
+  pattern_.Reserve(m);
   pair_adr_.reserve(max_constraints);
   velocity_.reserve(m.nv);
-  island_global_dofs_.reserve(m.nv);
   rhs_.reserve(m.nv);
-  residual_.reserve(m.nv);
+  newton_residual_.reserve(m.nv);
   product_.reserve(m.nv);
   for (std::vector<double>* rows : {&argument_, &impulse_, &outer_impulse_, &shifted_bias_,
                                     &row_velocity_, &row_direction_, &rounding_}) {
@@ -51,74 +31,29 @@ CanalSolver::CanalSolver(const Model& m, SolverType type) : local_dof_(m.nv, 0),
   derivative_.reserve(9 * max_constraints);
   factors_.reserve(m.nsubsystem);
   dense_.reserve(m.nsubsystem);
-  island_results_.reserve(m.nsubsystem);
   island_stats_.reserve(m.nsubsystem);
-  residual_workspace_.Resize(m);
 }
 
-// The pattern: A's branch-induced entries within each subsystem, and every pair of dofs that one
-// constraint reaches (J_i^T J_i), as sorted unique (column, row) keys with row <= column; then
-// A's values at those entries and where each constraint's entry pairs land.
+// The pattern and A's values (IslandSparsePattern), then where each constraint's entry pairs land.
 void CanalSolver::Assemble(const Model& m, const Data& d, int island) {
   const Islands& islands = d.islands;
-  const TreeSparseLayout& layout = d.mass_layout;
-  const int n = island_dofs_[island];
-  const size_t nnz_adr = island_nnz_adr_[island];
-  unsigned long long* keys = keys_.data() + nnz_adr;
-  int count = 0;
-  for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
-    const int j = islands.subsystems[s];
-    for (int i = m.subsystem_dof_adr[j]; i < m.subsystem_dof_adr[j] + m.subsystem_dof_num[j]; ++i) {
-      for (int p = i; p >= 0; p = layout.parent[p])
-        keys[count++] = EntryKey(local_dof_[i], local_dof_[p]);
-    }
-  }
-  for (int s = islands.constraint_adr[island]; s < islands.constraint_adr[island + 1]; ++s) {
-    const int c = islands.constraints[s];
-    const int first = jacobian_.entry_adr[c], last = first + jacobian_.entry_num[c];
-    for (int b = first; b < last; ++b) {
-      for (int a = first; a <= b; ++a) {
-        keys[count++] = EntryKey(local_dof_[jacobian_.dof[b]], local_dof_[jacobian_.dof[a]]);
-      }
-    }
-  }
-  std::sort(keys, keys + count);
-  const int nnz = static_cast<int>(std::unique(keys, keys + count) - keys);
-  island_nnz_[island] = nnz;
-
-  int* column_start = column_start_.data() + island_dof_adr_[island] + island;
-  int* row_index = row_index_.data() + nnz_adr;
-  std::fill(column_start, column_start + n + 1, 0);
-  for (int k = 0; k < nnz; ++k) {
-    ++column_start[(keys[k] >> 32) + 1];
-    row_index[k] = static_cast<int>(keys[k] & 0xffffffffULL);
-  }
-  for (int c = 0; c < n; ++c) column_start[c + 1] += column_start[c];
-
-  double* mass = mass_values_.data() + nnz_adr;
-  std::fill(mass, mass + nnz, 0.0);
-  for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
-    const int j = islands.subsystems[s];
-    for (int i = m.subsystem_dof_adr[j]; i < m.subsystem_dof_adr[j] + m.subsystem_dof_num[j]; ++i) {
-      const double* row = d.qA.data() + layout.row_adr[i];
-      int k = 0;
-      for (int p = i; p >= 0; p = layout.parent[p], ++k) {
-        mass[EntryPosition(column_start, row_index, local_dof_[i], local_dof_[p])] += row[k];
-      }
-    }
-  }
+  pattern_.Build(m, d, islands, jacobian_, island);
+  const int* local_dof = pattern_.local_dofs();
   for (int s = islands.constraint_adr[island]; s < islands.constraint_adr[island + 1]; ++s) {
     const int c = islands.constraints[s];
     int* position = pair_position_.data() + pair_adr_[c];
     const int first = jacobian_.entry_adr[c], last = first + jacobian_.entry_num[c];
     for (int b = first; b < last; ++b) {
       for (int a = first; a <= b; ++a) {
-        *position++ = EntryPosition(column_start, row_index, local_dof_[jacobian_.dof[b]],
-                                    local_dof_[jacobian_.dof[a]]);
+        *position++ =
+            pattern_.Position(island, local_dof[jacobian_.dof[b]], local_dof[jacobian_.dof[a]]);
       }
     }
   }
-  if (type_ == SolverType::kCanal) factors_[island]->SetPattern(n, column_start, row_index);
+  if (type_ == SolverType::kCanal) {
+    factors_[island]->SetPattern(pattern_.dofs(island), pattern_.column_start(island),
+                                 pattern_.row_index(island));
+  }
 }
 
 namespace {
@@ -165,9 +100,9 @@ InnerSolveResult CanalSolver::ExactNewton(AlIsland& problem, const SolverOptions
   const CanalParameters& parameters = options.canal;
   const int n = problem.n;
   const double beta = problem.beta;
-  double* velocity = velocity_.data() + island_dof_adr_[island];
-  double* residual = residual_.data() + island_dof_adr_[island];
-  double* product = product_.data() + island_dof_adr_[island];
+  double* velocity = velocity_.data() + pattern_.dof_adr(island);
+  double* residual = newton_residual_.data() + pattern_.dof_adr(island);
+  double* product = product_.data() + pattern_.dof_adr(island);
   const double* mass = problem.mass;
   const double* rhs = problem.rhs;
   CholmodLlt& factor = *factors_[island];
@@ -194,7 +129,7 @@ InnerSolveResult CanalSolver::ExactNewton(AlIsland& problem, const SolverOptions
       }
     });
     double* values = factor.values();
-    std::copy(mass, mass + island_nnz_[island], values);
+    std::copy(mass, mass + pattern_.nnz(island), values);
     for (int s = 0; s < problem.num_constraints; ++s) {
       const int c = problem.constraints[s];
       const size_t count = PairCount(jacobian_.entry_num[c]);
@@ -277,14 +212,14 @@ void CanalSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opti
   const bool strict = type_ != SolverType::kCanal;  // a Table II baseline: eq. (19), strict T
   const int* constraints = islands.constraints.data() + islands.constraint_adr[island];
   const int num_constraints = islands.constraint_adr[island + 1] - islands.constraint_adr[island];
-  const int n = island_dofs_[island];
+  const int n = pattern_.dofs(island);
   const int subsystem_begin = islands.subsystem_adr[island];
   const int subsystem_end = islands.subsystem_adr[island + 1];
-  double* velocity = velocity_.data() + island_dof_adr_[island];
-  double* rhs = rhs_.data() + island_dof_adr_[island];
-  double* residual = residual_.data() + island_dof_adr_[island];
-  int* global_dofs = island_global_dofs_.data() + island_dof_adr_[island];
-  const size_t nnz_adr = island_nnz_adr_[island];
+  double* velocity = velocity_.data() + pattern_.dof_adr(island);
+  double* rhs = rhs_.data() + pattern_.dof_adr(island);
+  double* residual = newton_residual_.data() + pattern_.dof_adr(island);
+  const int* global_dofs = pattern_.global_dofs(island);
+  const int* local_dof = pattern_.local_dofs();  // numbered by Assemble, below
   const bool record = record_history_ && island == 0;
   if (record) {
     history_.clear();
@@ -297,31 +232,23 @@ void CanalSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opti
       const int j = islands.subsystems[s];
       for (int i = m.subsystem_dof_adr[j]; i < m.subsystem_dof_adr[j] + m.subsystem_dof_num[j];
            ++i) {
-        visit(i, local_dof_[i]);
+        visit(i, local_dof[i]);
       }
     }
   };
 
-  // Setup: local dofs, Jacobian rows, H's pattern (symbolic analysis only if it changed).
-  int local = 0;
-  for (int s = subsystem_begin; s < subsystem_end; ++s) {
-    const int j = islands.subsystems[s];
-    for (int i = m.subsystem_dof_adr[j]; i < m.subsystem_dof_adr[j] + m.subsystem_dof_num[j]; ++i) {
-      global_dofs[local] = i;
-      local_dof_[i] = local++;
-    }
-  }
+  // Setup: Jacobian rows, the local dofs and H's pattern (symbolic analysis only if it changed).
 
   AlIsland problem;
   problem.set = &set;
   problem.jacobian = &jacobian_;
-  problem.local_dof = local_dof_.data();
+  problem.local_dof = local_dof;
   problem.constraints = constraints;
   problem.num_constraints = num_constraints;
   problem.n = n;
-  problem.column_start = column_start_.data() + island_dof_adr_[island] + island;
-  problem.row_index = row_index_.data() + nnz_adr;
-  problem.mass = mass_values_.data() + nnz_adr;
+  problem.column_start = pattern_.column_start(island);
+  problem.row_index = pattern_.row_index(island);
+  problem.mass = pattern_.mass(island);
   problem.rhs = rhs;
   problem.strict = strict;
   problem.outer_impulse = outer_impulse_.data();
@@ -459,12 +386,9 @@ void CanalSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opti
   }
 }
 
-void CanalSolver::Solve(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
-                        SolverStatistics* stats) {
-  const double start = SteadyMicroseconds();
+void CanalSolver::Prepare(const Model& m, Data& d, const SolverOptions& /*options*/) {
   const ConstraintSet& set = d.constraints;
   const Islands& islands = d.islands;
-  subsystem_blocks_.Build(m, set);
   jacobian_.Layout(m, d);
 
   // Storage (sequential prefix sums): per island dofs and pattern room, per constraint pairs.
@@ -487,12 +411,6 @@ void CanalSolver::Solve(const Model& m, Data& d, const SolverOptions& options, d
     pair_position_.resize(total_pairs);
     pair_value_.resize(total_pairs);
   }
-  if (island_dofs_.size() < static_cast<size_t>(islands.num)) {
-    island_dofs_.resize(islands.num);
-    island_dof_adr_.resize(islands.num);
-    island_nnz_adr_.resize(islands.num);
-    island_nnz_.resize(islands.num);
-  }
   if (type_ == SolverType::kCanal) {
     while (factors_.size() < static_cast<size_t>(islands.num)) {
       factors_.push_back(std::make_unique<CholmodLlt>());
@@ -502,46 +420,19 @@ void CanalSolver::Solve(const Model& m, Data& d, const SolverOptions& options, d
       dense_.push_back(std::make_unique<DenseNewtonWorkspace>());
     }
   }
-  int total_dofs = 0;
-  size_t total_keys = 0;
-  for (int k = 0; k < islands.num; ++k) {
-    int dofs = 0;
-    size_t keys = 0;
-    for (int s = islands.subsystem_adr[k]; s < islands.subsystem_adr[k + 1]; ++s) {
-      const int j = islands.subsystems[s];
-      dofs += m.subsystem_dof_num[j];
-      for (int i = m.subsystem_dof_adr[j]; i < m.subsystem_dof_adr[j] + m.subsystem_dof_num[j];
-           ++i) {
-        keys += d.mass_layout.row_nnz[i];
-      }
+  pattern_.LayOut(m, d, islands, jacobian_);
+  if (velocity_.size() < static_cast<size_t>(pattern_.total_dofs())) {
+    for (std::vector<double>* values : {&velocity_, &rhs_, &newton_residual_, &product_}) {
+      values->resize(pattern_.total_dofs());
     }
-    for (int s = islands.constraint_adr[k]; s < islands.constraint_adr[k + 1]; ++s) {
-      keys += PairCount(jacobian_.capacity[islands.constraints[s]]);
-    }
-    island_dofs_[k] = dofs;
-    island_dof_adr_[k] = total_dofs;
-    island_nnz_adr_[k] = total_keys;
-    total_dofs += dofs;
-    total_keys += keys;
   }
-  if (velocity_.size() < static_cast<size_t>(total_dofs)) {
-    for (std::vector<double>* values : {&velocity_, &rhs_, &residual_, &product_}) {
-      values->resize(total_dofs);
-    }
-    island_global_dofs_.resize(total_dofs);
-  }
-  const size_t column_starts = static_cast<size_t>(total_dofs) + islands.num;
-  if (column_start_.size() < column_starts) column_start_.resize(column_starts);
-  if (keys_.size() < total_keys) {
-    keys_.resize(total_keys);
-    row_index_.resize(total_keys);
-    mass_values_.resize(total_keys);
-  }
-  island_results_.resize(islands.num);
   island_stats_.resize(islands.num);
+}
 
-  SolveIslandsInParallel(m, d, options, subsystem_blocks_, residual_workspace_, island_results_,
-                         [&](int k) { SolveIsland(m, d, options, deadline_us, k); });
+void CanalSolver::SolveIslands(const Model& m, Data& d, const SolverOptions& options,
+                               double deadline_us) {
+  IslandSolver::SolveIslands(m, d, options, deadline_us);
+  const Islands& islands = d.islands;
 
   CanalStatistics& total = statistics_;
   total = CanalStatistics{};
@@ -561,7 +452,10 @@ void CanalSolver::Solve(const Model& m, Data& d, const SolverOptions& options, d
     total.desaxce_change = std::max(total.desaxce_change, s.desaxce_change);
     total.newton_residual = std::max(total.newton_residual, s.newton_residual);
   }
-  ReportSolveStatistics(d, options, island_results_, start, stats);
+}
+
+void CanalSolver::AddFigures(SolverStatistics* stats) const {
+  const CanalStatistics& total = statistics_;
   // At most SolverStatistics::kMaxFigures (8) per solver.
   stats->AddFigure("outer_iterations", total.outer_iterations);
   stats->AddFigure("newton_steps", total.newton_steps);

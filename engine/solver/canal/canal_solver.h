@@ -57,6 +57,8 @@
 #include "engine/solver/canal/exact_line_search.h"
 #include "engine/solver/canal/newton_baselines.h"
 #include "engine/solver/constraint_ops.h"
+#include "engine/solver/island_solver.h"
+#include "engine/solver/island_sparse_pattern.h"
 #include "engine/solver/joint_space_jacobian.h"
 #include "engine/solver/solve_statistics.h"
 #include "engine/solver/solver.h"
@@ -107,18 +109,15 @@ struct CanalOuterRecord {
   double beta = 0;  // the penalty this iteration ran with
 };
 
-class CanalSolver final : public ConstraintSolver {
+class CanalSolver final : public IslandSolver {
  public:
   // `type`: kCanal, or one of the Table II baselines kCanalTrDogleg and kCanalDampedSn.
   explicit CanalSolver(const Model& m, SolverType type = SolverType::kCanal);
   SolverType type() const override { return type_; }
-  void Solve(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
-             SolverStatistics* stats) override;
 
   // Of the last Solve.
   const CanalStatistics& statistics() const { return statistics_; }
   const std::vector<CanalIslandStatistics>& island_statistics() const { return island_stats_; }
-  const std::vector<IslandSolveResult>& island_results() const { return island_results_; }
   // Records island 0's outer iterations, and for the baselines every dr/dv they assemble, in
   // the next solves (allocates while on).
   void set_record_history(bool on) { record_history_ = on; }
@@ -126,8 +125,13 @@ class CanalSolver final : public ConstraintSolver {
   const std::vector<NewtonJacobianRecord>& jacobian_history() const { return jacobian_history_; }
 
  private:
+  void Prepare(const Model& m, Data& d, const SolverOptions& options) override;
   void SolveIsland(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
-                   int island);
+                   int island) override;
+  // The islands in parallel, then the step's CanalStatistics from theirs.
+  void SolveIslands(const Model& m, Data& d, const SolverOptions& options,
+                    double deadline_us) override;
+  void AddFigures(SolverStatistics* stats) const override;
   // CANAL's inner solve: Newton on h with the exact line search (eqs. 24-26), from the island's
   // velocity; counts into *stats.
   InnerSolveResult ExactNewton(AlIsland& problem, const SolverOptions& options, double deadline_us,
@@ -136,26 +140,17 @@ class CanalSolver final : public ConstraintSolver {
   // triangle), A's values at its entries, and each constraint pair's position in H.
   void Assemble(const Model& m, const Data& d, int island);
 
-  SubsystemBlocks subsystem_blocks_;
   JointSpaceJacobian jacobian_;
-  std::vector<int> local_dof_;            // nv: index within its island's dofs
-  std::vector<int> island_dofs_;          // per island: n
-  std::vector<int> island_dof_adr_;       // per island: first entry of the per-dof arrays
-  std::vector<size_t> island_nnz_adr_;    // per island: first entry of the per-entry arrays
-  std::vector<int> island_nnz_;           // per island: stored entries of H's upper triangle
-  std::vector<int> column_start_;         // per island: n + 1 (offset island_dof_adr_ + island)
-  std::vector<unsigned long long> keys_;  // per island entry: (column << 32) | row, scratch
-  std::vector<int> row_index_;            // per island entry
-  std::vector<double> mass_values_;       // per island entry: A
-  std::vector<size_t> pair_adr_;          // per constraint: first of its entry pairs
-  std::vector<int> pair_position_;        // per entry pair (a <= b): its entry in H
-  std::vector<double> pair_value_;        // per entry pair: beta (J^T D J)(a, b)
+  IslandSparsePattern pattern_;     // H's pattern (A + J^T J per island) and A's values
+  std::vector<size_t> pair_adr_;    // per constraint: first of its entry pairs
+  std::vector<int> pair_position_;  // per entry pair (a <= b): its entry in H
+  std::vector<double> pair_value_;  // per entry pair: beta (J^T D J)(a, b)
   SolverType type_;
   // Per island dof.
-  std::vector<double> velocity_;  // v_hat
-  std::vector<double> rhs_;       // b
-  std::vector<double> residual_;  // r, then the Newton direction d
-  std::vector<double> product_;   // A v, then A d
+  std::vector<double> velocity_;         // v_hat
+  std::vector<double> rhs_;              // b
+  std::vector<double> newton_residual_;  // r, then the Newton direction d
+  std::vector<double> product_;          // A v, then A d
   // Per constraint row.
   std::vector<double> argument_;       // x = lambda^l - beta (J v_hat + e~) at the current v_hat
   std::vector<double> impulse_;        // lambda = T(x)
@@ -167,11 +162,8 @@ class CanalSolver final : public ConstraintSolver {
   std::vector<double> derivative_;     // D_i, c.dim x c.dim at 3 row_adr (per row: 3 values)
   std::vector<std::unique_ptr<CholmodLlt>> factors_;          // per island (CANAL)
   std::vector<std::unique_ptr<DenseNewtonWorkspace>> dense_;  // per island (the baselines)
-  std::vector<int> island_global_dofs_;  // per island dof: its global dof (for the records)
-  std::vector<IslandSolveResult> island_results_;
   std::vector<CanalIslandStatistics> island_stats_;
   CanalStatistics statistics_;
-  ResidualWorkspace residual_workspace_;
   bool record_history_ = false;
   std::vector<CanalOuterRecord> history_;
   std::vector<NewtonJacobianRecord> jacobian_history_;
