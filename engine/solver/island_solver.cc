@@ -19,12 +19,16 @@ size_t IslandSolver::MaxConstraints(const Model& m) {
 void IslandSolver::Solve(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
                          SolverStatistics* stats) {
   const double start = SteadyMicroseconds();
-  subsystem_blocks_.Build(m, d.constraints);
-  island_results_.resize(d.islands.num);
-  Prepare(m, d, options);
+  BeginSolve(m, d, options);
   SolveIslands(m, d, options, deadline_us);
   ReportSolveStatistics(d, options, island_results_, start, stats);
   AddFigures(stats);
+}
+
+void IslandSolver::BeginSolve(const Model& m, Data& d, const SolverOptions& options) {
+  subsystem_blocks_.Build(m, d.constraints);
+  island_results_.resize(d.islands.num);
+  Prepare(m, d, options);
 }
 
 void IslandSolver::SolveIslands(const Model& m, Data& d, const SolverOptions& options,

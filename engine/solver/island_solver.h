@@ -22,6 +22,15 @@ class IslandSolver : public ConstraintSolver {
   // Per-island outcomes of the last Solve.
   const std::vector<IslandSolveResult>& island_results() const { return island_results_; }
 
+  // Solve() in parts, for a solver composed of others (the hybrid, engine/solver/hybrid): the
+  // preparation for d's islands (sequential), then any island on its own (islands in parallel;
+  // the result lands in island_results()). Statistics and figures are the caller's.
+  void BeginSolve(const Model& m, Data& d, const SolverOptions& options);
+  void SolveOneIsland(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
+                      int island) {
+    SolveIsland(m, d, options, deadline_us, island);
+  }
+
  protected:
   // Reserves the shared storage for every ordinary step of m.
   explicit IslandSolver(const Model& m);

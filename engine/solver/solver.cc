@@ -5,6 +5,7 @@
 #include "engine/solver/admm_baselines/admm_nobody_solver.h"
 #include "engine/solver/admm_baselines/admm_nosub_solver.h"
 #include "engine/solver/canal/canal_solver.h"
+#include "engine/solver/hybrid/hybrid_solver.h"
 #include "engine/solver/pgs/pgs_solver.h"
 #include "engine/solver/subadmm/subadmm_solver.h"
 
@@ -23,6 +24,7 @@ constexpr SolverNameEntry kSolverNames[] = {
     {SolverType::kCanal, "canal"},
     {SolverType::kCanalTrDogleg, "canal-trdogleg"},
     {SolverType::kCanalDampedSn, "canal-dampedsn"},
+    {SolverType::kAuto, "auto"},
 };
 
 }  // namespace
@@ -75,6 +77,8 @@ std::unique_ptr<ConstraintSolver> NewSolver(SolverType type, const Model& m) {
     case SolverType::kCanalTrDogleg:
     case SolverType::kCanalDampedSn:
       return std::make_unique<CanalSolver>(m, type);
+    case SolverType::kAuto:
+      return std::make_unique<HybridSolver>(m);
   }
   return nullptr;
 }

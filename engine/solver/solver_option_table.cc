@@ -67,13 +67,13 @@ bool ParsedBoolean(std::string_view text) {
 
 std::vector<SolverOptionSpec> MakeTable() {
   using K = SolverOptionKind;
-  constexpr const char* kAdmm = "subadmm, admm-nosub, admm-nobody";
+  constexpr const char* kAdmm = "subadmm, admm-nosub, admm-nobody, auto";
   // CANAL's AL loop and inner cap and tolerance, shared with the Table II baselines.
-  constexpr const char* kCanalLoop = "canal, canal-trdogleg, canal-dampedsn";
+  constexpr const char* kCanalLoop = "canal, canal-trdogleg, canal-dampedsn, auto";
   std::vector<SolverOptionSpec> table = {
       // ---- shared by every solver
       {"solver", "--solver", "NAME", "all", K::kChoice, 0, 0, false, false,
-       "subadmm, pgs, admm-nosub, admm-nobody, canal, canal-trdogleg, canal-dampedsn",
+       "subadmm, pgs, admm-nosub, admm-nobody, canal, canal-trdogleg, canal-dampedsn, auto",
        "the contact solver", [](const SolverOptions& o) { return std::string(SolverName(o.type)); },
        [](SolverOptions* o, std::string_view v) {
          ParseSolverName(std::string(v).c_str(), &o->type);
@@ -115,16 +115,16 @@ std::vector<SolverOptionSpec> MakeTable() {
        false, "", "iterations between checks of eq. (43)",
        ALSIM_NUMBER_FIELD(admm.beta_update_interval)},
       // ---- SubADMM (engine/solver/subadmm/subadmm_parameters.h)
-      {"anderson_memory", "--anderson", "M", "subadmm", K::kInteger, 0, 8, false, false, "",
+      {"anderson_memory", "--anderson", "M", "subadmm, auto", K::kInteger, 0, 8, false, false, "",
        "Anderson acceleration with M history columns, 0 for none",
        ALSIM_NUMBER_FIELD(subadmm.anderson_memory)},
-      {"delassus_refresh_steps", "--delassus-refresh", "N", "subadmm", K::kInteger, 1, kMaxCount,
-       false, false, "",
+      {"delassus_refresh_steps", "--delassus-refresh", "N", "subadmm, auto", K::kInteger, 1,
+       kMaxCount, false, false, "",
        "with delassus penalties, a constraint that persists keeps its effective mass for N steps "
        "before it is computed again; 1 computes it every step",
        ALSIM_NUMBER_FIELD(subadmm.delassus_refresh_steps)},
-      {"response_after_iterations", "--response-after", "N", "subadmm", K::kInteger, 0, kMaxCount,
-       false, false, "",
+      {"response_after_iterations", "--response-after", "N", "subadmm, auto", K::kInteger, 0,
+       kMaxCount, false, false, "",
        "an island still iterating after N iterations moves its small trees to their "
        "constraint-space response (same iterates up to rounding); 0 for never",
        ALSIM_NUMBER_FIELD(subadmm.response_after_iterations)},
@@ -147,12 +147,12 @@ std::vector<SolverOptionSpec> MakeTable() {
       {"canal_max_newton_steps", "--canal-newton-steps", "N", kCanalLoop, K::kInteger, 1, kMaxCount,
        false, false, "", "most Newton steps in one outer iteration",
        ALSIM_NUMBER_FIELD(canal.max_newton_steps)},
-      {"canal_line_search_tolerance", "--canal-line-search-tolerance", "X", "canal", K::kNumber, 0,
-       1, false, true, "",
+      {"canal_line_search_tolerance", "--canal-line-search-tolerance", "X", "canal, auto",
+       K::kNumber, 0, 1, false, true, "",
        "the exact line search (eq. 26) stops once abs(phi'(alpha)) <= X abs(phi'(0))",
        ALSIM_NUMBER_FIELD(canal.line_search.relative_tolerance)},
-      {"canal_line_search_iterations", "--canal-line-search-iterations", "N", "canal", K::kInteger,
-       1, kMaxCount, false, false, "", "most evaluations of phi' in one line search",
+      {"canal_line_search_iterations", "--canal-line-search-iterations", "N", "canal, auto",
+       K::kInteger, 1, kMaxCount, false, false, "", "most evaluations of phi' in one line search",
        ALSIM_NUMBER_FIELD(canal.line_search.max_iterations)},
       {"canal_start_from_previous_velocity", "--canal-warm-velocity", "on/off", kCanalLoop,
        K::kBoolean, 0, 0, false, false, "",
@@ -170,6 +170,10 @@ std::vector<SolverOptionSpec> MakeTable() {
       {"dampedsn_max_backtracks", "--dampedsn-backtracks", "N", "canal-dampedsn", K::kInteger, 1,
        kMaxCount, false, false, "", "most halvings of the step length in one backtracking search",
        ALSIM_NUMBER_FIELD(canal.baselines.max_backtracks)},
+      // ---- auto (engine/solver/hybrid/hybrid_parameters.h)
+      {"auto_switch_after", "--auto-switch-after", "K", "auto", K::kInteger, 1, kMaxCount, false,
+       false, "", "an island SubADMM has not finished after K iterations is handed to CANAL",
+       ALSIM_NUMBER_FIELD(hybrid.switch_after_iterations)},
   };
   return table;
 }

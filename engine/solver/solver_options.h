@@ -9,6 +9,7 @@
 #include "engine/data/solver_statistics.h"
 #include "engine/solver/admm/admm_parameters.h"
 #include "engine/solver/canal/canal_parameters.h"
+#include "engine/solver/hybrid/hybrid_parameters.h"
 #include "engine/solver/subadmm/subadmm_parameters.h"
 
 namespace alsim {
@@ -22,6 +23,7 @@ enum class SolverType {
   // Table II's baselines in CANAL's AL loop (engine/solver/canal/newton_baselines.h): ablations.
   kCanalTrDogleg,  // trust-region dogleg on eq. (19) with the strict operator
   kCanalDampedSn,  // damped semismooth Newton with Armijo backtracking on eq. (19)
+  kAuto,           // SubADMM, and CANAL for the islands it does not finish (engine/solver/hybrid)
 };
 
 // The registered name of a solver ("subadmm", "pgs", ...; engine/solver/solver.cc).
@@ -53,7 +55,8 @@ struct SolverOptions {
   // Each solver's own parameters; a solver reads only its own.
   AdmmParameters admm;        // subadmm, admm-nosub, admm-nobody
   SubAdmmParameters subadmm;  // subadmm
-  CanalParameters canal;      // canal, canal-trdogleg, canal-dampedsn
+  CanalParameters canal;      // canal, canal-trdogleg, canal-dampedsn (and auto's CANAL)
+  HybridParameters hybrid;    // auto
 };
 
 }  // namespace alsim
