@@ -5,18 +5,22 @@
 //
 // The cases: the scene (default scenes/heavy_on_light.xml, a 5 kg box on a 0.1 kg box) settles
 // from rest for --settle-steps steps with CANAL (tolerance 1e-10), which leaves a resting state
-// and its warm-start impulses; each case restores that state and gives every free body a random
-// velocity (qvel, MuJoCo's layout: linear in the world frame, angular in the body frame), drawn
-// from a std::mt19937_64 seeded with --seed, per body:
-//   horizontal linear velocity  N(0, 0.05^2) m/s per axis (the heavy box's friction stops
-//                               mu g h = 0.02 m/s in one step: mostly slip),
-//   vertical linear velocity    N(0, 0.01^2) m/s,
-//   angular velocity            N(0, 0.5^2) rad/s per axis (spin and tilt: corners slide in
-//                               different directions or lift off).
-// [OURS] The paper's cases are random external wrenches on a dish pile; a later task adds
-// external wrenches per body and moves these cases to them.
-// Every solver then takes one step from the same state and the same velocities with
-// max_iterations 10 and tolerance 0 (all 10 AL loops run, as in the paper), one thread.
+// and its warm-start impulses; each case restores that state and then, drawn from a
+// std::mt19937_64 seeded with --seed:
+//   --cases-kind wrench (the default, as the paper's random external wrenches on its dish pile):
+//     a random external force and torque on every free body, Data::xfrc_applied, with
+//     bench/wrench_cases.h's distribution [OURS] (force N(0, (s_f m g)^2) and torque
+//     N(0, (s_t m g r)^2) per world axis, r the body's radius of gyration; --force-scale s_f and
+//     --torque-scale s_t, default 0.5);
+//   --cases-kind velocity: a random velocity of every free body instead (qvel, MuJoCo's layout:
+//     linear in the world frame, angular in the body frame), per body [OURS]:
+//       horizontal linear velocity  N(0, 0.05^2) m/s per axis (the heavy box's friction stops
+//                                   mu g h = 0.02 m/s in one step: mostly slip),
+//       vertical linear velocity    N(0, 0.01^2) m/s,
+//       angular velocity            N(0, 0.5^2) rad/s per axis (spin and tilt: corners slide in
+//                                   different directions or lift off).
+// Every solver then takes one step from the same state and the same case with max_iterations 10
+// and tolerance 0 (all 10 AL loops run, as in the paper), one thread.
 //
 // Columns: Newton steps = inner steps summed over the 10 loops (TRDogleg: trial steps, rejected
 // included; DampedSN: directions, each with its backtracking), mean per case; failed loops = inner
@@ -28,6 +32,7 @@
 // the step's solve (one thread).
 //
 // Usage: table2_bench [--cases N] [--seed S] [--scene FILE] [--settle-steps K] [--tolerance X]
+//                     [--cases-kind wrench|velocity] [--force-scale X] [--torque-scale X]
 //                     [--verbose]
 //   --tolerance X  the AL stop test instead of 0 (then a case may stop before its 10th loop: the
 //                  schedule (27) then no longer raises beta on round-off noise once converged)
@@ -42,6 +47,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/wrench_cases.h"
 #include "engine/core/parallel.h"
 #include "engine/model/model_import.h"
 #include "engine/sim/state_snapshot.h"
@@ -78,8 +84,14 @@ struct Totals {
   int diverged = 0;
 };
 
+struct CaseKind {
+  bool wrench = true;  // else velocity
+  double force_scale = 0.5;
+  double torque_scale = 0.5;
+};
+
 int Run(const std::string& scene, int cases, unsigned long long seed, int settle_steps,
-        double tolerance, bool verbose) {
+        double tolerance, const CaseKind& kind, bool verbose) {
   const ModelImport imported = ImportModelFromFile(scene);
   if (!imported) {
     std::fprintf(stderr, "table2_bench: %s\n", imported.error.c_str());
@@ -88,17 +100,9 @@ int Run(const std::string& scene, int cases, unsigned long long seed, int settle
   const Model& m = *imported.model;
   // The resting state.
   Data rest(m);
-  StepOptions settle;
-  settle.solver.type = SolverType::kCanal;
-  settle.solver.max_iterations = 30;
-  settle.solver.tolerance = 1e-10;
-  for (int k = 0; k < settle_steps; ++k) {
-    if (Step(m, rest, settle) != StepStatus::kOk) {
-      std::fprintf(stderr, "table2_bench: the scene diverged while settling\n");
-      return 1;
-    }
-  }
+  if (!bench::Settle(m, rest, SolverType::kCanal, 30, 1e-10, settle_steps)) return 1;
   const std::string snapshot = SaveStateSnapshot(m, rest);
+  const std::vector<int> free_bodies = bench::FreeBodies(m);
   std::vector<int> free_dofs;  // the first dof of every free joint
   for (int j = 0; j < m.njnt; ++j) {
     if (m.jnt_type[j] == JointType::kFree) free_dofs.push_back(m.jnt_dof_adr[j]);
@@ -113,14 +117,20 @@ int Run(const std::string& scene, int cases, unsigned long long seed, int settle
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal(0, 1);
   double contacts = 0;
+  std::vector<double> qvel;
+  std::vector<Vec6> wrenches;
   RunWithThreads(1, [&] {
     for (int c = 0; c < cases; ++c) {
-      std::vector<double> qvel(m.nv, 0.0);
-      for (const int dof : free_dofs) {
-        qvel[dof] = kLinearSigma * normal(rng);
-        qvel[dof + 1] = kLinearSigma * normal(rng);
-        qvel[dof + 2] = kVerticalSigma * normal(rng);
-        for (int k = 3; k < 6; ++k) qvel[dof + k] = kAngularSigma * normal(rng);
+      if (kind.wrench) {
+        bench::DrawWrenches(m, free_bodies, kind.force_scale, kind.torque_scale, rng, wrenches);
+      } else {
+        qvel.assign(m.nv, 0.0);
+        for (const int dof : free_dofs) {
+          qvel[dof] = kLinearSigma * normal(rng);
+          qvel[dof + 1] = kLinearSigma * normal(rng);
+          qvel[dof + 2] = kVerticalSigma * normal(rng);
+          for (int k = 3; k < 6; ++k) qvel[dof + k] = kAngularSigma * normal(rng);
+        }
       }
       for (int t = 0; t < 3; ++t) {
         Data& d = data[t];
@@ -129,7 +139,11 @@ int Run(const std::string& scene, int cases, unsigned long long seed, int settle
           std::fprintf(stderr, "table2_bench: %s\n", error.c_str());
           std::exit(1);
         }
-        d.qvel = qvel;
+        if (kind.wrench) {
+          d.xfrc_applied = wrenches;
+        } else {
+          d.qvel = qvel;
+        }
         if (verbose && EnsureSolver(m, d, types[t])) {
           static_cast<CanalSolver&>(*d.solver).set_record_history(true);
         }
@@ -176,10 +190,17 @@ int Run(const std::string& scene, int cases, unsigned long long seed, int settle
       "### Table II: %d cases of %d AL loops (tolerance %g), %s (nv %d, %.1f contacts "
       "per case)\n\n",
       cases, kLoops, tolerance, scene.c_str(), m.nv, contacts / cases);
-  std::printf(
-      "seed %llu, %d settling steps; velocities per body: N(0, %g^2) m/s horizontal, "
-      "N(0, %g^2) m/s vertical, N(0, %g^2) rad/s angular\n\n",
-      seed, settle_steps, kLinearSigma, kVerticalSigma, kAngularSigma);
+  if (kind.wrench) {
+    std::printf(
+        "seed %llu, %d settling steps; wrenches per free body and world axis: force N(0, (%g m "
+        "g)^2), torque N(0, (%g m g r)^2), r the radius of gyration\n\n",
+        seed, settle_steps, kind.force_scale, kind.torque_scale);
+  } else {
+    std::printf(
+        "seed %llu, %d settling steps; velocities per body: N(0, %g^2) m/s horizontal, "
+        "N(0, %g^2) m/s vertical, N(0, %g^2) rad/s angular\n\n",
+        seed, settle_steps, kLinearSigma, kVerticalSigma, kAngularSigma);
+  }
   std::printf(
       "| solver | Newton steps per case | failed loops %% | cases with a failure %% | "
       "residual [-log10] | median residual [-log10] | AL residual [-log10] | solve ms | "
@@ -208,7 +229,9 @@ int Run(const std::string& scene, int cases, unsigned long long seed, int settle
 int main(int argc, char** argv) {
   const char* usage =
       "usage: table2_bench [--cases N] [--seed S] [--scene FILE] [--settle-steps K]\n"
-      "                    [--tolerance X] [--verbose]\n";
+      "                    [--tolerance X] [--cases-kind wrench|velocity] [--force-scale X]\n"
+      "                    [--torque-scale X] [--verbose]\n";
+  alsim::CaseKind kind;
   std::string scene = std::string(ALSIM_SCENES_DIR) + "/heavy_on_light.xml";
   int cases = 100, settle_steps = 240;
   unsigned long long seed = 1;
@@ -224,6 +247,17 @@ int main(int argc, char** argv) {
       scene = argv[++i];
     } else if (arg == "--tolerance" && i + 1 < argc) {
       tolerance = std::atof(argv[++i]);
+    } else if (arg == "--cases-kind" && i + 1 < argc) {
+      const std::string value = argv[++i];
+      if (value != "wrench" && value != "velocity") {
+        std::fprintf(stderr, "table2_bench: --cases-kind is wrench or velocity\n%s", usage);
+        return 2;
+      }
+      kind.wrench = value == "wrench";
+    } else if (arg == "--force-scale" && i + 1 < argc) {
+      kind.force_scale = std::atof(argv[++i]);
+    } else if (arg == "--torque-scale" && i + 1 < argc) {
+      kind.torque_scale = std::atof(argv[++i]);
     } else if (arg == "--verbose") {
       verbose = true;
     } else if (arg == "--settle-steps" && i + 1 < argc) {
@@ -233,12 +267,13 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (cases < 1 || settle_steps < 0 || !(tolerance >= 0)) {
+  if (cases < 1 || settle_steps < 0 || !(tolerance >= 0) || !(kind.force_scale >= 0) ||
+      !(kind.torque_scale >= 0)) {
     std::fprintf(stderr,
-                 "table2_bench: --cases must be at least 1, --settle-steps and --tolerance at "
-                 "least 0\n%s",
+                 "table2_bench: --cases must be at least 1, --settle-steps, --tolerance and the "
+                 "scales at least 0\n%s",
                  usage);
     return 2;
   }
-  return alsim::Run(scene, cases, seed, settle_steps, tolerance, verbose);
+  return alsim::Run(scene, cases, seed, settle_steps, tolerance, kind, verbose);
 }

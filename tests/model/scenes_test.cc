@@ -121,7 +121,7 @@ TEST_P(EveryScene, StartsWithoutOverlaps) {
 INSTANTIATE_TEST_SUITE_P(Scenes, EveryScene,
                          ::testing::Values("quadruped_drop_8.xml", "quadruped_drop_27.xml",
                                            "box_stack.xml", "box_incline.xml", "ball_pile.xml",
-                                           "heavy_on_light.xml"));
+                                           "heavy_on_light.xml", "heavy_on_three_light.xml"));
 
 // ---- quadruped_drop_8 and quadruped_drop_27 --------------------------------------------------
 
@@ -333,6 +333,44 @@ TEST(HeavyOnLightScene, IsAFiveKilogramBoxRestingOnATenthOfAKilogramBox) {
   }
   EXPECT_EQ(floor, 4);
   EXPECT_EQ(between, 4);
+}
+
+// ---- heavy_on_three_light --------------------------------------------------------------------
+
+TEST(HeavyOnThreeLightScene, IsAFiveKilogramBoxOnThreeTenthOfAKilogramBoxes) {
+  const auto model = LoadScene("heavy_on_three_light.xml");
+  ASSERT_NE(model, nullptr);
+  const Model& m = *model;
+  EXPECT_EQ(m.nv, 24);
+  EXPECT_EQ(m.nu, 0);
+  ASSERT_EQ(m.nsubsystem, 4);
+  ASSERT_EQ(m.ngeom, 5);
+  const double masses[4] = {0.1, 0.1, 0.1, 5};
+  const Vec3 sizes[4] = {Vec3(0.2, 0.2, 0.05), Vec3(0.18, 0.18, 0.05), Vec3(0.16, 0.16, 0.025),
+                         Vec3(0.12, 0.12, 0.05)};
+  Data d(m);
+  for (int k = 0; k < 4; ++k) {
+    const int g = k + 1;
+    EXPECT_EQ(m.body_mass[m.geom_body[g]], masses[k]);
+    EXPECT_EQ(m.geom_type[g], GeomType::kBox);
+    EXPECT_EQ(m.geom_size[g], sizes[k]);
+  }
+  for (int g = 0; g < m.ngeom; ++g) EXPECT_EQ(m.geom_friction[g][0], 0.5) << m.geom_name[g];
+  // Each bottom face rests exactly on the floor or on the top face of the box below.
+  Kinematics(m, d);
+  EXPECT_NEAR(d.geom_xpos[1].z() - sizes[0].z(), 0, 1e-15);
+  for (int k = 1; k < 4; ++k) {
+    EXPECT_NEAR(d.geom_xpos[k + 1].z() - sizes[k].z(), d.geom_xpos[k].z() + sizes[k - 1].z(),
+                1e-15);
+  }
+  // A step finds four touching corners at each of the four interfaces.
+  ASSERT_EQ(Step(m, d), StepStatus::kOk);
+  int per_interface[4] = {0, 0, 0, 0};
+  for (const Contact& c : d.contact) {
+    EXPECT_NEAR(c.dist, 0, 1e-6);
+    per_interface[std::max(c.geom1, c.geom2) - 1] += 1;
+  }
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(per_interface[k], 4) << "interface " << k;
 }
 
 // ---- box_incline -----------------------------------------------------------------------------
