@@ -7,8 +7,8 @@
 //            which the 2-thread ratio of small-island scenes follows, and alsim's 2-thread
 //            speed-up beside what two independent 1-thread runs at once get from the host (the
 //            ceiling of any 2-thread speed-up at that moment).
-// Usage: solver_bench [table3|mujoco|all] [--scenes DIR] [--repeats N]
-//                     [--model FILE [--model FILE ...]] [--steps N]
+// Usage: solver_bench [table3|mujoco|solvers|all] [--scenes DIR] [--repeats N]
+//                     [--model FILE [--model FILE ...]] [--steps N] [--solvers A,B,...]
 //   --scenes DIR   where Table III's quadruped_drop_8.xml and quadruped_drop_27.xml are
 //   --model FILE   compare with MuJoCo on this MJCF file instead of the three humanoid scenes
 //                  (repeatable; MuJoCo must load it too)
@@ -333,16 +333,67 @@ void AgainstMujoco(const std::vector<MujocoCase>& cases, int repeats) {
   }
 }
 
+// The scenes of the solvers comparison: two of MuJoCo's humanoid scenes and Table III's 27
+// quadrupeds, whose time goes to islands that land and slide.
+std::vector<MujocoCase> SolverCases(const std::string& scenes) {
+  return {{"humanoid100/humanoid100.xml", 500},
+          {"humanoid/22_humanoids.xml", 1000},
+          {scenes + "/quadruped_drop_27.xml", 300}};
+}
+
+void SolversAgainstMujoco(const std::vector<MujocoCase>& cases,
+                          const std::vector<SolverType>& solvers, int repeats) {
+  std::vector<std::shared_ptr<const Model>> models;
+  for (const MujocoCase& c : cases) {
+    const std::string path = MujocoCasePath(c.file);
+    models.push_back(Load(path));
+    mj_deleteModel(LoadMujoco(path));
+  }
+  std::printf("\n### alsim's solvers vs MuJoCo 2.2.2 mj_step, one thread, same scenes\n\n");
+  std::printf(
+      "| scene | steps | solver | steps/s | /MuJoCo | mean residual | max penetration mm |\n");
+  std::printf("|---|---|---|---|---|---|---|\n");
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const MujocoCase& c = cases[k];
+    const std::string path = MujocoCasePath(c.file);
+    std::vector<double> mj;
+    std::vector<std::vector<double>> speed(solvers.size()), ratio(solvers.size());
+    std::vector<RunSample> samples(solvers.size());
+    RunSample mj_sample;
+    for (int r = 0; r < repeats; ++r) {  // interleaved, so drifts in machine load hit every solver
+      mj_sample = RunMujoco(path, c.steps);
+      mj.push_back(mj_sample.steps_per_second);
+      for (size_t s = 0; s < solvers.size(); ++s) {
+        StepOptions options;
+        options.solver.type = solvers[s];
+        samples[s] = RunAlsim(*models[k], 1, c.steps, options);
+        speed[s].push_back(samples[s].steps_per_second);
+        ratio[s].push_back(samples[s].steps_per_second / mj.back());
+      }
+    }
+    std::printf("| %s | %d | MuJoCo | %.0f | 1 | | %.3f |\n", c.file.c_str(), c.steps, Median(mj),
+                1e3 * mj_sample.max_penetration);
+    for (size_t s = 0; s < solvers.size(); ++s) {
+      std::printf("| | | %s | %.0f | %s | %.1e | %.3f |\n", SolverName(solvers[s]),
+                  Median(speed[s]), RatioSpread(ratio[s]).c_str(), samples[s].mean_residual,
+                  1e3 * samples[s].max_penetration);
+    }
+    std::fflush(stdout);
+  }
+}
+
 }  // namespace
 }  // namespace alsim
 
 int main(int argc, char** argv) {
   const char* usage =
-      "usage: solver_bench [table3|mujoco|all] [--scenes DIR] [--repeats N]\n"
-      "                    [--model FILE [--model FILE ...]] [--steps N]\n";
+      "usage: solver_bench [table3|mujoco|solvers|all] [--scenes DIR] [--repeats N]\n"
+      "                    [--model FILE [--model FILE ...]] [--steps N] [--solvers A,B,...]\n";
   std::string what = "all", scenes = ALSIM_SCENES_DIR;
   int repeats = 3, model_steps = 1000;
   std::vector<std::string> models;
+  std::vector<alsim::SolverType> solvers = {alsim::SolverType::kSubAdmm, alsim::SolverType::kCanal,
+                                            alsim::SolverType::kAuto};
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--scenes" && i + 1 < argc) {
@@ -357,14 +408,29 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "solver_bench: --steps must be at least 1\n%s", usage);
         return 2;
       }
-    } else if (arg == "table3" || arg == "mujoco" || arg == "all") {
+    } else if (arg == "--solvers" && i + 1 < argc) {
+      solvers.clear();
+      std::string list = argv[++i];
+      for (size_t start = 0; start <= list.size();) {
+        size_t comma = list.find(',', start);
+        if (comma == std::string::npos) comma = list.size();
+        alsim::SolverType type;
+        if (!alsim::ParseSolverName(list.substr(start, comma - start).c_str(), &type)) {
+          std::fprintf(stderr, "solver_bench: unknown solver in '%s'\n%s", list.c_str(), usage);
+          return 2;
+        }
+        solvers.push_back(type);
+        start = comma + 1;
+      }
+    } else if (arg == "table3" || arg == "mujoco" || arg == "solvers" || arg == "all") {
       what = arg;
     } else {
       std::fprintf(stderr, "solver_bench: unknown argument '%s'\n%s", arg.c_str(), usage);
       return 2;
     }
   }
-  std::vector<alsim::MujocoCase> cases = alsim::HumanoidCases();
+  std::vector<alsim::MujocoCase> cases =
+      what == "solvers" ? alsim::SolverCases(scenes) : alsim::HumanoidCases();
   if (!models.empty()) {
     if (what == "table3") {
       std::fprintf(stderr, "solver_bench: --model applies to the MuJoCo comparison, not table3\n%s",
@@ -374,6 +440,10 @@ int main(int argc, char** argv) {
     cases.clear();
     for (const std::string& file : models) cases.push_back({file, model_steps});
     if (what == "all") what = "mujoco";  // --model is about the MuJoCo comparison only
+  }
+  if (what == "solvers") {
+    alsim::SolversAgainstMujoco(cases, solvers, repeats);
+    return 0;
   }
   if (what != "mujoco") {
     alsim::TableThree(scenes, repeats, 1);
