@@ -4,12 +4,12 @@
 
 namespace alsim {
 
-// The exact line search of eq. (26): rtsafe on phi'(alpha) (exact_line_search.h).
+// The exact line search of eq. (26): a bracketed Newton on phi'(alpha) (exact_line_search.h).
 struct LineSearchParameters {
   double relative_tolerance = 1e-12;  // on |phi'(alpha)| / |phi'(0)|
   double bracket_tolerance = 1e-14;   // on (alpha_hi - alpha_lo) / max(1, alpha_hi)
   int max_iterations = 100;           // evaluations of phi' and phi'', bracketing included
-  int max_doublings = 60;             // of alpha_hi while phi'(alpha_hi) < 0
+  int max_doublings = 60;             // steps right while phi' < 0 at every point so far
 };
 
 // The two Newton baselines of Table II inside CANAL's AL loop (newton_baselines.h). Both read
@@ -39,7 +39,7 @@ struct CanalParameters {
   // the island's dofs) or after max_newton_steps steps in one outer iteration [OURS].
   double newton_tolerance = 1e-10;
   int max_newton_steps = 50;
-  // The exact line search of eq. (26) (rtsafe tolerances, digest 5.6 [OURS]).
+  // The exact line search of eq. (26) (its tolerances, digest 5.6 [OURS]).
   LineSearchParameters line_search;
   // The Newton baselines' own knobs (canal-trdogleg, canal-dampedsn).
   NewtonBaselineParameters baselines;

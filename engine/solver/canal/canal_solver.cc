@@ -58,9 +58,62 @@ void CanalSolver::Assemble(const Model& m, const Data& d, int island) {
 
 namespace {
 
+// Narrows the piece [*left, *right] around alpha to exclude a kink at `root`.
+void ExcludeKink(double root, double alpha, double* left, double* right) {
+  if (root > alpha) {
+    *right = std::min(*right, root);
+  } else if (root < alpha) {
+    *left = std::max(*left, root);
+  } else {
+    *left = *right = alpha;
+  }
+}
+
+// The roots t of a t^2 + b t + c = 0 at which a contact's argument x(t) = x0 - t w meets the
+// boundary of a case (see ContactKinks), given to `keep` (which checks the sign condition).
+template <class Keep>
+void QuadraticRoots(double a, double b, double c, const Keep& keep) {
+  const double scale = std::abs(a) + std::abs(b) + std::abs(c);
+  if (!(scale > 0)) return;
+  if (std::abs(a) <= 1e-14 * scale) {  // linear
+    if (b != 0) keep(-c / b);
+    return;
+  }
+  const double discriminant = b * b - 4 * a * c;
+  if (discriminant < 0) return;
+  // The cancellation-free pair: q = -(b + sign(b) sqrt(disc)) / 2, roots q / a and c / q.
+  const double q = -0.5 * (b + std::copysign(std::sqrt(discriminant), b));
+  keep(q / a);
+  if (q != 0) keep(c / q);
+}
+
+// The kinks of a contact's proximal projection along x(t) = x0 - t w (alsim's order: normal,
+// t1, t2; s(t) = ||x_t(t)||): the stick boundary s = mu x_n (x_n >= 0) and the open boundary
+// mu s = -x_n (x_n <= 0), i.e. the roots of the quadratics mu^2 x_n^2 - s^2 and x_n^2 - mu^2 s^2
+// with that sign of x_n(t).
+void ContactKinks(const double* x0, const double* w, double mu, double alpha, double* left,
+                  double* right) {
+  const double mu2 = mu * mu;
+  const double wn2 = w[0] * w[0], wt2 = w[1] * w[1] + w[2] * w[2];
+  const double xw_n = x0[0] * w[0], xw_t = x0[1] * w[1] + x0[2] * w[2];
+  const double xn2 = x0[0] * x0[0], xt2 = x0[1] * x0[1] + x0[2] * x0[2];
+  auto normal_at = [&](double t) { return x0[0] - t * w[0]; };
+  QuadraticRoots(mu2 * wn2 - wt2, -2 * (mu2 * xw_n - xw_t), mu2 * xn2 - xt2, [&](double t) {
+    if (normal_at(t) >= 0) ExcludeKink(t, alpha, left, right);
+  });
+  QuadraticRoots(wn2 - mu2 * wt2, -2 * (xw_n - mu2 * xw_t), xn2 - mu2 * xt2, [&](double t) {
+    if (normal_at(t) <= 0) ExcludeKink(t, alpha, left, right);
+  });
+}
+
 // phi'(alpha), phi''(alpha) of eq. (26) from v_hat, d, A d and J d (digest 5.6):
 //   phi'  = d^T A v + alpha d^T A d - d^T b - sum_i (J_i d)^T T_i(x_i - alpha beta J_i d)
 //   phi'' = d^T A d + beta sum_i (J_i d)^T D_i(alpha) (J_i d)
+// and the piece around alpha (exact_line_search.h): every row's kinks along x_i(t) = x_i -
+// t beta J_i d (a limit's x = 0, a soft row's clamp ends, a contact's ContactKinks); phi' is
+// affine there unless a contact slips (its T_i is then not linear in t). The rounding bound is
+// a few unit round-offs of the summed magnitudes of phi''s terms, a row's being |J_i d| times
+// those of x_i (T_i is 1-Lipschitz, so x_i's rounding passes into lambda_i).
 struct Phi final : LineSearchFunction {
   const ConstraintSet* set;
   const int* constraints;
@@ -68,26 +121,66 @@ struct Phi final : LineSearchFunction {
   const double* argument;
   const double* row_direction;
   double beta, d_a_v, d_a_d, d_b;
-  void Evaluate(double alpha, double* first, double* second) const override {
+  void Evaluate(double alpha, LineSearchSample* sample) const override {
     double slope = d_a_v + alpha * d_a_d - d_b;
     double curvature = d_a_d;
+    double magnitude = std::abs(d_a_v) + std::abs(alpha * d_a_d) + std::abs(d_b);
+    double left = -std::numeric_limits<double>::infinity();
+    double right = std::numeric_limits<double>::infinity();
+    bool affine = true;
     for (int s = 0; s < num_constraints; ++s) {
       const Constraint& c = set->constraints[constraints[s]];
       const int row = c.row_adr;
-      double x[3], lambda[3], D[9];
-      for (int r = 0; r < c.dim; ++r)
-        x[r] = argument[row + r] - alpha * beta * row_direction[row + r];
-      CanalConstraintImpulse(c, beta, x, lambda, D);
+      const double* x0 = argument + row;
       const double* jd = row_direction + row;
+      double x[3], w[3], lambda[3], D[9];
+      for (int r = 0; r < c.dim; ++r) {
+        w[r] = beta * jd[r];
+        x[r] = x0[r] - alpha * w[r];
+      }
+      CanalConstraintImpulse(c, beta, x, lambda, D);
       for (int r = 0; r < c.dim; ++r) {
         slope -= jd[r] * lambda[r];
+        // lambda carries the rounding of x's terms (x0 and alpha w), which may cancel.
+        magnitude += std::abs(jd[r]) * (std::abs(x0[r]) + std::abs(alpha * w[r]));
         double dj = 0;
         for (int k = 0; k < c.dim; ++k) dj += D[c.dim * r + k] * jd[k];
         curvature += beta * jd[r] * dj;
       }
+      switch (c.type) {
+        case ConstraintType::kContact: {
+          ContactKinks(x0, w, c.friction, alpha, &left, &right);
+          // Slip: D is neither I nor 0 (ProximalConeProjection's cases).
+          const double s_t = std::sqrt(x[1] * x[1] + x[2] * x[2]);
+          if (!(s_t <= c.friction * x[0]) && !(c.friction * s_t <= -x[0])) affine = false;
+          break;
+        }
+        case ConstraintType::kLimit:
+          if (w[0] != 0) ExcludeKink(x0[0] / w[0], alpha, &left, &right);
+          break;
+        case ConstraintType::kSoft: {
+          // g(x) = D x - offset meets lambda_lower or lambda_upper at x = (bound + offset) / D.
+          const double D_soft = c.soft_damping / (c.soft_damping + beta);
+          const double offset = beta * c.soft_bias / (c.soft_damping + beta);
+          if (D_soft > 0 && w[0] != 0) {
+            for (const double bound : {c.lambda_lower, c.lambda_upper}) {
+              if (std::isfinite(bound)) {
+                ExcludeKink((x0[0] - (bound + offset) / D_soft) / w[0], alpha, &left, &right);
+              }
+            }
+          }
+          break;
+        }
+        case ConstraintType::kEquality:
+          break;
+      }
     }
-    *first = slope;
-    *second = curvature;
+    sample->first = slope;
+    sample->second = curvature;
+    sample->left = std::min(left, alpha);
+    sample->right = std::max(right, alpha);
+    sample->affine = affine;
+    sample->rounding = 8 * std::numeric_limits<double>::epsilon() * magnitude;
   }
 };
 
@@ -164,10 +257,14 @@ InnerSolveResult CanalSolver::ExactNewton(AlIsland& problem, const SolverOptions
       result.broken = true;
       break;
     }
-    // d = -H^{-1} r (eq. 25), kept in `residual`.
-    for (int k = 0; k < n; ++k) residual[k] = -residual[k];
+    // d = -H^{-1} r (eq. 25), kept in `residual`; -r kept in `product` for phi'(0) = r^T d.
+    for (int k = 0; k < n; ++k) residual[k] = product[k] = -residual[k];
     factor.Solve(residual);
     const double* direction = residual;
+    // phi'(0) = grad h . d = r^T d (= -d^T H d < 0), from r itself rather than an evaluation of
+    // phi' at 0, whose sum cancels the large terms d^T A v and d^T b.
+    double slope0 = 0;
+    for (int k = 0; k < n; ++k) slope0 -= product[k] * direction[k];
     problem.MultiplyMass(direction, product);
     double d_a_v = 0, d_a_d = 0, d_b = 0;
     // A is symmetric: d^T A v = v^T A d.
@@ -183,10 +280,8 @@ InnerSolveResult CanalSolver::ExactNewton(AlIsland& problem, const SolverOptions
     phi.d_a_v = d_a_v;
     phi.d_a_d = d_a_d;
     phi.d_b = d_b;
-    double slope0 = 0, curvature0 = 0;
-    phi.Evaluate(0, &slope0, &curvature0);
     const LineSearchResult search = ExactLineSearch(phi, slope0, parameters.line_search);
-    stats->line_search_iterations += search.iterations + 1;
+    stats->line_search_iterations += search.iterations;
     for (int k = 0; k < n; ++k) velocity[k] += search.alpha * direction[k];
     ++result.steps;
     ++stats->newton_steps;

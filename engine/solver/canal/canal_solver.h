@@ -13,7 +13,7 @@
 //         r = A v_hat - b - sum_i J_i^T lambda_i                               (eq. 21, = grad h)
 //         H = A + beta sum_i J_i^T D_i J_i,  D_i = dT_i/dx_i                   (eq. 24, SPD)
 //         d = -H^{-1} r                                                        (eq. 25)
-//         alpha = argmin h(v_hat + alpha d) by rtsafe on phi'                  (eq. 26)
+//         alpha = argmin h(v_hat + alpha d) by Newton on phi' (piece-aware)    (eq. 26)
 //       TRDogleg, DampedSN: the same r with the strict T of eq. (17) and e~ = e (eq. 19), by a
 //         trust-region dogleg or a damped semismooth Newton on 1/2 ||r||^2 (newton_baselines.h);
 //       until ||r|| < newton_tolerance max(1, ||b||) (or below r's rounding error, which grows

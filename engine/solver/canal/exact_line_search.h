@@ -1,23 +1,46 @@
 // The exact line search of CANAL, eq. (26) (digest 5.6): alpha = argmin_{alpha > 0} phi(alpha)
 // with phi(alpha) = h(v_hat + alpha d), h the strictly convex potential of eq. (22) and d a
 // descent direction. phi' is continuous, increasing and piecewise smooth, so the minimizer is the
-// root of phi', found by rtsafe (Numerical Recipes: Newton-Raphson safeguarded by bisection), as
-// the paper does. [OURS] (digest 5.6): the bracket [0, alpha_hi] starts with alpha_hi = 1 and is
-// doubled until phi'(alpha_hi) >= 0; rtsafe starts at alpha = 1 (the full Newton step) and
-// bisects whenever the Newton iterate leaves the bracket or does not halve the step; it stops
-// once |phi'(alpha)| <= relative_tolerance |phi'(0)| or the bracket is narrower than
-// bracket_tolerance (relative to alpha_hi), with at most max_iterations evaluations.
+// root of phi'. [OURS] A bracketed Newton iteration that uses phi's structure:
+//   - each evaluation also reports the piece [left, right] around alpha on which no row changes
+//     case (a contact's stick/slip/open, a limit's sign, a soft row's clamp), and whether phi' is
+//     affine there (no contact slips: every T_i is linear along the line). On an affine piece
+//     phi'(t) = phi'(alpha) + phi''(alpha) (t - alpha) exactly, so a Newton iterate inside the
+//     piece is the root (returned without another evaluation), and one beyond it moves the
+//     bracket to the piece's end for free (the sign of phi' there is known);
+//   - otherwise the Newton iterate is taken whenever it lies inside the bracket (lo, hi), else
+//     the secant of the bracket's ends; a bisection follows whenever two evaluations did not
+//     halve the bracket (this bounds the count by about twice bisection's);
+//   - the bracket [0, hi] starts unbounded; while phi' < 0 the Newton iterate (which lies right
+//     of alpha) or a doubling extends it.
+// It stops when |phi'(alpha)| <= max(relative_tolerance |phi'(0)|, the rounding error of phi'
+// that the function reports), when a Newton correction falls below bracket_tolerance
+// max(1, alpha) (quadratic convergence inside a smooth piece: that iterate is returned), when the
+// bracket is narrower than bracket_tolerance max(1, hi), or after max_iterations evaluations.
 #pragma once
+
+#include <limits>
 
 #include "engine/solver/canal/canal_parameters.h"
 
 namespace alsim {
 
-// phi'(alpha) and phi''(alpha) (phi'' > 0) along the search direction.
+// phi' and phi'' (> 0) at one alpha, and what the function knows about its piece there.
+struct LineSearchSample {
+  double first = 0;   // phi'(alpha)
+  double second = 0;  // phi''(alpha), the one-sided value of the piece [left, right]
+  // No row changes case on [left, right] (left <= alpha <= right); a function that does not know
+  // its kinks leaves [alpha, alpha].
+  double left = -std::numeric_limits<double>::infinity();
+  double right = std::numeric_limits<double>::infinity();
+  bool affine = false;  // phi' is affine on [left, right]
+  double rounding = 0;  // a bound on the rounding error of `first`
+};
+
 class LineSearchFunction {
  public:
   virtual ~LineSearchFunction() = default;
-  virtual void Evaluate(double alpha, double* first, double* second) const = 0;
+  virtual void Evaluate(double alpha, LineSearchSample* sample) const = 0;
 };
 
 struct LineSearchResult {
