@@ -145,7 +145,8 @@ std::string Attribute(const std::string& tag, const std::string& name) {
 }
 
 // True if the MJCF text (or a file it includes) sets option/timestep. mjModel cannot tell an
-// explicit timestep from MuJoCo's default, and alsim's default differs (DESIGN.md: 1/240 s).
+// explicit timestep from MuJoCo's default; an explicit one must be a positive number (MuJoCo 2.2.2
+// compiles 0 and negative values).
 // Each included file is read once, however often it is included: a file that includes itself k
 // times would otherwise cost k^depth reads (found by fuzzing).
 bool SetsTimestep(const std::string& xml, const std::string* directory,
@@ -276,6 +277,7 @@ Vec3 ToVec3(const mjtNum* v) { return Vec3(v[0], v[1], v[2]); }
 Quat ToQuat(const mjtNum* q) { return Quat(q[0], q[1], q[2], q[3]); }
 
 void ConvertOptions(const mjModel* m, bool scene_sets_timestep, Model& model) {
+  // MJCF semantics: the compiled timestep, MuJoCo's default (kDefaultTimestep) where unset.
   model.timestep = scene_sets_timestep ? m->opt.timestep : kDefaultTimestep;
   model.constraints_enabled = !(m->opt.disableflags & mjDSBL_CONSTRAINT);
   model.limits_enabled = !(m->opt.disableflags & mjDSBL_LIMIT);

@@ -54,7 +54,7 @@ ModelImport ImportModelFromString(const std::string& xml,
 // scene text says that an mjModel cannot tell.
 struct CompiledScene {
   std::string mjb;                    // mj_saveModel's bytes; empty on failure
-  bool sets_timestep = false;         // the MJCF sets option/timestep (else kDefaultTimestep)
+  bool sets_timestep = false;         // the MJCF sets option/timestep (checked to be positive)
   std::vector<std::string> warnings;  // MuJoCo's compiler warnings
   std::string error;                  // on failure: as ModelImport::error
 };
@@ -70,7 +70,9 @@ CompiledScene CompileSceneFile(const std::string& path);
 // messages. A corrupt MJB is an error, never a crash of the caller.
 ModelImport ImportCompiledScene(const CompiledScene& scene, const std::string& source);
 
-// The timestep of a scene whose MJCF does not set option/timestep (URDF never does).
-inline constexpr double kDefaultTimestep = 1.0 / 240.0;
+// The timestep of a scene whose MJCF does not set option/timestep (URDF never does): MJCF's own
+// default, which MuJoCo's compiler writes into mjModel, so that one file gives one motion in
+// alsim and in MuJoCo.
+inline constexpr double kDefaultTimestep = 0.002;
 
 }  // namespace alsim

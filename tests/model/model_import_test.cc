@@ -192,11 +192,14 @@ TEST_P(SampleModelTest, ImportKeepsEveryNumberOfMujocosCompiledModel) {
   ExpectSameAsMujoco(*imported.model, m.get());
   ExpectSubsystemsPartitionTheDofs(*imported.model);
   ExpectTreeIndexesMatch(*imported.model, m.get());
-  // MuJoCo's timestep where the scene sets one, alsim's 240 Hz default where it does not.
+  // MuJoCo's timestep, set by the scene or MJCF's default.
   std::ifstream file(path);
   const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   const bool sets_timestep = text.find("timestep=") != std::string::npos;
-  EXPECT_EQ(imported.model->timestep, sets_timestep ? m->opt.timestep : kDefaultTimestep);
+  EXPECT_EQ(imported.model->timestep, m->opt.timestep);
+  if (!sets_timestep) {
+    EXPECT_EQ(imported.model->timestep, kDefaultTimestep);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(MujocoSamples, SampleModelTest,
@@ -239,11 +242,24 @@ TEST(ModelImportTest, ScenesWithForceProducingFeaturesAreRefusedByName) {
 
 // ---- scenes from text ------------------------------------------------------------------------
 
-TEST(ModelImportTest, TimestepDefaultsTo240HzUnlessTheSceneSetsIt) {
+// MJCF semantics: a scene without option/timestep runs at MJCF's default, MuJoCo's compiled
+// value (the oracle), so that one file gives one motion in alsim and in MuJoCo.
+TEST(ModelImportTest, TimestepIsMjcfsDefaultUnlessTheSceneSetsIt) {
   const std::string body = R"(<worldbody><body><freejoint/><geom size=".1"/></body></worldbody>)";
   const ModelImport unset = ImportModelFromString("<mujoco>" + body + "</mujoco>");
   ASSERT_TRUE(unset) << unset.error;
-  EXPECT_DOUBLE_EQ(unset.model->timestep, 1.0 / 240.0);
+  char error[1000] = "";
+  mjVFS vfs;
+  mj_defaultVFS(&vfs);
+  const std::string xml = "<mujoco>" + body + "</mujoco>";
+  ASSERT_EQ(mj_makeEmptyFileVFS(&vfs, "unset.xml", static_cast<int>(xml.size())), 0);
+  std::memcpy(vfs.filedata[vfs.nfile - 1], xml.data(), xml.size());
+  mjModel* oracle = mj_loadXML("unset.xml", &vfs, error, sizeof(error));
+  ASSERT_NE(oracle, nullptr) << error;
+  EXPECT_EQ(unset.model->timestep, oracle->opt.timestep);
+  EXPECT_EQ(unset.model->timestep, 0.002);
+  mj_deleteModel(oracle);
+  mj_deleteVFS(&vfs);
 
   // Even MuJoCo's own default value counts when the scene states it.
   const ModelImport explicit_default =
@@ -287,7 +303,7 @@ TEST(ModelImportTest, UrdfLoadsThroughMujocosCompiler) {
   EXPECT_EQ(model.jnt_name[0], "swing");
   EXPECT_TRUE(model.jnt_limited[0]);
   EXPECT_DOUBLE_EQ(model.jnt_range_upper[0], 1.0);
-  EXPECT_DOUBLE_EQ(model.timestep, 1.0 / 240.0);
+  EXPECT_DOUBLE_EQ(model.timestep, 0.002);  // MJCF's default: URDF sets none
   EXPECT_DOUBLE_EQ(model.body_mass[model.dof_body[0]], 2.0);
 }
 
