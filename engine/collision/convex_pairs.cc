@@ -30,9 +30,8 @@ Vec3 UnitOrZero(const Vec3& d) {
 // +1 or -1; zero counts as positive so that ties pick a fixed corner.
 double SignOrPlus(double x) { return x >= 0 ? 1.0 : -1.0; }
 
-// The farthest mesh vertex along d (geom frame); the first one on ties.
-Vec3 MeshSupport(const GeomShape& s, const Vec3& d) {
-  if (s.vertex_count == 0) return Vec3::Zero();
+// The farthest mesh vertex along d by scanning all of them; the lowest index on ties.
+int MeshSupportScan(const GeomShape& s, const Vec3& d) {
   int best = 0;
   double best_dot = s.vertices[0].dot(d);
   for (int i = 1; i < s.vertex_count; ++i) {
@@ -42,7 +41,71 @@ Vec3 MeshSupport(const GeomShape& s, const Vec3& d) {
       best = i;
     }
   }
-  return s.vertices[best];
+  return best;
+}
+
+// The farthest mesh vertex along d by hill climbing on the convex hull's vertex graph. On a
+// convex polytope a vertex no neighbour of which is farther along d is a global maximizer, so
+// the walk moves to the best neighbour while one improves d.x. The maximizers form a face of the
+// hull, connected in the graph; that plateau is then searched breadth-first and its lowest mesh
+// vertex index returned, the scan's tie rule, so that the result does not depend on the start.
+// The start is the warm vertex of the last query on this shape, else the hull vertex extreme
+// along the largest component of d. A plateau larger than kMaxPlateau falls back to the scan.
+int MeshSupportWalk(const GeomShape& s, const Vec3& d) {
+  int h = s.warm_vertex;
+  if (h < 0 || h >= s.graph_vert_count) {
+    int axis = 0;
+    for (int i = 1; i < 3; ++i) {
+      if (std::abs(d[i]) > std::abs(d[axis])) axis = i;
+    }
+    h = s.graph_axis_start[2 * axis + (d[axis] >= 0 ? 0 : 1)];
+  }
+  double best_dot = s.vertices[s.graph_vert[h]].dot(d);
+  for (;;) {
+    int next = -1;
+    const int* edges = s.graph_edges + s.graph_edge_adr[h];
+    for (int e = 0; e < s.graph_edge_num[h]; ++e) {
+      const double dot = s.vertices[s.graph_vert[edges[e]]].dot(d);
+      if (dot > best_dot) {
+        best_dot = dot;
+        next = edges[e];
+      }
+    }
+    if (next < 0) break;
+    h = next;
+  }
+  constexpr int kMaxPlateau = 64;
+  std::array<int, kMaxPlateau> plateau;
+  int size = 1;
+  plateau[0] = h;
+  for (int k = 0; k < size; ++k) {
+    const int* edges = s.graph_edges + s.graph_edge_adr[plateau[k]];
+    for (int e = 0; e < s.graph_edge_num[plateau[k]]; ++e) {
+      const int n = edges[e];
+      const double dot = s.vertices[s.graph_vert[n]].dot(d);
+      if (dot > best_dot) return -1;  // rounding made a non-global local maximum: scan
+      if (dot < best_dot) continue;
+      if (std::find(plateau.begin(), plateau.begin() + size, n) != plateau.begin() + size) {
+        continue;
+      }
+      if (size == kMaxPlateau) return -1;
+      plateau[size++] = n;
+    }
+  }
+  s.warm_vertex = h;
+  int best = s.graph_vert[plateau[0]];
+  for (int k = 1; k < size; ++k) best = std::min(best, s.graph_vert[plateau[k]]);
+  return best;
+}
+
+// The farthest mesh vertex along d (geom frame); the lowest index on ties.
+Vec3 MeshSupport(const GeomShape& s, const Vec3& d) {
+  if (s.vertex_count == 0) return Vec3::Zero();
+  if (s.graph_vert_count > 0) {
+    const int v = MeshSupportWalk(s, d);
+    if (v >= 0) return s.vertices[v];
+  }
+  return s.vertices[MeshSupportScan(s, d)];
 }
 
 // Support point in the geom frame along the geom-frame direction d.

@@ -20,6 +20,18 @@ struct GeomShape {
   int vertex_count = 0;
   const Eigen::Vector3i* hull_faces = nullptr;
   int hull_face_count = 0;
+  // kMesh with a hull: its vertex graph (see Model::mesh_graph_*), hull-local indices; edge_adr
+  // and edge_num are indexed by hull vertex, edges holds the hull-local neighbours.
+  const int* graph_vert = nullptr;  // hull vertex -> local mesh vertex index
+  int graph_vert_count = 0;         // 0: no graph, support scans every vertex
+  const int* graph_edge_adr = nullptr;
+  const int* graph_edge_num = nullptr;
+  const int* graph_edges = nullptr;
+  const int* graph_axis_start = nullptr;  // six cold starts: +x, -x, +y, -y, +z, -z
+  // The hull vertex the last support query on this shape ended at: the next walk's warm start.
+  // A GeomShape is built per pair (ShapeOfGeom), so this is per-pair state on the caller's stack;
+  // it affects only speed, never the result (see MeshSupport).
+  mutable int warm_vertex = -1;
 };
 
 }  // namespace alsim

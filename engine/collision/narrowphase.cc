@@ -79,6 +79,15 @@ GeomShape ShapeOfGeom(const Model& m, const Data& d, int g) {
     shape.vertex_count = m.mesh_vert_num[mesh];
     shape.hull_faces = m.mesh_hull_face.data() + m.mesh_hull_face_adr[mesh];
     shape.hull_face_count = m.mesh_hull_face_num[mesh];
+    shape.graph_vert_count = m.mesh_graph_vert_num[mesh];
+    if (shape.graph_vert_count > 0) {
+      const int adr = m.mesh_graph_vert_adr[mesh];
+      shape.graph_vert = m.mesh_graph_vert.data() + adr;
+      shape.graph_edge_adr = m.mesh_graph_edge_adr.data() + adr;
+      shape.graph_edge_num = m.mesh_graph_edge_num.data() + adr;
+      shape.graph_edges = m.mesh_graph_edge.data();
+      shape.graph_axis_start = m.mesh_graph_axis_start.data() + 6 * mesh;
+    }
   }
   return shape;
 }

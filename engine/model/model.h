@@ -157,6 +157,20 @@ struct Model {
   std::vector<Vec3> mesh_vert;
   std::vector<Eigen::Vector3i> mesh_face;       // vertex indices, local to the mesh
   std::vector<Eigen::Vector3i> mesh_hull_face;  // hull triangles, local vertex indices
+  // The hull's vertex adjacency graph (MuJoCo's mesh_graph), for support search by hill climbing.
+  // Mesh k's hull vertices are [mesh_graph_vert_adr[k], + mesh_graph_vert_num[k]) in
+  // mesh_graph_vert (local mesh vertex indices); hull vertex h's neighbours are
+  // mesh_graph_edge[mesh_graph_edge_adr[h] .. + mesh_graph_edge_num[h]), as hull-local indices.
+  // mesh_graph_vert_num is 0 when MuJoCo built no hull.
+  std::vector<int> mesh_graph_vert_adr;
+  std::vector<int> mesh_graph_vert_num;
+  std::vector<int> mesh_graph_vert;
+  std::vector<int> mesh_graph_edge_adr;  // one per hull vertex, into mesh_graph_edge
+  std::vector<int> mesh_graph_edge_num;
+  std::vector<int> mesh_graph_edge;
+  // Per mesh, six cold starts for the walk: the hull-local vertex extreme along +x, -x, +y, -y,
+  // +z, -z (6 nmesh).
+  std::vector<int> mesh_graph_axis_start;
 
   // ---- sites (nsite)
   std::vector<std::string> site_name;

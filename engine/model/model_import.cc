@@ -361,6 +361,48 @@ void BuildSubsystems(const mjModel* m, Model& model) {
   }
 }
 
+// Mesh k's hull graph (layout above ConvertGeomsAndMeshes' hull faces): edge_localid lists hull
+// vertex i's neighbours from vert_edgeadr[i], ended by -1. Also the six axis-extreme cold starts
+// (first hull vertex on ties).
+void ConvertMeshGraph(const mjModel* m, int k, Model& model) {
+  const int vert_adr = static_cast<int>(model.mesh_graph_vert.size());
+  model.mesh_graph_vert_adr.push_back(vert_adr);
+  int numvert = 0;
+  if (m->mesh_graphadr[k] >= 0) {
+    const int* graph = m->mesh_graph + m->mesh_graphadr[k];
+    numvert = graph[0];
+    const int numface = graph[1];
+    const int* vert_edgeadr = graph + 2;
+    const int* vert_globalid = vert_edgeadr + numvert;
+    const int* edge_localid = vert_globalid + numvert;
+    const int edge_count = numvert + 3 * numface;
+    for (int i = 0; i < numvert; ++i) {
+      model.mesh_graph_vert.push_back(vert_globalid[i]);
+      model.mesh_graph_edge_adr.push_back(static_cast<int>(model.mesh_graph_edge.size()));
+      int num = 0;
+      for (int e = vert_edgeadr[i]; e < edge_count && edge_localid[e] >= 0; ++e, ++num) {
+        model.mesh_graph_edge.push_back(edge_localid[e]);
+      }
+      model.mesh_graph_edge_num.push_back(num);
+    }
+  }
+  model.mesh_graph_vert_num.push_back(numvert);
+  for (int axis = 0; axis < 6; ++axis) {
+    const double sign = axis % 2 == 0 ? 1.0 : -1.0;
+    int best = 0;
+    double best_value = -std::numeric_limits<double>::infinity();
+    for (int i = 0; i < numvert; ++i) {
+      const int v = model.mesh_vert_adr[k] + model.mesh_graph_vert[vert_adr + i];
+      const double value = sign * model.mesh_vert[v][axis / 2];
+      if (value > best_value) {
+        best_value = value;
+        best = i;
+      }
+    }
+    model.mesh_graph_axis_start.push_back(best);
+  }
+}
+
 void ConvertGeomsAndMeshes(const mjModel* m, Model& model) {
   model.ngeom = m->ngeom;
   for (int g = 0; g < m->ngeom; ++g) {
@@ -411,6 +453,7 @@ void ConvertGeomsAndMeshes(const mjModel* m, Model& model) {
       }
     }
     model.mesh_hull_face_num.push_back(hull_faces);
+    ConvertMeshGraph(m, k, model);
   }
 }
 
