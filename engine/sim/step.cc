@@ -26,8 +26,14 @@ bool AllFinite(const std::vector<double>& values) {
   return std::all_of(values.begin(), values.end(), [](double x) { return std::isfinite(x); });
 }
 
-// Below this many subsystems the trees run on the calling thread (a task costs microseconds).
+// The trees run in parallel only when there are several (kParallelTrees) and they carry enough
+// dofs (kParallelTreeDofs) for a split to pay for a task's spawn and join, a few microseconds:
+// that is the smooth stage (kinematics, RNE, CRBA, factor) of roughly one humanoid-sized robot, so
+// below two threads' worth of that, a tiny model (a slider-crank, a pendulum) stays on the calling
+// thread, where the second thread would only add the fork/join to every step. The trees write
+// disjoint data, so either path gives the same bits.
 constexpr int kParallelTrees = 2;
+constexpr int kParallelTreeDofs = 32;
 
 // Calls tree(range) for every static tree (bodies without dofs, on the calling thread) and then
 // for every subsystem, in parallel when there are several.
@@ -43,7 +49,7 @@ void ForEachTree(const Model& m, const Tree& tree) {
     const int body = m.subsystem_body_adr[j], dof = m.subsystem_dof_adr[j];
     tree(TreeRange{body, body + m.subsystem_body_num[j], dof, dof + m.subsystem_dof_num[j]});
   };
-  if (m.nsubsystem < kParallelTrees) {
+  if (m.nsubsystem < kParallelTrees || m.nv < kParallelTreeDofs) {
     for (int j = 0; j < m.nsubsystem; ++j) subsystem(j);
   } else {
     ParallelFor(0, m.nsubsystem, 1, subsystem);

@@ -1,4 +1,5 @@
-// The parallel schedule of a solve: islands always run in parallel, one task each, and each
+// The parallel schedule of a solve: islands run in parallel, one task each (on the calling thread
+// when there is one island: nothing to split, IslandsFor), and each
 // island's task ends with its share of the Sec. VII residual (SolveIslandsInParallel); loops inside
 // one island (over subsystems, over constraints) run in parallel only above a size, since a task
 // costs a few microseconds, more than a small loop (IslandParallelFor; the sizes come from the
@@ -33,15 +34,27 @@ void IslandParallelFor(int n, int threshold, int grain, const Body& body) {
   }
 }
 
-// Runs solve_island(k) for every island of d in parallel, each followed in its own task (while
-// the island's data is still in that core's cache) by its share of the Sec. VII residual when
-// options.compute_residual. `subsystem_blocks` must be built for d.constraints.
+// body(k) for every island k in [0, n): one task each, or on the calling thread when n is 1,
+// where a task would only add its spawn and join (and wake an idle worker) to the step. Either way
+// each k runs the same code on the same data, so the results do not depend on the choice.
+template <class Body>
+void IslandsFor(int n, const Body& body) {
+  if (n < 2) {
+    for (int k = 0; k < n; ++k) body(k);
+  } else {
+    ParallelFor(0, n, 1, body);
+  }
+}
+
+// Runs solve_island(k) for every island of d in parallel (IslandsFor), each followed in its own
+// task (while the island's data is still in that core's cache) by its share of the Sec. VII
+// residual when options.compute_residual. `subsystem_blocks` must be built for d.constraints.
 template <class SolveIsland>
 void SolveIslandsInParallel(const Model& m, const Data& d, const SolverOptions& options,
                             const SubsystemBlocks& subsystem_blocks, ResidualWorkspace& work,
                             std::vector<IslandSolveResult>& results,
                             const SolveIsland& solve_island) {
-  ParallelFor(0, d.islands.num, 1, [&](int k) {
+  IslandsFor(d.islands.num, [&](int k) {
     solve_island(k);
     if (options.compute_residual) {
       results[k].residual_squares = IslandResidualSquares(m, d, subsystem_blocks, k, work);

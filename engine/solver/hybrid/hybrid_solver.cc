@@ -5,6 +5,7 @@
 #include "engine/core/parallel.h"
 #include "engine/solver/admm/admm_iteration.h"
 #include "engine/solver/constraint_ops.h"
+#include "engine/solver/island_schedule.h"
 
 namespace alsim {
 
@@ -40,7 +41,7 @@ void HybridSolver::SolveIslands(const Model& m, Data& d, const SolverOptions& op
           IslandResidualSquares(m, d, subsystem_blocks_, k, residual_);
     }
   };
-  ParallelFor(0, d.islands.num, 1, [&](int k) {
+  IslandsFor(d.islands.num, [&](int k) {
     SolveIsland(m, d, options, deadline_us, k);
     if (!handed_to_canal_[k]) residual_share(k);
   });
@@ -50,7 +51,7 @@ void HybridSolver::SolveIslands(const Model& m, Data& d, const SolverOptions& op
   }
   if (canal_islands_.empty()) return;
   canal_.BeginSolve(m, d, options);
-  ParallelFor(0, static_cast<int>(canal_islands_.size()), 1, [&](int s) {
+  IslandsFor(static_cast<int>(canal_islands_.size()), [&](int s) {
     const int k = canal_islands_[s];
     SolverOptions second = options;
     second.max_iterations = options.max_iterations - island_results_[k].iterations;

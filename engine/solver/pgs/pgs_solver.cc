@@ -101,6 +101,83 @@ void PgsSolver::BuildDelassus(const Model& m, const Data& d, int subsystem) {
   }
 }
 
+namespace {
+
+// Pivots of W_ii's LDL^T below this fraction of its largest diagonal are taken as zero: the row
+// is then a combination of the earlier ones up to rounding. W_ii comes from tree-LDL^T solves, so
+// the rounding of its entries is that of 1e-16 amplified by the mass matrix's conditioning (light
+// struts hinged to a heavy body): the cut sits well above it, at 1e-6, where dropping a row that
+// is in fact independent costs that row's share of a tiny pivot only.
+constexpr double kEqualityPivotTolerance = 1e-6;
+
+// An equality's rows when they are dependent. Row-by-row Gauss-Seidel with D = diag(W_ii) needs
+// W_ii of full rank: a connect closing a planar loop inside one tree (every hinge about the same
+// axis) has a direction, along the hinges' axis in whatever frame the tree is turned to, that no
+// dof moves. Its bias (the error's rounding and drift along it) then cannot be met, and the row
+// steps lambda -= (J v_hat + e) / W_rr push the impulse along that direction without bound (the
+// closed-loop biped of issue 32 diverged; skipping rows whose W_rr alone is rounding does not
+// help once the tree turns the direction off the world axes). Here the block is solved exactly
+// on its independent rows:
+// LDL^T of W_ii in row order, a row whose pivot vanishes is dropped and its impulse set to zero
+// (the kept rows span its direction and take over its share), and the kept rows solve
+// W_KK delta_K = -(J_K v_hat + e_K) - W_Kk delta_k. Returns false, changing nothing, when no row
+// is dependent: then the row-by-row step runs as for every other constraint.
+bool DependentEqualityUpdate(const double (&w)[3][3], const double (&velocity)[3],
+                             const double* bias, const double* own, double (&updated)[3]) {
+  double largest = 0;
+  for (int r = 0; r < 3; ++r) largest = std::max(largest, w[r][r]);
+  if (!(largest > 0)) return false;
+  double l[3][3] = {}, pivot[3] = {0, 0, 0};
+  bool kept[3] = {false, false, false}, dependent = false;
+  for (int r = 0; r < 3; ++r) {
+    for (int q = 0; q < r; ++q) {
+      if (!kept[q]) continue;
+      double sum = w[r][q];
+      for (int p = 0; p < q; ++p) {
+        if (kept[p]) sum -= l[r][p] * l[q][p] * pivot[p];
+      }
+      l[r][q] = sum / pivot[q];
+    }
+    double sum = w[r][r];
+    for (int q = 0; q < r; ++q) {
+      if (kept[q]) sum -= l[r][q] * l[r][q] * pivot[q];
+    }
+    kept[r] = sum > kEqualityPivotTolerance * largest;
+    pivot[r] = kept[r] ? sum : 0;
+    dependent = dependent || !kept[r];
+  }
+  if (!dependent) return false;
+  double delta[3], rhs[3];
+  for (int r = 0; r < 3; ++r) delta[r] = kept[r] ? 0 : -own[r];
+  for (int r = 0; r < 3; ++r) {
+    rhs[r] = -(velocity[r] + bias[r]);
+    for (int q = 0; q < 3; ++q) {
+      if (!kept[q]) rhs[r] -= w[r][q] * delta[q];
+    }
+  }
+  // L y = rhs, then L^T delta = D^-1 y, over the kept rows.
+  double y[3] = {0, 0, 0};
+  for (int r = 0; r < 3; ++r) {
+    if (!kept[r]) continue;
+    y[r] = rhs[r];
+    for (int q = 0; q < r; ++q) {
+      if (kept[q]) y[r] -= l[r][q] * y[q];
+    }
+  }
+  for (int r = 2; r >= 0; --r) {
+    if (!kept[r]) continue;
+    double x = y[r] / pivot[r];
+    for (int q = r + 1; q < 3; ++q) {
+      if (kept[q]) x -= l[q][r] * delta[q];
+    }
+    delta[r] = x;
+  }
+  for (int r = 0; r < 3; ++r) updated[r] = own[r] + delta[r];
+  return true;
+}
+
+}  // namespace
+
 double PgsSolver::Sweep(Data& d, int island) {
   ConstraintSet& set = d.constraints;
   const Islands& islands = d.islands;
@@ -112,7 +189,7 @@ double PgsSolver::Sweep(Data& d, int island) {
     double* own = set.lambda.data() + c.row_adr;
     // velocity = (W lambda + J v_free)_i = J_i v_hat with the newest impulses, and W_ii's
     // diagonal, summing the W_j of the (one or two) subsystems i touches.
-    double velocity[3] = {0, 0, 0}, diagonal[3] = {0, 0, 0};
+    double velocity[3] = {0, 0, 0}, diagonal[3] = {0, 0, 0}, block[3][3] = {};  // W_ii
     for (int r = 0; r < c.dim; ++r) velocity[r] = free_velocity_[c.row_adr + r];
     for (int t = 0; t < link_num_[i]; ++t) {
       const int j = link_subsystem_[2 * i + t];
@@ -130,6 +207,7 @@ double PgsSolver::Sweep(Data& d, int island) {
         }
         velocity[r] += sum;
         diagonal[r] += w[row];
+        for (int q = 0; q < c.dim; ++q) block[r][q] += w[link_row_[2 * i + t] + q];
       }
     }
     double updated[3] = {0, 0, 0};
@@ -154,7 +232,8 @@ double PgsSolver::Sweep(Data& d, int island) {
           updated[0] = std::max(0.0, own[0] - (velocity[0] + bias[0]) / diagonal[0]);
         }
         break;
-      case ConstraintType::kEquality:  // row by row, as the contact rows
+      case ConstraintType::kEquality:  // row by row, as the contact rows, unless dependent
+        if (c.dim == 3 && DependentEqualityUpdate(block, velocity, bias, own, updated)) break;
         for (int r = 0; r < c.dim; ++r) {
           if (diagonal[r] > 0) updated[r] = own[r] - (velocity[r] + bias[r]) / diagonal[r];
         }
