@@ -214,8 +214,11 @@ alsim::client::ClientOptions ClientOptionsFrom(const CliOptions& cli) {
   return options;
 }
 
-// Connects (waiting if asked); exits with a message when the server cannot be reached.
-void Connect(alsim::client::Client& client, double wait_seconds) {
+// Connects (waiting if asked); false, with a message, when the server cannot be reached. The caller
+// returns from main, so that the channel is destroyed before static destructors run: std::exit
+// here left the channel's TLS handshake running on gRPC's threads while gRPC's globals were torn
+// down, which crashed the CLI now and then (client_auth_test saw exit -11).
+bool Connect(alsim::client::Client& client, double wait_seconds) {
   if (wait_seconds > 0 && !client.WaitForConnection(ToMilliseconds(wait_seconds))) {
     std::cerr << "alsim: no server answered at " << client.address() << " within " << wait_seconds
               << " s";
@@ -227,8 +230,9 @@ void Connect(alsim::client::Client& client, double wait_seconds) {
                 << status.error_message();
     }
     std::cerr << "\n";
-    std::exit(1);
+    return false;
   }
+  return true;
 }
 
 // "alsim: COMMAND: CODE: message", as the other server commands report errors.
@@ -306,7 +310,7 @@ int main(int argc, char** argv) {
   if (options.command == "run") return alsim::cli::RunCommand(options.command_args);
   if (options.command == "health" || options.command == "server-info") {
     alsim::client::Client client(options.address, ClientOptionsFrom(options));
-    Connect(client, options.wait_seconds);
+    if (!Connect(client, options.wait_seconds)) return 1;
     return options.command == "health" ? RunHealth(client, options.command_args)
                                        : RunServerInfo(client, options.command_args);
   }
@@ -326,7 +330,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     alsim::client::Client client(options.address, ClientOptionsFrom(options));
-    Connect(client, options.wait_seconds);
+    if (!Connect(client, options.wait_seconds)) return 1;
     return run(client, args);
   }
   UsageError("unknown command '" + options.command + "'");

@@ -70,7 +70,11 @@ void FlagParser::Unexpected() const {
 void FlagParser::Error(const std::string& message) const {
   std::cerr << "alsim: " << command_ << ": " << message << "\nTry 'alsim " << command_
             << " --help'.\n";
-  std::exit(kExitUsage);
+  // A command's channel may be connecting on gRPC's threads: leave without running destructors
+  // under it (std::exit would tear gRPC's globals down while those threads run).
+  std::cout.flush();
+  std::cerr.flush();
+  std::_Exit(kExitUsage);
 }
 
 // ---- selections and solver flags ------------------------------------------------------------
