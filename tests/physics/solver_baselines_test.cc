@@ -25,24 +25,21 @@
 #include "engine/solver/admm_baselines/admm_nosub_solver.h"
 #include "engine/solver/joint_space_jacobian.h"
 #include "engine/solver/solver.h"
+#include "tests/solver/canal_scenes.h"
 #include "tests/support/allocation_counter.h"
 #include "tests/support/mujoco_oracle.h"
 
 namespace alsim {
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
-constexpr double kGravity = 9.81;
-constexpr double kStep = 1.0 / 240.0;
+using canal_scenes::BoxOnIncline;
+using canal_scenes::kGravity;
+using canal_scenes::kPi;
+using canal_scenes::kStep;
+using canal_scenes::Load;
 
 constexpr SolverType kAllSolvers[] = {SolverType::kSubAdmm, SolverType::kPgs,
                                       SolverType::kAdmmNoSub, SolverType::kAdmmNoBody};
-
-std::shared_ptr<const Model> Load(const std::string& xml) {
-  const ModelImport imported = ImportModelFromString(xml);
-  if (!imported) throw std::runtime_error(imported.error);
-  return imported.model;
-}
 
 // Converged solves: tight tolerance, generous iteration cap.
 StepOptions Tight(SolverType type, int max_iterations = 2000) {
@@ -51,25 +48,6 @@ StepOptions Tight(SolverType type, int max_iterations = 2000) {
   options.solver.tolerance = 1e-12;
   options.solver.max_iterations = max_iterations;
   return options;
-}
-
-// A 1 x 1 x 0.2 m box of 1 kg lying exactly on a plane tilted by `degrees` about y (normal
-// (sin a, 0, cos a)), both geoms with friction `mu`: four corner contacts.
-std::string BoxOnIncline(double degrees, double mu) {
-  const double a = degrees * kPi / 180;
-  const std::string tilt = "euler=\"0 " + std::to_string(degrees) + " 0\"";
-  char center[128], timestep[64];
-  std::snprintf(center, sizeof(center), "%.17g 0 %.17g", 0.1 * std::sin(a), 0.1 * std::cos(a));
-  std::snprintf(timestep, sizeof(timestep), "%.17g", kStep);
-  return R"(<mujoco><compiler angle="degree"/><option timestep=")" + std::string(timestep) +
-         R"("/><default><geom friction=")" + std::to_string(mu) +
-         R"( 0.005 0.0001" condim="3" margin="0" gap="0"/></default><worldbody>
-      <geom type="plane" size="3 3 0.1" )" +
-         tilt + R"(/>
-      <body pos=")" +
-         center + "\" " + tilt +
-         R"(><freejoint/><geom type="box" size="0.5 0.5 0.1" mass="1"/></body>
-    </worldbody></mujoco>)";
 }
 
 struct BoxStep {

@@ -1,6 +1,7 @@
-// Scenes shared by the CANAL tests (canal_test.cc) and the Table II Newton baselines' tests
-// (newton_baselines_test.cc): a box on an incline (digest seed-004 section 11, tests 11-12), the
-// three-point two-box stack (test 14), a scene with every row type, and several islands.
+// Scenes shared by the CANAL tests (canal_test.cc), the Table II Newton baselines' tests
+// (newton_baselines_test.cc) and the solver baselines' incline tests (solver_baselines_test.cc): a
+// box on an incline (digest seed-004 section 11, tests 11-12), the three-point two-box stack (test
+// 14), a scene with every row type, and several islands.
 #pragma once
 
 #include <cmath>
@@ -24,8 +25,8 @@ inline std::shared_ptr<const Model> Load(const std::string& xml) {
   return imported.model;
 }
 
-// A 1 x 1 x 0.2 m box of 1 kg lying exactly on a plane tilted by `degrees` about y, four corner
-// contacts of friction `mu` (as solver_baselines_test.cc's).
+// A 1 x 1 x 0.2 m box of 1 kg lying exactly on a plane tilted by `degrees` about y (normal
+// (sin a, 0, cos a)), four corner contacts of friction `mu` (also solver_baselines_test.cc's).
 inline std::string BoxOnIncline(double degrees, double mu) {
   const double a = degrees * kPi / 180;
   const std::string tilt = "euler=\"0 " + std::to_string(degrees) + " 0\"";
