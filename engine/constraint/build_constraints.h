@@ -17,6 +17,15 @@ struct ConstraintOptions {
   // the step). 0.2 removes a 1 mm penetration to 0.1 mm in 10 steps without adding visible energy:
   // the push-out speed erp * phi / h stays below 0.05 m/s for 1 mm at 240 Hz.
   double error_reduction = 0.2;
+  // The most speed that removing an error may ask for, m/s for contacts, slide limits and
+  // connect/weld positions, rad/s (the angular one) for hinge limits and weld rotations: the bias
+  // becomes max(erp * phi / h, -cap) for a penetration or violation (an equality's error, of
+  // either sign, is clamped to [-cap, cap]). Without it a start 5 cm into the floor at h = 1 ms
+  // asks for 10 m/s and the body is thrown (as physics engines' "max depenetration velocity"). A
+  // body that separates at the cap rises cap^2 / (2 g) above its rest: 0.5 mm at 0.1 m/s. The
+  // cap does not touch a gap's phi / h (speculative contacts) nor errors below cap h / erp.
+  double max_correction_speed = 0.1;
+  double max_correction_angular_speed = 1.0;
   // Speculative contacts (SpeculativeMarginsOfBodies in engine/collision/collision.h): pairs that
   // could touch within one step at their current speeds, or are within `contact_slop` (m), become
   // contact rows too. The slop keeps resting contacts from flickering in and out as round-off
