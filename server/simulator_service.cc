@@ -107,6 +107,7 @@ void FillDiagnostics(const SolverStatistics& s, alsim::v1::SolverDiagnostics* ou
   out->set_primal_residual(s.primal_residual);
   out->set_dual_residual(s.dual_residual);
   out->set_contact_residual(s.contact_residual);
+  out->set_split(s.split);
   out->set_solve_seconds(s.solve_seconds);
   for (int f = 0; f < s.num_figures; ++f)
     (*out->mutable_figures())[s.figures[f].name] = s.figures[f].value;

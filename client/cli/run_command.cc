@@ -48,6 +48,7 @@ struct RunStatistics {
   double sum_contacts = 0;
   double sum_warm_started_contacts = 0;
   double sum_islands = 0;
+  int split_steps = 0;
   double sum_iterations = 0;
   double sum_contact_residual = 0;
   double max_penetration = 0;  // m, >= 0
@@ -143,6 +144,7 @@ RunStatistics Simulate(const Model& m, Data& d, const RunOptions& options) {
     stats.sum_contacts += static_cast<double>(d.contact.size());
     stats.sum_warm_started_contacts += d.constraints.num_warm_started_contacts;
     stats.sum_islands += d.islands.num;
+    stats.split_steps += d.solver_statistics.split;
     stats.sum_iterations += d.solver_statistics.mean_iterations;
     stats.sum_contact_residual += d.solver_statistics.contact_residual;
     for (int f = 0; f < d.solver_statistics.num_figures; ++f) {
@@ -201,6 +203,7 @@ void PrintJson(const RunOptions& options, const Model& m, const Data& d,
   json.Double("mean_iterations", stats.Mean(stats.sum_iterations));
   json.Double("mean_contact_residual", stats.Mean(stats.sum_contact_residual));
   json.Double("max_penetration_m", stats.max_penetration);
+  json.Int("split_steps", stats.split_steps);
   {
     JsonObjectWriter figures;
     for (const auto& [name, sum] : stats.sum_figures) figures.Double(name, stats.Mean(sum));

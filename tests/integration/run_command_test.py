@@ -90,7 +90,7 @@ class RunCommandTest(unittest.TestCase):
             "subsystems": int, "mean_contacts": (int, float), "mean_islands": (int, float),
             "steps_per_second": (int, float), "mean_iterations": (int, float),
             "mean_contact_residual": (int, float), "max_penetration_m": (int, float),
-            "state_hash": str, "qpos": list, "diverged": bool,
+            "state_hash": str, "qpos": list, "diverged": bool, "split_steps": int,
         }
         for key, expected in types.items():
             self.assertIn(key, result)
@@ -168,6 +168,22 @@ class RunCommandTest(unittest.TestCase):
         figures = result["mean_solver_figures"]
         self.assertGreater(figures["newton_steps"], 0)
         self.assertGreaterEqual(figures["outer_iterations"], 1)
+
+    def test_split_steps_counts_deep_corrections(self):
+        # The stacks rest exactly: no step needs a split. A box placed 5 cm into the floor at
+        # 2 ms asks for 5 m/s of correction: its first steps split, and it is not thrown.
+        self.assertEqual(self.run_json(1)["split_steps"], 0)
+        sunk = os.path.join(self.tmp.name, "sunk.xml")
+        with open(sunk, "w") as f:
+            f.write("""<mujoco><option timestep="0.002"/><worldbody>
+                <geom type="plane" size="2 2 .1"/>
+                <body pos="0 0 0.05"><freejoint/><geom type="box" size=".1 .1 .1"/></body>
+                </worldbody></mujoco>""")
+        out = self.alsim("run", sunk, "--steps", "200", "--json")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        result = json.loads(out.stdout)
+        self.assertGreater(result["split_steps"], 5)
+        self.assertAlmostEqual(result["qpos"][2], 0.1, delta=1e-3)
 
     def test_summary_without_json(self):
         out = self.alsim("run", self.scene, "--steps", "20")

@@ -529,7 +529,8 @@ class VectorEnv:
         ``STATUS_DIVERGED`` = 2), ``diverged`` (bool), ``reset`` (bool, see below), the last
         substep's solver diagnostics ``contacts``, ``islands``, ``iterations`` (the most any island
         took), ``mean_iterations``, ``primal_residual``, ``dual_residual``, ``contact_residual``,
-        ``solve_seconds``; ``solver_figures``, a dict of the solver's own figures by name (CANAL's
+        ``solve_seconds``, ``split`` (bool: the substep solved twice to remove a deep penetration or
+        limit violation without throwing bodies); ``solver_figures``, a dict of the solver's own figures by name (CANAL's
         ``newton_steps``, ...), each an array of length num_envs; and the scalar ``step_seconds``
         (the server's wall time of the batch).
 
@@ -563,6 +564,7 @@ class VectorEnv:
             "dual_residual": np.zeros(n),
             "contact_residual": np.zeros(n),
             "solve_seconds": np.zeros(n),
+            "split": np.zeros(n, dtype=bool),
             "solver_figures": {},
             "step_seconds": 0.0,
         }
@@ -602,6 +604,7 @@ class VectorEnv:
             info["dual_residual"][index] = d.dual_residual
             info["contact_residual"][index] = d.contact_residual
             info["solve_seconds"][index] = d.solve_seconds
+            info["split"][index] = d.split
             for name, value in d.figures.items():
                 info["solver_figures"].setdefault(name, np.zeros(n))[index] = value
         info["step_seconds"] = response.step_seconds
