@@ -12,6 +12,7 @@
 
 #include <Eigen/Geometry>
 
+#include "engine/collision/convex_pairs.h"
 #include "engine/collision/mesh_hull.h"
 #include "engine/collision/narrowphase.h"
 #include "engine/collision/primitive_pairs.h"
@@ -256,6 +257,49 @@ TEST_F(MeshHullTest, BoxMeshLyingFlatGivesItsFourBottomCorners) {
     corners.insert({local[j] > 0, local[k] > 0});
   }
   EXPECT_EQ(corners.size(), 4u) << "the four corners of the bottom face";
+}
+
+// CollideShapes drops mesh pairs whose bounding spheres or boxes are apart before the general
+// routine runs: that must never lose a contact. Random poses of the rock and the box mesh against
+// each other and against primitives, from overlapping to just beyond reach, with and without a
+// margin, must give exactly what CollideConvex gives on its own.
+TEST_F(MeshHullTest, BoundingVolumeRejectionNeverDropsAContact) {
+  std::mt19937 rng(33);
+  const GeomShape rock = Mesh(0);
+  const GeomShape box_mesh = Mesh(1);
+  std::vector<GeomShape> others = {box_mesh, rock, Shape(GeomType::kBox, Vec3(0.1, 0.03, 0.05)),
+                                   Shape(GeomType::kCapsule, Vec3(0.03, 0.1, 0)),
+                                   Shape(GeomType::kSphere, Vec3(0.05, 0, 0))};
+  others[2].rbound = Vec3(0.1, 0.03, 0.05).norm();
+  others[3].rbound = 0.13;
+  others[4].rbound = 0.05;
+  int touching = 0;
+  int apart = 0;
+  for (const GeomShape* first : {&rock, &box_mesh}) {
+    for (const GeomShape& other : others) {
+      for (int trial = 0; trial < 400; ++trial) {
+        GeomShape a = *first;
+        GeomShape b = other;
+        a.rot = RandomRotation(rng);
+        b.rot = RandomRotation(rng);
+        a.pos = Vec3(0.1, 0.2, 0.3);
+        b.pos = a.pos + testing::Uniform(rng, 0.0, a.rbound + b.rbound + 0.02) * RandomUnit(rng);
+        const double margin = trial % 2 == 0 ? 0.0 : 0.01;
+        Contact expected[kMaxContactsPerPair];
+        Contact got[kMaxContactsPerPair];
+        const int n = CollideConvex(a, b, margin, expected);
+        ASSERT_EQ(CollideShapes(a, b, margin, got), n) << "trial " << trial;
+        for (int k = 0; k < n; ++k) {
+          EXPECT_EQ(got[k].dist, expected[k].dist);
+          EXPECT_EQ(got[k].pos, expected[k].pos);
+          EXPECT_EQ(got[k].normal, expected[k].normal);
+        }
+        (n > 0 ? touching : apart) += 1;
+      }
+    }
+  }
+  EXPECT_GT(touching, 500);
+  EXPECT_GT(apart, 500);
 }
 
 }  // namespace
