@@ -392,9 +392,10 @@ void RobotsAgainstMujoco(const std::vector<MujocoCase>& cases, int repeats) {
       pose_difference = std::max(pose_difference, (mj_xpos[b] - alsim_xpos[b]).norm());
     }
     const int root = model.nbody > 1 ? 1 : 0;
+    const std::string name = c.file.substr(c.file.find_last_of('/') + 1);  // npos + 1 == 0
     std::printf(
         "| %s | %d | %d | %.0f | %.0f | %s | %.1f / %.1f | %.2f / %.3f | %.1f | %.3f / %.3f |\n",
-        c.file.c_str(), static_cast<int>(model.mesh_vert.size()), c.steps, Median(mj), Median(one),
+        name.c_str(), static_cast<int>(model.mesh_vert.size()), c.steps, Median(mj), Median(one),
         RatioSpread(ratio).c_str(), mj_sample.mean_contacts, one_sample.mean_contacts,
         1e3 * mj_sample.max_penetration, 1e3 * one_sample.max_penetration, 1e3 * pose_difference,
         mj_xpos[root].z(), alsim_xpos[root].z());
