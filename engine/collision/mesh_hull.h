@@ -2,7 +2,7 @@
 // no per-step query scans every vertex:
 //  - the support vertex along a direction, by hill climbing from a warm start;
 //  - the hull vertices near that support (within a slab along the direction), by a breadth-first
-//    walk out from it;
+//    walk out from it, and the extreme of such a slab along another direction, by a greedy climb;
 //  - the hull face best aligned with a direction among the faces at the support vertex.
 // All directions and points are in the geom frame. Meshes without a hull graph (MuJoCo built no
 // hull) fall back to scanning every vertex.

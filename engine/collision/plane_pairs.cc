@@ -131,7 +131,8 @@ int CollidePlaneBox(const GeomShape& a, const GeomShape& b, double margin, Conta
 }
 
 // At most this many contacts per plane-mesh pair: the deepest vertex and three more that span
-// the resting patch, enough for a stable support polygon (MuJoCo and physics engines keep 4 too).
+// the resting patch, enough for a support polygon under a body lying on a face (a box mesh gets
+// its four corners), and few rows for the solver.
 inline constexpr int kMaxPlaneMeshContacts = 4;
 
 // The deepest hull vertex, then the extremes of the patch within the margin along four in-plane
@@ -139,11 +140,10 @@ inline constexpr int kMaxPlaneMeshContacts = 4;
 // patch is the hull vertices with height < margin, i.e. (-R^T n) . v > n . (pos - plane.pos) -
 // margin. The directions are fixed in the body: t1 is the mesh's local x axis projected into the
 // plane (its y axis when x is nearly normal to it), t2 = -n x t1, so the points turn with the
-// body and do not jump from step to step. Everything walks the hull
-// graph (mesh_hull.h): the support along -R^T n by hill climbing, then from it a greedy climb
-// along each t within the patch. Nothing scans the vertices, and the walks depend only on the
-// pose, so the points are deterministic. A mesh without a hull graph scans its vertices for
-// the same extremes.
+// body and do not jump from step to step. Everything walks the hull graph (mesh_hull.h): the
+// support along -R^T n by hill climbing, then from it a greedy climb along each direction within
+// the patch. Nothing scans the vertices, and the walks depend only on the pose, so the points are
+// deterministic. A mesh without a hull graph scans its vertices for the same extremes.
 int CollidePlaneMesh(const GeomShape& a, const GeomShape& b, double margin, Contact* out) {
   if (b.vertex_count == 0) return 0;
   const Vec3 n = a.rot.col(2);
