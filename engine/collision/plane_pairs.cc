@@ -134,6 +134,9 @@ int CollidePlaneBox(const GeomShape& a, const GeomShape& b, double margin, Conta
 // the resting patch, enough for a support polygon under a body lying on a face (a box mesh gets
 // its four corners), and few rows for the solver.
 inline constexpr int kMaxPlaneMeshContacts = 4;
+// An extreme counts as flush with the deepest vertex when it rises above it by at most this
+// slope (tan of about 2 degrees) times their distance along the plane.
+inline constexpr double kFlushSlope = 0.035;
 
 // The deepest hull vertex, then the extremes of the patch within the margin along four in-plane
 // directions 90 degrees apart, of which the farthest-point choice keeps the most spread. The
@@ -144,6 +147,12 @@ inline constexpr int kMaxPlaneMeshContacts = 4;
 // support along -R^T n by hill climbing, then from it a greedy climb along each direction within
 // the patch. Nothing scans the vertices, and the walks depend only on the pose, so the points are
 // deterministic. A mesh without a hull graph scans its vertices for the same extremes.
+//
+// Extremes that touch (height <= 0) or lie flush with the deepest vertex are kept: a body on a
+// face. Of the raised ones, which the speculative margin brings in, only the lowest is kept: it
+// is where a body rocking or tipping toward the plane lands next, and it stops that landing in
+// time, while the others would be solver rows that stay inactive (a smooth body on its curved
+// bottom touches at one point).
 int CollidePlaneMesh(const GeomShape& a, const GeomShape& b, double margin, Contact* out) {
   if (b.vertex_count == 0) return 0;
   const Vec3 n = a.rot.col(2);
@@ -191,6 +200,23 @@ int CollidePlaneMesh(const GeomShape& a, const GeomShape& b, double margin, Cont
     points[k] = b.pos + b.rot * b.vertices[candidate[k]];
     gap[k] = std::numeric_limits<double>::infinity();
   }
+  // Raised extremes: all but the lowest leave the choice.
+  const double deepest_height = n.dot(points[0] - a.pos);
+  int lowest_raised = -1;
+  double lowest_raised_height = 0;
+  for (int k = 1; k < candidates; ++k) {
+    const double height = n.dot(points[k] - a.pos);
+    const Vec3 d = points[k] - points[0];
+    const double run = (d - n * n.dot(d)).norm();
+    if (height > 0 && height - deepest_height > kFlushSlope * run) {
+      gap[k] = -1;
+      if (lowest_raised < 0 || height < lowest_raised_height) {
+        lowest_raised = k;
+        lowest_raised_height = height;
+      }
+    }
+  }
+  if (lowest_raised >= 0) gap[lowest_raised] = std::numeric_limits<double>::infinity();
   int count = 0;
   int next = 0;
   constexpr double kDuplicate = 1e-9;

@@ -259,6 +259,43 @@ TEST_F(MeshHullTest, BoxMeshLyingFlatGivesItsFourBottomCorners) {
   EXPECT_EQ(corners.size(), 4u) << "the four corners of the bottom face";
 }
 
+// A box mesh tipped 10 degrees about its longest axis, its low edge 1 mm into the plane: the two
+// corners of that edge touch and are kept; of the two raised bottom corners (about 16 mm up,
+// within the 20 mm margin) only one, the lowest, stays as a speculative point.
+TEST_F(MeshHullTest, TippedBoxKeepsItsTouchingEdgeAndOneRaisedCorner) {
+  GeomShape box = Mesh(1);
+  Vec3 half = Vec3::Zero();
+  for (int i = 0; i < box.vertex_count; ++i) half = half.cwiseMax(box.vertices[i].cwiseAbs());
+  int thin = 0;
+  int longest = 0;
+  half.minCoeff(&thin);
+  half.maxCoeff(&longest);
+  const Mat3 flat =
+      Eigen::Quaterniond::FromTwoVectors(Vec3::Unit(thin), Vec3::UnitZ()).toRotationMatrix();
+  const double tilt = 10 * M_PI / 180;
+  box.rot = QuatToMatrix(QuatFromAxisAngle(flat * Vec3::Unit(longest), tilt)) * flat;
+  double lowest = INFINITY;
+  for (int i = 0; i < box.vertex_count; ++i) {
+    lowest = std::min(lowest, (box.rot * box.vertices[i]).z());
+  }
+  box.pos = Vec3(0, 0, -lowest - 1e-3);
+  const GeomShape plane = Shape(GeomType::kPlane, Vec3(5, 5, 0.1));
+  Contact c[kMaxContactsPerPair];
+  ASSERT_EQ(CollidePlaneMesh(plane, box, 0.02, c), 3);
+  const int middle = 3 - thin - longest;
+  const double raised = 2 * half[middle] * std::sin(tilt) - 1e-3;
+  int touching = 0;
+  for (int k = 0; k < 3; ++k) {
+    if (c[k].dist < 0) {
+      EXPECT_NEAR(c[k].dist, -1e-3, 1e-7);
+      ++touching;
+    } else {
+      EXPECT_NEAR(c[k].dist, raised, 1e-6);
+    }
+  }
+  EXPECT_EQ(touching, 2);
+}
+
 // CollideShapes drops mesh pairs whose bounding spheres or boxes are apart before the general
 // routine runs: that must never lose a contact. Random poses of the rock and the box mesh against
 // each other and against primitives, from overlapping to just beyond reach, with and without a
