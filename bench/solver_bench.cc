@@ -6,8 +6,11 @@
 //            the host's cross-core latency before each 2-thread run (cross_core_latency.h),
 //            which the 2-thread ratio of small-island scenes follows, and alsim's 2-thread
 //            speed-up beside what two independent 1-thread runs at once get from the host (the
-//            ceiling of any 2-thread speed-up at that moment).
-// Usage: solver_bench [table3|mujoco|solvers|all] [--scenes DIR] [--repeats N]
+//            ceiling of any 2-thread speed-up at that moment);
+//   robots   the mesh-heavy scenes (scenes/mesh_humanoid.xml, scenes/mesh_rocks.xml, or the
+//            --model files) against MuJoCo 2.2.2 at 1 thread: steps/s, contacts, max penetration
+//            and the final pose difference (body origins after the same number of steps).
+// Usage: solver_bench [table3|mujoco|robots|solvers|all] [--scenes DIR] [--repeats N]
 //                     [--model FILE [--model FILE ...]] [--steps N] [--solvers A,B,...]
 //   --scenes DIR   where Table III's quadruped_drop_8.xml and quadruped_drop_27.xml are
 //   --model FILE   compare with MuJoCo on this MJCF file instead of the three humanoid scenes
@@ -30,6 +33,7 @@
 
 #include "bench/cross_core_latency.h"
 #include "engine/core/parallel.h"
+#include "engine/dynamics/kinematics.h"
 #include "engine/model/model_import.h"
 #include "engine/sim/state_snapshot.h"
 #include "engine/sim/step.h"
@@ -180,7 +184,8 @@ struct RunSample {
   double mean_residual = 0;
 };
 
-RunSample RunAlsimInArena(const Model& model, int steps, const StepOptions& options) {
+RunSample RunAlsimInArena(const Model& model, int steps, const StepOptions& options,
+                          std::vector<Vec3>* final_xpos = nullptr) {
   Data d(model);
   RunSample sample;
   const auto start = Clock::now();
@@ -194,6 +199,10 @@ RunSample RunAlsimInArena(const Model& model, int steps, const StepOptions& opti
   sample.steps_per_second = steps / Seconds(start);
   sample.mean_contacts /= steps;
   sample.mean_residual /= steps;
+  if (final_xpos != nullptr) {
+    Kinematics(model, d);  // Step leaves the body poses of the step's start
+    *final_xpos = d.xpos;
+  }
   return sample;
 }
 
@@ -240,7 +249,7 @@ mjModel* LoadMujoco(const std::string& path) {
   return m;
 }
 
-RunSample RunMujoco(const std::string& path, int steps) {
+RunSample RunMujoco(const std::string& path, int steps, std::vector<Vec3>* final_xpos = nullptr) {
   mjModel* m = LoadMujoco(path);
   mjData* d = mj_makeData(m);
   RunSample sample;
@@ -254,6 +263,13 @@ RunSample RunMujoco(const std::string& path, int steps) {
   }
   sample.steps_per_second = steps / Seconds(start);
   sample.mean_contacts /= steps;
+  if (final_xpos != nullptr) {
+    mj_kinematics(m, d);  // mj_step leaves the body poses of the step's start
+    final_xpos->resize(m->nbody);
+    for (int b = 0; b < m->nbody; ++b) {
+      (*final_xpos)[b] = Vec3(d->xpos[3 * b], d->xpos[3 * b + 1], d->xpos[3 * b + 2]);
+    }
+  }
   mj_deleteData(d);
   mj_deleteModel(m);
   return sample;
@@ -333,6 +349,60 @@ void AgainstMujoco(const std::vector<MujocoCase>& cases, int repeats) {
   }
 }
 
+// The mesh-heavy scenes of issue 32: a robot whose links are meshes, and mesh rocks.
+std::vector<MujocoCase> RobotCases(const std::string& scenes) {
+  return {{scenes + "/mesh_humanoid.xml", 1200}, {scenes + "/mesh_rocks.xml", 1200}};
+}
+
+// alsim (SubADMM, default options, 1 thread) against mj_step, interleaved per repeat. The final
+// pose difference is the largest distance between the same body's origin in the two engines
+// after the same steps: both start from the same state, but contact models differ (MuJoCo's soft
+// contacts sink and slide more), so for scenes that collapse it shows how alike the outcome is,
+// not an error.
+void RobotsAgainstMujoco(const std::vector<MujocoCase>& cases, int repeats) {
+  std::vector<std::shared_ptr<const Model>> models;
+  for (const MujocoCase& c : cases) {
+    const std::string path = MujocoCasePath(c.file);
+    models.push_back(Load(path));
+    mj_deleteModel(LoadMujoco(path));
+  }
+  std::printf("\n### Mesh-heavy scenes: alsim (SubADMM, 1 thread) vs MuJoCo 2.2.2 mj_step\n\n");
+  std::printf(
+      "| scene | mesh vertices | steps | MuJoCo steps/s | alsim steps/s | alsim/MuJoCo | "
+      "contacts MuJoCo / alsim | max penetration mm MuJoCo / alsim | final pose difference mm "
+      "(largest body) | root height m MuJoCo / alsim |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const MujocoCase& c = cases[k];
+    const std::string path = MujocoCasePath(c.file);
+    const Model& model = *models[k];
+    std::vector<double> mj, one, ratio;
+    RunSample mj_sample, one_sample;
+    std::vector<Vec3> mj_xpos, alsim_xpos;
+    for (int r = 0; r < repeats; ++r) {
+      mj_sample = RunMujoco(path, c.steps, &mj_xpos);
+      RunWithThreads(
+          1, [&] { one_sample = RunAlsimInArena(model, c.steps, StepOptions{}, &alsim_xpos); });
+      mj.push_back(mj_sample.steps_per_second);
+      one.push_back(one_sample.steps_per_second);
+      ratio.push_back(one.back() / mj.back());
+    }
+    double pose_difference = 0;
+    for (int b = 1; b < model.nbody; ++b) {
+      pose_difference = std::max(pose_difference, (mj_xpos[b] - alsim_xpos[b]).norm());
+    }
+    const int root = model.nbody > 1 ? 1 : 0;
+    const std::string name = c.file.substr(c.file.find_last_of('/') + 1);  // npos + 1 == 0
+    std::printf(
+        "| %s | %d | %d | %.0f | %.0f | %s | %.1f / %.1f | %.2f / %.3f | %.1f | %.3f / %.3f |\n",
+        name.c_str(), static_cast<int>(model.mesh_vert.size()), c.steps, Median(mj), Median(one),
+        RatioSpread(ratio).c_str(), mj_sample.mean_contacts, one_sample.mean_contacts,
+        1e3 * mj_sample.max_penetration, 1e3 * one_sample.max_penetration, 1e3 * pose_difference,
+        mj_xpos[root].z(), alsim_xpos[root].z());
+    std::fflush(stdout);
+  }
+}
+
 // The scenes of the solvers comparison: two of MuJoCo's humanoid scenes and Table III's 27
 // quadrupeds, whose time goes to islands that land and slide.
 std::vector<MujocoCase> SolverCases(const std::string& scenes) {
@@ -387,7 +457,7 @@ void SolversAgainstMujoco(const std::vector<MujocoCase>& cases,
 
 int main(int argc, char** argv) {
   const char* usage =
-      "usage: solver_bench [table3|mujoco|solvers|all] [--scenes DIR] [--repeats N]\n"
+      "usage: solver_bench [table3|mujoco|robots|solvers|all] [--scenes DIR] [--repeats N]\n"
       "                    [--model FILE [--model FILE ...]] [--steps N] [--solvers A,B,...]\n";
   std::string what = "all", scenes = ALSIM_SCENES_DIR;
   int repeats = 3, model_steps = 1000;
@@ -422,15 +492,17 @@ int main(int argc, char** argv) {
         solvers.push_back(type);
         start = comma + 1;
       }
-    } else if (arg == "table3" || arg == "mujoco" || arg == "solvers" || arg == "all") {
+    } else if (arg == "table3" || arg == "mujoco" || arg == "robots" || arg == "solvers" ||
+               arg == "all") {
       what = arg;
     } else {
       std::fprintf(stderr, "solver_bench: unknown argument '%s'\n%s", arg.c_str(), usage);
       return 2;
     }
   }
-  std::vector<alsim::MujocoCase> cases =
-      what == "solvers" ? alsim::SolverCases(scenes) : alsim::HumanoidCases();
+  std::vector<alsim::MujocoCase> cases = what == "solvers"  ? alsim::SolverCases(scenes)
+                                         : what == "robots" ? alsim::RobotCases(scenes)
+                                                            : alsim::HumanoidCases();
   if (!models.empty()) {
     if (what == "table3") {
       std::fprintf(stderr, "solver_bench: --model applies to the MuJoCo comparison, not table3\n%s",
@@ -443,6 +515,10 @@ int main(int argc, char** argv) {
   }
   if (what == "solvers") {
     alsim::SolversAgainstMujoco(cases, solvers, repeats);
+    return 0;
+  }
+  if (what == "robots") {
+    alsim::RobotsAgainstMujoco(cases, repeats);
     return 0;
   }
   if (what != "mujoco") {

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "engine/collision/gjk_distance.h"
+#include "engine/collision/mesh_hull.h"
 #include "engine/collision/normal_refinement.h"
 #include "engine/collision/smooth_pair_distance.h"
 
@@ -30,82 +31,10 @@ Vec3 UnitOrZero(const Vec3& d) {
 // +1 or -1; zero counts as positive so that ties pick a fixed corner.
 double SignOrPlus(double x) { return x >= 0 ? 1.0 : -1.0; }
 
-// The farthest mesh vertex along d by scanning all of them; the lowest index on ties.
-int MeshSupportScan(const GeomShape& s, const Vec3& d) {
-  int best = 0;
-  double best_dot = s.vertices[0].dot(d);
-  for (int i = 1; i < s.vertex_count; ++i) {
-    const double dot = s.vertices[i].dot(d);
-    if (dot > best_dot) {
-      best_dot = dot;
-      best = i;
-    }
-  }
-  return best;
-}
-
-// The farthest mesh vertex along d by hill climbing on the convex hull's vertex graph. On a
-// convex polytope a vertex no neighbour of which is farther along d is a global maximizer, so
-// the walk moves to the best neighbour while one improves d.x. The maximizers form a face of the
-// hull, connected in the graph; that plateau is then searched breadth-first and its lowest mesh
-// vertex index returned, the scan's tie rule, so that the result does not depend on the start.
-// The start is the warm vertex of the last query on this shape, else the hull vertex extreme
-// along the largest component of d. A plateau larger than kMaxPlateau falls back to the scan.
-int MeshSupportWalk(const GeomShape& s, const Vec3& d) {
-  int h = s.warm_vertex;
-  if (h < 0 || h >= s.graph_vert_count) {
-    int axis = 0;
-    for (int i = 1; i < 3; ++i) {
-      if (std::abs(d[i]) > std::abs(d[axis])) axis = i;
-    }
-    h = s.graph_axis_start[2 * axis + (d[axis] >= 0 ? 0 : 1)];
-  }
-  double best_dot = s.vertices[s.graph_vert[h]].dot(d);
-  for (;;) {
-    int next = -1;
-    const int* edges = s.graph_edges + s.graph_edge_adr[h];
-    for (int e = 0; e < s.graph_edge_num[h]; ++e) {
-      const double dot = s.vertices[s.graph_vert[edges[e]]].dot(d);
-      if (dot > best_dot) {
-        best_dot = dot;
-        next = edges[e];
-      }
-    }
-    if (next < 0) break;
-    h = next;
-  }
-  constexpr int kMaxPlateau = 64;
-  std::array<int, kMaxPlateau> plateau;
-  int size = 1;
-  plateau[0] = h;
-  for (int k = 0; k < size; ++k) {
-    const int* edges = s.graph_edges + s.graph_edge_adr[plateau[k]];
-    for (int e = 0; e < s.graph_edge_num[plateau[k]]; ++e) {
-      const int n = edges[e];
-      const double dot = s.vertices[s.graph_vert[n]].dot(d);
-      if (dot > best_dot) return -1;  // rounding made a non-global local maximum: scan
-      if (dot < best_dot) continue;
-      if (std::find(plateau.begin(), plateau.begin() + size, n) != plateau.begin() + size) {
-        continue;
-      }
-      if (size == kMaxPlateau) return -1;
-      plateau[size++] = n;
-    }
-  }
-  s.warm_vertex = h;
-  int best = s.graph_vert[plateau[0]];
-  for (int k = 1; k < size; ++k) best = std::min(best, s.graph_vert[plateau[k]]);
-  return best;
-}
-
 // The farthest mesh vertex along d (geom frame); the lowest index on ties.
 Vec3 MeshSupport(const GeomShape& s, const Vec3& d) {
   if (s.vertex_count == 0) return Vec3::Zero();
-  if (s.graph_vert_count > 0) {
-    const int v = MeshSupportWalk(s, d);
-    if (v >= 0) return s.vertices[v];
-  }
-  return s.vertices[MeshSupportScan(s, d)];
+  return s.vertices[MeshSupportVertex(s, d)];
 }
 
 // Support point in the geom frame along the geom-frame direction d.
@@ -279,10 +208,10 @@ Vec3 Perpendicular(const Vec3& n) {
   return n.cross(helper).normalized();
 }
 
-// The hull face of a mesh whose normal is closest to the geom-frame unit direction d: the hull
-// triangle best aligned with d, grown to every vertex in its plane (qhull splits a planar face
-// into triangles). False when the mesh has no hull or the face has too many vertices.
-bool MeshFace(const GeomShape& s, const Vec3& d, Face* face) {
+// MeshFace for a mesh given with hull triangles but no hull graph (shapes built by hand): the
+// hull triangle best aligned with d of all of them, grown to every vertex in its plane, by
+// scanning. Imported meshes always carry the graph with their hull.
+bool MeshFaceScan(const GeomShape& s, const Vec3& d, Face* face) {
   if (s.hull_face_count == 0 || s.vertex_count < 4) return false;
   Vec3 interior = Vec3::Zero();  // orients the triangle normals outward
   for (int i = 0; i < s.vertex_count; ++i) interior += s.vertices[i];
@@ -323,6 +252,44 @@ bool MeshFace(const GeomShape& s, const Vec3& d, Face* face) {
     if (n == kMaxGather) return false;
     flat[n] = Eigen::Vector2d(u.dot(s.vertices[i]), w.dot(s.vertices[i]));
     source[n++] = i;
+  }
+  std::array<int, kMaxGather> order;
+  std::array<int, 2 * kMaxGather> hull;  // the monotone chain holds up to 2n - 1 points
+  const int count = ConvexHull2(flat.data(), n, order.data(), hull.data());
+  if (count < 3 || count > kMaxFaceVertices) return false;
+  for (int i = 0; i < count; ++i) face->vertex[i] = s.vertices[source[hull[i]]];
+  face->count = count;
+  SetFace(s, normal, face);
+  return true;
+}
+
+// The hull face of a mesh facing the geom-frame unit direction d: the hull triangle best aligned
+// with d among those at the support vertex along d (MeshHullFace), grown to every hull vertex in
+// its plane (qhull splits a planar face into triangles; the face is connected in the hull graph,
+// so a walk from the support vertex finds it). False when the mesh has no hull graph or the face
+// has too many vertices.
+bool MeshFace(const GeomShape& s, const Vec3& d, Face* face) {
+  if (s.graph_vert_count == 0) return MeshFaceScan(s, d, face);
+  Vec3 normal;
+  int support = -1;
+  if (!MeshHullFace(s, d, &normal, &support)) return false;
+  const Vec3& on_plane = s.vertices[s.graph_vert[support]];
+  const double offset = normal.dot(on_plane);
+  // The geom frame is centred on the mesh, so |on_plane| is its size; vertices come from floats.
+  const double plane_tol = 1e-6 * on_plane.norm();
+  constexpr int kMaxGather = 2 * kMaxFaceVertices;
+  std::array<int, kMaxGather + 1> in_plane;
+  const int n = MeshHullVerticesAbove(s, normal, offset - plane_tol, support, kMaxGather + 1,
+                                      in_plane.data());
+  if (n > kMaxGather) return false;
+  // The face's vertices in plane coordinates; their convex hull is the face.
+  const Vec3 u = Perpendicular(normal);
+  const Vec3 w = normal.cross(u);
+  std::array<Eigen::Vector2d, kMaxGather> flat;
+  std::array<int, kMaxGather> source;
+  for (int i = 0; i < n; ++i) {
+    source[i] = s.graph_vert[in_plane[i]];
+    flat[i] = Eigen::Vector2d(u.dot(s.vertices[source[i]]), w.dot(s.vertices[source[i]]));
   }
   std::array<int, kMaxGather> order;
   std::array<int, 2 * kMaxGather> hull;  // the monotone chain holds up to 2n - 1 points

@@ -14,6 +14,8 @@ struct GeomShape {
   Vec3 size = Vec3::Zero();
   Vec3 pos = Vec3::Zero();      // world position of the geom frame
   Mat3 rot = Mat3::Identity();  // world orientation of the geom frame (columns = local axes)
+  // Radius of a sphere about pos that holds the whole geom (Model::geom_rbound); 0: unknown.
+  double rbound = 0;
   // kMesh only: the mesh's vertices (in the geom frame) and convex-hull triangles (local vertex
   // indices), pointing into the Model.
   const Vec3* vertices = nullptr;

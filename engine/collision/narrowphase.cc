@@ -1,7 +1,10 @@
 #include "engine/collision/narrowphase.h"
 
 #include <array>
+#include <cmath>
 #include <utility>
+
+#include <Eigen/Geometry>
 
 #include "engine/collision/convex_pairs.h"
 #include "engine/collision/primitive_pairs.h"
@@ -41,6 +44,69 @@ std::array<std::array<PairFunction, kGeomTypes>, kGeomTypes> MakePairTable() {
 
 const auto kPairTable = MakePairTable();
 
+// Half-sizes of a box in the geom frame that holds the geom; false for planes and height fields.
+// MuJoCo sets a mesh geom's size to the largest |coordinate| of its vertices along each axis of
+// the geom frame, which is such a box.
+bool BoundingHalfSizes(const GeomShape& s, Vec3* half) {
+  const Vec3& z = s.size;
+  switch (s.type) {
+    case GeomType::kSphere:
+      *half = Vec3::Constant(z[0]);
+      return true;
+    case GeomType::kCapsule:
+      *half = Vec3(z[0], z[0], z[0] + z[1]);
+      return true;
+    case GeomType::kCylinder:
+      *half = Vec3(z[0], z[0], z[1]);
+      return true;
+    case GeomType::kEllipsoid:
+    case GeomType::kBox:
+    case GeomType::kMesh:
+      *half = z;
+      return true;
+    default:
+      return false;
+  }
+}
+
+// True when the geoms' bounding spheres, or their oriented bounding boxes, are farther apart
+// than the margin: then no point of one is within the margin of the other. The boxes use the
+// separating-axis test over their 15 axes (3 + 3 face normals, 9 edge cross products): along a
+// unit axis L, boxes with centres c_a, c_b are apart by |L.(c_b - c_a)| - sum_i h_i |L.e_i| (both
+// boxes' terms). Separation must exceed the margin by a rounding allowance (the sizes come from
+// floats).
+bool BoundsApart(const GeomShape& a, const GeomShape& b, double margin) {
+  if (a.rbound > 0 && b.rbound > 0) {
+    const double apart = (a.pos - b.pos).norm() - a.rbound - b.rbound;
+    if (apart > margin + 1e-9 * (a.rbound + b.rbound)) return true;
+  }
+  Vec3 half_a;
+  Vec3 half_b;
+  if (!BoundingHalfSizes(a, &half_a) || !BoundingHalfSizes(b, &half_b)) return false;
+  const double allowance = margin + 1e-9 * (half_a.sum() + half_b.sum());
+  const Vec3 between = b.pos - a.pos;
+  const auto apart_along = [&](const Vec3& axis) {
+    double reach = 0;
+    for (int i = 0; i < 3; ++i) {
+      reach += half_a[i] * std::abs(axis.dot(a.rot.col(i))) +
+               half_b[i] * std::abs(axis.dot(b.rot.col(i)));
+    }
+    return std::abs(axis.dot(between)) - reach > allowance;
+  };
+  for (int i = 0; i < 3; ++i) {
+    if (apart_along(a.rot.col(i)) || apart_along(b.rot.col(i))) return true;
+  }
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j) {
+      Vec3 axis = a.rot.col(i).cross(b.rot.col(j));
+      const double length = axis.norm();
+      if (length < 1e-6) continue;  // parallel edges: the face axes decide
+      if (apart_along(axis / length)) return true;
+    }
+  }
+  return false;
+}
+
 // The pair function for types a and b in either order (it takes the lower type first).
 PairFunction PairFunctionOf(GeomType a, GeomType b) {
   return Index(a) <= Index(b) ? kPairTable[Index(a)][Index(b)] : kPairTable[Index(b)][Index(a)];
@@ -51,6 +117,13 @@ PairFunction PairFunctionOf(GeomType a, GeomType b) {
 int CollideShapes(const GeomShape& a, const GeomShape& b, double margin, Contact* out) {
   const PairFunction collide = PairFunctionOf(a.type, b.type);
   if (collide == nullptr) return 0;
+  // Mesh pairs first test their bounding spheres and boxes (BoundsApart): a cheap proof that
+  // nothing is within the margin, which the general routine would reach with GJK after support
+  // walks that start cold in every step. Pairs without a mesh skip the test, which keeps their
+  // results bit for bit.
+  if ((a.type == GeomType::kMesh || b.type == GeomType::kMesh) && BoundsApart(a, b, margin)) {
+    return 0;
+  }
   const bool swapped = Index(a.type) > Index(b.type);
   const GeomShape& first = swapped ? b : a;
   const GeomShape& second = swapped ? a : b;
@@ -73,6 +146,7 @@ GeomShape ShapeOfGeom(const Model& m, const Data& d, int g) {
   shape.size = m.geom_size[g];
   shape.pos = d.geom_xpos[g];
   shape.rot = d.geom_xmat[g];
+  shape.rbound = m.geom_rbound[g];
   const int mesh = m.geom_mesh[g];
   if (mesh >= 0) {
     shape.vertices = m.mesh_vert.data() + m.mesh_vert_adr[mesh];

@@ -3,9 +3,11 @@
 // A plane is the half-space below the plane through a.pos with normal n = a.rot.col(2); the signed
 // distance of a point p of b's surface is n . (p - a.pos). The contact normal (from the plane
 // toward b) is n, and the midpoint between the surfaces is p - n dist / 2.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "engine/collision/mesh_hull.h"
 #include "engine/collision/pair_geometry.h"
 #include "engine/collision/primitive_pairs.h"
 
@@ -128,68 +130,111 @@ int CollidePlaneBox(const GeomShape& a, const GeomShape& b, double margin, Conta
   return AddSurfacePointsDeepestFirst(a, corners, heights, 8, margin, out);
 }
 
-namespace {
+// At most this many contacts per plane-mesh pair: the deepest vertex and three more that span
+// the resting patch, enough for a support polygon under a body lying on a face (a box mesh gets
+// its four corners), and few rows for the solver.
+inline constexpr int kMaxPlaneMeshContacts = 4;
+// An extreme counts as flush with the deepest vertex when it rises above it by at most this
+// slope (tan of about 2 degrees) times their distance along the plane.
+inline constexpr double kFlushSlope = 0.035;
 
-// Signed height of mesh vertex v above the plane.
-double VertexHeight(const GeomShape& plane, const GeomShape& mesh, int v, Vec3* world) {
-  *world = mesh.pos + mesh.rot * mesh.vertices[v];
-  return plane.rot.col(2).dot(*world - plane.pos);
-}
-
-// The vertex indices to scan: hull triangle corners if MuJoCo built a hull, else all vertices.
-int ScanCount(const GeomShape& mesh) {
-  return mesh.hull_face_count > 0 ? 3 * mesh.hull_face_count : mesh.vertex_count;
-}
-int ScanVertex(const GeomShape& mesh, int k) {
-  return mesh.hull_face_count > 0 ? mesh.hull_faces[k / 3][k % 3] : k;
-}
-
-}  // namespace
-
-// Hull vertices within the margin. The deepest vertex comes first; further vertices are chosen by
-// farthest-point sampling in the plane (each next one maximizes its distance, along the plane, to
-// those already chosen) so that a flat face is spanned by at most kMaxContactsPerPair points.
-// Candidates closer than 1e-9 m (repeated indices, duplicates) to a chosen one are skipped.
+// The deepest hull vertex, then the extremes of the patch within the margin along four in-plane
+// directions 90 degrees apart, of which the farthest-point choice keeps the most spread. The
+// patch is the hull vertices with height < margin, i.e. (-R^T n) . v > n . (pos - plane.pos) -
+// margin. The directions are fixed in the body: t1 is the mesh's local x axis projected into the
+// plane (its y axis when x is nearly normal to it), t2 = -n x t1, so the points turn with the
+// body and do not jump from step to step. Everything walks the hull graph (mesh_hull.h): the
+// support along -R^T n by hill climbing, then from it a greedy climb along each direction within
+// the patch. Nothing scans the vertices, and the walks depend only on the pose, so the points are
+// deterministic. A mesh without a hull graph scans its vertices for the same extremes.
+//
+// Extremes that touch (height <= 0) or lie flush with the deepest vertex are kept: a body on a
+// face. Of the raised ones, which the speculative margin brings in, only the lowest is kept: it
+// is where a body rocking or tipping toward the plane lands next, and it stops that landing in
+// time, while the others would be solver rows that stay inactive (a smooth body on its curved
+// bottom touches at one point).
 int CollidePlaneMesh(const GeomShape& a, const GeomShape& b, double margin, Contact* out) {
+  if (b.vertex_count == 0) return 0;
   const Vec3 n = a.rot.col(2);
-  const int scan = ScanCount(b);
-  Vec3 chosen[kMaxContactsPerPair];
-  int count = 0;
-  // Deepest vertex (first index on ties).
-  double best_height = std::numeric_limits<double>::infinity();
-  Vec3 best_point = Vec3::Zero();
-  for (int k = 0; k < scan; ++k) {
-    Vec3 p;
-    const double h = VertexHeight(a, b, ScanVertex(b, k), &p);
-    if (h < best_height) {
-      best_height = h;
-      best_point = p;
+  const Vec3 down = -(b.rot.transpose() * n);            // -n in the geom frame
+  const double min_dot = n.dot(b.pos - a.pos) - margin;  // down . v > min_dot: within the margin
+  int support_hull = -1;
+  const int deepest = MeshSupportVertex(b, down, &support_hull);
+  if (!(down.dot(b.vertices[deepest]) > min_dot)) return 0;
+
+  // In-plane directions in the geom frame.
+  const Vec3 axis = std::abs(down.x()) < 0.9 ? Vec3::UnitX() : Vec3::UnitY();
+  const Vec3 t1 = (axis - down * down.dot(axis)).normalized();
+  const Vec3 t2 = down.cross(t1);
+  // Four directions 90 degrees apart, turned 10 degrees off t1 and t2 so that a face with edges
+  // along the mesh axes (a box's) has a unique extreme corner in each: all four corners.
+  const double c10 = std::cos(10 * M_PI / 180);
+  const double s10 = std::sin(10 * M_PI / 180);
+  const Vec3 t = c10 * t1 + s10 * t2;
+  const Vec3 u = down.cross(t);
+  const Vec3 directions[4] = {t, u, -t, -u};
+  // Candidate mesh vertices: the deepest first, then the extremes, repeats dropped.
+  int candidate[5] = {deepest, -1, -1, -1, -1};
+  int candidates = 1;
+  for (const Vec3& e : directions) {
+    int v = -1;
+    if (support_hull >= 0) {
+      v = b.graph_vert[MeshHullClimbWithin(b, e, down, min_dot, support_hull)];
+    } else {
+      double best = -std::numeric_limits<double>::infinity();
+      for (int i = 0; i < b.vertex_count; ++i) {
+        if (down.dot(b.vertices[i]) > min_dot && e.dot(b.vertices[i]) > best) {
+          best = e.dot(b.vertices[i]);
+          v = i;
+        }
+      }
+    }
+    if (std::find(candidate, candidate + candidates, v) == candidate + candidates) {
+      candidate[candidates++] = v;
     }
   }
-  count = AddSurfacePoint(a, best_point, margin, out, count);
-  if (count == 0) return 0;
-  chosen[0] = best_point;
-  constexpr double kDuplicate = 1e-9;
-  while (count < kMaxContactsPerPair) {
-    double best_spread = kDuplicate;
-    bool found = false;
-    for (int k = 0; k < scan; ++k) {
-      Vec3 p;
-      if (!(VertexHeight(a, b, ScanVertex(b, k), &p) < margin)) continue;
-      double spread = std::numeric_limits<double>::infinity();
-      for (int c = 0; c < count; ++c) {
-        const Vec3 d = p - chosen[c];
-        spread = std::min(spread, (d - n * n.dot(d)).norm());
-      }
-      if (spread > best_spread) {
-        best_spread = spread;
-        best_point = p;
-        found = true;
+  // Farthest-point choice along the plane, the deepest first; ties keep the earlier candidate.
+  Vec3 points[5];
+  double gap[5];
+  for (int k = 0; k < candidates; ++k) {
+    points[k] = b.pos + b.rot * b.vertices[candidate[k]];
+    gap[k] = std::numeric_limits<double>::infinity();
+  }
+  // Raised extremes: all but the lowest leave the choice.
+  const double deepest_height = n.dot(points[0] - a.pos);
+  int lowest_raised = -1;
+  double lowest_raised_height = 0;
+  for (int k = 1; k < candidates; ++k) {
+    const double height = n.dot(points[k] - a.pos);
+    const Vec3 d = points[k] - points[0];
+    const double run = (d - n * n.dot(d)).norm();
+    if (height > 0 && height - deepest_height > kFlushSlope * run) {
+      gap[k] = -1;
+      if (lowest_raised < 0 || height < lowest_raised_height) {
+        lowest_raised = k;
+        lowest_raised_height = height;
       }
     }
-    if (!found) break;
-    chosen[count] = best_point;
-    count = AddSurfacePoint(a, best_point, margin, out, count);
+  }
+  if (lowest_raised >= 0) gap[lowest_raised] = std::numeric_limits<double>::infinity();
+  int count = 0;
+  int next = 0;
+  constexpr double kDuplicate = 1e-9;
+  while (next >= 0 && count < kMaxPlaneMeshContacts) {
+    count = AddSurfacePoint(a, points[next], margin, out, count);
+    gap[next] = -1;  // taken (or at the margin after rounding: dropped)
+    const Vec3 taken = points[next];
+    next = -1;
+    double best_gap = kDuplicate;
+    for (int k = 0; k < candidates; ++k) {
+      if (gap[k] < 0) continue;
+      const Vec3 d = points[k] - taken;
+      gap[k] = std::min(gap[k], (d - n * n.dot(d)).norm());
+      if (gap[k] > best_gap) {
+        best_gap = gap[k];
+        next = k;
+      }
+    }
   }
   return count;
 }

@@ -31,7 +31,7 @@ int CollidePlaneEllipsoid(const GeomShape& a, const GeomShape& b, double margin,
 int CollidePlaneCylinder(const GeomShape& a, const GeomShape& b, double margin, Contact* out);
 // Every corner within the margin: 4 for a box resting on a face, 2 on an edge, 1 on a corner.
 int CollidePlaneBox(const GeomShape& a, const GeomShape& b, double margin, Contact* out);
-// Hull vertices within the margin: the deepest first, then a well-spread subset.
+// Hull vertices within the margin: the deepest first, then at most 3 extremes of the patch.
 int CollidePlaneMesh(const GeomShape& a, const GeomShape& b, double margin, Contact* out);
 
 // ---- spheres and capsules

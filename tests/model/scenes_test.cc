@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -13,9 +14,11 @@
 #include <vector>
 
 #include "engine/collision/collision.h"
+#include "engine/core/parallel.h"
 #include "engine/data/data.h"
 #include "engine/dynamics/kinematics.h"
 #include "engine/model/model_import.h"
+#include "engine/sim/state_hash.h"
 #include "engine/sim/step.h"
 
 namespace alsim {
@@ -122,6 +125,94 @@ INSTANTIATE_TEST_SUITE_P(Scenes, EveryScene,
                          ::testing::Values("quadruped_drop_8.xml", "quadruped_drop_27.xml",
                                            "box_stack.xml", "box_incline.xml", "ball_pile.xml",
                                            "heavy_on_light.xml", "heavy_on_three_light.xml"));
+
+// ---- the mesh scenes (issue 32) --------------------------------------------------------------
+
+class MeshScene : public ::testing::TestWithParam<const char*> {};
+
+// Every geom but the floor is a convex mesh of thousands of vertices with MuJoCo's hull graph
+// (the support walks need it); 1/240 s, plain contacts, limited hinges, no overlap at the start.
+TEST_P(MeshScene, LoadsWithHullGraphsOfThousandsOfVerticesAndStartsApart) {
+  const auto model = LoadScene(GetParam());
+  ASSERT_NE(model, nullptr);
+  const Model& m = *model;
+  EXPECT_THAT(m.warnings, ::testing::IsEmpty());
+  EXPECT_EQ(m.timestep, 1.0 / 240.0);
+  int planes = 0;
+  for (int g = 0; g < m.ngeom; ++g) {
+    EXPECT_EQ(m.geom_condim[g], 3) << m.geom_name[g];
+    EXPECT_EQ(m.geom_margin[g], 0) << m.geom_name[g];
+    if (m.geom_type[g] == GeomType::kPlane) {
+      ++planes;
+      continue;
+    }
+    ASSERT_EQ(m.geom_type[g], GeomType::kMesh) << m.geom_name[g];
+    const int mesh = m.geom_mesh[g];
+    EXPECT_GE(m.mesh_vert_num[mesh], 2000) << m.geom_name[g];
+    EXPECT_GE(m.mesh_graph_vert_num[mesh], 1000) << m.geom_name[g] << ": most on the hull";
+  }
+  EXPECT_EQ(planes, 1);
+  for (int j = 0; j < m.njnt; ++j) {
+    if (m.jnt_type[j] == JointType::kFree) continue;
+    EXPECT_TRUE(m.jnt_limited[j]) << m.jnt_name[j];
+  }
+  Data d(m);
+  for (const Contact& c : ContactsAt(m, d)) {
+    EXPECT_GT(c.dist, -1e-12) << m.geom_name[c.geom1] << " / " << m.geom_name[c.geom2];
+  }
+}
+
+// 5 s of falling and settling: no body sinks through the floor, penetration stays at millimetres,
+// and 1 and 2 threads give the same bits. The humanoid then rests: over the last second every
+// body's origin moves less than 2 mm and tilts by less than 0.01 rad. The rocks need not: a
+// convex rock rolling on its smooth bottom without slipping loses no energy (condim 3 has no
+// rolling or torsional friction), so it rocks on like a rocking chair.
+TEST_P(MeshScene, SettlesWithSmallPenetrationAndIsThreadCountIndependent) {
+  const bool must_rest = std::string(GetParam()) == "mesh_humanoid.xml";
+  const auto model = LoadScene(GetParam());
+  ASSERT_NE(model, nullptr);
+  const Model& m = *model;
+  const int steps = 1200;
+  const int last_second = 240;
+  std::uint64_t hash[2] = {0, 0};
+  for (int threads = 1; threads <= 2; ++threads) {
+    Data d(m);
+    double max_penetration = 0;
+    std::vector<Vec3> pos;
+    std::vector<Vec3> up;  // each body's local z axis in the world
+    double moved = 0;
+    double tilted = 0;
+    RunWithThreads(threads, [&] {
+      for (int n = 0; n < steps; ++n) {
+        Step(m, d, StepOptions{});
+        for (const Contact& c : d.contact) max_penetration = std::max(max_penetration, -c.dist);
+        if (n < steps - last_second) continue;
+        Kinematics(m, d);
+        for (int b = 1; b < m.nbody; ++b) {
+          const Vec3 axis = d.xmat[b].col(2);
+          if (n == steps - last_second) {
+            pos.push_back(d.xpos[b]);
+            up.push_back(axis);
+            continue;
+          }
+          moved = std::max(moved, (d.xpos[b] - pos[b - 1]).norm());
+          tilted = std::max(tilted, std::acos(std::clamp(axis.dot(up[b - 1]), -1.0, 1.0)));
+        }
+      }
+    });
+    hash[threads - 1] = StateHash(m, d);
+    EXPECT_LT(max_penetration, 0.005) << threads << " threads";
+    if (must_rest) {
+      EXPECT_LT(moved, 0.002) << threads << " threads";
+      EXPECT_LT(tilted, 0.01) << threads << " threads";
+    }
+    for (int b = 1; b < m.nbody; ++b) EXPECT_GT(d.xpos[b].z(), 0) << m.body_name[b];
+  }
+  EXPECT_EQ(hash[0], hash[1]);
+}
+
+INSTANTIATE_TEST_SUITE_P(Scenes, MeshScene,
+                         ::testing::Values("mesh_rocks.xml", "mesh_humanoid.xml"));
 
 // ---- quadruped_drop_8 and quadruped_drop_27 --------------------------------------------------
 
