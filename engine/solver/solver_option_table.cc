@@ -60,7 +60,8 @@ bool ParsedBoolean(std::string_view text) {
   [](const SolverOptions& o) { return FormatNumber(static_cast<double>(o.path)); }, \
       [](SolverOptions* o, std::string_view v) {                                    \
         o->path = static_cast<decltype(o->path)>(ParsedDouble(v));                  \
-      }
+      },                                                                            \
+      [](const SolverOptions& o) { return static_cast<double>(o.path); }
 #define ALSIM_BOOLEAN_FIELD(path)                                            \
   [](const SolverOptions& o) { return std::string(o.path ? "on" : "off"); }, \
       [](SolverOptions* o, std::string_view v) { o->path = ParsedBoolean(v); }
@@ -295,6 +296,9 @@ std::string SolverOptionRange(const SolverOptionSpec& spec) {
 
 std::string ValidateSolverOptions(const SolverOptions& options) {
   for (const SolverOptionSpec& spec : SolverOptionTable()) {
+    // Step validates every call: numbers are checked as numbers, and text is made only for an
+    // error or for the choices and booleans (short strings, no allocation).
+    if (spec.number != nullptr && InRange(spec, spec.number(options))) continue;
     if (std::string error = Check(spec, spec.get(options)); !error.empty()) return error;
   }
   return "";

@@ -37,6 +37,8 @@ struct SolverOptionSpec {
   std::string (*get)(const SolverOptions&) = nullptr;
   // Writes an already validated value.
   void (*set)(SolverOptions*, std::string_view) = nullptr;
+  // kInteger, kNumber: the value as a number (validation without text); null otherwise.
+  double (*number)(const SolverOptions&) = nullptr;
 };
 
 // Every option, shared ones first, then each solver's, in a fixed order.
