@@ -97,14 +97,13 @@ bool SolverSupportsHighCondim(SolverType type) {
     case SolverType::kPgs:
     case SolverType::kAdmmNoSub:
     case SolverType::kAdmmNoBody:
+    case SolverType::kAuto:  // islands with condim 4/6 contacts stay with SubADMM (hybrid_solver.h)
       return true;
     // CANAL's proximal projection onto the anisotropic cone (and its derivative, eq. 23) and the
-    // Table II baselines' strict-operator Jacobians exist for the isotropic 3-row cone only; auto
-    // hands unfinished islands to CANAL.
+    // Table II baselines' strict-operator Jacobians exist for the isotropic 3-row cone only.
     case SolverType::kCanal:
     case SolverType::kCanalTrDogleg:
     case SolverType::kCanalDampedSn:
-    case SolverType::kAuto:
       return false;
   }
   return false;
@@ -117,7 +116,7 @@ std::string SolverRefusesModel(const Model& m, SolverType type) {
       m.geom_name[g].empty() ? "geom " + std::to_string(g) : "geom '" + m.geom_name[g] + "'";
   return std::string("solver '") + SolverName(type) + "' cannot express condim 4 or 6 " +
          "(torsional/rolling friction) of " + name +
-         "; use solver 'subadmm', 'pgs', 'admm-nosub' or 'admm-nobody'";
+         "; use solver 'subadmm', 'auto', 'pgs', 'admm-nosub' or 'admm-nobody'";
 }
 
 bool EnsureSolver(const Model& m, Data& d, SolverType type) {

@@ -34,7 +34,7 @@ using testing::WriteTempScene;
 constexpr double kG = 9.81;
 
 // The solvers with torsional and rolling rows (SolverSupportsHighCondim); the rest refuse.
-constexpr SolverType kCondimSolvers[] = {SolverType::kSubAdmm, SolverType::kPgs,
+constexpr SolverType kCondimSolvers[] = {SolverType::kSubAdmm, SolverType::kAuto, SolverType::kPgs,
                                          SolverType::kAdmmNoSub, SolverType::kAdmmNoBody};
 
 StepOptions OptionsOf(SolverType type) {
