@@ -33,6 +33,7 @@
 #include "engine/model/model_import.h"
 #include "engine/sim/state_snapshot.h"
 #include "engine/sim/step.h"
+#include "engine/solver/solver.h"
 
 namespace alsim {
 namespace {

@@ -27,6 +27,7 @@ void JointSpaceJacobian::Reserve(const Model& m, size_t max_constraints) {
   const size_t per_constraint = std::min<size_t>(2 * static_cast<size_t>(deepest), 16);
   dof.reserve(per_constraint * max_constraints);
   value.reserve(per_constraint * max_constraints);
+  if (m.high_condim_geom >= 0) angular_value.reserve(per_constraint * max_constraints);
 }
 
 void JointSpaceJacobian::Layout(const Model& m, const Data& d) {
@@ -51,7 +52,7 @@ void JointSpaceJacobian::Layout(const Model& m, const Data& d) {
   if (dof.size() < static_cast<size_t>(total)) {
     dof.resize(total);
     value.resize(total, Vec3::Zero());
-    angular_value.resize(total, Vec3::Zero());
+    if (m.high_condim_geom >= 0) angular_value.resize(total, Vec3::Zero());  // condim 4/6 only
   }
 }
 

@@ -26,7 +26,8 @@ struct JointSpaceJacobian {
   std::vector<int> dof;        // per entry: the global dof
   std::vector<Vec3> value;     // per entry: J_i(r, dof) for the rows r < min(dim, 3); unused 0
   // per entry: J_i(3 + r, dof), the torsional and rolling rows of a condim 4/6 contact (their
-  // second storage, so that the 3-row entries keep their layout); unused rows 0
+  // second storage, so that the 3-row entries keep their layout; sized only for a model with
+  // condim 4/6 geoms, Model::high_condim_geom); unused rows 0
   std::vector<Vec3> angular_value;
   std::vector<int> capacity;  // per constraint: its room in dof/value (its blocks' paths)
 
