@@ -30,6 +30,15 @@ namespace {
 // than the separating axis's.
 constexpr double kAxisBias = 1e-6;
 
+// Deep overlaps (a box driven into another by an impact, or placed inside it) prefer a face axis:
+// past kDeepOverlap of penetration, an edge pair must beat the best face axis by kDeepEdgeBias
+// times the penetration beyond it. An edge pair gives one contact point, and removing the
+// overlap through one point turns the box about it, so the deepest point moves to the opposite
+// corner and the next step turns it back; a face gives the clipped polygon, several points, and
+// the correction moves the box out. Below kDeepOverlap the least penetration axis wins, as MuJoCo.
+constexpr double kDeepOverlap = 0.01;
+constexpr double kDeepEdgeBias = 0.25;
+
 struct Box {
   Vec3 center;
   Mat3 axes;  // columns: unit local axes in the world frame
@@ -48,6 +57,7 @@ struct BestAxis {
   int kind = -1;                // 0: face of a (index), 1: face of b, 2: edge pair
   int index_a = 0;
   int index_b = 0;
+  bool deep_face = false;  // a face kept over an edge pair by kDeepEdgeBias
 };
 
 // Separation of the boxes along a unit axis, with the axis oriented from a toward b.
@@ -75,7 +85,12 @@ BestAxis FindBestAxis(const Box& a, const Box& b) {
       if (len < 1e-6) continue;  // parallel edges: a face axis covers this direction
       Vec3 oriented;
       const double sep = SeparationAlong(a, b, cross / len, &oriented);
-      if (sep > best.separation + kAxisBias) best = {sep, oriented, 2, i, j};
+      const double deep_bias = kDeepEdgeBias * std::max(0.0, -best.separation - kDeepOverlap);
+      if (sep > best.separation + kAxisBias + deep_bias) {
+        best = {sep, oriented, 2, i, j};
+      } else if (best.kind != 2 && sep > best.separation + kAxisBias) {
+        best.deep_face = true;
+      }
     }
   }
   return best;
@@ -192,16 +207,28 @@ int CollideBoxBox(const GeomShape& a, const GeomShape& b, double margin, Contact
   const Box box_b{b.pos, b.rot, b.size};
   const BestAxis best = FindBestAxis(box_a, box_b);
   if (!(best.separation < margin)) return 0;
+  int n = 0;
   switch (best.kind) {
     case 0:
-      return FaceContacts(box_a, best.index_a, best.normal, box_b, best.normal, best.separation,
-                          margin, out);
+      n = FaceContacts(box_a, best.index_a, best.normal, box_b, best.normal, best.separation,
+                       margin, out);
+      break;
     case 1:
-      return FaceContacts(box_b, best.index_b, -best.normal, box_a, best.normal, best.separation,
-                          margin, out);
+      n = FaceContacts(box_b, best.index_b, -best.normal, box_a, best.normal, best.separation,
+                       margin, out);
+      break;
     default:
       return EdgeContact(box_a, box_b, best, margin, out);
   }
+  // A deep face contact's clipped polygon may have lost the incident box's deepest corner (it lies
+  // beyond the reference face's sides): its deepest point then reports the face axis's separation,
+  // the translation along the normal that separates the boxes.
+  if (best.deep_face && n > 0) {
+    Contact* deepest = std::min_element(
+        out, out + n, [](const Contact& x, const Contact& y) { return x.dist < y.dist; });
+    deepest->dist = std::min(deepest->dist, best.separation);
+  }
+  return n;
 }
 
 }  // namespace alsim

@@ -16,9 +16,29 @@ constexpr int kKindEquality = 1;
 constexpr int kKindLimit = 2;
 constexpr int kKindSoft = 3;
 
-// Gap-dependent bias of eqs. (3) and (5): a gap may close within the step (phi / h); a
-// penetration is removed at the rate `erp` per step.
-double PositionBias(double phi, double h, double erp) { return (phi >= 0 ? phi : erp * phi) / h; }
+// Gap-dependent bias of eqs. (3) and (5) for row `row`: a gap may close within the step (phi / h);
+// a penetration is removed at the rate `erp` per step, at most at `cap` (a correction;
+// ConstraintOptions, "Recovery").
+void SetPositionBias(ConstraintSet& set, int row, double phi, double h, double erp, double cap,
+                     double kept) {
+  if (phi >= 0) {
+    set.bias[row] = phi / h;
+    return;
+  }
+  const double correction = std::max(erp * phi / h, -cap);
+  set.bias[row] = correction;
+  set.correction[row] = correction;
+  if (correction < -kept) set.split = true;
+}
+
+// An equality row's bias: its error removed at the rate erp per step, at most at `cap`.
+void SetEqualityBias(ConstraintSet& set, int row, double error, double h, double erp, double cap,
+                     double kept) {
+  const double correction = std::clamp(erp * error / h, -cap, cap);
+  set.bias[row] = correction;
+  set.correction[row] = correction;
+  if (std::abs(correction) > kept) set.split = true;
+}
 
 // Appends a constraint with `dim` rows and zero impulse, bias and blocks to be filled in. (Built
 // in place and grown by push_back: a copied Constraint and a resize call per row array cost as
@@ -35,6 +55,7 @@ Constraint& AddConstraint(ConstraintSet& set, ConstraintType type, int dim,
   for (int r = 0; r < dim; ++r) {
     set.bias.push_back(0.0);
     set.lambda.push_back(0.0);
+    set.correction.push_back(0.0);
   }
   return c;
 }
@@ -109,8 +130,8 @@ bool WarmStartContact(const Data& d, Constraint& c, double radius, double* lambd
 // and blocks go), so that the arrays are sized once, then each contact's bias, Jacobian
 // blocks and warm start. Blocks: body2's (+1) before body1's (-1). (Filling the contacts in
 // parallel tasks gained nothing on our scenes: docs/benchmarks-history.md.)
-void AddContacts(const Model& m, const Data& d, ConstraintSet& set, double h, double erp,
-                 double warm_start_radius) {
+void AddContacts(const Model& m, const Data& d, ConstraintSet& set, double h,
+                 const ConstraintOptions& o) {
   const int first = static_cast<int>(set.constraints.size());
   for (int k = 0; k < static_cast<int>(d.contact.size()); ++k) {
     const Contact& contact = d.contact[k];
@@ -140,16 +161,18 @@ void AddContacts(const Model& m, const Data& d, ConstraintSet& set, double h, do
   }
   set.bias.resize(set.num_rows, 0.0);
   set.lambda.resize(set.num_rows, 0.0);
+  set.correction.resize(set.num_rows, 0.0);
   for (int i = first; i < static_cast<int>(set.constraints.size()); ++i) {
     Constraint& c = set.constraints[i];
     const Contact& contact = d.contact[c.contact];
-    set.bias[c.row_adr] = PositionBias(contact.dist, h, erp);
+    SetPositionBias(set, c.row_adr, contact.dist, h, o.error_reduction, o.max_correction_speed,
+                    o.kept_correction_speed);
     for (int k = 0; k < c.block_num; ++k) {
       ConstraintBlock& block = set.blocks[c.block_adr + k];
       const bool on_body2 = k == 0 && m.body_subsystem[m.geom_body[contact.geom2]] >= 0;
       FillContactMap(m, d, on_body2 ? +1.0 : -1.0, contact, block);
     }
-    if (WarmStartContact(d, c, warm_start_radius, set.lambda.data() + c.row_adr)) {
+    if (WarmStartContact(d, c, o.warm_start_radius, set.lambda.data() + c.row_adr)) {
       ++set.num_warm_started_contacts;
     }
   }
@@ -176,7 +199,8 @@ void AddEqualityBlock(const Model& m, const Data& d, ConstraintSet& set, int bod
 // Connect (3 position rows) and weld (3 position and 3 rotation rows) as hard equalities, eq. (3)
 // with J v_hat + e = 0 and e = erp * error / h: like a penetration, an error is removed at the
 // rate erp per step rather than at once, which would kick the bodies.
-void AddEqualities(const Model& m, const Data& d, ConstraintSet& set, double h, double erp) {
+void AddEqualities(const Model& m, const Data& d, ConstraintSet& set, double h,
+                   const ConstraintOptions& o) {
   for (int eq = 0; eq < m.neq; ++eq) {
     const int body1 = m.eq_body1[eq], body2 = m.eq_body2[eq];
     if (!m.eq_active[eq] || body1 == body2) continue;
@@ -188,7 +212,11 @@ void AddEqualities(const Model& m, const Data& d, ConstraintSet& set, double h, 
       const Vec3& value = rotation ? error.rotation : error.position;
       const Constraint& c =
           AddConstraint(set, ConstraintType::kEquality, 3, {kKindEquality, eq, part});
-      for (int r = 0; r < 3; ++r) set.bias[c.row_adr + r] = erp * value[r] / h;
+      const double cap = rotation ? o.max_correction_angular_speed : o.max_correction_speed;
+      const double kept = rotation ? o.kept_correction_angular_speed : o.kept_correction_speed;
+      for (int r = 0; r < 3; ++r) {
+        SetEqualityBias(set, c.row_adr + r, value[r], h, o.error_reduction, cap, kept);
+      }
       AddEqualityBlock(m, d, set, body1, +1.0, rotation, error.point1);
       AddEqualityBlock(m, d, set, body2, -1.0, rotation, error.point2);
     }
@@ -196,9 +224,12 @@ void AddEqualities(const Model& m, const Data& d, ConstraintSet& set, double h, 
 }
 
 void AddLimit(const Model& m, ConstraintSet& set, int joint, int side, double phi, double sign,
-              double h, double erp) {
+              double h, const ConstraintOptions& o) {
   AddConstraint(set, ConstraintType::kLimit, 1, {kKindLimit, joint, side});
-  set.bias.back() = PositionBias(phi, h, erp);
+  const bool hinge = m.jnt_type[joint] == JointType::kHinge;
+  SetPositionBias(set, set.num_rows - 1, phi, h, o.error_reduction,
+                  hinge ? o.max_correction_angular_speed : o.max_correction_speed,
+                  hinge ? o.kept_correction_angular_speed : o.kept_correction_speed);
   AddJointBlock(m, set, m.jnt_dof_adr[joint], sign);
 }
 
@@ -215,10 +246,10 @@ void AddJointLimits(const Model& m, const Data& d, ConstraintSet& set, const Con
     const double lower_gap = q - m.jnt_range_lower[j];
     const double upper_gap = m.jnt_range_upper[j] - q;
     if (lower_gap + h * std::min(v, 0.0) < o.limit_margin) {
-      AddLimit(m, set, j, 0, lower_gap, +1.0, h, o.error_reduction);
+      AddLimit(m, set, j, 0, lower_gap, +1.0, h, o);
     }
     if (upper_gap - h * std::max(v, 0.0) < o.limit_margin) {
-      AddLimit(m, set, j, 1, upper_gap, -1.0, h, o.error_reduction);
+      AddLimit(m, set, j, 1, upper_gap, -1.0, h, o);
     }
   }
 }
@@ -320,9 +351,9 @@ void SaveWarmStart(Data& d) {
 void BuildConstraints(const Model& m, Data& d, const ConstraintOptions& options, double h) {
   ConstraintSet& set = d.constraints;
   set.Clear();
-  AddContacts(m, d, set, h, options.error_reduction, options.warm_start_radius);
+  AddContacts(m, d, set, h, options);
   const int first_other = static_cast<int>(set.constraints.size());
-  if (m.equalities_enabled) AddEqualities(m, d, set, h, options.error_reduction);
+  if (m.equalities_enabled) AddEqualities(m, d, set, h, options);
   if (m.limits_enabled) AddJointLimits(m, d, set, options, h);
   AddServos(m, d, set, options, h);
   WarmStartOtherImpulses(d, set, first_other);

@@ -17,6 +17,23 @@ struct ConstraintOptions {
   // the step). 0.2 removes a 1 mm penetration to 0.1 mm in 10 steps without adding visible energy:
   // the push-out speed erp * phi / h stays below 0.05 m/s for 1 mm at 240 Hz.
   double error_reduction = 0.2;
+  // Recovery from deep errors (an overlapped start, a joint started past its limit, a fast impact
+  // that went deep): the *correction* erp * phi / h of a penetration or violation (an equality's
+  // erp * error / h, of either sign) is capped at max_correction_speed (m/s: contacts, slide
+  // limits, connect/weld positions) or max_correction_angular_speed (rad/s: hinge limits, weld
+  // rotations), so one step moves an error by at most cap h. A correction kept as a real velocity
+  // throws the body: it leaves the surface at that speed and rises v^2 / (2 g) (before the cap, a
+  // box started 5 cm into the floor at h = 1 ms left at 10 m/s). So a step in which some
+  // correction exceeds kept_correction_speed (or kept_correction_angular_speed) splits, as
+  // physics engines' split impulse does: positions move by the solve with the corrections, and
+  // velocities come from a second solve without them (penetrating contacts then only stop
+  // approaching). Below the kept speed the step solves once and the correction stays in the
+  // velocity, as erp's Baumgarte term: at 0.1 m/s a body rises at most 0.5 mm. A gap's phi / h
+  // (speculative contacts) is not a correction and is never capped.
+  double max_correction_speed = 1.0;
+  double max_correction_angular_speed = 4.0;
+  double kept_correction_speed = 0.1;
+  double kept_correction_angular_speed = 0.4;
   // Speculative contacts (SpeculativeMarginsOfBodies in engine/collision/collision.h): pairs that
   // could touch within one step at their current speeds, or are within `contact_slop` (m), become
   // contact rows too. The slop keeps resting contacts from flickering in and out as round-off

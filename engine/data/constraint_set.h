@@ -143,6 +143,11 @@ struct ConstraintSet {
   std::vector<ConstraintBlock> blocks;
   std::vector<double> bias;    // e_i per row (eqs. 3-5), m/s (or rad/s)
   std::vector<double> lambda;  // impulse per row, N s; the warm start on entry to the solver
+  // The part of bias that removes an error (a penetration, a limit violation, an equality's
+  // error), per row; zero for gaps, servos and friction rows (ConstraintOptions, "Recovery").
+  std::vector<double> correction;
+  // Some correction exceeds its kept speed: the step solves twice (engine/sim/step.cc).
+  bool split = false;
   int num_rows = 0;
   int num_contacts = 0;
   // Contacts that inherited an impulse from last step's (ConstraintOptions::warm_start_radius). A
@@ -154,6 +159,8 @@ struct ConstraintSet {
     blocks.clear();
     bias.clear();
     lambda.clear();
+    correction.clear();
+    split = false;
     num_rows = 0;
     num_contacts = 0;
     num_warm_started_contacts = 0;

@@ -67,7 +67,8 @@ Data::Data(const Model& m)
       qA_factor(mass_layout.nnz, 0.0),
       v_free(m.nv, 0.0),
       solver_rhs(m.nv, 0.0),
-      v_hat(m.nv, 0.0) {
+      v_hat(m.nv, 0.0),
+      v_position(m.nv, 0.0) {
   geom_speculative_margin.assign(m.ngeom, 0.0);
   geom_aabb_lo.assign(m.ngeom, Vec3::Zero());
   geom_aabb_hi.assign(m.ngeom, Vec3::Zero());
@@ -89,6 +90,7 @@ Data::Data(const Model& m)
   constraints.blocks.reserve(2 * max_constraints);
   constraints.bias.reserve(3 * max_constraints);
   constraints.lambda.reserve(3 * max_constraints);
+  constraints.correction.reserve(3 * max_constraints);
   warm_start.key.reserve(max_constraints);
   warm_start.position.reserve(max_constraints);
   warm_start.impulse.reserve(max_constraints);

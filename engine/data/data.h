@@ -156,6 +156,7 @@ struct Data {
   std::vector<double> v_free;      // v_hat without constraints, A^{-1} b (nv)
   std::vector<double> solver_rhs;  // b = A v_free (nv)
   std::vector<double> v_hat;       // v_hat with constraints: the solver's answer (nv)
+  std::vector<double> v_position;  // a split step's v_hat with the corrections, positions' (nv)
   ConstraintSet constraints;       // this step's constraint rows and impulses
   Islands islands;
   WarmStart warm_start;

@@ -25,6 +25,9 @@ struct SolverStatistics {
   // ||lambda - T(lambda - (J v_hat + e))|| over every constraint row, divided by the number of
   // contacts (by 1 when there are none). Zero iff the impulses solve the NCP exactly.
   double contact_residual = 0;
+  // The step split (ConstraintOptions, "Recovery"): these are its second solve's figures, with
+  // the time and iteration counts of both solves.
+  bool split = false;
   // Wall time of the solve, including setup, factorizations and (compute_residual) the residual.
   double solve_seconds = 0;
   // The solver's own figures of this step, in a fixed order per solver (its Statistics struct).

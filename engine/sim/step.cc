@@ -126,12 +126,38 @@ void ReportServoForces(const Model& m, Data& d) {
   }
 }
 
+// A split step's second solve (ConstraintOptions, "Recovery"): the first solve's v_hat, with the
+// corrections, is kept for the positions in v_position; v_hat starts again from v_free and the
+// impulses from the first solve's, and the solve runs without the corrections. The step reports
+// the second solve's accuracy and both solves' time and iterations.
+void SolveWithoutCorrections(const Model& m, Data& d, const StepOptions& options,
+                             double deadline_us) {
+  ConstraintSet& set = d.constraints;
+  std::copy(d.v_hat.begin(), d.v_hat.end(), d.v_position.begin());
+  std::copy(d.v_free.begin(), d.v_free.end(), d.v_hat.begin());
+  for (int r = 0; r < set.num_rows; ++r) set.bias[r] -= set.correction[r];
+  const SolverStatistics first = d.solver_statistics;
+  d.solver->Solve(m, d, options.solver, deadline_us, &d.solver_statistics);
+  SolverStatistics& second = d.solver_statistics;
+  second.solve_seconds += first.solve_seconds;
+  second.max_iterations += first.max_iterations;
+  second.mean_iterations += first.mean_iterations;
+  second.split = true;
+}
+
 }  // namespace
 
 std::string ValidateStepOptions(const StepOptions& options) {
   if (!(options.theta >= 0.0 && options.theta < 1.0)) return "theta must be in [0, 1)";
   const double error_reduction = options.constraints.error_reduction;
   if (!(error_reduction >= 0 && error_reduction <= 1)) return "error_reduction must be in [0, 1]";
+  const ConstraintOptions& c = options.constraints;
+  if (!(c.max_correction_speed > 0 && c.max_correction_angular_speed > 0)) {
+    return "max_correction_speed and max_correction_angular_speed must be positive";
+  }
+  if (!(c.kept_correction_speed >= 0 && c.kept_correction_angular_speed >= 0)) {
+    return "kept_correction_speed and kept_correction_angular_speed must be at least 0";
+  }
   return ValidateSolverOptions(options.solver);
 }
 
@@ -179,20 +205,29 @@ StepStatus Step(const Model& m, Data& d, const StepOptions& options) {
     d.contact.clear();
     d.constraints.Clear();
   }
+  const bool split = d.constraints.split;
   if (d.constraints.constraints.empty()) {
     d.islands.num = 0;
     d.solver_statistics = SolverStatistics{};
   } else {
     BuildIslands(m, d.constraints, d.islands);
-    d.solver->Solve(m, d, options.solver, budget_us > 0 ? start_us + budget_us : 0,
-                    &d.solver_statistics);
+    const double deadline_us = budget_us > 0 ? start_us + budget_us : 0;
+    d.solver->Solve(m, d, options.solver, deadline_us, &d.solver_statistics);
+    if (split) SolveWithoutCorrections(m, d, options, deadline_us);
     ReportServoForces(m, d);
   }
   SaveWarmStart(d);
 
-  // kick: v_{k+1} = v_k + (v_hat - v_k) / (1 - theta); then drift to q_{k+1} with v_{k+1}
+  // kick: v_{k+1} = v_k + (v_hat - v_k) / (1 - theta); then drift to q_{k+1} with v_{k+1} (a
+  // split step drifts with the velocity its first solve gave instead)
+  if (split) {
+    for (int i = 0; i < m.nv; ++i) {
+      d.v_position[i] = d.qvel[i] + (d.v_position[i] - d.qvel[i]) / (1.0 - theta);
+    }
+  }
   for (int i = 0; i < m.nv; ++i) d.qvel[i] += (d.v_hat[i] - d.qvel[i]) / (1.0 - theta);
-  IntegratePositions(m, d.qvel.data(), (1.0 - theta) * h, d.qpos.data());
+  IntegratePositions(m, split ? d.v_position.data() : d.qvel.data(), (1.0 - theta) * h,
+                     d.qpos.data());
   d.time += h;
 
   return AllFinite(d.qpos) && AllFinite(d.qvel) ? StepStatus::kOk : StepStatus::kDiverged;

@@ -214,8 +214,8 @@ TEST(StepTest, RelaxationOrAndersonMemoryOutOfRangeIsRefusedAndChangesNothing) {
 // a cancelled call this way inside a long solve); lowered, the same step runs to its tolerance.
 TEST(StepTest, AnInterruptStopsEverySolverAtItsNextIteration) {
   const auto m = Load(R"(<mujoco><worldbody><geom type="plane" size="5 5 .1"/>
-    <body pos="0 0 0.09"><freejoint/><geom type="box" size="0.1 0.1 0.1"/></body>
-    <body pos="1 0 0.09"><freejoint/><geom type="sphere" size="0.1"/></body>
+    <body pos="0 0 0.0995"><freejoint/><geom type="box" size="0.1 0.1 0.1"/></body>
+    <body pos="1 0 0.0995"><freejoint/><geom type="sphere" size="0.1"/></body>
     </worldbody></mujoco>)");
   for (const SolverType type :
        {SolverType::kSubAdmm, SolverType::kPgs, SolverType::kAdmmNoSub, SolverType::kAdmmNoBody}) {
