@@ -325,6 +325,12 @@ grpc::Status SimulatorService::CreateNow(grpc::CallbackServerContext* context,
   CreateSpec spec;
   status = catalog_.Load(source, should_stop, &spec.scene);
   if (!status.ok()) return status;
+  // A solver that cannot express the scene's contacts (condim 4/6) is refused here, by name,
+  // rather than by every Step.
+  if (const std::string refused = SolverRefusesModel(*spec.scene.model, options.solver.type);
+      !refused.empty()) {
+    return {grpc::StatusCode::INVALID_ARGUMENT, refused + "; nothing was created"};
+  }
   spec.tenant = tenant;
   spec.options = options;
   spec.count = count;

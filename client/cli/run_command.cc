@@ -358,6 +358,11 @@ int RunCommand(const std::vector<std::string>& args) {
               << "'\n";
     return 2;
   }
+  if (const std::string refused = SolverRefusesModel(model, options.solver.type);
+      !refused.empty()) {
+    std::cerr << "alsim: run: " << refused << "\n";
+    return 2;
+  }
 
   RunStatistics stats;
   RunWithThreads(options.threads, [&] { stats = Simulate(model, data, options); });

@@ -30,12 +30,15 @@ void CollideCandidate(const Model& m, Data& d, int k) {
                                   ShapeOfGeom(m, d, candidate.geom2), candidate.margin, found);
   d.candidate_contact_count[k] = count;
   if (count == 0) return;
-  const double friction =
-      ContactFriction(m, candidate.geom1, candidate.geom2, candidate.explicit_pair);
+  const ContactParameters parameters =
+      ContactParametersOfPair(m, candidate.geom1, candidate.geom2, candidate.explicit_pair);
   for (int i = 0; i < count; ++i) {
     found[i].geom1 = candidate.geom1;
     found[i].geom2 = candidate.geom2;
-    found[i].friction = friction;
+    found[i].friction = parameters.friction;
+    found[i].friction_torsion = parameters.friction_torsion;
+    found[i].friction_rolling = parameters.friction_rolling;
+    found[i].dim = parameters.dim;
     found[i].frame = ContactFrame(found[i].normal);
   }
 }
@@ -73,12 +76,37 @@ void GatherContacts(Data& d) {
 }  // namespace
 
 double ContactFriction(const Model& m, int geom1, int geom2, int explicit_pair) {
-  if (explicit_pair >= 0) return m.pair_friction[explicit_pair];
-  const double f1 = m.geom_friction[geom1][0], f2 = m.geom_friction[geom2][0];
-  if (m.geom_priority[geom1] != m.geom_priority[geom2]) {
-    return m.geom_priority[geom1] > m.geom_priority[geom2] ? f1 : f2;
+  return ContactParametersOfPair(m, geom1, geom2, explicit_pair).friction;
+}
+
+namespace {
+
+// condim 1 (frictionless in MuJoCo) keeps sliding friction, as alsim always has: 3 rows.
+int ContactDimOfCondim(int condim) { return condim >= 6 ? 6 : condim >= 4 ? 4 : 3; }
+
+}  // namespace
+
+ContactParameters ContactParametersOfPair(const Model& m, int geom1, int geom2, int explicit_pair) {
+  ContactParameters p;
+  int condim = 3;
+  Vec3 friction;  // (sliding, torsional, rolling)
+  if (explicit_pair >= 0) {
+    condim = m.pair_condim[explicit_pair];
+    friction = Vec3(m.pair_friction[explicit_pair], m.pair_friction_torsion[explicit_pair],
+                    m.pair_friction_rolling[explicit_pair]);
+  } else if (m.geom_priority[geom1] != m.geom_priority[geom2]) {
+    const int g = m.geom_priority[geom1] > m.geom_priority[geom2] ? geom1 : geom2;
+    condim = m.geom_condim[g];
+    friction = m.geom_friction[g];
+  } else {
+    condim = std::max(m.geom_condim[geom1], m.geom_condim[geom2]);
+    friction = m.geom_friction[geom1].cwiseMax(m.geom_friction[geom2]);
   }
-  return std::max(f1, f2);
+  p.dim = ContactDimOfCondim(condim);
+  p.friction = friction[0];
+  if (p.dim >= 4) p.friction_torsion = friction[1];
+  if (p.dim >= 6) p.friction_rolling = friction[2];
+  return p;
 }
 
 Mat3 ContactFrame(const Vec3& normal) {

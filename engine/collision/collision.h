@@ -29,6 +29,20 @@ void SpeculativeMarginsOfBodies(const Model& m, Data& d, double horizon, double 
 // two (MuJoCo's rule), or the explicit pair's.
 double ContactFriction(const Model& m, int geom1, int geom2, int explicit_pair);
 
+// A contact's dimension and friction coefficients, MuJoCo's mixing rules (mj_contactParam): an
+// explicit pair's own condim and friction; else, when the geoms' priorities differ, the
+// higher-priority geom's condim and friction; else condim = max of the two and each friction
+// coefficient (sliding, torsional, rolling) the larger of the two. dim is 6 for condim 6, 4 for
+// condim 4, else 3 (condim 1 keeps sliding friction); the torsional coefficient is kept for
+// dim >= 4 and the rolling one for dim 6, else 0.
+struct ContactParameters {
+  double friction = 0;
+  double friction_torsion = 0;
+  double friction_rolling = 0;
+  int dim = 3;
+};
+ContactParameters ContactParametersOfPair(const Model& m, int geom1, int geom2, int explicit_pair);
+
 // An orthonormal right-handed frame with `normal` as its first column; the tangents depend only
 // on the normal.
 Mat3 ContactFrame(const Vec3& normal);

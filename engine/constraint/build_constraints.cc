@@ -97,7 +97,8 @@ void InheritDelassusTrace(const WarmStart& warm, int k, Constraint& c) {
 
 // Warm start of contact constraint c: the impulse of the nearest of last step's contacts between
 // the same geoms (within `radius`), rotated into the new contact frame, and its Delassus trace.
-// False when there is none.
+// False when there is none. A condim 4/6 contact's torsional and rolling rows take the angular
+// impulse the same way (zero when last step's contact had fewer rows).
 bool WarmStartContact(const Data& d, Constraint& c, double radius, double* lambda) {
   const WarmStart& warm = d.warm_start;
   const Contact& contact = d.contact[c.contact];
@@ -118,6 +119,10 @@ bool WarmStartContact(const Data& d, Constraint& c, double radius, double* lambd
   lambda[0] = std::max(0.0, local[0]);
   lambda[1] = local[1];
   lambda[2] = local[2];
+  if (c.dim > 3) {
+    const Vec3 angular = contact.frame.transpose() * warm.angular_impulse[found];
+    for (int r = 3; r < c.dim; ++r) lambda[r] = angular[r - 3];
+  }
   return true;
 }
 
@@ -135,12 +140,14 @@ void AddContacts(const Model& m, const Data& d, ConstraintSet& set, double h,
     const int index = static_cast<int>(set.constraints.size());
     Constraint& c = set.constraints.emplace_back();
     c.type = ConstraintType::kContact;
-    c.dim = 3;
+    c.dim = contact.dim;  // 3, or 4 / 6 with torsional / rolling rows (condim 4, 6)
     c.row_adr = set.num_rows;
     c.block_adr = static_cast<int>(set.blocks.size());
     c.key = {kKindContact, contact.geom1, contact.geom2};
     c.contact = k;
     c.friction = contact.friction;
+    c.friction_torsion = contact.friction_torsion;
+    c.friction_rolling = contact.friction_rolling;
     for (const int body : {body2, body1}) {
       if (m.body_subsystem[body] < 0) continue;  // the world or a static body: no slack block
       ConstraintBlock& block = set.blocks.emplace_back();
@@ -149,7 +156,7 @@ void AddContacts(const Model& m, const Data& d, ConstraintSet& set, double h,
       block.body = body;
       ++c.block_num;
     }
-    set.num_rows += 3;
+    set.num_rows += c.dim;
     ++set.num_contacts;
   }
   set.bias.resize(set.num_rows, 0.0);
@@ -316,6 +323,7 @@ void SaveWarmStart(Data& d) {
   warm.key.resize(n);
   warm.position.resize(n);
   warm.impulse.resize(n);
+  warm.angular_impulse.resize(n);
   warm.delassus_trace.resize(n);
   warm.delassus_age.resize(n);
   for (size_t i = 0; i < n; ++i) {
@@ -328,7 +336,11 @@ void SaveWarmStart(Data& d) {
       const Contact& contact = d.contact[c.contact];
       warm.position[i] = contact.pos;
       warm.impulse[i] = contact.frame * Vec3(lambda[0], lambda[1], lambda[2]);
+      Vec3 angular = Vec3::Zero();
+      for (int r = 3; r < c.dim; ++r) angular[r - 3] = lambda[r];
+      warm.angular_impulse[i] = c.dim > 3 ? Vec3(contact.frame * angular) : Vec3::Zero();
     } else {
+      warm.angular_impulse[i].setZero();
       warm.position[i].setZero();
       warm.impulse[i].setZero();
       for (int r = 0; r < c.dim; ++r) warm.impulse[i][r] = lambda[r];

@@ -12,7 +12,20 @@
 //
 // Row conventions. Contact rows are (normal, tangent1, tangent2): the columns of Contact::frame,
 // measuring the velocity of geom2 relative to geom1, so the normal row is the separating speed.
-// (The paper orders them (t1, t2, n); only the order differs.)
+// (The paper orders them (t1, t2, n); only the order differs.) A contact of condim 4 adds a
+// torsional row and one of condim 6 also two rolling rows, MuJoCo's order:
+//   (normal, tangent1, tangent2, torsion, rolling1, rolling2)
+// where torsion = n . (w2 - w1) and rolling_k = t_k . (w2 - w1), the relative angular velocity
+// about the normal and the two tangents.
+//
+// Condim 4/6 storage. The extra rows are purely angular and their coefficients are the frame's
+// columns, which a contact block's map already holds in its linear part: map row r is
+// sign [ (r x f_r)^T  f_r^T ] (f_r the frame column, sign +1 for geom2's body, -1 for geom1's), so
+// angular row 3 + r is sign [ f_r^T  0 ] = [ map(r, 3:6)  0 ]. The map therefore stays 3 x 6 for
+// every constraint, and the rows 3 .. dim-1 of a contact are derived from it (BlockRowDot and
+// AddBlockRowTranspose below). The condim-3 paths (dim == 3, fixed-size products) never read the
+// derived rows, so they keep their code and their bits; only the run-time-dim paths call the
+// helpers.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +39,9 @@ namespace alsim {
 
 enum class ConstraintType : std::uint8_t {
   kContact,   // eq. (5): 3 rows, Signorini-Coulomb with the elliptic cone ||lambda_t|| <= mu
-              // lambda_n
+              // lambda_n; 4 or 6 rows with torsional / rolling friction (condim 4, 6), the cone
+              // sum_j (lambda_j / mu_j)^2 <= lambda_n^2 over the rows j >= 1 with
+              // mu = (mu, mu, mu_torsion, mu_rolling, mu_rolling) (MuJoCo's elliptic cone)
   kLimit,     // eq. (3): 1 row, 0 <= lambda  perp  J v_hat + e >= 0 (joint limits)
   kSoft,      // eq. (4): 1 row, lambda = -k e - b J v_hat, clamped to [lambda_lower, lambda_upper]
   kEquality,  // eq. (3) with equality: 3 rows, J v_hat + e = 0, lambda free (connect; weld as
@@ -63,11 +78,13 @@ struct Constraint {
   int block_num = 0;  // |Z_i|: 1 or 2
   int island = -1;    // island it belongs to (engine/island)
   ConstraintKey key;
-  int contact = -1;         // index into Data::contact for contacts
-  double friction = 0;      // contacts: mu
-  double soft_bias = 0;     // soft: k_i e_i of eq. (4), N s
-  double soft_damping = 0;  // soft: b_i of eq. (4), N s per unit of J v_hat
-  double lambda_lower = 0;  // soft: impulse range, N s (force range times the step)
+  int contact = -1;             // index into Data::contact for contacts
+  double friction = 0;          // contacts: mu
+  double friction_torsion = 0;  // contacts of dim 4 and 6: mu_torsion (the torsional row)
+  double friction_rolling = 0;  // contacts of dim 6: mu_rolling (both rolling rows)
+  double soft_bias = 0;         // soft: k_i e_i of eq. (4), N s
+  double soft_damping = 0;      // soft: b_i of eq. (4), N s per unit of J v_hat
+  double lambda_lower = 0;      // soft: impulse range, N s (force range times the step)
   double lambda_upper = 0;
   // The ADMM penalty scales' Delassus trace, sum over the rows r of its blocks of
   // J_r A^{-1} J_r^T (engine/solver/admm/admm_penalty.h), carried from step to step with the warm
@@ -88,6 +105,33 @@ struct ConstraintBlock {
   // alsim's (angular, linear) order and the tree's reference point). Unused rows are zero.
   Eigen::Matrix<double, 3, 6> map = Eigen::Matrix<double, 3, 6>::Zero();
 };
+
+// The largest dim of any constraint (a condim-6 contact).
+inline constexpr int kMaxConstraintDim = 6;
+
+// Row r (< dim) of a body-space block applied to a spatial velocity (angular, linear): map row r
+// for r < 3, else the derived angular row of a condim 4/6 contact (see the file comment).
+inline double BlockRowDot(const ConstraintBlock& block, int r, const Vec6& velocity) {
+  if (r < 3) return block.map.row(r).dot(velocity);
+  return block.map.row(r - 3).tail<3>().dot(velocity.head<3>());
+}
+
+// Row r (< dim) of a body-space block as a spatial vector (BlockRowDot's left factor).
+inline Vec6 BlockRow(const ConstraintBlock& block, int r) {
+  if (r < 3) return block.map.row(r).transpose();
+  Vec6 row;
+  row << block.map.row(r - 3).tail<3>().transpose(), 0.0, 0.0, 0.0;
+  return row;
+}
+
+// force += (row r of a body-space block)^T y: the transpose of BlockRowDot.
+inline void AddBlockRowTranspose(const ConstraintBlock& block, int r, double y, Vec6& force) {
+  if (r < 3) {
+    force += block.map.row(r).transpose() * y;
+  } else {
+    force.head<3>() += block.map.row(r - 3).tail<3>().transpose() * y;
+  }
+}
 
 // All constraints of one step of one instance, in a deterministic order that is also their keys'
 // order (ConstraintKeyLess): contacts (in Data::contact order, which is by geom pair), then

@@ -19,6 +19,11 @@ struct Contact {
   int geom1 = -1;
   int geom2 = -1;
   double friction = 0;  // combined sliding friction coefficient mu
+  // condim 4 and 6 (ContactParameters in engine/collision/collision.h): the torsional coefficient
+  // (condim 4, 6; N m per N of normal force) and the rolling one (condim 6), 0 when unused.
+  double friction_torsion = 0;
+  double friction_rolling = 0;
+  int dim = 3;  // constraint rows: 3 (sliding), 4 (+ torsion) or 6 (+ rolling); condim 1 is 3
 };
 
 // A geom pair for the narrowphase, chosen by the broadphase; geom1 < geom2.

@@ -94,6 +94,7 @@ Data::Data(const Model& m)
   warm_start.key.reserve(max_constraints);
   warm_start.position.reserve(max_constraints);
   warm_start.impulse.reserve(max_constraints);
+  warm_start.angular_impulse.reserve(max_constraints);
   warm_start.delassus_trace.reserve(max_constraints);
   warm_start.delassus_age.reserve(max_constraints);
   islands.constraints.reserve(max_constraints);

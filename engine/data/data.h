@@ -46,6 +46,9 @@ struct WarmStart {
   std::vector<ConstraintKey> key;
   std::vector<Vec3> position;  // contacts: the contact point, world
   std::vector<Vec3> impulse;   // contacts: the impulse in the world frame; else (lambda, 0, 0)
+  // Contacts of condim 4/6: the torsional and rolling impulses as one angular impulse in the world
+  // frame (frame * (torsion, rolling1, rolling2)); zero for every other constraint.
+  std::vector<Vec3> angular_impulse;
   std::vector<double> delassus_trace;      // Constraint::delassus_trace (negative: none)
   std::vector<std::int32_t> delassus_age;  // Constraint::delassus_age
 };

@@ -137,7 +137,9 @@ struct Model {
   std::vector<Vec3> geom_friction;  // sliding, torsional, rolling coefficients
   std::vector<int> geom_contype;    // collision bitmask (MuJoCo's filtering rules)
   std::vector<int> geom_conaffinity;
-  std::vector<int> geom_condim;     // contact dimensionality requested by the scene
+  std::vector<int> geom_condim;  // contact dimensionality requested by the scene
+  // The first geom (or explicit pair's geom1) whose contacts can have condim 4 or 6, -1 if none.
+  int high_condim_geom = -1;
   std::vector<int> geom_priority;   // the higher priority geom's friction wins
   std::vector<double> geom_margin;  // contacts are generated below this distance, m
   std::vector<double> geom_gap;
@@ -227,7 +229,10 @@ struct Model {
   std::vector<int> pair_geom2;
   std::vector<double> pair_margin;  // replaces the geoms' margins
   std::vector<double> pair_gap;
-  std::vector<double> pair_friction;  // sliding friction, replaces the geoms' combination
+  std::vector<double> pair_friction;          // sliding friction, replaces the geoms' combination
+  std::vector<double> pair_friction_torsion;  // the pair's torsional friction (MuJoCo's 3rd)
+  std::vector<double> pair_friction_rolling;  // the pair's rolling friction (MuJoCo's 4th)
+  std::vector<int> pair_condim;               // the pair's condim, replaces the geoms'
 
   // ---- import report
   // Features of the source scene that alsim ignores because they do not change the dynamics it

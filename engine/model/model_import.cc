@@ -251,13 +251,6 @@ void ListIgnoredFeatures(const mjModel* m, std::vector<std::string>& warnings) {
     warnings.push_back("joint frictionloss on " + std::to_string(frictionloss_dofs) +
                        " dof(s) ignored: dry joint friction is not supported");
   }
-  int high_condim = 0;
-  for (int i = 0; i < m->ngeom; ++i) high_condim += m->geom_condim[i] > 3;
-  if (high_condim > 0) {
-    warnings.push_back(std::to_string(high_condim) +
-                       " geom(s) ask for torsional/rolling friction (condim 4 or 6); contacts use "
-                       "sliding friction only (condim 3)");
-  }
   // Constraints, limits, gravity, contact and parent filtering are honoured; other disable flags
   // are not.
   const int honoured =
@@ -598,6 +591,17 @@ void ConvertCollisionFilters(const mjModel* m, Model& model) {
     model.pair_margin.push_back(m->pair_margin[i]);
     model.pair_gap.push_back(m->pair_gap[i]);
     model.pair_friction.push_back(m->pair_friction[5 * i]);
+    model.pair_friction_torsion.push_back(m->pair_friction[5 * i + 2]);
+    model.pair_friction_rolling.push_back(m->pair_friction[5 * i + 3]);
+    model.pair_condim.push_back(m->pair_dim[i]);
+  }
+  // The first geom whose contacts can have torsional or rolling friction rows (the solvers that
+  // cannot express them refuse the model by naming it: SolverRefusesModel).
+  for (int g = 0; g < m->ngeom && model.high_condim_geom < 0; ++g) {
+    if (m->geom_condim[g] > 3) model.high_condim_geom = g;
+  }
+  for (int i = 0; i < m->npair && model.high_condim_geom < 0; ++i) {
+    if (m->pair_dim[i] > 3) model.high_condim_geom = m->pair_geom1[i];
   }
 }
 

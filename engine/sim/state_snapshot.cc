@@ -244,6 +244,20 @@ bool Parse(const Model& m, const std::string& bytes, Snapshot* s, std::string* e
          error);
   in.Raw(s->warm.delassus_age.data(), sizeof(std::int32_t) * warm_count,
          "warm_start Delassus trace ages", error);
+  s->warm.angular_impulse.assign(warm_count, Vec3::Zero());
+  if (version >= 4) {
+    std::uint32_t angular_count = 0;
+    if (!in.Value(&angular_count, "warm_start angular impulse count", error)) return false;
+    if (angular_count != 0 && angular_count != warm_count) {
+      *error = "state snapshot: " + std::to_string(angular_count) +
+               " warm_start angular impulses for " + std::to_string(warm_count) +
+               " entries (or 0: none)";
+      return false;
+    }
+    if (!in.Need(sizeof(Vec3) * angular_count, "warm_start angular impulses", error)) return false;
+    in.Raw(s->warm.angular_impulse.data(), sizeof(Vec3) * angular_count,
+           "warm_start angular impulses", error);
+  }
   if (in.remaining() != 0) {
     *error = "state snapshot: " + std::to_string(in.remaining()) +
              " bytes more than its fields take (trailing data)";
@@ -268,6 +282,7 @@ bool Validate(const Model& m, const Snapshot& s, std::string* error) {
       !CheckFinite(s.margin, "geom_speculative_margin", error) ||
       !CheckFinite(s.warm.position, "position", error) ||
       !CheckFinite(s.warm.impulse, "impulse", error) ||
+      !CheckFinite(s.warm.angular_impulse, "angular impulse", error) ||
       !CheckFinite(s.warm.delassus_trace, "warm_start Delassus trace", error)) {
     return false;
   }
@@ -355,7 +370,12 @@ std::string SaveStateSnapshot(const Model& m, const Data& d) {
       std::any_of(xfrc, xfrc + xfrc_doubles, [](double x) { return x != 0 || std::signbit(x); });
   const std::size_t doubles =
       static_cast<std::size_t>(m.nq) + m.nv + m.nu + m.ngeom + (forces ? xfrc_doubles : 0);
-  Writer out(kHeaderBytes + 8 + 20 + 8 * doubles + 4 + 72 * w + 8);
+  // Only +0.0 counts as no angular impulse (every condim-3 scene): as xfrc_applied above.
+  const double* angular = w > 0 ? warm.angular_impulse.front().data() : nullptr;
+  const bool angular_impulses =
+      std::any_of(angular, angular + 3 * w, [](double x) { return x != 0 || std::signbit(x); });
+  const std::size_t angular_count = angular_impulses ? w : 0;
+  Writer out(kHeaderBytes + 8 + 20 + 8 * doubles + 4 + 72 * w + 4 + 24 * angular_count + 8);
   out.Raw(kStateSnapshotMagic, sizeof kStateSnapshotMagic);
   out.Value(kStateSnapshotVersion);
   std::uint32_t sizes[kNumSizes];
@@ -379,6 +399,8 @@ std::string SaveStateSnapshot(const Model& m, const Data& d) {
   out.Raw(warm.impulse.data(), sizeof(Vec3) * w);
   out.Raw(warm.delassus_trace.data(), sizeof(double) * w);
   out.Raw(warm.delassus_age.data(), sizeof(std::int32_t) * w);
+  out.Value(static_cast<std::uint32_t>(angular_count));
+  out.Raw(angular, sizeof(Vec3) * angular_count);
   return out.Finish();
 }
 
@@ -409,6 +431,7 @@ bool RestoreStateSnapshot(const Model& m, const std::string& bytes, Data& d, std
   d.warm_start.key.assign(s.warm.key.begin(), s.warm.key.end());
   d.warm_start.position.assign(s.warm.position.begin(), s.warm.position.end());
   d.warm_start.impulse.assign(s.warm.impulse.begin(), s.warm.impulse.end());
+  d.warm_start.angular_impulse.assign(s.warm.angular_impulse.begin(), s.warm.angular_impulse.end());
   d.warm_start.delassus_trace.assign(s.warm.delassus_trace.begin(), s.warm.delassus_trace.end());
   d.warm_start.delassus_age.assign(s.warm.delassus_age.begin(), s.warm.delassus_age.end());
 

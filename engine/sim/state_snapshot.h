@@ -6,7 +6,8 @@
 // What determines the future of an instance (engine/sim/step.cc and the stages it calls):
 //   - time, qpos, qvel, ctrl: the state proper;
 //   - xfrc_applied: an input that stays until changed, as ctrl (MuJoCo saves both with the state);
-//   - warm_start (keys, positions, impulses, Delassus traces and their ages): the impulses that
+//   - warm_start (keys, positions, impulses, angular impulses of condim 4/6 contacts, Delassus
+//     traces and their ages): the impulses that
 //     BuildConstraints starts the next solve from, and the ADMM penalty scales' traces that
 //     persisting constraints keep (SolverOptions::delassus_refresh_steps);
 //   - geom_speculative_margin: the broadphase and the narrowphase read the margins every step,
@@ -21,12 +22,12 @@
 // it carries information from one step to the next (tests/physics/state_snapshot_test.cc checks
 // that restoring into an instance with a used solver and into a fresh one give the same bits).
 //
-// Format, version 3: little-endian, no padding; u32 / i32 / u64 integers, f64 IEEE-754 doubles
+// Format, version 4: little-endian, no padding; u32 / i32 / u64 integers, f64 IEEE-754 doubles
 // (bit patterns kept, so -0.0 and NaN payloads survive).
 //   offset  type          field
 //   0       char[8]       magic "ALSIMST1"
-//   8       u32           format version (3; version 2 had no xfrc_applied, version 1 no
-//                         Delassus traces)
+//   8       u32           format version (4; version 3 had no angular impulses, version 2 no
+//                         xfrc_applied, version 1 no Delassus traces)
 //   12      u32[8]        model sizes: nq, nv, nu, nbody, njnt, ngeom, neq, nsubsystem
 //   44      u64           ModelFingerprint(m)
 //   52      f64           time
@@ -42,9 +43,13 @@
 //           f64[3 w]      impulses (x, y, z) per entry
 //           f64[w]        Delassus traces per entry (negative: none)
 //           i32[w]        their ages in steps per entry (>= 0)
+//           u32 a, f64[3a] angular impulses (x, y, z) per entry (WarmStart::angular_impulse, the
+//                         torsional and rolling rows of condim 4/6 contacts): a = 0 when every
+//                         component is +0.0 (condim 3 only: 4 bytes), else a = w
 //           u64           checksum: 64-bit FNV-1a over every byte before it
-// Total: 60 + 20 + 8 (nq + nv + nu + 6 b + ngeom) + 4 + 72 w + 8 bytes.
-// Version 2 is version 3 without the xfrc_applied field; it is read with no applied forces.
+// Total: 60 + 20 + 8 (nq + nv + nu + 6 b + ngeom) + 4 + 72 w + 4 + 24 a + 8 bytes.
+// Version 3 is version 4 without the angular impulses (read as zero); version 2 is version 3
+// without the xfrc_applied field, read with no applied forces.
 #pragma once
 
 #include <cstdint>
@@ -56,9 +61,9 @@
 namespace alsim {
 
 // "ALSIMST1" and the format version that SaveStateSnapshot writes; RestoreStateSnapshot reads it
-// and version 2.
+// and versions 2 and 3.
 inline constexpr char kStateSnapshotMagic[8] = {'A', 'L', 'S', 'I', 'M', 'S', 'T', '1'};
-inline constexpr std::uint32_t kStateSnapshotVersion = 3;
+inline constexpr std::uint32_t kStateSnapshotVersion = 4;
 
 // A 64-bit FNV-1a hash of what makes a state of one model meaningless for another: the sizes (nq,
 // nv, nu, nbody, njnt, ngeom, neq, nsubsystem, npair), the timestep, gravity and the disable flags

@@ -168,6 +168,10 @@ void Forward(const Model& m, Data& d, const StepOptions& options) {
 StepStatus Step(const Model& m, Data& d, const StepOptions& options) {
   if (!ValidateStepOptions(options).empty()) return StepStatus::kInvalidOptions;
   if (!EnsureSolver(m, d, options.solver.type)) return StepStatus::kInvalidOptions;
+  // A solver without torsional/rolling rows refuses a condim 4/6 scene (SolverRefusesModel).
+  if (m.high_condim_geom >= 0 && !SolverSupportsHighCondim(options.solver.type)) {
+    return StepStatus::kInvalidOptions;
+  }
   // The clock only for a time budget (a clock read is about 25 ns, 0.15% of a humanoid's step).
   const double budget_us = options.solver.time_budget_us;
   const double start_us = budget_us > 0 ? SteadyMicroseconds() : 0;

@@ -34,7 +34,8 @@ struct StepOptions {
 
 enum class StepStatus {
   kOk,
-  kInvalidOptions,  // ValidateStepOptions refused the options; nothing was changed
+  kInvalidOptions,  // ValidateStepOptions refused the options, or the solver refuses the model
+                    // (SolverRefusesModel: condim 4/6); nothing was changed
   kDiverged,        // the new state has a NaN or infinite entry; the instance needs a reset
 };
 

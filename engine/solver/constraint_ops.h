@@ -34,7 +34,11 @@ inline void ApplyBlock(const ConstraintBlock& block, int dim_at_run_time, const 
   const int dim = kDim > 0 ? kDim : dim_at_run_time;
   if (block.body >= 0) {
     const Vec6& velocity = body_velocity[block.body];
-    for (int r = 0; r < dim; ++r) out[r] = block.map.row(r).dot(velocity);
+    if (kDim > 0 && kDim <= 3) {
+      for (int r = 0; r < dim; ++r) out[r] = block.map.row(r).dot(velocity);
+    } else {  // a condim 4/6 contact's angular rows are derived (constraint_set.h)
+      for (int r = 0; r < dim; ++r) out[r] = BlockRowDot(block, r, velocity);
+    }
   } else {
     out[0] = block.dof_coefficient * v[block.dof];
   }
@@ -70,7 +74,7 @@ void AddBlockForces(const Model& m, const ConstraintSet& set,
     }
     block_value(index, dim, y);
     if (block.body >= 0) {
-      for (int r = 0; r < dim; ++r) body_force[block.body] += block.map.row(r).transpose() * y[r];
+      for (int r = 0; r < dim; ++r) AddBlockRowTranspose(block, r, y[r], body_force[block.body]);
     } else {
       tau[block.dof] += block.dof_coefficient * y[0];
     }

@@ -25,6 +25,76 @@ inline Vec3 StrictConeProjection(const Vec3& x, double mu) {
   return Vec3(x[0], scale * x[1], scale * x[2]);
 }
 
+// The friction part of a contact with torsional / rolling rows (condim 4, 6): the projection of
+// x (n rows) onto the ellipsoid E = {y : sum_j (y_j / mu_j)^2 <= r^2} in the metric
+// sum_j w_j (y_j - x_j)^2, written to y:
+//   y_j = x_j a_j / (a_j + t),  a_j = w_j mu_j^2,
+// with t = 0 when x is in E, else the root t > 0 of q(t) = r, q(t)^2 = sum_j (x_j / mu_j)^2
+// a_j^2 / (a_j + t)^2 (the Lagrange condition of the constrained minimum). q(t) is the norm of
+// (H + t I)^{-1} g with H = diag(a), g_j = a_j x_j / mu_j: the trust-region secular equation, so
+// 1/q(t) is concave and increasing and Newton's method on 1/q(t) - 1/r from t = 0 climbs to the
+// root monotonically (exact in one step when all a_j are equal: the radial scaling). A row with
+// mu_j = 0 carries no friction (y_j = 0).
+// Why the exact projection, not the scaled one: scaling the rows by 1/mu_j maps E to a ball, and
+// projecting there and scaling back is the radial scaling x r / ||M^-1 x||, which keeps the
+// direction of x. Its fixed points lambda = P(lambda - s v) have the friction opposite to the
+// slip velocity v, while maximal dissipation (MuJoCo's convex problem, and eq. 17's isotropic
+// case) needs -v in the normal cone of E at lambda, i.e. lambda_j proportional to -mu_j^2 v_j:
+// the two differ as soon as slip mixes rows of different mu (sliding and spinning at once). The
+// projection in the metric w has fixed points with -w .* (x - lambda) in the normal cone, which is
+// maximal dissipation when the step on row j is s / w_j (w = 1 for the ADMM solvers' uniform
+// step; PGS's per-row diagonal steps pass w = their diagonal).
+inline void ProjectOntoFrictionEllipsoid(const double* x, const double* mu, const double* w, int n,
+                                         double r, double* y) {
+  double outside = 0;  // sum_j (x_j / mu_j)^2 over the rows with friction
+  for (int j = 0; j < n; ++j) {
+    if (mu[j] > 0) outside += (x[j] / mu[j]) * (x[j] / mu[j]);
+  }
+  if (outside <= r * r) {  // inside (the frictionless rows, separable in the metric, go to 0)
+    for (int j = 0; j < n; ++j) y[j] = mu[j] > 0 ? x[j] : 0.0;
+    return;
+  }
+  double a[6];
+  for (int j = 0; j < n; ++j) a[j] = w[j] * mu[j] * mu[j];
+  const double inverse_r = 1.0 / r;
+  double t = 0;
+  for (int iteration = 0; iteration < 64; ++iteration) {
+    double q2 = 0, slope = 0;  // q(t)^2 and its derivative / -2
+    for (int j = 0; j < n; ++j) {
+      if (mu[j] <= 0) continue;
+      const double s = a[j] / (a[j] + t);
+      const double term = (x[j] / mu[j]) * (x[j] / mu[j]) * s * s;
+      q2 += term;
+      slope += term / (a[j] + t);
+    }
+    const double q = std::sqrt(q2);
+    // h = 1/q - 1/r, h' = slope / q^3 (> 0)
+    const double next = t - (1.0 / q - inverse_r) * q2 * q / slope;
+    if (!(next > t)) break;  // at the root up to rounding (the iterates only increase)
+    const double step = next - t;
+    t = next;
+    if (step <= 1e-15 * t) break;
+  }
+  for (int j = 0; j < n; ++j) y[j] = mu[j] > 0 ? x[j] * a[j] / (a[j] + t) : 0.0;
+}
+
+// The strict operator of eq. (17) for a contact of dim 4 or 6: lambda_n = max(x_n, 0), and the
+// friction rows (tangent1, tangent2, torsion[, rolling1, rolling2]) the Euclidean projection of
+// theirs onto the ellipsoid of radius lambda_n with mu = (mu, mu, mu_torsion[, mu_rolling,
+// mu_rolling]) (ProjectOntoFrictionEllipsoid with w = 1, or `weight` when not null).
+inline void StrictEllipticConeProjection(const Constraint& c, int dim, const double* x, double* y,
+                                         const double* weight = nullptr) {
+  if (x[0] <= 0) {
+    for (int r = 0; r < dim; ++r) y[r] = 0;
+    return;
+  }
+  y[0] = x[0];
+  const double mu[5] = {c.friction, c.friction, c.friction_torsion, c.friction_rolling,
+                        c.friction_rolling};
+  const double ones[5] = {1, 1, 1, 1, 1};
+  ProjectOntoFrictionEllipsoid(x + 1, mu, weight != nullptr ? weight : ones, dim - 1, x[0], y + 1);
+}
+
 // The constants of constraint c's update at penalty beta (beta_i of one island), computed once
 // per penalty change so that the iterations divide nothing.
 struct PenaltyTerms {
@@ -78,6 +148,12 @@ inline void UpdateImpulse(const Constraint& c, const double* velocity, const dou
   const double step = terms.step;
   switch (c.type) {
     case ConstraintType::kContact: {
+      if (dim > 3) {  // torsional / rolling rows (never taken by the fixed-size dim-3 callers)
+        double x[6];
+        for (int r = 0; r < dim; ++r) x[r] = lambda[r] - step * (velocity[r] + bias[r]);
+        StrictEllipticConeProjection(c, dim, x, lambda_out);
+        return;
+      }
       const Vec3 x(lambda[0] - step * (velocity[0] + bias[0]),
                    lambda[1] - step * (velocity[1] + bias[1]),
                    lambda[2] - step * (velocity[2] + bias[2]));

@@ -27,6 +27,7 @@ void JointSpaceJacobian::Reserve(const Model& m, size_t max_constraints) {
   const size_t per_constraint = std::min<size_t>(2 * static_cast<size_t>(deepest), 16);
   dof.reserve(per_constraint * max_constraints);
   value.reserve(per_constraint * max_constraints);
+  if (m.high_condim_geom >= 0) angular_value.reserve(per_constraint * max_constraints);
 }
 
 void JointSpaceJacobian::Layout(const Model& m, const Data& d) {
@@ -51,6 +52,7 @@ void JointSpaceJacobian::Layout(const Model& m, const Data& d) {
   if (dof.size() < static_cast<size_t>(total)) {
     dof.resize(total);
     value.resize(total, Vec3::Zero());
+    if (m.high_condim_geom >= 0) angular_value.resize(total, Vec3::Zero());  // condim 4/6 only
   }
 }
 
@@ -59,6 +61,7 @@ void JointSpaceJacobian::Fill(const Model& m, const Data& d, int constraint) {
   const Constraint& c = set.constraints[constraint];
   int* dofs = dof.data() + entry_adr[constraint];
   Vec3* values = value.data() + entry_adr[constraint];
+  Vec3* angular_values = angular_value.data() + entry_adr[constraint];
   int count = 0;
   for (int k = 0; k < c.block_num; ++k) {
     const ConstraintBlock& block = set.blocks[c.block_adr + k];
@@ -70,7 +73,12 @@ void JointSpaceJacobian::Fill(const Model& m, const Data& d, int constraint) {
     }
     for (int i = d.body_last_dof[block.body]; i >= 0; i = m.dof_parent[i]) {
       Vec3 row = Vec3::Zero();
-      for (int r = 0; r < c.dim; ++r) row[r] = block.map.row(r).dot(d.cdof[i]);
+      for (int r = 0; r < std::min(c.dim, 3); ++r) row[r] = block.map.row(r).dot(d.cdof[i]);
+      if (c.dim > 3) {  // a condim 4/6 contact's derived angular rows (constraint_set.h)
+        Vec3 angular = Vec3::Zero();
+        for (int r = 3; r < c.dim; ++r) angular[r - 3] = BlockRowDot(block, r, d.cdof[i]);
+        angular_values[count] = angular;
+      }
       dofs[count] = i;
       values[count] = row;
       ++count;
@@ -81,15 +89,18 @@ void JointSpaceJacobian::Fill(const Model& m, const Data& d, int constraint) {
     for (int b = a; b > 0 && dofs[b - 1] > dofs[b]; --b) {
       std::swap(dofs[b - 1], dofs[b]);
       std::swap(values[b - 1], values[b]);
+      if (c.dim > 3) std::swap(angular_values[b - 1], angular_values[b]);
     }
   }
   int merged = 0;
   for (int a = 0; a < count; ++a) {
     if (merged > 0 && dofs[merged - 1] == dofs[a]) {
       values[merged - 1] += values[a];
+      if (c.dim > 3) angular_values[merged - 1] += angular_values[a];
     } else {
       dofs[merged] = dofs[a];
       values[merged] = values[a];
+      if (c.dim > 3) angular_values[merged] = angular_values[a];
       ++merged;
     }
   }

@@ -24,8 +24,12 @@ struct JointSpaceJacobian {
   std::vector<int> entry_adr;  // per constraint
   std::vector<int> entry_num;  // per constraint
   std::vector<int> dof;        // per entry: the global dof
-  std::vector<Vec3> value;     // per entry: J_i(r, dof) for the rows r < dim; unused rows 0
-  std::vector<int> capacity;   // per constraint: its room in dof/value (its blocks' paths)
+  std::vector<Vec3> value;     // per entry: J_i(r, dof) for the rows r < min(dim, 3); unused 0
+  // per entry: J_i(3 + r, dof), the torsional and rolling rows of a condim 4/6 contact (their
+  // second storage, so that the 3-row entries keep their layout; sized only for a model with
+  // condim 4/6 geoms, Model::high_condim_geom); unused rows 0
+  std::vector<Vec3> angular_value;
+  std::vector<int> capacity;  // per constraint: its room in dof/value (its blocks' paths)
 
   // Reserves room for `max_constraints` constraints of model m (avoids growth in later steps).
   void Reserve(const Model& m, size_t max_constraints);
@@ -35,6 +39,9 @@ struct JointSpaceJacobian {
   // Computes constraint `constraint`'s entries. Constraints use disjoint storage, so calls for
   // different constraints may run in parallel.
   void Fill(const Model& m, const Data& d, int constraint);
+
+  // J_i(r, dof) of entry e, any row r < dim.
+  double At(int e, int r) const { return r < 3 ? value[e][r] : angular_value[e][r - 3]; }
 
   // Range [begin, end) of constraint i's entries whose dofs lie in [dof_begin, dof_end).
   void EntriesInDofs(int constraint, int dof_begin, int dof_end, int* begin, int* end) const;

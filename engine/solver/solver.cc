@@ -91,6 +91,34 @@ SolverHandle CreateSolver(SolverType type, const Model& m) {
   return SolverHandle(NewSolver(type, m).release(), SolverDeleter{&DestroySolver});
 }
 
+bool SolverSupportsHighCondim(SolverType type) {
+  switch (type) {
+    case SolverType::kSubAdmm:
+    case SolverType::kPgs:
+    case SolverType::kAdmmNoSub:
+    case SolverType::kAdmmNoBody:
+    case SolverType::kAuto:  // islands with condim 4/6 contacts stay with SubADMM (hybrid_solver.h)
+      return true;
+    // CANAL's proximal projection onto the anisotropic cone (and its derivative, eq. 23) and the
+    // Table II baselines' strict-operator Jacobians exist for the isotropic 3-row cone only.
+    case SolverType::kCanal:
+    case SolverType::kCanalTrDogleg:
+    case SolverType::kCanalDampedSn:
+      return false;
+  }
+  return false;
+}
+
+std::string SolverRefusesModel(const Model& m, SolverType type) {
+  if (m.high_condim_geom < 0 || SolverSupportsHighCondim(type)) return "";
+  const int g = m.high_condim_geom;
+  const std::string name =
+      m.geom_name[g].empty() ? "geom " + std::to_string(g) : "geom '" + m.geom_name[g] + "'";
+  return std::string("solver '") + SolverName(type) + "' cannot express condim 4 or 6 " +
+         "(torsional/rolling friction) of " + name +
+         "; use solver 'subadmm', 'auto', 'pgs', 'admm-nosub' or 'admm-nobody'";
+}
+
 bool EnsureSolver(const Model& m, Data& d, SolverType type) {
   if (d.solver == nullptr || d.solver->type() != type) d.solver = CreateSolver(type, m);
   return d.solver != nullptr;

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "engine/data/data.h"
 #include "engine/model/model.h"
@@ -32,6 +33,16 @@ class ConstraintSolver {
 // The one place solvers are made: the solver of `type` for instances of m, null for a type the
 // engine lacks.
 SolverHandle CreateSolver(SolverType type, const Model& m);
+
+// Whether the solver of `type` can express contacts with torsional and rolling friction rows
+// (condim 4 and 6). The refusal list: see SolverRefusesModel.
+bool SolverSupportsHighCondim(SolverType type);
+
+// Empty when the solver of `type` can step instances of m; otherwise why not, naming the solver
+// and the first geom it cannot serve (a geom of condim 4 or 6 for a solver that lacks torsional
+// and rolling friction rows). Step refuses such a model (kInvalidOptions, nothing changed) rather
+// than downgrade its contacts.
+std::string SolverRefusesModel(const Model& m, SolverType type);
 
 // Gives d a solver of `type` unless it already has one (Step calls it; so do callers that want
 // the solver's setup out of a timed loop). False when the engine has no solver of that type.

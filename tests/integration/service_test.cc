@@ -285,6 +285,24 @@ TEST_F(ServiceTest, SolverConfigReachesTheEngineAndBadValuesAreRefused) {
   EXPECT_NE(status.error_message().find("pseudo-density"), std::string::npos);
 }
 
+// A solver that cannot express condim 4/6 contacts (the CANAL family) is refused at Create, with
+// the solver and the geom named; a solver that can creates and steps the same scene.
+TEST_F(ServiceTest, CreateRefusesASolverWithoutTorsionalRowsOnACondimSixScene) {
+  v1::CreateRequest request;
+  request.mutable_scene()->set_builtin("spinning_top");
+  request.mutable_solver()->set_solver("canal");
+  v1::CreateResponse created;
+  const grpc::Status status = stub_->Create(Context().get(), request, &created);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("'canal'"), std::string::npos) << status.error_message();
+  EXPECT_NE(status.error_message().find("'tip'"), std::string::npos) << status.error_message();
+  EXPECT_EQ(created.instance_ids_size(), 0);
+  request.mutable_solver()->set_solver("pgs");
+  ASSERT_TRUE(stub_->Create(Context().get(), request, &created).ok());
+  v1::StepResponse response;
+  EXPECT_TRUE(StepIds({created.instance_ids(0)}, {}, 0, &response, 10).ok());
+}
+
 // SolverConfig.parameters reaches any option of the engine's table by name: options without a
 // typed field (beta_gamma, the eq. 43 check interval) change the trajectory exactly as in
 // process; an unknown name or a value out of range is refused with the option's name and range.

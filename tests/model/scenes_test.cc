@@ -547,5 +547,30 @@ TEST(BallPileScene, IsAHundredBallsAboveASquareBin) {
   EXPECT_EQ(highest, 1.5);
 }
 
+// spinning_top.xml: a free top resting on its condim-6 tip, the only geom touching the floor, the
+// contact condim 6 with the tip's coefficients (the max of the tip's and the floor's).
+TEST(SpinningTopScene, IsATopRestingOnACondimSixTip) {
+  const auto model = LoadScene("spinning_top.xml");
+  ASSERT_NE(model, nullptr);
+  const Model& m = *model;
+  EXPECT_THAT(m.warnings, ::testing::IsEmpty());
+  EXPECT_EQ(m.timestep, 0.001);
+  EXPECT_EQ(m.nv, 6);
+  EXPECT_EQ(m.nu, 0);
+  EXPECT_NEAR(m.body_mass[1], 0.05, 0.01);
+  Data d(*model);
+  // At zero distance the tip touches; a step's speculative margin reports the contact.
+  for (const Contact& c : ContactsAt(m, d)) EXPECT_GE(c.dist, -1e-12);
+  ASSERT_EQ(Step(m, d), StepStatus::kOk);
+  const std::vector<Contact>& contacts = d.contact;
+  ASSERT_EQ(contacts.size(), 1u);
+  EXPECT_EQ(m.geom_name[contacts[0].geom2], "tip");
+  EXPECT_NEAR(contacts[0].dist, 0, 1e-6);
+  EXPECT_EQ(contacts[0].dim, 6);
+  EXPECT_EQ(contacts[0].friction, 0.8);
+  EXPECT_EQ(contacts[0].friction_torsion, 0.002);
+  EXPECT_EQ(contacts[0].friction_rolling, 0.0005);
+}
+
 }  // namespace
 }  // namespace alsim

@@ -135,6 +135,15 @@ double AdmmPenalty::BlockDelassusTrace(const Model& m, const Data& d, const Cons
   const int weld = m.body_weld[block.body];  // nearest ancestor-or-self with a joint
   if (weld <= 0 || m.body_dof_num[weld] == 0) return 0;
   const int last = m.body_dof_adr[weld] + m.body_dof_num[weld] - 1;
+  if (dim > 3) {  // a condim 4/6 contact, with its derived angular rows: the 6-column response
+    const Mat6& response = ChainResponse(d, last);
+    double trace = 0;
+    for (int r = 0; r < dim; ++r) {
+      const Vec6 row = BlockRow(block, r);
+      trace += row.dot(response * row);
+    }
+    return trace;
+  }
   if (body_block_count_[block.body] < 2) {
     return dim == 1 ? ChainDelassusTrace<1>(d, block, last, dim)
                     : ChainDelassusTrace<3>(d, block, last, dim);

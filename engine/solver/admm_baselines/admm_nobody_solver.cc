@@ -79,7 +79,7 @@ void AdmmNoBodySolver::Assemble(const Model& m, const Data& d, int subsystem) {
     for (int a = begin; a < end; ++a) {
       for (int b = begin; b < end; ++b) {
         double product = 0;
-        for (int r = 0; r < dim; ++r) product += jacobian_.value[a][r] * jacobian_.value[b][r];
+        for (int r = 0; r < dim; ++r) product += jacobian_.At(a, r) * jacobian_.At(b, r);
         gram(jacobian_.dof[a] - dof_begin, jacobian_.dof[b] - dof_begin) += scale * product;
       }
     }
@@ -118,14 +118,14 @@ void AdmmNoBodySolver::SolveIsland(const Model& m, Data& d, const SolverOptions&
   auto apply = [&](int dim, int begin, int end, const double* x, double* out) {
     for (int r = 0; r < dim; ++r) out[r] = 0;
     for (int e = begin; e < end; ++e) {
-      for (int r = 0; r < dim; ++r) out[r] += jacobian_.value[e][r] * x[jacobian_.dof[e]];
+      for (int r = 0; r < dim; ++r) out[r] += jacobian_.At(e, r) * x[jacobian_.dof[e]];
     }
   };
   // x (global dofs) += J_ij^T y over the entries [begin, end).
   auto scatter = [&](int dim, int begin, int end, const double* y, double* x) {
     for (int e = begin; e < end; ++e) {
       double sum = 0;
-      for (int r = 0; r < dim; ++r) sum += jacobian_.value[e][r] * y[r];
+      for (int r = 0; r < dim; ++r) sum += jacobian_.At(e, r) * y[r];
       x[jacobian_.dof[e]] += sum;
     }
   };
@@ -196,7 +196,7 @@ void AdmmNoBodySolver::SolveIsland(const Model& m, Data& d, const SolverOptions&
             const double beta_i = penalty * penalty_scale_[c];
             const double* z = slack_.data() + slack_of(c, slack);
             const double* lambda = set.lambda.data() + constraint.row_adr;
-            double y[3];
+            double y[kMaxConstraintDim];
             for (int r = 0; r < constraint.dim; ++r) y[r] = beta_i * z[r] + lambda[r];
             scatter(constraint.dim, entry_begin, entry_end, y, d.v_hat.data());
           });

@@ -50,7 +50,7 @@ void AdmmNoSubSolver::Assemble(const Model& m, const Data& d, int island) {
     for (int b = first; b < last; ++b) {
       for (int a = first; a <= b; ++a) {
         double product = 0;
-        for (int r = 0; r < dim; ++r) product += jacobian_.value[a][r] * jacobian_.value[b][r];
+        for (int r = 0; r < dim; ++r) product += jacobian_.At(a, r) * jacobian_.At(b, r);
         const int column = local_dof[jacobian_.dof[b]], row = local_dof[jacobian_.dof[a]];
         gram[pattern_.Position(island, column, row)] += scale * product;
       }
@@ -90,7 +90,7 @@ void AdmmNoSubSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& 
     for (int r = 0; r < dim; ++r) out[r] = 0;
     for (int e = jacobian_.entry_adr[c]; e < jacobian_.entry_adr[c] + jacobian_.entry_num[c]; ++e) {
       const double xe = x[local_dof[jacobian_.dof[e]]];
-      for (int r = 0; r < dim; ++r) out[r] += jacobian_.value[e][r] * xe;
+      for (int r = 0; r < dim; ++r) out[r] += jacobian_.At(e, r) * xe;
     }
   };
   // out (island dofs) += sum_i J_i^T y_i with y_i = value(i).
@@ -98,12 +98,12 @@ void AdmmNoSubSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& 
     for (int s = 0; s < num_constraints; ++s) {
       const int c = constraints[s];
       const int dim = set.constraints[c].dim;
-      double y[3];
+      double y[kMaxConstraintDim];
       value(c, y);
       for (int e = jacobian_.entry_adr[c]; e < jacobian_.entry_adr[c] + jacobian_.entry_num[c];
            ++e) {
         double sum = 0;
-        for (int r = 0; r < dim; ++r) sum += jacobian_.value[e][r] * y[r];
+        for (int r = 0; r < dim; ++r) sum += jacobian_.At(e, r) * y[r];
         out[local_dof[jacobian_.dof[e]]] += sum;
       }
     }

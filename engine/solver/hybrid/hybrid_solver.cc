@@ -21,8 +21,27 @@ void HybridSolver::Prepare(const Model& m, Data& d, const SolverOptions& options
   handed_to_canal_.assign(d.islands.num, 0);
 }
 
+namespace {
+
+// Whether island k has a contact with torsional or rolling rows (condim 4/6), which CANAL cannot
+// express: such an island stays with SubADMM to the end (SolverSupportsHighCondim).
+bool HasHighCondimContact(const Data& d, int k) {
+  const Islands& islands = d.islands;
+  for (int s = islands.constraint_adr[k]; s < islands.constraint_adr[k + 1]; ++s) {
+    if (d.constraints.constraints[islands.constraints[s]].dim > 3) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 void HybridSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& options,
                                double deadline_us, int island) {
+  if (m.high_condim_geom >= 0 && HasHighCondimContact(d, island)) {
+    subadmm_.SolveOneIsland(m, d, options, deadline_us, island);
+    island_results_[island] = subadmm_.island_results()[island];
+    return;
+  }
   SolverOptions first = options;
   first.max_iterations = std::min(options.max_iterations, options.hybrid.switch_after_iterations);
   subadmm_.SolveOneIsland(m, d, first, deadline_us, island);

@@ -11,7 +11,9 @@
 // thread, as for any solver) and CANAL on those islands; so a step that SubADMM finishes costs
 // nothing more than SubADMM. Islands stay independent and the result does not depend on the
 // thread count. An island reports the iterations of both solvers together, and CANAL's residuals
-// when CANAL finished it.
+// when CANAL finished it. An island with a contact of condim 4 or 6 (torsional/rolling rows, which
+// CANAL's cone operators cannot express) is never handed over: SubADMM solves it with the whole
+// iteration cap.
 #pragma once
 
 #include <vector>

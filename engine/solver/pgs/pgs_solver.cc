@@ -82,7 +82,7 @@ void PgsSolver::BuildDelassus(const Model& m, const Data& d, int subsystem) {
     jacobian_.EntriesInDofs(i, dof_begin, dof_end, &i_begin, &i_end);
     for (int r = 0; r < set.constraints[i].dim; ++r) {
       std::fill(column_.begin() + dof_begin, column_.begin() + dof_end, 0.0);
-      for (int e = i_begin; e < i_end; ++e) column_[jacobian_.dof[e]] = jacobian_.value[e][r];
+      for (int e = i_begin; e < i_end; ++e) column_[jacobian_.dof[e]] = jacobian_.At(e, r);
       TreeLdlSolveRange(d.mass_layout, dof_begin, dof_end, d.qA_factor.data(), column_.data());
       const int column = touching_row_[a] + r;
       for (int b = touching_adr_[j]; b < touching_adr_[j + 1]; ++b) {
@@ -92,7 +92,7 @@ void PgsSolver::BuildDelassus(const Model& m, const Data& d, int subsystem) {
         for (int s = 0; s < set.constraints[k].dim; ++s) {
           double sum = 0;
           for (int e = k_begin; e < k_end; ++e) {
-            sum += jacobian_.value[e][s] * column_[jacobian_.dof[e]];
+            sum += jacobian_.At(e, s) * column_[jacobian_.dof[e]];
           }
           delassus[static_cast<size_t>(touching_row_[b] + s) * rows + column] = sum;
         }
@@ -122,8 +122,9 @@ constexpr double kEqualityPivotTolerance = 1e-6;
 // (the kept rows span its direction and take over its share), and the kept rows solve
 // W_KK delta_K = -(J_K v_hat + e_K) - W_Kk delta_k. Returns false, changing nothing, when no row
 // is dependent: then the row-by-row step runs as for every other constraint.
-bool DependentEqualityUpdate(const double (&w)[3][3], const double (&velocity)[3],
-                             const double* bias, const double* own, double (&updated)[3]) {
+bool DependentEqualityUpdate(const double (&w)[kMaxConstraintDim][kMaxConstraintDim],
+                             const double (&velocity)[kMaxConstraintDim], const double* bias,
+                             const double* own, double (&updated)[kMaxConstraintDim]) {
   double largest = 0;
   for (int r = 0; r < 3; ++r) largest = std::max(largest, w[r][r]);
   if (!(largest > 0)) return false;
@@ -176,6 +177,28 @@ bool DependentEqualityUpdate(const double (&w)[3][3], const double (&velocity)[3
   return true;
 }
 
+// The contact step of a condim 4/6 contact: rows (normal, t1, t2, torsion[, roll1, roll2]) with
+// D = diag(W_nn, w_t, w_t, W_tors[, w_r, w_r]) (w_t, w_r the means of the pairs' diagonals, as
+// the 3-row step's tangents), x = lambda - D^{-1} (J v + e), then the strict operator with the
+// friction part projected onto the ellipsoid in the metric D (ProjectOntoFrictionEllipsoid with
+// w = D): its fixed points have D (x - lambda) = -(J v + e) in the ellipsoid's normal cone, i.e.
+// maximal dissipation, whatever the rows' different diagonals (m/s and rad/s rows mixed).
+void EllipticContactUpdate(const Constraint& c, const double (&diagonal)[kMaxConstraintDim],
+                           const double (&velocity)[kMaxConstraintDim], const double* bias,
+                           const double* own, double (&updated)[kMaxConstraintDim]) {
+  double weight[kMaxConstraintDim];
+  weight[0] = diagonal[0];
+  weight[1] = weight[2] = 0.5 * (diagonal[1] + diagonal[2]);
+  weight[3] = diagonal[3];
+  if (c.dim == 6) weight[4] = weight[5] = 0.5 * (diagonal[4] + diagonal[5]);
+  double x[kMaxConstraintDim];
+  for (int r = 0; r < c.dim; ++r) {
+    if (!(weight[r] > 0)) return;  // a row that moves nothing: keep the impulse at zero
+    x[r] = own[r] - (velocity[r] + bias[r]) / weight[r];
+  }
+  StrictEllipticConeProjection(c, c.dim, x, updated, weight + 1);
+}
+
 }  // namespace
 
 double PgsSolver::Sweep(Data& d, int island) {
@@ -189,7 +212,8 @@ double PgsSolver::Sweep(Data& d, int island) {
     double* own = set.lambda.data() + c.row_adr;
     // velocity = (W lambda + J v_free)_i = J_i v_hat with the newest impulses, and W_ii's
     // diagonal, summing the W_j of the (one or two) subsystems i touches.
-    double velocity[3] = {0, 0, 0}, diagonal[3] = {0, 0, 0}, block[3][3] = {};  // W_ii
+    double velocity[kMaxConstraintDim] = {}, diagonal[kMaxConstraintDim] = {};
+    double block[kMaxConstraintDim][kMaxConstraintDim] = {};  // W_ii
     for (int r = 0; r < c.dim; ++r) velocity[r] = free_velocity_[c.row_adr + r];
     for (int t = 0; t < link_num_[i]; ++t) {
       const int j = link_subsystem_[2 * i + t];
@@ -210,9 +234,13 @@ double PgsSolver::Sweep(Data& d, int island) {
         for (int q = 0; q < c.dim; ++q) block[r][q] += w[link_row_[2 * i + t] + q];
       }
     }
-    double updated[3] = {0, 0, 0};
+    double updated[kMaxConstraintDim] = {};
     switch (c.type) {
       case ConstraintType::kContact: {
+        if (c.dim > 3) {
+          EllipticContactUpdate(c, diagonal, velocity, bias, own, updated);
+          break;
+        }
         // Rows (normal, t1, t2); D = diag(W_nn, w_t, w_t).
         const double normal_diagonal = diagonal[0];
         const double tangent_diagonal = 0.5 * (diagonal[1] + diagonal[2]);
@@ -272,7 +300,7 @@ void PgsSolver::FinalVelocity(const Model& m, Data& d, int island) {
     const double* lambda = set.lambda.data() + c.row_adr;
     for (int e = jacobian_.entry_adr[i]; e < jacobian_.entry_adr[i] + jacobian_.entry_num[i]; ++e) {
       double sum = 0;
-      for (int r = 0; r < c.dim; ++r) sum += jacobian_.value[e][r] * lambda[r];
+      for (int r = 0; r < c.dim; ++r) sum += jacobian_.At(e, r) * lambda[r];
       force_[jacobian_.dof[e]] += sum;
     }
   }
@@ -303,7 +331,7 @@ void PgsSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& option
       double sum = 0;
       for (int e = jacobian_.entry_adr[i]; e < jacobian_.entry_adr[i] + jacobian_.entry_num[i];
            ++e) {
-        sum += jacobian_.value[e][r] * d.v_free[jacobian_.dof[e]];
+        sum += jacobian_.At(e, r) * d.v_free[jacobian_.dof[e]];
       }
       free_velocity_[c.row_adr + r] = sum;
     }

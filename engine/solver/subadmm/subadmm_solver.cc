@@ -193,6 +193,11 @@ void SubAdmmSolver::BuildGramMatrix(const Model& m, const Data& d, int j) {
       const double scale = penalty_scale_[block.constraint];
       if (dim == 3) {  // a contact: the fixed-size product
         add(block.body, scale * (block.map.transpose() * block.map));
+      } else if (dim > 3) {  // condim 4/6: plus the derived angular rows' a^T a on the angular part
+        Mat6 gram = block.map.transpose() * block.map;
+        const auto angular = block.map.topRightCorner(dim - 3, 3);
+        gram.topLeftCorner<3, 3>().noalias() += angular.transpose() * angular;
+        add(block.body, scale * gram);
       } else {
         add(block.body, scale * (block.map.topRows(dim).transpose() * block.map.topRows(dim)));
       }
@@ -394,7 +399,7 @@ void SubAdmmSolver::BuildResponse(const Model& m, Data& d, int j) {
       double* w = response_w_.data() + (block_row_[index] + q) * stride;
       std::fill(w + begin, w + end, 0.0);
       if (block.body >= 0) {
-        for (int i = last; i >= 0; i = layout.parent[i]) w[i] = block.map.row(q).dot(d.cdof[i]);
+        for (int i = last; i >= 0; i = layout.parent[i]) w[i] = BlockRowDot(block, q, d.cdof[i]);
       } else {
         w[block.dof] = block.dof_coefficient;
       }
