@@ -25,6 +25,7 @@
 
 #include "engine/constraint/build_constraints.h"
 #include "engine/model/model_import.h"
+#include "engine/sim/state_snapshot.h"
 #include "engine/sim/step.h"
 #include "engine/solver/solver.h"
 #include "tests/support/mujoco_oracle.h"
@@ -156,6 +157,26 @@ TEST(FrictionLossTest, OneBoxedRowPerDofAfterTheServosWarmStartedByDof) {
   EXPECT_NEAR(dd.qvel[1], -0.1 * kStep / kWheelInertia, 1e-12);
 }
 
+// The friction rows' impulses are part of the warm start a state snapshot carries (key kind 4):
+// a restored copy steps on bit-identically.
+TEST(FrictionLossTest, SnapshotCarriesTheFrictionRowsWarmStart) {
+  const auto model = Load(kSliderAndWheel);
+  Data d(*model);
+  d.ctrl = {1.0, 0.5};
+  for (int n = 0; n < 10; ++n) ASSERT_EQ(Step(*model, d, StepOptions{}), StepStatus::kOk);
+  ASSERT_EQ(d.warm_start.key.size(), 2u);
+  EXPECT_NE(d.warm_start.impulse[0][0], 0.0);
+  Data copy(*model);
+  std::string error;
+  ASSERT_TRUE(RestoreStateSnapshot(*model, SaveStateSnapshot(*model, d), copy, &error)) << error;
+  for (int n = 0; n < 10; ++n) {
+    ASSERT_EQ(Step(*model, d, StepOptions{}), StepStatus::kOk);
+    ASSERT_EQ(Step(*model, copy, StepOptions{}), StepStatus::kOk);
+  }
+  EXPECT_EQ(copy.qpos, d.qpos);
+  EXPECT_EQ(copy.qvel, d.qvel);
+}
+
 // Below its friction a dof driven by a constant force stays where it is (v = 0 every step); above
 // it, it accelerates at (tau - f sign(tau)) / I, exactly the symplectic Euler steps
 // v_n = n h a, q_n = h^2 a n (n + 1) / 2.
@@ -175,6 +196,8 @@ TEST(FrictionLossTest, StaysStillBelowItsFrictionAndAcceleratesAtTheNetForceAbov
       EXPECT_LT(largest_speed, 1e-9) << SolverName(type);
       EXPECT_LT(std::abs(d.qpos[0]), 1e-9) << SolverName(type);
       EXPECT_LT(std::abs(d.qpos[1]), 1e-9) << SolverName(type);
+      // The Sec. VII residual of the final impulses, with the box projection as T.
+      EXPECT_LT(d.solver_statistics.contact_residual, 1e-12) << SolverName(type);
 
       // Above: 5/3 of the friction.
       Data a(*model);
@@ -183,6 +206,7 @@ TEST(FrictionLossTest, StaysStillBelowItsFrictionAndAcceleratesAtTheNetForceAbov
       for (int n = 0; n < steps; ++n) {
         ASSERT_EQ(Step(*model, a, ConvergedOptionsOf(type)), StepStatus::kOk) << SolverName(type);
       }
+      EXPECT_LT(a.solver_statistics.contact_residual, 1e-12) << SolverName(type);
       const double slider_acceleration = (force - sign * kSliderFriction) / kSliderMass;
       const double wheel_acceleration = (torque - sign * kWheelFriction) / kWheelInertia;
       const double n = steps;
