@@ -15,6 +15,7 @@ constexpr int kKindContact = 0;
 constexpr int kKindEquality = 1;
 constexpr int kKindLimit = 2;
 constexpr int kKindSoft = 3;
+constexpr int kKindFriction = 4;
 
 // Gap-dependent bias of eqs. (3) and (5) for row `row`: a gap may close within the step (phi / h);
 // a penetration is removed at the rate `erp` per step, at most at `cap` (a correction;
@@ -280,6 +281,21 @@ void AddServos(const Model& m, const Data& d, ConstraintSet& set, const Constrai
   }
 }
 
+// Dry joint friction (MJCF frictionloss f > 0 on a dof, as MuJoCo's friction rows): one row with
+// J = e_dof and no bias, whose impulse stays in [-f h, f h] and stops the dof's motion over the
+// step if it can (ConstraintType::kFriction). Every dof of every joint type, as MuJoCo.
+void AddFrictionLoss(const Model& m, ConstraintSet& set, double h) {
+  for (int dof = 0; dof < m.nv; ++dof) {
+    const double friction = m.dof_frictionloss[dof];
+    if (!(friction > 0)) continue;
+    if (m.body_subsystem[m.dof_body[dof]] < 0) continue;
+    Constraint& c = AddConstraint(set, ConstraintType::kFriction, 1, {kKindFriction, dof, 0});
+    c.lambda_lower = -h * friction;
+    c.lambda_upper = h * friction;
+    AddJointBlock(m, set, dof, 1.0);
+  }
+}
+
 // Warm start of the other constraints (contacts have theirs from AddContacts): each takes the
 // impulse and the Delassus trace of last step's constraint with the same key.
 void WarmStartOtherImpulses(const Data& d, ConstraintSet& set, int first) {
@@ -356,6 +372,7 @@ void BuildConstraints(const Model& m, Data& d, const ConstraintOptions& options,
   if (m.equalities_enabled) AddEqualities(m, d, set, h, options);
   if (m.limits_enabled) AddJointLimits(m, d, set, options, h);
   AddServos(m, d, set, options, h);
+  if (m.frictionloss_enabled) AddFrictionLoss(m, set, h);
   WarmStartOtherImpulses(d, set, first_other);
 }
 

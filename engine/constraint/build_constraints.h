@@ -1,5 +1,5 @@
 // Constraint assembly (Algorithm 2, line 5): this step's contacts, equality constraints (connect,
-// weld), joint limits and PD servos as
+// weld), joint limits, PD servos and dry joint friction (frictionloss) as
 // the rows and slack blocks of a ConstraintSet, with their biases e_i and warm-start impulses.
 #pragma once
 

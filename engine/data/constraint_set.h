@@ -46,12 +46,18 @@ enum class ConstraintType : std::uint8_t {
   kSoft,      // eq. (4): 1 row, lambda = -k e - b J v_hat, clamped to [lambda_lower, lambda_upper]
   kEquality,  // eq. (3) with equality: 3 rows, J v_hat + e = 0, lambda free (connect; weld as
               // a position and a rotation constraint)
+  kFriction,  // 1 row, dry joint friction (MJCF frictionloss f on a dof, J = e_dof, e = 0): the
+              // impulse in the box [lambda_lower, lambda_upper] = [-f h, f h] that maximizes the
+              // dissipation: J v_hat = 0 inside the box, else lambda at the bound opposing J v_hat;
+              // i.e. lambda = clamp(lambda - r (J v_hat + e), box) for any r > 0 (MuJoCo's
+              // bounded friction row, here hard)
 };
 
 // Where a constraint came from, to carry its impulse over to the next step (warm start).
 struct ConstraintKey {
   int kind = 0;  // the ConstraintType as an int, plus a per-source discriminator (limit side)
-  int a = -1;    // contact: geom1; limit: joint; soft: actuator; equality: its index
+  int a = -1;    // contact: geom1; limit: joint; soft: actuator; equality: its index; friction:
+                 // the dof
   int b = -1;    // contact: geom2; equality: 0 position rows, 1 rotation rows
   friend bool operator==(const ConstraintKey& x, const ConstraintKey& y) {
     return x.kind == y.kind && x.a == y.a && x.b == y.b;
@@ -84,7 +90,7 @@ struct Constraint {
   double friction_rolling = 0;  // contacts of dim 6: mu_rolling (both rolling rows)
   double soft_bias = 0;         // soft: k_i e_i of eq. (4), N s
   double soft_damping = 0;      // soft: b_i of eq. (4), N s per unit of J v_hat
-  double lambda_lower = 0;      // soft: impulse range, N s (force range times the step)
+  double lambda_lower = 0;      // soft, friction: impulse range, N s (force range times the step)
   double lambda_upper = 0;
   // The ADMM penalty scales' Delassus trace, sum over the rows r of its blocks of
   // J_r A^{-1} J_r^T (engine/solver/admm/admm_penalty.h), carried from step to step with the warm
@@ -136,7 +142,8 @@ inline void AddBlockRowTranspose(const ConstraintBlock& block, int r, double y, 
 // All constraints of one step of one instance, in a deterministic order that is also their keys'
 // order (ConstraintKeyLess): contacts (in Data::contact order, which is by geom pair), then
 // equalities (by index, position before rotation), then joint limits (by joint, lower before
-// upper), then soft servos (by actuator). Equality rows are world axes.
+// upper), then soft servos (by actuator), then dry joint friction (by dof). Equality rows are
+// world axes.
 // Storage is reused from step to step and only grows.
 struct ConstraintSet {
   std::vector<Constraint> constraints;

@@ -77,6 +77,9 @@ struct Model {
   bool filter_parent = true;  // skip geoms of a body and its parent body, unless the parent is
                               // the world (option/flag filterparent)
 
+  // false when the scene disables dry joint friction (option/flag frictionloss)
+  bool frictionloss_enabled = true;
+
   // ---- bodies (nbody)
   std::vector<std::string> body_name;
   std::vector<int> body_parent;     // parent body; -1 for the world
@@ -114,7 +117,8 @@ struct Model {
   std::vector<int> dof_parent;           // previous dof on the path to the world; -1 if none
   std::vector<double> dof_armature;      // rotor inertia added to the mass matrix diagonal
   std::vector<double> dof_damping;       // viscous damping, N s/m or Nm s/rad
-  std::vector<double> dof_frictionloss;  // dry joint friction (a constraint; see solver issue)
+  std::vector<double> dof_frictionloss;  // dry joint friction, N or N m: a kFriction constraint
+                                         // row where positive (engine/data/constraint_set.h)
 
   // ---- generalized positions (nq)
   std::vector<double> qpos0;        // reference configuration (joint angles measured from it)

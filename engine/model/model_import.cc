@@ -245,22 +245,16 @@ void ListIgnoredFeatures(const mjModel* m, std::vector<std::string>& warnings) {
   }
   if (m->nsensor > 0) warnings.push_back(std::to_string(m->nsensor) + " sensor(s) ignored");
   if (m->nkey > 0) warnings.push_back(std::to_string(m->nkey) + " keyframe(s) ignored");
-  int frictionloss_dofs = 0;
-  for (int i = 0; i < m->nv; ++i) frictionloss_dofs += m->dof_frictionloss[i] > 0;
-  if (frictionloss_dofs > 0) {
-    warnings.push_back("joint frictionloss on " + std::to_string(frictionloss_dofs) +
-                       " dof(s) ignored: dry joint friction is not supported");
-  }
-  // Constraints, limits, gravity, contact and parent filtering are honoured; other disable flags
-  // are not.
-  const int honoured =
-      mjDSBL_CONSTRAINT | mjDSBL_LIMIT | mjDSBL_GRAVITY | mjDSBL_CONTACT | mjDSBL_FILTERPARENT;
+  // Constraints, limits, frictionloss, gravity, contact and parent filtering are honoured; other
+  // disable flags are not.
+  const int honoured = mjDSBL_CONSTRAINT | mjDSBL_LIMIT | mjDSBL_FRICTIONLOSS | mjDSBL_GRAVITY |
+                       mjDSBL_CONTACT | mjDSBL_FILTERPARENT;
   const int ignored_flags = m->opt.disableflags & ~honoured;
   if (ignored_flags != 0) {
     warnings.push_back(
         "option/flag settings that disable features (mask " + std::to_string(ignored_flags) +
-        ") are ignored; only constraint, limit, gravity, contact and filterparent are "
-        "honoured");
+        ") are ignored; only constraint, limit, frictionloss, gravity, contact and filterparent "
+        "are honoured");
   }
 }
 
@@ -274,6 +268,7 @@ void ConvertOptions(const mjModel* m, bool scene_sets_timestep, Model& model) {
   model.timestep = scene_sets_timestep ? m->opt.timestep : kDefaultTimestep;
   model.constraints_enabled = !(m->opt.disableflags & mjDSBL_CONSTRAINT);
   model.limits_enabled = !(m->opt.disableflags & mjDSBL_LIMIT);
+  model.frictionloss_enabled = !(m->opt.disableflags & mjDSBL_FRICTIONLOSS);
   model.equalities_enabled = !(m->opt.disableflags & mjDSBL_EQUALITY);
   model.contact_enabled = !(m->opt.disableflags & mjDSBL_CONTACT);
   model.filter_parent = !(m->opt.disableflags & mjDSBL_FILTERPARENT);

@@ -113,8 +113,8 @@ inline PenaltyTerms MakePenaltyTerms(const Constraint& c, double beta, int block
   return terms;
 }
 
-// UpdateImpulse (below) for a constraint of one row (a joint limit, a servo, a one-row equality;
-// a contact always has three), on scalars; UpdateImpulse's one-row cases call it.
+// UpdateImpulse (below) for a constraint of one row (a joint limit, a servo, a dry friction row, a
+// one-row equality; a contact always has three), on scalars; UpdateImpulse's one-row cases call it.
 inline double UpdateImpulseOfOneRow(const Constraint& c, double velocity, double bias,
                                     double lambda, const PenaltyTerms& terms, int blocks) {
   switch (c.type) {
@@ -126,6 +126,9 @@ inline double UpdateImpulseOfOneRow(const Constraint& c, double velocity, double
           -(c.soft_damping * sum_y + terms.beta * c.soft_bias) * terms.soft_inverse;
       return std::min(c.lambda_upper, std::max(c.lambda_lower, value));
     }
+    case ConstraintType::kFriction:  // the hard step projected on the box [-f h, f h]
+      return std::min(c.lambda_upper,
+                      std::max(c.lambda_lower, lambda - terms.step * (velocity + bias)));
     case ConstraintType::kEquality:
     case ConstraintType::kContact:  // not of one row
       break;
@@ -136,7 +139,7 @@ inline double UpdateImpulseOfOneRow(const Constraint& c, double velocity, double
 // The impulse update of constraint c with |Z_i| = `blocks` slack blocks and penalty beta, in the
 // compact form u = -lambda (digest 6.4, from eqs. 36-39):
 //   hard, contact: lambda' = T(lambda - (beta / |Z|) (J v + e))      T = max(., 0) or eq. (17),
-//                  the identity for equalities
+//                  the identity for equalities, the clamp to [-f h, f h] for dry friction
 //   soft:          lambda' = -(b sum_j y_j + beta k e) / (b |Z| + beta),  sum_j y_j =
 //                  beta J v - |Z| lambda (eq. 37), then clamped to the soft impulse range
 // `velocity` is J_i v = sum_j J_ij v_j (dim), `bias` e_i (dim), `lambda` the current impulse.
@@ -165,6 +168,7 @@ inline void UpdateImpulse(const Constraint& c, const double* velocity, const dou
     }
     case ConstraintType::kLimit:
     case ConstraintType::kSoft:
+    case ConstraintType::kFriction:
       lambda_out[0] = UpdateImpulseOfOneRow(c, velocity[0], bias[0], lambda[0], terms, blocks);
       return;
     case ConstraintType::kEquality:  // no projection: the impulse may take any value

@@ -13,6 +13,7 @@
 #include <memory>
 #include <set>
 #include <thread>
+#include <vector>
 
 namespace alsim {
 namespace {
@@ -384,10 +385,33 @@ TEST(ModelImportTest, IgnoredFeaturesAreReportedAsWarnings) {
   const std::string all = ::testing::PrintToString(imported.model->warnings);
   EXPECT_THAT(all, HasSubstr("1 sensor(s) ignored"));
   EXPECT_THAT(all, HasSubstr("1 keyframe(s) ignored"));
-  EXPECT_THAT(all, HasSubstr("frictionloss on 1 dof(s) ignored"));
+  EXPECT_THAT(all, ::testing::Not(HasSubstr("frictionloss")));
   // condim 4 and 6 are modelled (torsional and rolling rows), not ignored: no warning.
   EXPECT_THAT(all, ::testing::Not(HasSubstr("condim")));
   EXPECT_EQ(imported.model->high_condim_geom, 0);
+}
+
+// Joint frictionloss is modelled (a friction row per dof, engine/constraint): imported per dof,
+// with MuJoCo's disable flag honoured and no warning.
+TEST(ModelImportTest, FrictionlossIsImportedPerDofAndItsFlagHonoured) {
+  const auto scene = [](const std::string& option) {
+    return "<mujoco>" + option + R"(<worldbody>
+      <body><joint type="hinge" frictionloss="0.5"/><geom size=".1"/>
+        <body pos="0 0 -.3"><joint type="ball" frictionloss="0.25"/><geom size=".1"/>
+          <body pos="0 0 -.3"><joint type="slide"/><geom size=".1"/></body></body></body>
+      </worldbody></mujoco>)";
+  };
+  const ModelImport imported = ImportModelFromString(scene(""));
+  ASSERT_TRUE(imported) << imported.error;
+  const Model& m = *imported.model;
+  EXPECT_THAT(m.warnings, ::testing::IsEmpty());
+  EXPECT_TRUE(m.frictionloss_enabled);
+  EXPECT_EQ(m.dof_frictionloss, (std::vector<double>{0.5, 0.25, 0.25, 0.25, 0}));
+  const ModelImport disabled =
+      ImportModelFromString(scene(R"(<option><flag frictionloss="disable"/></option>)"));
+  ASSERT_TRUE(disabled) << disabled.error;
+  EXPECT_FALSE(disabled.model->frictionloss_enabled);
+  EXPECT_THAT(disabled.model->warnings, ::testing::IsEmpty());
 }
 
 // ---- bad scenes: an error value naming the file and line, never an exit -------------------

@@ -169,8 +169,8 @@ Constraint MakeRow(ConstraintType type, int dim) {
   return c;
 }
 
-// Hard, soft (with its clamp) and equality rows: D of each against finite differences of T, and
-// T against finite differences of the potential psi.
+// Hard, soft (with its clamp), dry friction (its box) and equality rows: D of each against finite
+// differences of T, and T against finite differences of the potential psi.
 TEST(CanalRowOperatorTest, DerivativesAndPotentialsOfHardSoftAndEqualityRows) {
   const double beta = 50;
   Constraint limit = MakeRow(ConstraintType::kLimit, 1);
@@ -182,8 +182,11 @@ TEST(CanalRowOperatorTest, DerivativesAndPotentialsOfHardSoftAndEqualityRows) {
   Constraint equality = MakeRow(ConstraintType::kEquality, 3);
   Constraint contact = MakeRow(ConstraintType::kContact, 3);
   contact.friction = 0.7;
+  Constraint friction = MakeRow(ConstraintType::kFriction, 1);
+  friction.lambda_lower = -1.5;
+  friction.lambda_upper = 1.5;
   const double h = 1e-6;
-  for (const Constraint* c : {&limit, &soft, &equality, &contact}) {
+  for (const Constraint* c : {&limit, &soft, &friction, &equality, &contact}) {
     for (const double x0 : {-40.0, -3.0, -0.2, 0.3, 2.0, 7.0, 40.0}) {
       double x[3] = {x0, 0.37 * x0 + 0.5, -0.61 * x0 + 0.2};
       double lambda[3], D[9];
@@ -222,11 +225,25 @@ TEST(CanalRowOperatorTest, DerivativesAndPotentialsOfHardSoftAndEqualityRows) {
   x = fixed - beta * jv;
   CanalConstraintImpulse(soft, beta, &x, &lambda, &D);
   EXPECT_NEAR(lambda, fixed, 1e-15);
+  // The friction row projects onto its box: the identity inside, the nearer end outside. Its
+  // potential is 1/2 x^2 inside and continues linearly (slope at the end) outside.
+  x = 0.7;
+  CanalConstraintImpulse(friction, beta, &x, &lambda, &D);
+  EXPECT_EQ(lambda, 0.7);
+  EXPECT_EQ(D, 1.0);
+  EXPECT_EQ(CanalConstraintPotential(friction, beta, &x), 0.5 * 0.7 * 0.7);
+  x = -4;
+  CanalConstraintImpulse(friction, beta, &x, &lambda, &D);
+  EXPECT_EQ(lambda, -1.5);
+  EXPECT_EQ(D, 0.0);
+  EXPECT_NEAR(CanalConstraintPotential(friction, beta, &x), 0.5 * 1.5 * 1.5 + 1.5 * (4 - 1.5),
+              1e-15);
 }
 
 // ---- the potential h, its gradient r and Hessian (24) (test 6) ---------------------------------
 
-// A random problem: SPD A (9 dofs), two contacts, a limit, a soft row and an equality with random
+// A random problem: SPD A (9 dofs), two contacts, a limit, a soft row, a friction row and an
+// equality with random
 // Jacobians, multipliers lambda^l and biases e~. h, r and H are written out here from the row
 // operators, and compared with finite differences.
 TEST(CanalPotentialTest, GradientIsTheResidualAndHessianIsItsJacobian) {
@@ -247,6 +264,10 @@ TEST(CanalPotentialTest, GradientIsTheResidualAndHessianIsItsJacobian) {
   soft.lambda_lower = -1;
   soft.lambda_upper = 1;
   rows.push_back(soft);
+  Constraint friction = MakeRow(ConstraintType::kFriction, 1);
+  friction.lambda_lower = -0.8;
+  friction.lambda_upper = 0.8;
+  rows.push_back(friction);
   rows.push_back(MakeRow(ConstraintType::kEquality, 3));
   int num_rows = 0;
   for (Constraint& c : rows) {

@@ -111,7 +111,8 @@ void ContactKinks(const double* x0, const double* w, double mu, double alpha, do
 //   phi'' = d^T A d + beta sum_i (J_i d)^T D_i(alpha) (J_i d)
 // and the piece around alpha (exact_line_search.h): every row's kinks along x_i(t) = x_i -
 // t beta J_i d (a limit's x = 0, a soft row's clamp ends, a contact's ContactKinks); phi' is
-// affine there unless a contact slips (its T_i is then not linear in t). The rounding bound is
+// affine there unless a contact slips (its T_i is then not linear in t); a friction row's box
+// ends are kinks too. The rounding bound is
 // a few unit round-offs of the summed magnitudes of phi''s terms, a row's being |J_i d| times
 // those of x_i (T_i is 1-Lipschitz, so x_i's rounding passes into lambda_i).
 struct Phi final : LineSearchFunction {
@@ -171,6 +172,13 @@ struct Phi final : LineSearchFunction {
           }
           break;
         }
+        case ConstraintType::kFriction:  // x(t) meets the box's ends at t = (x0 - bound) / w
+          if (w[0] != 0) {
+            for (const double bound : {c.lambda_lower, c.lambda_upper}) {
+              ExcludeKink((x0[0] - bound) / w[0], alpha, &left, &right);
+            }
+          }
+          break;
         case ConstraintType::kEquality:
           break;
       }

@@ -94,6 +94,12 @@ void CanalConstraintImpulse(const Constraint& c, double beta, const double* x, d
       if (jacobian != nullptr) jacobian[0] = clamped ? 0.0 : map.slope;
       return;
     }
+    case ConstraintType::kFriction: {
+      const bool clamped = x[0] < c.lambda_lower || x[0] > c.lambda_upper;
+      lambda[0] = std::min(c.lambda_upper, std::max(c.lambda_lower, x[0]));
+      if (jacobian != nullptr) jacobian[0] = clamped ? 0.0 : 1.0;
+      return;
+    }
     case ConstraintType::kEquality:
       for (int r = 0; r < c.dim; ++r) lambda[r] = x[r];
       if (jacobian != nullptr) {
@@ -145,6 +151,13 @@ double CanalConstraintPotential(const Constraint& c, double beta, const double* 
         return 0.5 * c.lambda_lower * c.lambda_lower / map.slope + c.lambda_lower * (x[0] - end);
       }
       return 0.5 * value * value / map.slope;
+    }
+    case ConstraintType::kFriction: {
+      // The box K = [lower, upper] is convex but not a cone, so 1/2 ||Pi_K(x)||^2 is not the
+      // potential; 1/2 x^2 - 1/2 dist(x, K)^2 is, for any closed convex K: its gradient is
+      // x - (x - Pi_K(x)) = Pi_K(x). Quadratic inside the box, linear (slope at the bound) outside.
+      const double outside = x[0] - std::min(c.lambda_upper, std::max(c.lambda_lower, x[0]));
+      return 0.5 * x[0] * x[0] - 0.5 * outside * outside;
     }
     case ConstraintType::kEquality: {
       double sum = 0;

@@ -10,7 +10,10 @@
 //   equality: x                                               (T = identity, digest 2.2),
 //   soft:     clamp((b x - beta k e) / (b + beta), lower, upper)  (eq. 15 with u = -lambda^l and
 //             x = lambda^l - beta J v_hat, i.e. no bias in x: k e enters here; alsim clamps the
-//             impulse to the servo's force range).
+//             impulse to the servo's force range),
+//   friction: clamp(x, -f h, f h), the projection onto the box of a dry friction row (a closed
+//             convex set: the AL step of a hard row with impulse set K is Pi_K, eq. 14's max(x, 0)
+//             for K = [0, inf); a box is the joint-space analogue of the friction disk).
 // Every T_i is the gradient of a convex potential psi_i (CanalConstraintPotential), so that
 // h(v_hat) = 1/2 v^T A v - b^T v + sum_i psi_i(x_i(v)) / beta is the convex potential of eq. (22),
 // grad h = r of eq. (21), and its Hessian A + beta sum_i J_i^T D_i J_i (eq. 24) uses the symmetric
@@ -43,7 +46,8 @@ Mat3 StrictConeJacobian(const Vec3& x, double mu);
 // lambda_i = T_i(x_i) of constraint c at penalty beta (see the file comment), c.dim values from
 // x; when `jacobian` is not null, D_i = dT_i/dx_i row-major (c.dim x c.dim): the cone's eq. (23)
 // for a contact, 1 or 0 for a limit (x > 0 or not), the identity for an equality, and
-// b / (b + beta) for a soft row inside its range, 0 when clamped.
+// b / (b + beta) for a soft row inside its range, 0 when clamped, and 1 for a friction row inside
+// its box, 0 outside.
 void CanalConstraintImpulse(const Constraint& c, double beta, const double* x, double* lambda,
                             double* jacobian);
 
@@ -56,7 +60,8 @@ void StrictConstraintImpulse(const Constraint& c, double beta, const double* x, 
 // psi_i(x_i), the convex potential whose gradient is T_i (so that sum_i psi_i / beta is the
 // constraint part of h, eq. 22): 1/2 ||Pi_C(x)||^2 for a contact (its gradient is Pi_C(x) by
 // Moreau's decomposition), 1/2 max(x, 0)^2 for a limit, 1/2 ||x||^2 for an equality, and for a
-// soft row the integral of its clamped affine map (quadratic inside the range, linear outside).
+// soft row the integral of its clamped affine map (quadratic inside the range, linear outside), for
+// a friction row 1/2 x^2 - 1/2 dist(x, box)^2.
 double CanalConstraintPotential(const Constraint& c, double beta, const double* x);
 
 }  // namespace alsim

@@ -260,6 +260,12 @@ double PgsSolver::Sweep(Data& d, int island) {
           updated[0] = std::max(0.0, own[0] - (velocity[0] + bias[0]) / diagonal[0]);
         }
         break;
+      case ConstraintType::kFriction:  // the limit's step, projected on the box [-f h, f h]
+        if (diagonal[0] > 0) {
+          const double value = own[0] - (velocity[0] + bias[0]) / diagonal[0];
+          updated[0] = std::min(c.lambda_upper, std::max(c.lambda_lower, value));
+        }
+        break;
       case ConstraintType::kEquality:  // row by row, as the contact rows, unless dependent
         if (c.dim == 3 && DependentEqualityUpdate(block, velocity, bias, own, updated)) break;
         for (int r = 0; r < c.dim; ++r) {
