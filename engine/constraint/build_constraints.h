@@ -1,5 +1,5 @@
 // Constraint assembly (Algorithm 2, line 5): this step's contacts, equality constraints (connect,
-// weld), joint limits and PD servos as
+// weld), joint limits, PD servos (on joints and fixed tendons) and fixed tendon limits as
 // the rows and slack blocks of a ConstraintSet, with their biases e_i and warm-start impulses.
 #pragma once
 
@@ -72,7 +72,8 @@ EqualityError EqualityErrors(const Model& m, const Data& d, int eq);
 // Saves the current constraints' impulses as the warm start for the next BuildConstraints.
 void SaveWarmStart(Data& d);
 
-// Fills d.constraints from d.contact (Collision()), the joint positions and velocities, and the
+// Fills d.constraints from d.contact (Collision()), the joint positions and velocities, the
+// tendons' lengths and velocities (d.ten_length, d.ten_velocity: TendonKinematics()) and the
 // actuators; lambda starts from the impulses saved by SaveWarmStart where a constraint persists,
 // else 0. `h` is the step. Allocates only when there are more rows than ever before.
 void BuildConstraints(const Model& m, Data& d, const ConstraintOptions& options, double h);

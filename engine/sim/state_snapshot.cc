@@ -25,7 +25,8 @@ constexpr int kNumSizes = 8;
 constexpr std::uint32_t kOldestReadableVersion = 2;  // version 2: no xfrc_applied (zero)
 constexpr std::size_t kHeaderBytes = 8 + 4 + 4 * kNumSizes + 8;  // magic .. fingerprint
 constexpr double kQuaternionTolerance = 1e-6;
-constexpr int kMaxKeyKind = 3;  // ConstraintKey::kind: contact, equality, limit, soft
+// ConstraintKey::kind: contact, equality, limit, soft, (4 unused), tendon limit
+constexpr int kMaxKeyKind = 5;
 
 // An integer as its 8 little-endian bytes.
 std::uint64_t HashInteger(std::uint64_t hash, std::int64_t value) {
