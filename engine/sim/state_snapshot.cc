@@ -342,7 +342,16 @@ std::uint64_t ModelFingerprint(const Model& m) {
   hash = HashNames(hash, m.body_name);
   hash = HashNames(hash, m.jnt_name);
   hash = HashNames(hash, m.geom_name);
-  return HashNames(hash, m.actuator_name);
+  hash = HashNames(hash, m.actuator_name);
+  // Tendons only where there are some, so that the fingerprints of scenes without any, and the
+  // snapshots saved from them, stay what they were.
+  if (m.ntendon > 0) {
+    hash = HashNames(hash, m.tendon_name);
+    hash = HashVector(hash, m.tendon_wrap_num);
+    hash = HashVector(hash, m.wrap_jnt);
+    hash = HashVector(hash, m.wrap_coef);
+  }
+  return hash;
 }
 
 std::string SaveStateSnapshot(const Model& m, const Data& d) {

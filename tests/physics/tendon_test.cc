@@ -18,6 +18,7 @@
 #include "engine/dynamics/passive_forces.h"
 #include "engine/dynamics/tendon.h"
 #include "engine/model/model_import.h"
+#include "engine/sim/state_snapshot.h"
 #include "engine/sim/step.h"
 #include "engine/solver/solver.h"
 #include "tests/support/allocation_counter.h"
@@ -336,6 +337,30 @@ TEST(TendonTest, LimitAcrossThreeTreesCouplesTheirAccelerationsWithEverySolver) 
   }
 }
 
+// A state saved while a tendon limit row holds (its warm-start key, kind 5) restores into a fresh
+// Data, which then steps to the original's bits; the fingerprint tells tendons apart.
+TEST(TendonTest, SnapshotsKeepTheTendonLimitsWarmStart) {
+  const auto model = Load(kLimitScene);
+  Data original(*model);
+  for (int n = 0; n < 600; ++n) ASSERT_EQ(Step(*model, original), StepStatus::kOk);
+  ASSERT_EQ(original.warm_start.key.size(), 1u);
+  EXPECT_EQ(original.warm_start.key[0].kind, 5);
+  EXPECT_GT(original.warm_start.impulse[0][0], 0);
+  const std::string bytes = SaveStateSnapshot(*model, original);
+  Data restored(*model);
+  std::string error;
+  ASSERT_TRUE(RestoreStateSnapshot(*model, bytes, restored, &error)) << error;
+  for (int n = 0; n < 50; ++n) {
+    ASSERT_EQ(Step(*model, original), StepStatus::kOk);
+    ASSERT_EQ(Step(*model, restored), StepStatus::kOk);
+  }
+  EXPECT_EQ(restored.qpos, original.qpos);
+  EXPECT_EQ(restored.qvel, original.qvel);
+  std::string other = kLimitScene;
+  other.replace(other.rfind("coef=\"1\""), 8, "coef=\"2\"");
+  EXPECT_NE(ModelFingerprint(*Load(other)), ModelFingerprint(*model));
+}
+
 // Spatial tendons that act, tendon friction, repeated joints and actuators on spatial tendons are
 // name; a spatial tendon that does nothing is ignored with a warning.
 TEST(TendonTest, SpatialTendonsAndTendonFrictionAreRefusedByName) {
@@ -409,6 +434,29 @@ TEST(TendonTest, GripperSceneGraspsAndLiftsTheBox) {
       }
     }
   }
+}
+
+// MuJoCo 2.2.2 on the same scene and commands: its gripper lifts the box too, to where alsim's
+// does (MuJoCo's soft contacts let the box sag a little more in the fingers).
+TEST(TendonTest, GripperSceneLiftsTheBoxInMujocoToo) {
+  testing::OracleScene scene(std::string(ALSIM_SCENES_DIR) + "/tendon_gripper.xml");
+  ASSERT_TRUE(scene.ok());
+  const Model& m = scene.model();
+  Data& d = scene.data();
+  const mjModel* mj = scene.mj_model();
+  mjData* md = scene.mj_data();
+  const int box_qpos = m.jnt_qpos_adr[3] + 2;
+  d.ctrl[0] = md->ctrl[0] = 0.05;
+  for (int n = 1; n <= 480; ++n) {
+    if (n > 120) d.ctrl[1] = md->ctrl[1] = 0.15 * std::min(1.0, (n - 120) / 240.0);
+    ASSERT_EQ(Step(m, d), StepStatus::kOk);
+    mj_step(mj, md);
+  }
+  EXPECT_GT(md->qpos[box_qpos], 0.05 + 0.12);
+  EXPECT_NEAR(d.qpos[box_qpos], md->qpos[box_qpos], 0.02);
+  EXPECT_NEAR(d.qpos[0], md->qpos[0], 0.005);  // the palm
+  // The fingers close on the box symmetrically in both: the tendon's mean closing 0.03 m.
+  EXPECT_NEAR(0.5 * (d.qpos[1] + d.qpos[2]), 0.5 * (md->qpos[1] + md->qpos[2]), 0.002);
 }
 
 // Twelve three-hinge chains (36 dofs: the trees run as parallel tasks) joined in a ring by tendons
