@@ -40,14 +40,14 @@ struct ConstraintOptions {
   // lifts them by micrometres; their bias phi / h makes them inactive until they close.
   bool speculative_contacts = true;
   double contact_slop = 0.001;
-  // A joint limit row is added once the joint is within this distance of a bound (rad or m) or
-  // would cross it within the step at its current speed.
+  // A joint (or fixed tendon) limit row is added once the joint (the tendon's length) is within
+  // this distance of a bound (rad or m) or would cross it within the step at its current speed.
   double limit_margin = 0.01;
   // A contact inherits the impulse of last step's contact between the same geoms nearest to it,
   // if that one was within this distance (m).
   double warm_start_radius = 0.02;
-  // Position and velocity servos (joint actuators with a stiffness or damping bias) are solved as
-  // soft constraints, eq. (4), i.e. implicitly, instead of as explicit forces.
+  // Position and velocity servos (joint and fixed tendon actuators with a stiffness or damping
+  // bias) are solved as soft constraints, eq. (4), i.e. implicitly, instead of as explicit forces.
   bool implicit_servos = true;
 };
 
