@@ -292,11 +292,17 @@ void AddServos(const Model& m, const Data& d, ConstraintSet& set, const Constrai
 // L - lower >= 0 with J = +c, upper upper - L >= 0 with J = -c, one joint-space block per joint
 // of the tendon (the blocks of one row may lie on several trees, which the row joins into one
 // island). A row exists only near a bound, by the joints' rule (ConstraintOptions::limit_margin).
-// MuJoCo's tendon solref/solimp softness is not used, as for the joints.
+// MuJoCo's tendon solref/solimp softness is not used, as for the joints. The correction of a
+// violated tendon is capped as a hinge limit's (rad/s) when every joint of the tendon is a hinge,
+// so that L is an angle, else as a slide's (m/s).
 void AddTendonLimits(const Model& m, const Data& d, ConstraintSet& set, const ConstraintOptions& o,
                      double h) {
   for (int t = 0; t < m.ntendon; ++t) {
     if (!m.tendon_limited[t] || m.tendon_wrap_num[t] == 0) continue;
+    bool angle = true;
+    for (int k = m.tendon_wrap_adr[t]; k < m.tendon_wrap_adr[t] + m.tendon_wrap_num[t]; ++k) {
+      angle = angle && m.jnt_type[m.wrap_jnt[k]] == JointType::kHinge;
+    }
     const double length = d.ten_length[t];
     const double v = d.ten_velocity[t];
     const double lower_gap = length - m.tendon_range_lower[t];
@@ -306,7 +312,9 @@ void AddTendonLimits(const Model& m, const Data& d, ConstraintSet& set, const Co
       const double closing = side == 0 ? std::min(v, 0.0) : -std::max(v, 0.0);
       if (gap + h * closing >= o.limit_margin) continue;
       AddConstraint(set, ConstraintType::kLimit, 1, {kKindTendonLimit, t, side});
-      set.bias.back() = PositionBias(gap, h, o.error_reduction);
+      SetPositionBias(set, set.num_rows - 1, gap, h, o.error_reduction,
+                      angle ? o.max_correction_angular_speed : o.max_correction_speed,
+                      angle ? o.kept_correction_angular_speed : o.kept_correction_speed);
       AddTendonBlocks(m, set, t, side == 0 ? 1.0 : -1.0);
     }
   }

@@ -297,6 +297,30 @@ TEST(TendonTest, LimitedTendonStopsTwoFallingBarsLikeMujocoWithEverySolver) {
   }
 }
 
+// A tendon started 0.5 rad past its limit (both bars at -0.75 rad, q1 + q2 = -1.5 against -1)
+// returns to its range as a joint past its limit does (ConstraintOptions' capped correction):
+// within 0.5 s, moving its length by at most max_correction_angular_speed h per step, and without
+// being thrown (its velocity afterwards stays that of the settling bars).
+TEST(TendonTest, TendonStartedPastItsLimitReturnsWithBoundedSpeed) {
+  const auto model = Load(kLimitScene);
+  Data d(*model);
+  d.qpos[0] = d.qpos[1] = -0.75;
+  const StepOptions options;
+  const double cap = options.constraints.max_correction_angular_speed * model->timestep;
+  double previous = -1.5, largest_move = 0, fastest = 0;
+  for (int n = 0; n < 250; ++n) {
+    ASSERT_EQ(Step(*model, d, options), StepStatus::kOk);
+    const double length = d.qpos[0] + d.qpos[1];
+    largest_move = std::max(largest_move, std::abs(length - previous));
+    previous = length;
+    fastest = std::max(fastest, std::abs(d.qvel[0] + d.qvel[1]));
+  }
+  EXPECT_LE(largest_move, cap * (1 + 1e-3));  // up to the solver's tolerance
+  EXPECT_GT(largest_move, 0.5 * cap);         // the cap, not erp alone, paced the recovery
+  EXPECT_NEAR(d.qpos[0] + d.qpos[1], -1, 1e-3);
+  EXPECT_LT(fastest, options.constraints.kept_correction_angular_speed + 0.1);
+}
+
 // A limit row over three trees: three slides (1, 2 and 3 kg) fall together until "three" = s1 +
 // s2 + s3 reaches -0.3. The row then pushes each with the same force f (unit coefficients), so
 // with a_i = f / m_i - g and sum a_i = 0:
