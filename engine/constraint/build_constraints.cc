@@ -16,6 +16,7 @@ constexpr int kKindEquality = 1;
 constexpr int kKindLimit = 2;
 constexpr int kKindSoft = 3;
 constexpr int kKindFriction = 4;
+constexpr int kKindTendonLimit = 5;
 
 // Gap-dependent bias of eqs. (3) and (5) for row `row`: a gap may close within the step (phi / h);
 // a penetration is removed at the rate `erp` per step, at most at `cap` (a correction;
@@ -75,6 +76,13 @@ void AddJointBlock(const Model& m, ConstraintSet& set, int dof, double coefficie
   block.subsystem = m.body_subsystem[m.dof_body[dof]];
   block.dof = dof;
   block.dof_coefficient = coefficient;
+}
+
+// One joint-space block per joint of fixed tendon t on the last constraint, J = scale c_k e_dof_k.
+void AddTendonBlocks(const Model& m, ConstraintSet& set, int t, double scale) {
+  for (int k = m.tendon_wrap_adr[t]; k < m.tendon_wrap_adr[t] + m.tendon_wrap_num[t]; ++k) {
+    AddJointBlock(m, set, m.wrap_dof[k], scale * m.wrap_coef[k]);
+  }
 }
 
 // The body-space block of a contact on `body`: sign * R^T [-[r]x  I] with r the contact point
@@ -258,14 +266,16 @@ void AddJointLimits(const Model& m, const Data& d, ConstraintSet& set, const Con
 // A servo's force on its actuator length l = gear q is f = c0 - K l - D dl/dt with c0 = gain ctrl
 // + bias0, K = -bias1, D = -bias2. Its impulse over the step with l at the end of the step,
 // l + h J v_hat, is lambda = h (c0 - K l) - (h^2 K + h D) J v_hat: eq. (4) with k e = h (K l - c0)
-// and b = h^2 K + h D (the digest's k = h K, b = h^2 K + h D), J = gear e_dof.
+// and b = h^2 K + h D (the digest's k = h K, b = h^2 K + h D), J = gear e_dof. On a fixed tendon
+// l = gear L and J = gear c, a block per joint of the tendon.
 void AddServos(const Model& m, const Data& d, ConstraintSet& set, const ConstraintOptions& o,
                double h) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   for (int a = 0; a < m.nu; ++a) {
     if (!IsImplicitServo(m, a, o)) continue;
     const int joint = m.actuator_jnt[a];
-    if (m.body_subsystem[m.jnt_body[joint]] < 0) continue;
+    const int tendon = m.actuator_tendon[a];
+    if (joint >= 0 && m.body_subsystem[m.jnt_body[joint]] < 0) continue;
     const double stiffness = -m.actuator_bias1[a], damping = -m.actuator_bias2[a];
     double ctrl = d.ctrl[a];
     if (m.actuator_ctrl_limited[a]) {
@@ -277,7 +287,43 @@ void AddServos(const Model& m, const Data& d, ConstraintSet& set, const Constrai
     c.soft_damping = h * h * stiffness + h * damping;
     c.lambda_lower = m.actuator_force_limited[a] ? h * m.actuator_force_lower[a] : -kInf;
     c.lambda_upper = m.actuator_force_limited[a] ? h * m.actuator_force_upper[a] : kInf;
-    AddJointBlock(m, set, m.jnt_dof_adr[joint], m.actuator_gear[a]);
+    if (tendon >= 0) {
+      AddTendonBlocks(m, set, tendon, m.actuator_gear[a]);
+    } else {
+      AddJointBlock(m, set, m.jnt_dof_adr[joint], m.actuator_gear[a]);
+    }
+  }
+}
+
+// Fixed tendon limits, eq. (3) as for the joints with the tendon's length L = sum c_k q_k: lower
+// L - lower >= 0 with J = +c, upper upper - L >= 0 with J = -c, one joint-space block per joint
+// of the tendon (the blocks of one row may lie on several trees, which the row joins into one
+// island). A row exists only near a bound, by the joints' rule (ConstraintOptions::limit_margin).
+// MuJoCo's tendon solref/solimp softness is not used, as for the joints. The correction of a
+// violated tendon is capped as a hinge limit's (rad/s) when every joint of the tendon is a hinge,
+// so that L is an angle, else as a slide's (m/s).
+void AddTendonLimits(const Model& m, const Data& d, ConstraintSet& set, const ConstraintOptions& o,
+                     double h) {
+  for (int t = 0; t < m.ntendon; ++t) {
+    if (!m.tendon_limited[t] || m.tendon_wrap_num[t] == 0) continue;
+    bool angle = true;
+    for (int k = m.tendon_wrap_adr[t]; k < m.tendon_wrap_adr[t] + m.tendon_wrap_num[t]; ++k) {
+      angle = angle && m.jnt_type[m.wrap_jnt[k]] == JointType::kHinge;
+    }
+    const double length = d.ten_length[t];
+    const double v = d.ten_velocity[t];
+    const double lower_gap = length - m.tendon_range_lower[t];
+    const double upper_gap = m.tendon_range_upper[t] - length;
+    for (int side = 0; side < 2; ++side) {
+      const double gap = side == 0 ? lower_gap : upper_gap;
+      const double closing = side == 0 ? std::min(v, 0.0) : -std::max(v, 0.0);
+      if (gap + h * closing >= o.limit_margin) continue;
+      AddConstraint(set, ConstraintType::kLimit, 1, {kKindTendonLimit, t, side});
+      SetPositionBias(set, set.num_rows - 1, gap, h, o.error_reduction,
+                      angle ? o.max_correction_angular_speed : o.max_correction_speed,
+                      angle ? o.kept_correction_angular_speed : o.kept_correction_speed);
+      AddTendonBlocks(m, set, t, side == 0 ? 1.0 : -1.0);
+    }
   }
 }
 
@@ -373,6 +419,7 @@ void BuildConstraints(const Model& m, Data& d, const ConstraintOptions& options,
   if (m.limits_enabled) AddJointLimits(m, d, set, options, h);
   AddServos(m, d, set, options, h);
   if (m.frictionloss_enabled) AddFrictionLoss(m, set, h);
+  if (m.limits_enabled) AddTendonLimits(m, d, set, options, h);
   WarmStartOtherImpulses(d, set, first_other);
 }
 

@@ -1,5 +1,6 @@
 // Constraint assembly (Algorithm 2, line 5): this step's contacts, equality constraints (connect,
-// weld), joint limits, PD servos and dry joint friction (frictionloss) as
+// weld), joint limits, PD servos (on joints and fixed tendons), dry joint friction (frictionloss)
+// and fixed tendon limits as
 // the rows and slack blocks of a ConstraintSet, with their biases e_i and warm-start impulses.
 #pragma once
 
@@ -40,14 +41,14 @@ struct ConstraintOptions {
   // lifts them by micrometres; their bias phi / h makes them inactive until they close.
   bool speculative_contacts = true;
   double contact_slop = 0.001;
-  // A joint limit row is added once the joint is within this distance of a bound (rad or m) or
-  // would cross it within the step at its current speed.
+  // A joint (or fixed tendon) limit row is added once the joint (the tendon's length) is within
+  // this distance of a bound (rad or m) or would cross it within the step at its current speed.
   double limit_margin = 0.01;
   // A contact inherits the impulse of last step's contact between the same geoms nearest to it,
   // if that one was within this distance (m).
   double warm_start_radius = 0.02;
-  // Position and velocity servos (joint actuators with a stiffness or damping bias) are solved as
-  // soft constraints, eq. (4), i.e. implicitly, instead of as explicit forces.
+  // Position and velocity servos (joint and fixed tendon actuators with a stiffness or damping
+  // bias) are solved as soft constraints, eq. (4), i.e. implicitly, instead of as explicit forces.
   bool implicit_servos = true;
 };
 
@@ -72,7 +73,8 @@ EqualityError EqualityErrors(const Model& m, const Data& d, int eq);
 // Saves the current constraints' impulses as the warm start for the next BuildConstraints.
 void SaveWarmStart(Data& d);
 
-// Fills d.constraints from d.contact (Collision()), the joint positions and velocities, and the
+// Fills d.constraints from d.contact (Collision()), the joint positions and velocities, the
+// tendons' lengths and velocities (d.ten_length, d.ten_velocity: TendonKinematics()) and the
 // actuators; lambda starts from the impulses saved by SaveWarmStart where a constraint persists,
 // else 0. `h` is the step. Allocates only when there are more rows than ever before.
 void BuildConstraints(const Model& m, Data& d, const ConstraintOptions& options, double h);

@@ -34,6 +34,7 @@
 #include <Eigen/Core>
 
 #include "engine/math/types.h"
+#include "engine/model/model.h"
 
 namespace alsim {
 
@@ -42,7 +43,7 @@ enum class ConstraintType : std::uint8_t {
               // lambda_n; 4 or 6 rows with torsional / rolling friction (condim 4, 6), the cone
               // sum_j (lambda_j / mu_j)^2 <= lambda_n^2 over the rows j >= 1 with
               // mu = (mu, mu, mu_torsion, mu_rolling, mu_rolling) (MuJoCo's elliptic cone)
-  kLimit,     // eq. (3): 1 row, 0 <= lambda  perp  J v_hat + e >= 0 (joint limits)
+  kLimit,     // eq. (3): 1 row, 0 <= lambda  perp  J v_hat + e >= 0 (joint and tendon limits)
   kSoft,      // eq. (4): 1 row, lambda = -k e - b J v_hat, clamped to [lambda_lower, lambda_upper]
   kEquality,  // eq. (3) with equality: 3 rows, J v_hat + e = 0, lambda free (connect; weld as
               // a position and a rotation constraint)
@@ -55,10 +56,12 @@ enum class ConstraintType : std::uint8_t {
 
 // Where a constraint came from, to carry its impulse over to the next step (warm start).
 struct ConstraintKey {
-  int kind = 0;  // the ConstraintType as an int, plus a per-source discriminator (limit side)
-  int a = -1;    // contact: geom1; limit: joint; soft: actuator; equality: its index; friction:
-                 // the dof
-  int b = -1;    // contact: geom2; equality: 0 position rows, 1 rotation rows
+  // Kinds, in the order BuildConstraints appends them: 0 contact, 1 equality, 2 joint limit,
+  // 3 soft (servo), 4 friction (frictionloss), 5 tendon limit.
+  int kind = 0;
+  int a = -1;  // contact: geom1; limit: joint or tendon; soft: actuator; equality: its index;
+               // friction: the dof
+  int b = -1;  // contact: geom2; equality: 0 position rows, 1 rotation rows; limit: 0 lower, 1 upper
   friend bool operator==(const ConstraintKey& x, const ConstraintKey& y) {
     return x.kind == y.kind && x.a == y.a && x.b == y.b;
   }
@@ -81,7 +84,7 @@ struct Constraint {
   int dim = 0;        // rows
   int row_adr = 0;    // first row in ConstraintSet::lambda and ::bias
   int block_adr = 0;  // first block in ConstraintSet::blocks
-  int block_num = 0;  // |Z_i|: 1 or 2
+  int block_num = 0;  // |Z_i|: 1 or 2, up to kMaxConstraintBlocks for a tendon's rows
   int island = -1;    // island it belongs to (engine/island)
   ConstraintKey key;
   int contact = -1;             // index into Data::contact for contacts
@@ -98,6 +101,11 @@ struct Constraint {
   double delassus_trace = -1;
   int delassus_age = 0;
 };
+
+// The most slack blocks of one constraint: a contact or equality has 1 or 2 (one per body), a
+// tendon's limit or servo row one per joint of the tendon.
+constexpr int kMaxConstraintBlocks = kMaxTendonJoints;
+static_assert(kMaxConstraintBlocks >= 2, "two-body constraints need two blocks");
 
 // One slack block z_ij: the part of constraint i acting on subsystem j through one body or dof.
 struct ConstraintBlock {
@@ -142,9 +150,9 @@ inline void AddBlockRowTranspose(const ConstraintBlock& block, int r, double y, 
 // All constraints of one step of one instance, in a deterministic order that is also their keys'
 // order (ConstraintKeyLess): contacts (in Data::contact order, which is by geom pair), then
 // equalities (by index, position before rotation), then joint limits (by joint, lower before
-// upper), then soft servos (by actuator), then dry joint friction (by dof). Equality rows are
-// world axes.
-// Storage is reused from step to step and only grows.
+// upper), then soft servos (by actuator), then dry joint friction (by dof), then tendon limits (by
+// tendon, lower before upper). Equality rows are world axes. Storage is reused from step to step
+// and only grows.
 struct ConstraintSet {
   std::vector<Constraint> constraints;
   std::vector<ConstraintBlock> blocks;

@@ -54,6 +54,8 @@ Data::Data(const Model& m)
       qfrc_bias(m.nv, 0.0),
       cacc(m.nbody, Vec6::Zero()),
       cfrc(m.nbody, Vec6::Zero()),
+      ten_length(m.ntendon, 0.0),
+      ten_velocity(m.ntendon, 0.0),
       qfrc_passive(m.nv, 0.0),
       cfrc_applied(m.nbody, Vec6::Zero()),
       qfrc_applied(m.nv, 0.0),
@@ -84,10 +86,12 @@ Data::Data(const Model& m)
   candidate_contacts.reserve(collision_candidates.capacity() * kMaxContactsPerPair);
   contact.reserve(4 * static_cast<size_t>(m.ngeom));
   // Room for as many constraints as that many contacts plus every limit and servo, so that
-  // ordinary scenes never grow these during a step.
-  const size_t max_constraints = contact.capacity() + 2 * static_cast<size_t>(m.njnt) + m.nu;
+  // ordinary scenes never grow these during a step. A tendon's limit and servo rows have a block
+  // per joint.
+  const size_t max_constraints =
+      contact.capacity() + 2 * static_cast<size_t>(m.njnt + m.ntendon) + m.nu;
   constraints.constraints.reserve(max_constraints);
-  constraints.blocks.reserve(2 * max_constraints);
+  constraints.blocks.reserve(2 * max_constraints + 4 * static_cast<size_t>(m.nwrap));
   constraints.bias.reserve(3 * max_constraints);
   constraints.lambda.reserve(3 * max_constraints);
   constraints.correction.reserve(3 * max_constraints);

@@ -112,8 +112,12 @@ struct Data {
   std::vector<Vec6> cfrc;         // spatial force the subtree needs (RNEA backward pass)
                                   // (nbody)
 
+  // ---- TendonKinematics() (engine/dynamics/tendon.h)
+  std::vector<double> ten_length;    // fixed tendon length L = sum coef q, m or rad (ntendon)
+  std::vector<double> ten_velocity;  // dL/dt = sum coef v (ntendon)
+
   // ---- PassiveForces() (engine/dynamics/passive_forces.h)
-  std::vector<double> qfrc_passive;  // joint springs and damping (nv)
+  std::vector<double> qfrc_passive;  // joint and tendon springs and damping (nv)
 
   // ---- AppliedForces() (engine/dynamics/applied_forces.h)
   std::vector<Vec6> cfrc_applied;    // spatial force (torque, force) of xfrc_applied on the

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "engine/dynamics/jacobian.h"
+#include "engine/dynamics/tendon.h"
 #include "engine/math/spatial.h"
 
 namespace alsim {
@@ -50,15 +51,22 @@ double Clamp(bool limited, double value, double lower, double upper) {
   return limited ? std::clamp(value, lower, upper) : value;
 }
 
-// Actuator i's length, force, and its force on the joints (added to qfrc_actuator).
+// Actuator i's length, force, and its force on the joints (added to qfrc_actuator). A tendon
+// actuator's length is gear L, its velocity gear dL/dt, and it pushes gear c_k force on the dof
+// of each joint k of the tendon.
 void ApplyActuator(const Model& m, Data& d, int i) {
   const double gear = m.actuator_gear[i];
-  const bool joint = m.actuator_transmission[i] == ActuatorTransmission::kJoint;
+  const ActuatorTransmission transmission = m.actuator_transmission[i];
+  const bool joint = transmission == ActuatorTransmission::kJoint;
   const int dof = joint ? m.jnt_dof_adr[m.actuator_jnt[i]] : -1;
+  const int tendon = m.actuator_tendon[i];
   double length = 0, velocity = 0;
   if (joint) {
     length = gear * d.qpos[m.jnt_qpos_adr[m.actuator_jnt[i]]];
     velocity = gear * d.qvel[dof];
+  } else if (transmission == ActuatorTransmission::kTendon) {
+    length = gear * TendonLength(m, d, tendon);
+    velocity = gear * TendonVelocity(m, d, tendon);
   } else {
     length = gear * SliderCrankLength(m, d, i);
     for (int k = 0; k < m.nv; ++k) velocity += gear * d.transmission_moment[k] * d.qvel[k];
@@ -73,6 +81,11 @@ void ApplyActuator(const Model& m, Data& d, int i) {
   d.actuator_force[i] = force;
   if (joint) {
     d.qfrc_actuator[dof] += gear * force;
+  } else if (transmission == ActuatorTransmission::kTendon) {
+    for (int k = m.tendon_wrap_adr[tendon];
+         k < m.tendon_wrap_adr[tendon] + m.tendon_wrap_num[tendon]; ++k) {
+      d.qfrc_actuator[m.wrap_dof[k]] += gear * m.wrap_coef[k] * force;
+    }
   } else {
     for (int k = 0; k < m.nv; ++k) d.qfrc_actuator[k] += gear * d.transmission_moment[k] * force;
   }

@@ -1,4 +1,5 @@
-// Actuator forces through joint and slider-crank transmissions, with MuJoCo's affine force law.
+// Actuator forces through joint, fixed tendon and slider-crank transmissions, with MuJoCo's affine
+// force law.
 #pragma once
 
 #include "engine/data/data.h"

@@ -1,5 +1,6 @@
 #include "engine/dynamics/passive_forces.h"
 
+#include "engine/dynamics/tendon.h"
 #include "engine/math/spatial.h"
 
 namespace alsim {
@@ -40,6 +41,7 @@ void AddJointSpring(const Model& m, int j, Data& d) {
 }  // namespace
 
 void PassiveForces(const Model& m, Data& d) {
+  TendonKinematics(m, d);
   PassiveForcesOfTrees(m, d, TreeRange{1, m.nbody, 0, m.nv});
 }
 
@@ -50,6 +52,18 @@ void PassiveForcesOfTrees(const Model& m, Data& d, const TreeRange& trees) {
   for (int b = trees.body_begin; b < trees.body_end; ++b) {
     for (int j = m.body_jnt_adr[b]; j < m.body_jnt_adr[b] + m.body_jnt_num[b]; ++j) {
       if (m.jnt_stiffness[j] != 0) AddJointSpring(m, j, d);
+    }
+  }
+  if (m.subsystem_passive_wraps.empty() || trees.dof_begin == trees.dof_end) return;
+  // The tendons' springs and dampers on the subsystems of `trees`, from their wrap lists.
+  for (int j = m.body_subsystem[m.dof_body[trees.dof_begin]];
+       j < m.nsubsystem && m.subsystem_dof_adr[j] < trees.dof_end; ++j) {
+    for (int p = m.subsystem_passive_wrap_adr[j]; p < m.subsystem_passive_wrap_adr[j + 1]; ++p) {
+      const int k = m.subsystem_passive_wraps[p];
+      const int t = m.wrap_tendon[k];
+      const double force = -m.tendon_stiffness[t] * (d.ten_length[t] - m.tendon_lengthspring[t]) -
+                           m.tendon_damping[t] * d.ten_velocity[t];
+      d.qfrc_passive[m.wrap_dof[k]] += m.wrap_coef[k] * force;
     }
   }
 }

@@ -40,10 +40,16 @@ enum class GeomType : std::uint8_t {
 enum class ActuatorTransmission : std::uint8_t {
   kJoint,        // a hinge or slide joint: length = q, moment arm = 1
   kSliderCrank,  // a crank site driven by a rod of fixed length from a slider site
+  kTendon,       // a fixed tendon: length = the tendon's length L, moment arm = its coefficients
 };
 
 // Values equal MuJoCo's mjtEq (only the kinds alsim supports).
 enum class EqualityType : std::uint8_t { kConnect = 0, kWeld = 1 };
+
+// The most joints a fixed tendon may couple (after merging repeated joints): each becomes a
+// slack block of the tendon's limit and servo rows, and the solvers keep a constraint's blocks
+// on the stack. The importer refuses longer tendons by name.
+constexpr int kMaxTendonJoints = 16;
 
 // Number of qpos / qvel entries of a joint.
 int JointQposSize(JointType type);
@@ -62,6 +68,8 @@ struct Model {
   int neq = 0;         // equality constraints
   int nexclude = 0;    // body pairs excluded from collision
   int npair = 0;       // geom pairs always checked for collision, with their own parameters
+  int ntendon = 0;     // tendons (MuJoCo's numbering; only fixed ones act, see below)
+  int nwrap = 0;       // joints of the fixed tendons, all tendons together
   int nsubsystem = 0;  // kinematic trees rooted at the world that have at least one dof
 
   // ---- options
@@ -184,12 +192,40 @@ struct Model {
   std::vector<Vec3> site_pos;   // in the body frame
   std::vector<Quat> site_quat;  // in the body frame
 
+  // ---- tendons (ntendon), MuJoCo's ids. A fixed tendon's length is a linear function of its
+  //      joints' positions, L = sum_k coef_k qpos[k] (hinge or slide joints; MuJoCo's mjWRAP_JOINT
+  //      with wrap_prm the coefficient), so its Jacobian is the constant row dL/dv = coef_k at
+  //      joint k's dof. Each joint appears once (the importer refuses repeats); zero coefficients
+  //      are dropped. A spatial tendon (sites, geoms) is kept only as a name with no wraps and no
+  //      force: the importer refuses it whenever it would act.
+  std::vector<std::string> tendon_name;
+  std::vector<int> tendon_wrap_adr;        // first joint in wrap_*
+  std::vector<int> tendon_wrap_num;        // number of joints (0: a spatial tendon)
+  std::vector<bool> tendon_limited;        // has a length range (a limit row near its ends)
+  std::vector<double> tendon_range_lower;  // m or rad, in L's units
+  std::vector<double> tendon_range_upper;
+  std::vector<double> tendon_stiffness;     // spring toward tendon_lengthspring, N/m
+  std::vector<double> tendon_damping;       // N s/m, explicit (as MuJoCo 2.2.2's Euler)
+  std::vector<double> tendon_lengthspring;  // the spring's rest length (MuJoCo's compiled value)
+  // (nwrap) one entry per joint of a fixed tendon
+  std::vector<int> wrap_jnt;       // the joint
+  std::vector<int> wrap_qpos_adr;  // its qpos entry
+  std::vector<int> wrap_dof;       // its dof
+  std::vector<double> wrap_coef;   // its coefficient
+  std::vector<int> wrap_tendon;    // the tendon it belongs to
+  // The joints of the tendons that have a spring or damper, by subsystem: subsystem j's are
+  // subsystem_passive_wraps[subsystem_passive_wrap_adr[j] .. subsystem_passive_wrap_adr[j + 1]),
+  // wrap indices in tendon order, so that each tree adds the tendon forces on its own dofs.
+  std::vector<int> subsystem_passive_wrap_adr;  // (nsubsystem + 1)
+  std::vector<int> subsystem_passive_wraps;
+
   // ---- actuators (nu): force = gain * ctrl + bias0 + bias1 * l + bias2 * v, with l the
   //      transmission's length times gear and v = dl/dt; motor, position (kp) and velocity (kv)
   //      actuators are all of this affine form.
   std::vector<std::string> actuator_name;
   std::vector<ActuatorTransmission> actuator_transmission;
   std::vector<int> actuator_jnt;          // kJoint: joint driven (hinge or slide); -1 otherwise
+  std::vector<int> actuator_tendon;       // kTendon: the fixed tendon driven; -1 otherwise
   std::vector<int> actuator_crank_site;   // kSliderCrank: site the rod pulls; -1 otherwise
   std::vector<int> actuator_slider_site;  // kSliderCrank: rod end, sliding along the site's z axis
   std::vector<double> actuator_crank_length;  // kSliderCrank: rod length, m
@@ -198,9 +234,9 @@ struct Model {
   std::vector<double> actuator_bias0;
   std::vector<double> actuator_bias1;  // -kp for position servos
   std::vector<double> actuator_bias2;  // -kv for velocity servos
-  // A joint actuator on a hinge or slide whose bias is a spring or damper that pulls back
-  // (bias1, bias2 <= 0, not both zero): a servo the step may solve as a soft constraint
-  // (IsImplicitServo in engine/constraint/build_constraints.h).
+  // A joint actuator on a hinge or slide, or a tendon actuator, whose bias is a spring or damper
+  // that pulls back (bias1, bias2 <= 0, not both zero): a servo the step may solve as a soft
+  // constraint (IsImplicitServo in engine/constraint/build_constraints.h).
   std::vector<bool> actuator_servo_shaped;
   std::vector<bool> actuator_ctrl_limited;
   std::vector<double> actuator_ctrl_lower;
@@ -209,11 +245,13 @@ struct Model {
   std::vector<double> actuator_force_lower;
   std::vector<double> actuator_force_upper;
   // Actuators by subsystem, in actuator order: subsystem j drives subsystem_actuators[
-  // subsystem_actuator_adr[j] .. subsystem_actuator_adr[j + 1]) through joint transmissions.
+  // subsystem_actuator_adr[j] .. subsystem_actuator_adr[j + 1]) through joint transmissions and
+  // tendons whose joints all lie in j.
   std::vector<int> subsystem_actuator_adr;  // (nsubsystem + 1)
   std::vector<int> subsystem_actuators;
-  // Every actuator drives one joint (none is a slider-crank, whose sites may lie on two trees), so
-  // each tree's actuator forces, and its acceleration, need nothing from other trees.
+  // Every actuator drives one joint or a tendon within one tree (none is a slider-crank, whose
+  // sites may lie on two trees, or a tendon across trees), so each tree's actuator forces, and
+  // its acceleration, need nothing from other trees.
   bool actuators_in_trees = true;
 
   // ---- equality constraints (neq)

@@ -184,6 +184,16 @@ std::string Describe(const mjModel* m, mjtObj type, const char* kind, int id) {
   return std::string(kind) + " " + (name.empty() ? "#" + std::to_string(id) : "'" + name + "'");
 }
 
+// A fixed tendon: every element of its path is a joint (MuJoCo's mjWRAP_JOINT), so its length is
+// sum coef_k q_k. Spatial tendons pass sites and wrap geoms.
+bool IsFixedTendon(const mjModel* m, int tendon) {
+  if (m->tendon_num[tendon] == 0) return false;
+  for (int k = m->tendon_adr[tendon]; k < m->tendon_adr[tendon] + m->tendon_num[tendon]; ++k) {
+    if (m->wrap_type[k] != mjWRAP_JOINT) return false;
+  }
+  return true;
+}
+
 // Features whose absence would change the physics badly are errors; the first one found is
 // reported. Returns an empty string when the model is supported.
 std::string FindUnsupportedFeature(const mjModel* m) {
@@ -191,21 +201,47 @@ std::string FindUnsupportedFeature(const mjModel* m) {
     return "fluid forces (option density/viscosity) are not supported";
   }
   for (int i = 0; i < m->ntendon; ++i) {
-    if (m->tendon_stiffness[i] > 0 || m->tendon_damping[i] > 0 || m->tendon_limited[i] ||
-        m->tendon_frictionloss[i] > 0) {
-      return Describe(m, mjOBJ_TENDON, "tendon", i) +
-             " exerts forces (stiffness, damping, limit or friction); tendons are not supported";
+    const std::string tendon = Describe(m, mjOBJ_TENDON, "tendon", i);
+    if (m->tendon_frictionloss[i] > 0) {
+      return tendon + " has frictionloss (dry tendon friction); not supported";
+    }
+    if (!IsFixedTendon(m, i)) {
+      if (m->tendon_stiffness[i] != 0 || m->tendon_damping[i] != 0 || m->tendon_limited[i]) {
+        return tendon +
+               " is spatial (it passes sites or wraps geoms) and exerts forces (stiffness, "
+               "damping or a limit); only fixed tendons (joint coefficients) are supported";
+      }
+      continue;
+    }
+    std::set<int> joints;
+    for (int k = m->tendon_adr[i]; k < m->tendon_adr[i] + m->tendon_num[i]; ++k) {
+      const int joint = m->wrap_objid[k];
+      if (m->jnt_type[joint] != mjJNT_HINGE && m->jnt_type[joint] != mjJNT_SLIDE) {
+        return tendon + " couples a free or ball joint; only hinge and slide joints are supported";
+      }
+      // MuJoCo 2.2.2 sums a repeated joint's coefficients in the length but keeps only the last
+      // one in the Jacobian (ten_J), so its forces would not derive from its length.
+      if (!joints.insert(joint).second) {
+        return tendon + " lists " + Describe(m, mjOBJ_JOINT, "joint", joint) +
+               " twice; list each joint once with the sum of its coefficients";
+      }
+    }
+    if (static_cast<int>(joints.size()) > kMaxTendonJoints) {
+      return tendon + " couples " + std::to_string(joints.size()) + " joints; at most " +
+             std::to_string(kMaxTendonJoints) + " are supported";
     }
   }
   for (int i = 0; i < m->nu; ++i) {
     const std::string actuator = Describe(m, mjOBJ_ACTUATOR, "actuator", i);
     const int trntype = m->actuator_trntype[i];
-    if (trntype == mjTRN_TENDON || trntype == mjTRN_SITE || trntype == mjTRN_BODY) {
-      const char* target = trntype == mjTRN_TENDON ? "tendon"
-                           : trntype == mjTRN_SITE ? "site"
-                                                   : "body (adhesion)";
+    if (trntype == mjTRN_SITE || trntype == mjTRN_BODY) {
+      const char* target = trntype == mjTRN_SITE ? "site" : "body (adhesion)";
       return actuator + " drives a " + target +
-             "; only joint and slider-crank transmissions are supported";
+             "; only joint, fixed tendon and slider-crank transmissions are supported";
+    }
+    if (trntype == mjTRN_TENDON && !IsFixedTendon(m, m->actuator_trnid[2 * i])) {
+      return actuator + " drives " + Describe(m, mjOBJ_TENDON, "tendon", m->actuator_trnid[2 * i]) +
+             ", a spatial tendon (sites or geoms); only fixed tendons are supported";
     }
     if (trntype == mjTRN_JOINT || trntype == mjTRN_JOINTINPARENT) {
       const int joint_type = m->jnt_type[m->actuator_trnid[2 * i]];
@@ -239,9 +275,11 @@ std::string FindUnsupportedFeature(const mjModel* m) {
 
 // Features alsim ignores because they do not change the dynamics it computes.
 void ListIgnoredFeatures(const mjModel* m, std::vector<std::string>& warnings) {
-  if (m->ntendon > 0) {
-    warnings.push_back(std::to_string(m->ntendon) +
-                       " tendon(s) ignored: they exert no force in this scene");
+  int spatial_tendons = 0;
+  for (int i = 0; i < m->ntendon; ++i) spatial_tendons += !IsFixedTendon(m, i);
+  if (spatial_tendons > 0) {
+    warnings.push_back(std::to_string(spatial_tendons) +
+                       " spatial tendon(s) ignored: they exert no force in this scene");
   }
   if (m->nsensor > 0) warnings.push_back(std::to_string(m->nsensor) + " sensor(s) ignored");
   if (m->nkey > 0) warnings.push_back(std::to_string(m->nkey) + " keyframe(s) ignored");
@@ -455,16 +493,50 @@ void ConvertSites(const mjModel* m, Model& model) {
   }
 }
 
+// Fixed tendons as joint coefficient lists (each joint once: FindUnsupportedFeature refused
+// repeats; zero coefficients dropped); a spatial tendon keeps its id with no joints (it exerts no
+// force: FindUnsupportedFeature refused it otherwise).
+void ConvertTendons(const mjModel* m, Model& model) {
+  model.ntendon = m->ntendon;
+  for (int i = 0; i < m->ntendon; ++i) {
+    model.tendon_name.push_back(Name(m, mjOBJ_TENDON, i));
+    const int adr = static_cast<int>(model.wrap_jnt.size());
+    model.tendon_wrap_adr.push_back(adr);
+    if (IsFixedTendon(m, i)) {
+      for (int k = m->tendon_adr[i]; k < m->tendon_adr[i] + m->tendon_num[i]; ++k) {
+        const int joint = m->wrap_objid[k];
+        if (m->wrap_prm[k] == 0) continue;  // adds nothing to L
+        model.wrap_jnt.push_back(joint);
+        model.wrap_qpos_adr.push_back(m->jnt_qposadr[joint]);
+        model.wrap_dof.push_back(m->jnt_dofadr[joint]);
+        model.wrap_coef.push_back(m->wrap_prm[k]);
+        model.wrap_tendon.push_back(i);
+      }
+    }
+    model.tendon_wrap_num.push_back(static_cast<int>(model.wrap_jnt.size()) - adr);
+    model.tendon_limited.push_back(m->tendon_limited[i] != 0);
+    model.tendon_range_lower.push_back(m->tendon_range[2 * i]);
+    model.tendon_range_upper.push_back(m->tendon_range[2 * i + 1]);
+    model.tendon_stiffness.push_back(m->tendon_stiffness[i]);
+    model.tendon_damping.push_back(m->tendon_damping[i]);
+    model.tendon_lengthspring.push_back(m->tendon_lengthspring[i]);
+  }
+  model.nwrap = static_cast<int>(model.wrap_jnt.size());
+}
+
 void ConvertActuators(const mjModel* m, Model& model) {
   model.nu = m->nu;
   for (int i = 0; i < m->nu; ++i) {
     const bool affine_bias = m->actuator_biastype[i] == mjBIAS_AFFINE;
     const mjtNum* bias = m->actuator_biasprm + i * mjNBIAS;
     const bool slider_crank = m->actuator_trntype[i] == mjTRN_SLIDERCRANK;
+    const bool tendon = m->actuator_trntype[i] == mjTRN_TENDON;
     model.actuator_name.push_back(Name(m, mjOBJ_ACTUATOR, i));
     model.actuator_transmission.push_back(slider_crank ? ActuatorTransmission::kSliderCrank
+                                          : tendon     ? ActuatorTransmission::kTendon
                                                        : ActuatorTransmission::kJoint);
-    model.actuator_jnt.push_back(slider_crank ? -1 : m->actuator_trnid[2 * i]);
+    model.actuator_jnt.push_back(slider_crank || tendon ? -1 : m->actuator_trnid[2 * i]);
+    model.actuator_tendon.push_back(tendon ? m->actuator_trnid[2 * i] : -1);
     model.actuator_crank_site.push_back(slider_crank ? m->actuator_trnid[2 * i] : -1);
     model.actuator_slider_site.push_back(slider_crank ? m->actuator_trnid[2 * i + 1] : -1);
     model.actuator_crank_length.push_back(slider_crank ? m->actuator_cranklength[i] : 0.0);
@@ -475,10 +547,11 @@ void ConvertActuators(const mjModel* m, Model& model) {
     model.actuator_bias2.push_back(affine_bias ? bias[2] : 0.0);
     const double bias1 = model.actuator_bias1.back(), bias2 = model.actuator_bias2.back();
     const int joint = model.actuator_jnt.back();
-    model.actuator_servo_shaped.push_back(joint >= 0 &&
-                                          (model.jnt_type[joint] == JointType::kHinge ||
-                                           model.jnt_type[joint] == JointType::kSlide) &&
-                                          bias1 <= 0 && bias2 <= 0 && (bias1 < 0 || bias2 < 0));
+    const bool scalar_joint = joint >= 0 && (model.jnt_type[joint] == JointType::kHinge ||
+                                             model.jnt_type[joint] == JointType::kSlide);
+    const bool fixed_tendon = tendon && model.tendon_wrap_num[model.actuator_tendon.back()] > 0;
+    model.actuator_servo_shaped.push_back((scalar_joint || fixed_tendon) && bias1 <= 0 &&
+                                          bias2 <= 0 && (bias1 < 0 || bias2 < 0));
     model.actuator_ctrl_limited.push_back(m->actuator_ctrllimited[i] != 0);
     model.actuator_ctrl_lower.push_back(m->actuator_ctrlrange[2 * i]);
     model.actuator_ctrl_upper.push_back(m->actuator_ctrlrange[2 * i + 1]);
@@ -488,7 +561,31 @@ void ConvertActuators(const mjModel* m, Model& model) {
   }
 }
 
-// The per-tree indexes of the step's tree tasks: each body's geoms, each subsystem's actuators.
+// The subsystem whose dofs alone actuator a drives: a joint's, or the one holding every joint of
+// its fixed tendon; -1 for a slider-crank or a tendon across trees.
+int ActuatorSubsystem(const Model& model, int a) {
+  switch (model.actuator_transmission[a]) {
+    case ActuatorTransmission::kJoint:
+      return model.body_subsystem[model.jnt_body[model.actuator_jnt[a]]];
+    case ActuatorTransmission::kTendon: {
+      const int t = model.actuator_tendon[a];
+      int subsystem = -1;
+      for (int k = model.tendon_wrap_adr[t];
+           k < model.tendon_wrap_adr[t] + model.tendon_wrap_num[t]; ++k) {
+        const int j = model.body_subsystem[model.dof_body[model.wrap_dof[k]]];
+        if (subsystem >= 0 && j != subsystem) return -1;
+        subsystem = j;
+      }
+      return subsystem;
+    }
+    case ActuatorTransmission::kSliderCrank:
+      return -1;
+  }
+  return -1;
+}
+
+// The per-tree indexes of the step's tree tasks: each body's geoms, each subsystem's actuators
+// and tendon springs.
 // MuJoCo stores a body's geoms together and the bodies' geoms in body order; an importer that
 // broke that would make the tree tasks place the wrong geoms, so it is checked here.
 std::string IndexTrees(const mjModel* m, Model& model) {
@@ -505,18 +602,27 @@ std::string IndexTrees(const mjModel* m, Model& model) {
   model.actuators_in_trees = true;
   for (int j = 0; j < model.nsubsystem; ++j) {
     for (int a = 0; a < model.nu; ++a) {
-      if (model.actuator_transmission[a] != ActuatorTransmission::kJoint) continue;
-      if (model.body_subsystem[model.jnt_body[model.actuator_jnt[a]]] == j) {
-        model.subsystem_actuators.push_back(a);
-      }
+      if (ActuatorSubsystem(model, a) == j) model.subsystem_actuators.push_back(a);
     }
     model.subsystem_actuator_adr[j + 1] = static_cast<int>(model.subsystem_actuators.size());
   }
   for (int a = 0; a < model.nu; ++a) {
-    if (model.actuator_transmission[a] != ActuatorTransmission::kJoint ||
-        model.body_subsystem[model.jnt_body[model.actuator_jnt[a]]] < 0) {
-      model.actuators_in_trees = false;
+    if (ActuatorSubsystem(model, a) < 0) model.actuators_in_trees = false;
+  }
+  model.subsystem_passive_wrap_adr.assign(model.nsubsystem + 1, 0);
+  model.subsystem_passive_wraps.clear();
+  for (int j = 0; j < model.nsubsystem; ++j) {
+    for (int t = 0; t < model.ntendon; ++t) {
+      if (model.tendon_stiffness[t] == 0 && model.tendon_damping[t] == 0) continue;
+      for (int k = model.tendon_wrap_adr[t];
+           k < model.tendon_wrap_adr[t] + model.tendon_wrap_num[t]; ++k) {
+        if (model.body_subsystem[model.dof_body[model.wrap_dof[k]]] == j) {
+          model.subsystem_passive_wraps.push_back(k);
+        }
+      }
     }
+    model.subsystem_passive_wrap_adr[j + 1] =
+        static_cast<int>(model.subsystem_passive_wraps.size());
   }
   return "";
 }
@@ -622,6 +728,7 @@ ModelImport Convert(const std::string& source, const mjModel* m, bool scene_sets
   BuildSubsystems(m, *model);
   ConvertGeomsAndMeshes(m, *model);
   ConvertSites(m, *model);
+  ConvertTendons(m, *model);
   ConvertActuators(m, *model);
   if (const std::string error = IndexTrees(m, *model); !error.empty()) {
     return {nullptr, source + ": " + error};

@@ -25,7 +25,8 @@ constexpr int kNumSizes = 8;
 constexpr std::uint32_t kOldestReadableVersion = 2;  // version 2: no xfrc_applied (zero)
 constexpr std::size_t kHeaderBytes = 8 + 4 + 4 * kNumSizes + 8;  // magic .. fingerprint
 constexpr double kQuaternionTolerance = 1e-6;
-constexpr int kMaxKeyKind = 4;  // ConstraintKey::kind: contact, equality, limit, soft, friction
+// ConstraintKey::kind: contact, equality, limit, soft, friction, tendon limit
+constexpr int kMaxKeyKind = 5;
 
 // An integer as its 8 little-endian bytes.
 std::uint64_t HashInteger(std::uint64_t hash, std::int64_t value) {
@@ -356,7 +357,16 @@ std::uint64_t ModelFingerprint(const Model& m) {
   hash = HashNames(hash, m.body_name);
   hash = HashNames(hash, m.jnt_name);
   hash = HashNames(hash, m.geom_name);
-  return HashNames(hash, m.actuator_name);
+  hash = HashNames(hash, m.actuator_name);
+  // Tendons only where there are some, so that the fingerprints of scenes without any, and the
+  // snapshots saved from them, stay what they were.
+  if (m.ntendon > 0) {
+    hash = HashNames(hash, m.tendon_name);
+    hash = HashVector(hash, m.tendon_wrap_num);
+    hash = HashVector(hash, m.wrap_jnt);
+    hash = HashVector(hash, m.wrap_coef);
+  }
+  return hash;
 }
 
 std::string SaveStateSnapshot(const Model& m, const Data& d) {

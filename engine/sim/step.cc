@@ -12,6 +12,7 @@
 #include "engine/dynamics/kinematics.h"
 #include "engine/dynamics/mass_matrix.h"
 #include "engine/dynamics/passive_forces.h"
+#include "engine/dynamics/tendon.h"
 #include "engine/dynamics/theta_method.h"
 #include "engine/dynamics/velocity.h"
 #include "engine/island/islands.h"
@@ -74,7 +75,15 @@ void SmoothDynamicsOfTrees(const Model& m, Data& d, double theta, const TreeRang
 // stay explicit, as in Forward).
 void RemoveImplicitServoForce(const Model& m, Data& d, const ConstraintOptions* servos, int a) {
   if (servos == nullptr || !IsImplicitServo(m, a, *servos)) return;
-  d.qfrc_actuator[m.jnt_dof_adr[m.actuator_jnt[a]]] -= m.actuator_gear[a] * d.actuator_force[a];
+  const double gear = m.actuator_gear[a];
+  if (m.actuator_transmission[a] == ActuatorTransmission::kTendon) {
+    const int t = m.actuator_tendon[a];
+    for (int k = m.tendon_wrap_adr[t]; k < m.tendon_wrap_adr[t] + m.tendon_wrap_num[t]; ++k) {
+      d.qfrc_actuator[m.wrap_dof[k]] -= gear * m.wrap_coef[k] * d.actuator_force[a];
+    }
+    return;
+  }
+  d.qfrc_actuator[m.jnt_dof_adr[m.actuator_jnt[a]]] -= gear * d.actuator_force[a];
 }
 
 void ActuationOfTrees(const Model& m, Data& d, const ConstraintOptions* servos,
@@ -97,6 +106,7 @@ void SmoothStage(const Model& m, Data& d, double theta, const ConstraintOptions*
   d.cvel[0].setZero();
   d.crb[0] = d.cinert[0];
   BiasForcesOfWorld(m, d);
+  if (m.ntendon > 0) TendonKinematics(m, d);  // before the tree tasks: tendons may span trees
   after_tree(TreeRange{0, 1, 0, 0});
   auto rest = [&](const TreeRange& trees) {
     AccelerationOfTrees(m, d, theta, trees);

@@ -195,7 +195,8 @@ inline void UpdateImpulse(const Constraint& c, const double* velocity, const dou
 //   h_ij = alpha J_ij v_j + (1 - alpha) z_ij                      (relaxed block velocities)
 //   lambda_i' = UpdateImpulse(sum_j h_ij, lambda_i, beta_i)       (eqs. 36-38, 39)
 //   z_ij' = h_ij + (lambda_i' - lambda_i) / beta_i                (the slack each block keeps)
-// block_velocity[k] holds J_ij v_j, z[k] the slack block (updated in place), lambda the impulse
+// block_velocity[k] holds J_ij v_j (k < blocks <= kMaxConstraintBlocks), z[k] the slack block
+// (updated in place), lambda the impulse
 // (updated), terms the constraint's MakePenaltyTerms(c, beta_i, blocks). slack_change[k] receives
 // z_ij' - z_ij for the dual residual. Returns the square of this constraint's share of theta_p (eq.
 // 42), max_j ||J_ij v_j - z_ij'||^2: callers take one square root per island, not one per
@@ -210,7 +211,7 @@ inline double RelaxedConstraintUpdateOfShape(const Constraint& c, int blocks_at_
                                              double (*slack_change)[6]) {
   const int blocks = kBlocks > 0 ? kBlocks : blocks_at_run_time;
   if constexpr (kDim == 1) {  // a joint row: the same steps on scalars, no six-row arrays
-    double relaxed[2];
+    double relaxed[kBlocks > 0 ? kBlocks : kMaxConstraintBlocks];
     double velocity = 0;
     for (int k = 0; k < blocks; ++k) {
       relaxed[k] = alpha * block_velocity[k][0] + (1 - alpha) * z[k][0];
@@ -218,19 +219,19 @@ inline double RelaxedConstraintUpdateOfShape(const Constraint& c, int blocks_at_
     }
     const double updated = UpdateImpulseOfOneRow(c, velocity, bias[0], lambda[0], terms, blocks);
     const double change = (updated - lambda[0]) * terms.inverse_beta;
-    double primal2[2] = {0, 0};
+    double primal2 = 0;
     for (int k = 0; k < blocks; ++k) {
       const double slack = relaxed[k] + change;
       slack_change[k][0] = slack - z[k][0];
       z[k][0] = slack;
       const double gap = block_velocity[k][0] - slack;
-      primal2[k] += gap * gap;
+      primal2 = k == 0 ? gap * gap : std::max(primal2, gap * gap);
     }
     lambda[0] = updated;
-    return blocks == 1 ? primal2[0] : std::max(primal2[0], primal2[1]);
+    return primal2;
   }
   const int dim = kDim > 0 ? kDim : c.dim;
-  double relaxed[2][6];
+  double relaxed[kBlocks > 0 ? kBlocks : kMaxConstraintBlocks][6];
   double velocity[6] = {0, 0, 0, 0, 0, 0};
   for (int k = 0; k < blocks; ++k) {
     for (int r = 0; r < dim; ++r) {
@@ -240,7 +241,7 @@ inline double RelaxedConstraintUpdateOfShape(const Constraint& c, int blocks_at_
   }
   double updated[6] = {0, 0, 0, 0, 0, 0};
   UpdateImpulse(c, velocity, bias, lambda, terms, blocks, updated, dim);
-  double primal2[2] = {0, 0};
+  double primal2[kBlocks > 0 ? kBlocks : kMaxConstraintBlocks] = {};
   for (int r = 0; r < dim; ++r) {
     const double change = (updated[r] - lambda[r]) * terms.inverse_beta;
     for (int k = 0; k < blocks; ++k) {
@@ -252,7 +253,9 @@ inline double RelaxedConstraintUpdateOfShape(const Constraint& c, int blocks_at_
     }
     lambda[r] = updated[r];
   }
-  return blocks == 1 ? primal2[0] : std::max(primal2[0], primal2[1]);
+  double largest = primal2[0];
+  for (int k = 1; k < blocks; ++k) largest = std::max(largest, primal2[k]);
+  return largest;
 }
 
 // Calls kernel(std::integral_constant<int, kBlocks>{}, std::integral_constant<int, kDim>{}) with

@@ -7,13 +7,17 @@ namespace alsim {
 IslandSolver::IslandSolver(const Model& m) {
   subsystem_blocks_.adr.reserve(m.nsubsystem + 1);
   subsystem_blocks_.cursor.reserve(m.nsubsystem + 1);
-  subsystem_blocks_.blocks.reserve(2 * MaxConstraints(m));
+  subsystem_blocks_.blocks.reserve(MaxBlocks(m));
   island_results_.reserve(m.nsubsystem);
   residual_.Resize(m);
 }
 
 size_t IslandSolver::MaxConstraints(const Model& m) {
-  return 4 * static_cast<size_t>(m.ngeom) + 2 * static_cast<size_t>(m.njnt) + m.nu;
+  return 4 * static_cast<size_t>(m.ngeom) + 2 * static_cast<size_t>(m.njnt + m.ntendon) + m.nu;
+}
+
+size_t IslandSolver::MaxBlocks(const Model& m) {
+  return 2 * MaxConstraints(m) + 4 * static_cast<size_t>(m.nwrap);
 }
 
 void IslandSolver::Solve(const Model& m, Data& d, const SolverOptions& options, double deadline_us,

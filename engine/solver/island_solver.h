@@ -36,6 +36,8 @@ class IslandSolver : public ConstraintSolver {
   explicit IslandSolver(const Model& m);
   // Room for as many constraints as Data's storage has (engine/data/data.cc): every ordinary step.
   static size_t MaxConstraints(const Model& m);
+  // Room for their slack blocks: two per constraint, and a tendon's rows one per joint.
+  static size_t MaxBlocks(const Model& m);
 
   // Sizes the solver's storage for d's constraints and islands (island_results_ already has one
   // entry per island, and subsystem_blocks_ is built); runs before any island, on one thread.

@@ -196,7 +196,7 @@ std::vector<NamedScene> Scenes(const std::string& scenes_dir) {
   <option gravity="0 0 0"><flag contact="disable" constraint="disable"/></option>
   <worldbody><body><freejoint/><geom type="box" size="0.1 0.2 0.3"/></body></worldbody>
 </mujoco>)");
-  add("tendon_refused", R"(<mujoco>
+  add("fixed_tendon", R"(<mujoco>
   <worldbody>
     <body><joint name="j1" type="hinge"/><geom size="0.1"/></body>
     <body pos="1 0 0"><joint name="j2" type="hinge"/><geom size="0.1"/></body>

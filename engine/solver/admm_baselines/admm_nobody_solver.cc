@@ -26,11 +26,13 @@ AdmmNoBodySolver::AdmmNoBodySolver(const Model& m)
   }
   const size_t max_constraints = MaxConstraints(m);
   jacobian_.Reserve(m, max_constraints);
-  slack_split_.reserve(max_constraints);
+  slack_num_.reserve(max_constraints);
+  slack_end_.reserve(MaxBlocks(m));
+  slack_adr_.reserve(max_constraints);
   penalty_scale_.reserve(max_constraints);
   penalty_terms_.reserve(max_constraints);
-  slack_.reserve(6 * max_constraints);
-  slack_change_.reserve(6 * max_constraints);
+  slack_.reserve(3 * MaxBlocks(m));
+  slack_change_.reserve(3 * MaxBlocks(m));
   primal_.reserve(max_constraints);
 }
 
@@ -50,7 +52,10 @@ void AdmmNoBodySolver::ForEachSlack(const Model& m, const Data& d, int subsystem
     previous = c;
     int begin, end;
     jacobian_.EntriesInDofs(c, dof_begin, dof_end, &begin, &end);
-    visit(c, begin == jacobian_.entry_adr[c] ? 0 : 1, begin, end);
+    const int* slack_end = slack_end_.data() + set.constraints[c].block_adr;
+    int slack = 0;
+    while (slack + 1 < slack_num_[c] && slack_end[slack] <= begin) ++slack;
+    visit(c, slack, begin, end);
   }
 }
 
@@ -110,9 +115,13 @@ void AdmmNoBodySolver::SolveIsland(const Model& m, Data& d, const SolverOptions&
     IslandParallelFor(num_constraints, kIslandParallelConstraints, kIslandConstraintsPerTask,
                       [&](int s) { body(constraints[s]); });
   };
-  auto slack_of = [&](int c, int slack) {
-    const Constraint& constraint = set.constraints[c];
-    return 2 * constraint.row_adr + slack * constraint.dim;
+  auto slack_of = [&](int c, int slack) { return slack_adr_[c] + slack * set.constraints[c].dim; };
+  // Slack s of constraint c spans the Jacobian entries [slack_begin(c, s), slack_end(c, s)).
+  auto slack_end = [&](int c, int slack) {
+    return slack_end_[set.constraints[c].block_adr + slack];
+  };
+  auto slack_begin = [&](int c, int slack) {
+    return slack == 0 ? jacobian_.entry_adr[c] : slack_end(c, slack - 1);
   };
   // J_ij x_j over the entries [begin, end) (dim values), x indexed by global dof.
   auto apply = [&](int dim, int begin, int end, const double* x, double* out) {
@@ -130,15 +139,20 @@ void AdmmNoBodySolver::SolveIsland(const Model& m, Data& d, const SolverOptions&
     }
   };
 
-  // Setup: Jacobian rows and slack runs, beta0, penalties, the dense matrices and factors.
+  // Setup: Jacobian rows and slack runs (one per subsystem, in dof order), beta0, penalties, the
+  // dense matrices and factors.
   for_constraints([&](int c) {
     jacobian_.Fill(m, d, c);
     const int first = jacobian_.entry_adr[c], last = first + jacobian_.entry_num[c];
-    const int subsystem = m.body_subsystem[m.dof_body[jacobian_.dof[first]]];
-    const int end = m.subsystem_dof_adr[subsystem] + m.subsystem_dof_num[subsystem];
-    int split = first;
-    while (split < last && jacobian_.dof[split] < end) ++split;
-    slack_split_[c] = split;
+    int* ends = slack_end_.data() + set.constraints[c].block_adr;
+    int count = 0;
+    for (int e = first; e < last;) {
+      const int subsystem = m.body_subsystem[m.dof_body[jacobian_.dof[e]]];
+      const int end = m.subsystem_dof_adr[subsystem] + m.subsystem_dof_num[subsystem];
+      while (e < last && jacobian_.dof[e] < end) ++e;
+      ends[count++] = e;
+    }
+    slack_num_[c] = count;
   });
   double beta = penalty_.InitialBeta(m, d, d.islands, island);
   result.beta0 = beta;
@@ -150,8 +164,8 @@ void AdmmNoBodySolver::SolveIsland(const Model& m, Data& d, const SolverOptions&
   auto update_penalty_terms = [&] {
     for (int s = 0; s < num_constraints; ++s) {
       const int c = constraints[s];
-      const int blocks = slack_split_[c] < jacobian_.entry_adr[c] + jacobian_.entry_num[c] ? 2 : 1;
-      penalty_terms_[c] = MakePenaltyTerms(set.constraints[c], beta * penalty_scale_[c], blocks);
+      penalty_terms_[c] =
+          MakePenaltyTerms(set.constraints[c], beta * penalty_scale_[c], slack_num_[c]);
     }
   };
   update_penalty_terms();
@@ -177,10 +191,8 @@ void AdmmNoBodySolver::SolveIsland(const Model& m, Data& d, const SolverOptions&
   // z^0_ij = J_ij v_k [OURS, as SubADMM].
   for_constraints([&](int c) {
     const int dim = set.constraints[c].dim;
-    const int first = jacobian_.entry_adr[c], last = first + jacobian_.entry_num[c];
-    apply(dim, first, slack_split_[c], d.qvel.data(), slack_.data() + slack_of(c, 0));
-    if (slack_split_[c] < last) {
-      apply(dim, slack_split_[c], last, d.qvel.data(), slack_.data() + slack_of(c, 1));
+    for (int s = 0; s < slack_num_[c]; ++s) {
+      apply(dim, slack_begin(c, s), slack_end(c, s), d.qvel.data(), slack_.data() + slack_of(c, s));
     }
   });
 
@@ -208,15 +220,15 @@ void AdmmNoBodySolver::SolveIsland(const Model& m, Data& d, const SolverOptions&
         // Eqs. (35)-(39) per constraint with |Z_i| = its number of subsystems.
         for_constraints([&](int c) {
           const Constraint& constraint = set.constraints[c];
-          const int first = jacobian_.entry_adr[c], last = first + jacobian_.entry_num[c];
-          const int split = slack_split_[c];
-          const int blocks = split < last ? 2 : 1;
-          double slack_velocity[2][6];
-          apply(constraint.dim, first, split, d.v_hat.data(), slack_velocity[0]);
-          if (blocks == 2) apply(constraint.dim, split, last, d.v_hat.data(), slack_velocity[1]);
-          double* slack[2] = {slack_.data() + slack_of(c, 0),
-                              blocks == 2 ? slack_.data() + slack_of(c, 1) : nullptr};
-          double change[2][6];
+          const int blocks = slack_num_[c];
+          double slack_velocity[kMaxConstraintBlocks][6];
+          double* slack[kMaxConstraintBlocks];
+          for (int s = 0; s < blocks; ++s) {
+            apply(constraint.dim, slack_begin(c, s), slack_end(c, s), d.v_hat.data(),
+                  slack_velocity[s]);
+            slack[s] = slack_.data() + slack_of(c, s);
+          }
+          double change[kMaxConstraintBlocks][6];
           const double beta_i = beta * penalty_scale_[c];
           primal_[c] = RelaxedConstraintUpdate(constraint, blocks, slack_velocity, slack,
                                                set.bias.data() + constraint.row_adr,
@@ -269,12 +281,19 @@ void AdmmNoBodySolver::Prepare(const Model& m, Data& d, const SolverOptions& /*o
   if (penalty_scale_.size() < num_constraints) {
     penalty_scale_.resize(num_constraints);
     penalty_terms_.resize(num_constraints);
-    slack_split_.resize(num_constraints);
+    slack_num_.resize(num_constraints);
+    slack_adr_.resize(num_constraints);
     primal_.resize(num_constraints);
   }
-  if (slack_.size() < 2 * static_cast<size_t>(set.num_rows)) {
-    slack_.resize(2 * set.num_rows);
-    slack_change_.resize(2 * set.num_rows);
+  if (slack_end_.size() < set.blocks.size()) slack_end_.resize(set.blocks.size());
+  int slack_values = 0;  // room for as many slacks as blocks, each of dim values
+  for (size_t c = 0; c < num_constraints; ++c) {
+    slack_adr_[c] = slack_values;
+    slack_values += set.constraints[c].block_num * set.constraints[c].dim;
+  }
+  if (slack_.size() < static_cast<size_t>(slack_values)) {
+    slack_.resize(slack_values);
+    slack_change_.resize(slack_values);
   }
 }
 

@@ -2,7 +2,8 @@
 // i.e. the authors' earlier SubADMM (ICRA 2023, ref. [34]), the second ablation of Table III.
 // Each constraint has one slack z_ij per subsystem j it touches, whose Jacobian J_ij is the SUM of
 // the constraint's blocks in j: a contact between two bodies of one subsystem has a single slack,
-// so |Z_i| is the number of distinct subsystems (1 or 2). With u = -lambda (eq. 39):
+// so |Z_i| is the number of distinct subsystems (1 or 2; a fixed tendon's rows may touch more).
+// With u = -lambda (eq. 39):
 //   v-step (34), per subsystem:  (A_j + beta sum_i s_i J_ij^T J_ij) v_j
 //                                   = b_j + sum_i J_ij^T (beta s_i z_ij + lambda_i)
 //   lambda-step (36)-(38):       UpdateImpulse with sum_j J_ij v_j and |Z_i| as above
@@ -62,12 +63,17 @@ class AdmmNoBodySolver final : public IslandSolver {
   std::vector<double> force_;                     // nv: sum_i J_ij^T (dual terms)
   std::vector<double> subsystem_dual_;            // per subsystem: its theta_d term
   std::vector<char> factored_;                    // per subsystem: the last Refactor succeeded
-  std::vector<int> slack_split_;                  // per constraint: first entry of its 2nd slack
-  std::vector<double> penalty_scale_;             // per constraint: s_i
-  std::vector<PenaltyTerms> penalty_terms_;       // per constraint, at the current beta
-  std::vector<double> slack_;         // per constraint: 2 x dim values at 2 row_adr, z_ij
-  std::vector<double> slack_change_;  // same layout: beta_i (z_ij - z_ij')
-  std::vector<double> primal_;        // per constraint: max_j ||J_ij v_j - z_ij'||^2
+  // Constraint i's slacks: slack_num_[i] of them (its distinct subsystems, in dof order), slack s
+  // over its Jacobian entries up to slack_end_[block_adr + s] (a constraint has at most as many
+  // subsystems as blocks), its z_ij at slack_adr_[i] + s dim.
+  std::vector<int> slack_num_;
+  std::vector<int> slack_end_;
+  std::vector<int> slack_adr_;
+  std::vector<double> penalty_scale_;        // per constraint: s_i
+  std::vector<PenaltyTerms> penalty_terms_;  // per constraint, at the current beta
+  std::vector<double> slack_;                // z_ij, by slack_adr_
+  std::vector<double> slack_change_;         // same layout: beta_i (z_ij - z_ij')
+  std::vector<double> primal_;               // per constraint: max_j ||J_ij v_j - z_ij'||^2
 };
 
 }  // namespace alsim

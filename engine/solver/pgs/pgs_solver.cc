@@ -19,24 +19,22 @@ PgsSolver::PgsSolver(const Model& m)
   const size_t max_constraints = MaxConstraints(m);
   jacobian_.Reserve(m, max_constraints);
   link_num_.reserve(max_constraints);
-  link_subsystem_.reserve(2 * max_constraints);
-  link_row_.reserve(2 * max_constraints);
-  touching_.reserve(2 * max_constraints);
-  touching_row_.reserve(2 * max_constraints);
+  link_subsystem_.reserve(MaxBlocks(m));
+  link_row_.reserve(MaxBlocks(m));
+  touching_.reserve(MaxBlocks(m));
+  touching_row_.reserve(MaxBlocks(m));
   free_velocity_.reserve(3 * max_constraints);
 }
 
 void PgsSolver::LinkConstraints(const Model& m, const Data& d) {
   const ConstraintSet& set = d.constraints;
   const size_t n = set.constraints.size();
-  if (link_num_.size() < n) {
-    link_num_.resize(n);
-    link_subsystem_.resize(2 * n);
-    link_row_.resize(2 * n);
-  }
+  if (link_num_.size() < n) link_num_.resize(n);
   if (touching_.size() < set.blocks.size()) {
     touching_.resize(set.blocks.size());
     touching_row_.resize(set.blocks.size());
+    link_subsystem_.resize(set.blocks.size());
+    link_row_.resize(set.blocks.size());
   }
   std::fill(link_num_.begin(), link_num_.begin() + n, 0);
   int count = 0;
@@ -53,9 +51,9 @@ void PgsSolver::LinkConstraints(const Model& m, const Data& d) {
       touching_[count] = i;
       touching_row_[count] = rows;
       ++count;
-      const int t = link_num_[i]++;
-      link_subsystem_[2 * i + t] = j;
-      link_row_[2 * i + t] = rows;
+      const int link = set.constraints[i].block_adr + link_num_[i]++;
+      link_subsystem_[link] = j;
+      link_row_[link] = rows;
       rows += set.constraints[i].dim;
     }
     rows_[j] = rows;
@@ -211,16 +209,17 @@ double PgsSolver::Sweep(Data& d, int island) {
     const double* bias = set.bias.data() + c.row_adr;
     double* own = set.lambda.data() + c.row_adr;
     // velocity = (W lambda + J v_free)_i = J_i v_hat with the newest impulses, and W_ii's
-    // diagonal, summing the W_j of the (one or two) subsystems i touches.
+    // diagonal, summing the W_j of the subsystems i touches (one or two; a tendon's rows more).
     double velocity[kMaxConstraintDim] = {}, diagonal[kMaxConstraintDim] = {};
     double block[kMaxConstraintDim][kMaxConstraintDim] = {};  // W_ii
     for (int r = 0; r < c.dim; ++r) velocity[r] = free_velocity_[c.row_adr + r];
     for (int t = 0; t < link_num_[i]; ++t) {
-      const int j = link_subsystem_[2 * i + t];
+      const int link = c.block_adr + t;
+      const int j = link_subsystem_[link];
       const int rows = rows_[j];
       const double* delassus = delassus_.data() + delassus_adr_[j];
       for (int r = 0; r < c.dim; ++r) {
-        const int row = link_row_[2 * i + t] + r;
+        const int row = link_row_[link] + r;
         const double* w = delassus + static_cast<size_t>(row) * rows;
         double sum = 0;
         for (int b = touching_adr_[j]; b < touching_adr_[j + 1]; ++b) {
@@ -231,7 +230,7 @@ double PgsSolver::Sweep(Data& d, int island) {
         }
         velocity[r] += sum;
         diagonal[r] += w[row];
-        for (int q = 0; q < c.dim; ++q) block[r][q] += w[link_row_[2 * i + t] + q];
+        for (int q = 0; q < c.dim; ++q) block[r][q] += w[link_row_[link] + q];
       }
     }
     double updated[kMaxConstraintDim] = {};

@@ -56,8 +56,9 @@ class PgsSolver final : public IslandSolver {
   void FinalVelocity(const Model& m, Data& d, int island);
 
   JointSpaceJacobian jacobian_;
-  // Constraint i touches subsystem link_subsystem_[2 i + t] at rows link_row_[2 i + t] of its
-  // W_j, for t < link_num_[i] (1 or 2).
+  // Constraint i touches subsystem link_subsystem_[b + t] at rows link_row_[b + t] of its W_j,
+  // for t < link_num_[i] (1 or 2; up to its block count for a tendon's rows), b its block_adr
+  // (a constraint touches at most as many subsystems as it has blocks).
   std::vector<int> link_num_;
   std::vector<int> link_subsystem_;
   std::vector<int> link_row_;

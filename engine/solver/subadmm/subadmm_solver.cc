@@ -138,9 +138,11 @@ SubAdmmSolver::SubAdmmSolver(const Model& m)
   penalty_scale_.reserve(max_constraints);
   penalty_terms_.reserve(max_constraints);
   impulse_adr_.reserve(max_constraints);
-  slack_adr_.reserve(2 * max_constraints);
-  // A constraint has at most 3 x 3 values (LayOutIterates); each island may start a new line.
-  const size_t max_iterate = 9 * max_constraints + kDoublesPerCacheLine * (m.nsubsystem + 1);
+  slack_adr_.reserve(MaxBlocks(m));
+  // A constraint has at most 3 x 3 values (LayOutIterates), a tendon row one per joint and its
+  // impulse; each island may start a new line.
+  const size_t max_iterate = 9 * max_constraints + 2 * static_cast<size_t>(m.nwrap) +
+                             kDoublesPerCacheLine * (m.nsubsystem + 1);
   iterate_.Reserve(max_iterate);
   slack_change_.Reserve(max_iterate);
   response_velocity_.Reserve(max_iterate);
@@ -152,7 +154,7 @@ SubAdmmSolver::SubAdmmSolver(const Model& m)
   }
   response_storage_.assign(static_cast<size_t>(trees) * kResponseSlot, 0.0);
   response_row_.resize(static_cast<size_t>(trees) * kResponseMaxRows);
-  block_row_.reserve(2 * max_constraints);
+  block_row_.reserve(MaxBlocks(m));
   // w_r per row, indexed by global dof so that trees built in parallel write disjoint entries;
   // a model of single bodies (a pile of balls) has no response to build.
   if (trees > 0) response_w_.assign(static_cast<size_t>(kResponseMaxRows) * m.nv, 0.0);
@@ -559,14 +561,15 @@ void SubAdmmSolver::UpdateConstraint(const Data& d, int i, double alpha, double*
   const Constraint& c = set.constraints[i];
   const int blocks = kBlocks > 0 ? kBlocks : c.block_num;
   const int dim = kDim > 0 ? kDim : c.dim;
-  double block_velocity[2][6];  // ApplyBlock writes the dim values that are read
+  constexpr int kRoom = kBlocks > 0 ? kBlocks : kMaxConstraintBlocks;
+  double block_velocity[kRoom][6];  // ApplyBlock writes the dim values that are read
   if constexpr (kDim == 0) {
-    std::fill(&block_velocity[0][0], &block_velocity[0][0] + 12, 0.0);
+    for (int k = 0; k < blocks; ++k) std::fill(block_velocity[k], block_velocity[k] + 6, 0.0);
   } else if constexpr (kDim > 1) {  // a joint-space block (none has 3 rows) writes one value
     for (int k = 0; k < blocks; ++k) std::fill(block_velocity[k], block_velocity[k] + kDim, 0.0);
   }
-  double* slack[2];
-  double slack_change[2][6];
+  double* slack[kRoom];
+  double slack_change[kRoom][6];
   for (int k = 0; k < blocks; ++k) {
     const ConstraintBlock& block = set.blocks[c.block_adr + k];
     const int slack_adr = slack_adr_[c.block_adr + k];
