@@ -61,7 +61,8 @@ struct ConstraintKey {
   int kind = 0;
   int a = -1;  // contact: geom1; limit: joint or tendon; soft: actuator; equality: its index;
                // friction: the dof
-  int b = -1;  // contact: geom2; equality: 0 position rows, 1 rotation rows; limit: 0 lower, 1 upper
+  int b =
+      -1;  // contact: geom2; equality: 0 position rows, 1 rotation rows; limit: 0 lower, 1 upper
   friend bool operator==(const ConstraintKey& x, const ConstraintKey& y) {
     return x.kind == y.kind && x.a == y.a && x.b == y.b;
   }

@@ -125,8 +125,7 @@ INSTANTIATE_TEST_SUITE_P(Scenes, EveryScene,
                          ::testing::Values("quadruped_drop_8.xml", "quadruped_drop_27.xml",
                                            "box_stack.xml", "box_incline.xml", "ball_pile.xml",
                                            "heavy_on_light.xml", "heavy_on_three_light.xml",
-                                           "frictionloss_arm.xml",
-                                           "tendon_gripper.xml"));
+                                           "frictionloss_arm.xml", "tendon_gripper.xml"));
 
 // ---- the mesh scenes (issue 32) --------------------------------------------------------------
 
