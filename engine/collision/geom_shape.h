@@ -29,10 +29,12 @@ struct GeomShape {
   const int* graph_edge_adr = nullptr;
   const int* graph_edge_num = nullptr;
   const int* graph_edges = nullptr;
-  const int* graph_axis_start = nullptr;  // six cold starts: +x, -x, +y, -y, +z, -z
-  // The hull vertex the last support query on this shape ended at: the next walk's warm start.
-  // A GeomShape is built per pair (ShapeOfGeom), so this is per-pair state on the caller's stack;
-  // it affects only speed, never the result (see MeshSupport).
+  // Walk starts by direction: 6 kMeshStartCells^2 hull vertices (Model::mesh_graph_dir_start).
+  const int* graph_dir_start = nullptr;
+  // The hull vertex the last support query on this shape ended at: the next walk starts from it
+  // or from the direction's cube-map cell, whichever lies farther along the direction. A
+  // GeomShape is built per pair (ShapeOfGeom), so this is per-pair state on the caller's stack;
+  // it affects only speed, never the result (see MeshSupportVertex).
   mutable int warm_vertex = -1;
 };
 

@@ -11,24 +11,47 @@ namespace {
 
 const Vec3& HullPoint(const GeomShape& s, int h) { return s.vertices[s.graph_vert[h]]; }
 
+// The cube-map cell of d (Model::mesh_graph_dir_start): the face of its largest component (the
+// lowest axis on ties), the cell by the other two components divided by it. A zero or non-finite
+// d takes cell 0 of the +x face.
+int DirectionStart(const GeomShape& s, const Vec3& d) {
+  int axis = 0;
+  for (int i = 1; i < 3; ++i) {
+    if (std::abs(d[i]) > std::abs(d[axis])) axis = i;
+  }
+  const double largest = std::abs(d[axis]);
+  if (!(largest > 0) || !std::isfinite(largest)) return s.graph_dir_start[0];
+  const auto cell = [&](double component) {
+    // component / largest lies in [-1, 1]; the bounds also catch rounding at the edges and NaN.
+    const double x = (component / largest + 1) * (0.5 * kMeshStartCells);
+    if (!(x > 0)) return 0;
+    if (x >= kMeshStartCells) return kMeshStartCells - 1;
+    return static_cast<int>(x);
+  };
+  const int face = 2 * axis + (d[axis] >= 0 ? 0 : 1);
+  const int row = cell(d[(axis + 1) % 3]);
+  const int col = cell(d[(axis + 2) % 3]);
+  return s.graph_dir_start[(face * kMeshStartCells + row) * kMeshStartCells + col];
+}
+
 // The farthest mesh vertex along d by hill climbing on the convex hull's vertex graph. On a
 // convex polytope a vertex no neighbour of which is farther along d is a global maximizer, so
 // the walk moves to the best neighbour while one improves d.x. The maximizers form a face of the
 // hull, connected in the graph; that plateau is then searched breadth-first and its lowest mesh
 // vertex index returned, the scan's tie rule, so that the result does not depend on the start.
-// The start is the warm vertex of the last query on this shape, else the hull vertex extreme
-// along the largest component of d. A plateau larger than kMaxPlateau, or a rounding-made local
-// maximum, returns -1 (the caller scans).
+// The start is the vertex of d's cube-map cell (DirectionStart) or the warm vertex of the last
+// query on this shape, whichever is farther along d. A plateau larger than kMaxPlateau, or a
+// rounding-made local maximum, returns -1 (the caller scans).
 int MeshSupportWalk(const GeomShape& s, const Vec3& d, int* hull_vertex) {
-  int h = s.warm_vertex;
-  if (h < 0 || h >= s.graph_vert_count) {
-    int axis = 0;
-    for (int i = 1; i < 3; ++i) {
-      if (std::abs(d[i]) > std::abs(d[axis])) axis = i;
-    }
-    h = s.graph_axis_start[2 * axis + (d[axis] >= 0 ? 0 : 1)];
-  }
+  int h = DirectionStart(s, d);
   double best_dot = HullPoint(s, h).dot(d);
+  if (s.warm_vertex >= 0 && s.warm_vertex < s.graph_vert_count) {
+    const double warm_dot = HullPoint(s, s.warm_vertex).dot(d);
+    if (warm_dot > best_dot) {
+      best_dot = warm_dot;
+      h = s.warm_vertex;
+    }
+  }
   for (;;) {
     int next = -1;
     const int* edges = s.graph_edges + s.graph_edge_adr[h];

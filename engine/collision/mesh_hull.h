@@ -1,6 +1,7 @@
 // Queries on a mesh's convex hull through MuJoCo's hull vertex graph (GeomShape::graph_*), so that
 // no per-step query scans every vertex:
-//  - the support vertex along a direction, by hill climbing from a warm start;
+//  - the support vertex along a direction, by hill climbing from a warm start (the direction's
+//    cell of the mesh's cube map of starts, or the shape's last answer);
 //  - the hull vertices near that support (within a slab along the direction), by a breadth-first
 //    walk out from it, and the extreme of such a slab along another direction, by a greedy climb;
 //  - the hull face best aligned with a direction among the faces at the support vertex.

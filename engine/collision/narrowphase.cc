@@ -160,7 +160,8 @@ GeomShape ShapeOfGeom(const Model& m, const Data& d, int g) {
       shape.graph_edge_adr = m.mesh_graph_edge_adr.data() + adr;
       shape.graph_edge_num = m.mesh_graph_edge_num.data() + adr;
       shape.graph_edges = m.mesh_graph_edge.data();
-      shape.graph_axis_start = m.mesh_graph_axis_start.data() + 6 * mesh;
+      shape.graph_dir_start =
+          m.mesh_graph_dir_start.data() + 6 * kMeshStartCells * kMeshStartCells * mesh;
     }
   }
   return shape;

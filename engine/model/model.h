@@ -21,6 +21,9 @@
 
 namespace alsim {
 
+// Cells along each edge of a mesh's cube map of walk starts (Model::mesh_graph_dir_start).
+inline constexpr int kMeshStartCells = 16;
+
 // Values equal MuJoCo's mjtJoint.
 enum class JointType : std::uint8_t { kFree = 0, kBall = 1, kSlide = 2, kHinge = 3 };
 
@@ -182,9 +185,13 @@ struct Model {
   std::vector<int> mesh_graph_edge_adr;  // one per hull vertex, into mesh_graph_edge
   std::vector<int> mesh_graph_edge_num;
   std::vector<int> mesh_graph_edge;
-  // Per mesh, six cold starts for the walk: the hull-local vertex extreme along +x, -x, +y, -y,
-  // +z, -z (6 nmesh).
-  std::vector<int> mesh_graph_axis_start;
+  // Per mesh, the walk's starts by direction: a cube map of 6 faces (+x, -x, +y, -y, +z, -z, the
+  // direction's largest component) of kMeshStartCells x kMeshStartCells cells each, the face split
+  // evenly in the two other components divided by the largest (row: the next axis after it,
+  // column: the one after that, cyclically). A cell holds a hull-local vertex near the support
+  // along its centre direction, so that a walk starts a few moves from the answer (6 *
+  // kMeshStartCells^2 per mesh). Only a start: the walk's answer does not depend on it.
+  std::vector<int> mesh_graph_dir_start;
 
   // ---- sites (nsite)
   std::vector<std::string> site_name;

@@ -388,8 +388,7 @@ void BuildSubsystems(const mjModel* m, Model& model) {
 }
 
 // Mesh k's hull graph (layout above ConvertGeomsAndMeshes' hull faces): edge_localid lists hull
-// vertex i's neighbours from vert_edgeadr[i], ended by -1. Also the six axis-extreme cold starts
-// (first hull vertex on ties).
+// vertex i's neighbours from vert_edgeadr[i], ended by -1. Also the cube map of walk starts.
 void ConvertMeshGraph(const mjModel* m, int k, Model& model) {
   const int vert_adr = static_cast<int>(model.mesh_graph_vert.size());
   model.mesh_graph_vert_adr.push_back(vert_adr);
@@ -413,19 +412,55 @@ void ConvertMeshGraph(const mjModel* m, int k, Model& model) {
     }
   }
   model.mesh_graph_vert_num.push_back(numvert);
-  for (int axis = 0; axis < 6; ++axis) {
-    const double sign = axis % 2 == 0 ? 1.0 : -1.0;
-    int best = 0;
+  // The cube map of walk starts (Model::mesh_graph_dir_start). Each face's first cell starts from
+  // the face axis' extreme (a scan, first hull vertex on ties); every other cell climbs greedily
+  // from its neighbour's vertex (the previous one in its row, or the previous row's first) to a
+  // vertex no neighbour of which is farther along the cell's centre direction. On a convex hull
+  // that is the support, up to rounding; a start need be no more than near it.
+  const auto point = [&](int i) -> const Vec3& {
+    return model.mesh_vert[model.mesh_vert_adr[k] + model.mesh_graph_vert[vert_adr + i]];
+  };
+  const auto climb = [&](int h, const Vec3& d) {
+    double best_dot = point(h).dot(d);
+    for (;;) {
+      int next = -1;
+      const int edge_adr = model.mesh_graph_edge_adr[vert_adr + h];
+      for (int e = 0; e < model.mesh_graph_edge_num[vert_adr + h]; ++e) {
+        const int n = model.mesh_graph_edge[edge_adr + e];
+        const double dot = point(n).dot(d);
+        if (dot > best_dot) {
+          best_dot = dot;
+          next = n;
+        }
+      }
+      if (next < 0) return h;
+      h = next;
+    }
+  };
+  for (int face = 0; face < 6; ++face) {
+    const int axis = face / 2;
+    const double sign = face % 2 == 0 ? 1.0 : -1.0;
+    int row_start = 0;
     double best_value = -std::numeric_limits<double>::infinity();
     for (int i = 0; i < numvert; ++i) {
-      const int v = model.mesh_vert_adr[k] + model.mesh_graph_vert[vert_adr + i];
-      const double value = sign * model.mesh_vert[v][axis / 2];
+      const double value = sign * point(i)[axis];
       if (value > best_value) {
         best_value = value;
-        best = i;
+        row_start = i;
       }
     }
-    model.mesh_graph_axis_start.push_back(best);
+    for (int row = 0; row < kMeshStartCells; ++row) {
+      int h = row_start;
+      for (int col = 0; col < kMeshStartCells; ++col) {
+        Vec3 d = Vec3::Zero();
+        d[axis] = sign;
+        d[(axis + 1) % 3] = (2.0 * row + 1) / kMeshStartCells - 1;
+        d[(axis + 2) % 3] = (2.0 * col + 1) / kMeshStartCells - 1;
+        if (numvert > 0) h = climb(h, d);
+        if (col == 0) row_start = h;
+        model.mesh_graph_dir_start.push_back(h);
+      }
+    }
   }
 }
 

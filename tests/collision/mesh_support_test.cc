@@ -2,6 +2,7 @@
 // brute-force scan's maximizer of d.x (lowest index on ties) for any direction and any start.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <sstream>
@@ -86,6 +87,61 @@ TEST(MeshSupportTest, WalkMatchesScanOnRandomAndAxisDirections) {
       GeomShape cold = walked;
       cold.warm_vertex = -1;
       EXPECT_EQ(SupportPoint(cold, d), expected) << "mesh " << g << " cold";
+    }
+  }
+}
+
+// The warm start must change only the speed: from every hull vertex as the start (and the
+// direction's cube-map cell, which the walk compares it with), the walk returns the scan's vertex.
+TEST(MeshSupportTest, WalkAnswerIsTheSameFromEveryStart) {
+  OracleScene scene(testing::WriteTempScene("mesh_support_starts.xml", MeshScene()));
+  const Model& m = scene.model();
+  std::mt19937 rng(29);
+  for (int g = 0; g < m.ngeom; ++g) {
+    const GeomShape walked = ShapeOfGeom(m, scene.data(), g);
+    GeomShape scanned = walked;
+    scanned.graph_vert_count = 0;
+    const int starts = walked.graph_vert_count;
+    const int stride = std::max(1, starts / 200);  // up to ~200 starts on the big hulls
+    for (int i = 0; i < 40; ++i) {
+      const Vec3 d = RandomUnit(rng);
+      const Vec3 expected = SupportPoint(scanned, d);
+      for (int start = 0; start < starts; start += stride) {
+        GeomShape warm = walked;
+        warm.warm_vertex = start;
+        ASSERT_EQ(SupportPoint(warm, d), expected) << "mesh " << g << " start " << start;
+      }
+    }
+  }
+}
+
+// Each cube-map cell's start is the support along the cell's centre direction (the import climbs
+// to it; equal support values, since ties may pick another vertex of the same face), so a walk
+// from it needs at most a few moves for any direction in the cell.
+TEST(MeshSupportTest, CubeMapStartsAreTheSupportsAlongTheCellCentres) {
+  OracleScene scene(testing::WriteTempScene("mesh_support_cells.xml", MeshScene()));
+  const Model& m = scene.model();
+  ASSERT_EQ(m.mesh_graph_dir_start.size(),
+            static_cast<size_t>(6 * kMeshStartCells * kMeshStartCells * m.nmesh));
+  for (int g = 0; g < m.ngeom; ++g) {
+    const GeomShape s = ShapeOfGeom(m, scene.data(), g);
+    for (int face = 0; face < 6; ++face) {
+      const int axis = face / 2;
+      for (int row = 0; row < kMeshStartCells; ++row) {
+        for (int col = 0; col < kMeshStartCells; ++col) {
+          Vec3 d = Vec3::Zero();
+          d[axis] = face % 2 == 0 ? 1 : -1;
+          d[(axis + 1) % 3] = (2.0 * row + 1) / kMeshStartCells - 1;
+          d[(axis + 2) % 3] = (2.0 * col + 1) / kMeshStartCells - 1;
+          double best = -INFINITY;
+          for (int v = 0; v < s.vertex_count; ++v) best = std::max(best, s.vertices[v].dot(d));
+          const int h = s.graph_dir_start[(face * kMeshStartCells + row) * kMeshStartCells + col];
+          ASSERT_GE(h, 0);
+          ASSERT_LT(h, s.graph_vert_count);
+          EXPECT_NEAR(s.vertices[s.graph_vert[h]].dot(d), best, 1e-12)
+              << "mesh " << g << " face " << face << " cell " << row << "," << col;
+        }
+      }
     }
   }
 }

@@ -2,9 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
+#include <string>
 
 #include "engine/math/spatial.h"
 #include "engine/model/model_import.h"
@@ -88,8 +92,14 @@ void OracleScene::SetRandomState(std::mt19937& rng, double speed) {
 }
 
 std::string WriteTempScene(const std::string& name, const std::string& xml) {
+  // Test processes run in parallel and may write the same scene: each writes its own file and
+  // renames it into place, so that a reader never sees a half-written one.
   std::string path = ::testing::TempDir() + name;
-  std::ofstream(path) << xml;
+  const std::string own = path + "." + std::to_string(::getpid());
+  std::ofstream(own) << xml;
+  if (std::rename(own.c_str(), path.c_str()) != 0) {
+    ADD_FAILURE() << "cannot move " << own << " to " << path;
+  }
   return path;
 }
 
