@@ -61,7 +61,9 @@ void JointSpaceJacobian::Fill(const Model& m, const Data& d, int constraint) {
   const Constraint& c = set.constraints[constraint];
   int* dofs = dof.data() + entry_adr[constraint];
   Vec3* values = value.data() + entry_adr[constraint];
-  Vec3* angular_values = angular_value.data() + entry_adr[constraint];
+  // Empty (null data) unless the model has condim 4/6 contacts: no offset on a null pointer.
+  Vec3* angular_values =
+      angular_value.empty() ? nullptr : angular_value.data() + entry_adr[constraint];
   int count = 0;
   for (int k = 0; k < c.block_num; ++k) {
     const ConstraintBlock& block = set.blocks[c.block_adr + k];
