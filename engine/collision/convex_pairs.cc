@@ -208,6 +208,23 @@ Vec3 Perpendicular(const Vec3& n) {
   return n.cross(helper).normalized();
 }
 
+constexpr int kMaxGather = 2 * kMaxFaceVertices;  // vertices a mesh face may gather
+
+// The face of mesh `s` with the given normal from its n vertices in the face's plane (source:
+// their indices in s.vertices; flat: their plane coordinates): their convex hull. False when it
+// is degenerate or has more than kMaxFaceVertices corners.
+bool FaceFromPlaneVertices(const GeomShape& s, const Vec3& normal, const Eigen::Vector2d* flat,
+                           const int* source, int n, Face* face) {
+  std::array<int, kMaxGather> order;
+  std::array<int, 2 * kMaxGather> hull;  // the monotone chain holds up to 2n - 1 points
+  const int count = ConvexHull2(flat, n, order.data(), hull.data());
+  if (count < 3 || count > kMaxFaceVertices) return false;
+  for (int i = 0; i < count; ++i) face->vertex[i] = s.vertices[source[hull[i]]];
+  face->count = count;
+  SetFace(s, normal, face);
+  return true;
+}
+
 // MeshFace for a mesh given with hull triangles but no hull graph (shapes built by hand): the
 // hull triangle best aligned with d of all of them, grown to every vertex in its plane, by
 // scanning. Imported meshes always carry the graph with their hull.
@@ -243,7 +260,6 @@ bool MeshFaceScan(const GeomShape& s, const Vec3& d, Face* face) {
   const double plane_tol = 1e-6 * extent;  // mesh vertices come from floats
   const Vec3 u = Perpendicular(normal);
   const Vec3 w = normal.cross(u);
-  constexpr int kMaxGather = 2 * kMaxFaceVertices;
   std::array<Eigen::Vector2d, kMaxGather> flat;
   std::array<int, kMaxGather> source;
   int n = 0;
@@ -253,14 +269,7 @@ bool MeshFaceScan(const GeomShape& s, const Vec3& d, Face* face) {
     flat[n] = Eigen::Vector2d(u.dot(s.vertices[i]), w.dot(s.vertices[i]));
     source[n++] = i;
   }
-  std::array<int, kMaxGather> order;
-  std::array<int, 2 * kMaxGather> hull;  // the monotone chain holds up to 2n - 1 points
-  const int count = ConvexHull2(flat.data(), n, order.data(), hull.data());
-  if (count < 3 || count > kMaxFaceVertices) return false;
-  for (int i = 0; i < count; ++i) face->vertex[i] = s.vertices[source[hull[i]]];
-  face->count = count;
-  SetFace(s, normal, face);
-  return true;
+  return FaceFromPlaneVertices(s, normal, flat.data(), source.data(), n, face);
 }
 
 // The hull face of a mesh facing the geom-frame unit direction d: the hull triangle best aligned
@@ -277,7 +286,6 @@ bool MeshFace(const GeomShape& s, const Vec3& d, Face* face) {
   const double offset = normal.dot(on_plane);
   // The geom frame is centred on the mesh, so |on_plane| is its size; vertices come from floats.
   const double plane_tol = 1e-6 * on_plane.norm();
-  constexpr int kMaxGather = 2 * kMaxFaceVertices;
   std::array<int, kMaxGather + 1> in_plane;
   const int n = MeshHullVerticesAbove(s, normal, offset - plane_tol, support, kMaxGather + 1,
                                       in_plane.data());
@@ -291,14 +299,7 @@ bool MeshFace(const GeomShape& s, const Vec3& d, Face* face) {
     source[i] = s.graph_vert[in_plane[i]];
     flat[i] = Eigen::Vector2d(u.dot(s.vertices[source[i]]), w.dot(s.vertices[source[i]]));
   }
-  std::array<int, kMaxGather> order;
-  std::array<int, 2 * kMaxGather> hull;  // the monotone chain holds up to 2n - 1 points
-  const int count = ConvexHull2(flat.data(), n, order.data(), hull.data());
-  if (count < 3 || count > kMaxFaceVertices) return false;
-  for (int i = 0; i < count; ++i) face->vertex[i] = s.vertices[source[hull[i]]];
-  face->count = count;
-  SetFace(s, normal, face);
-  return true;
+  return FaceFromPlaneVertices(s, normal, flat.data(), source.data(), n, face);
 }
 
 // The flat feature of `s` facing the world unit direction `dir`, if `s` has one: a box face, a

@@ -16,6 +16,7 @@
 #include "engine/collision/primitive_pairs.h"
 #include "engine/dynamics/kinematics.h"
 #include "tests/support/allocation_counter.h"
+#include "tests/support/collision_shapes.h"
 #include "tests/support/mujoco_oracle.h"
 
 namespace alsim {
@@ -96,16 +97,6 @@ bool StandsOnItsDisk(const GeomShape& a, const GeomShape& b) {
   return 2 * b.size[0] * (n - axis * n.dot(axis)).norm() < kFlatDiskSpread;
 }
 
-// Whether unit n is (up to sign) a face normal of box a or box b.
-bool IsFaceNormal(const GeomShape& a, const GeomShape& b, const Vec3& n) {
-  for (int i = 0; i < 3; ++i) {
-    if (std::abs(a.rot.col(i).dot(n)) > 1 - 1e-9 || std::abs(b.rot.col(i).dot(n)) > 1 - 1e-9) {
-      return true;
-    }
-  }
-  return false;
-}
-
 // How far two convex shapes overlap along unit direction n (from a toward b): the extent of a
 // along n minus the start of b along n. The true penetration depth is its minimum over n.
 double OverlapAlong(const GeomShape& a, const GeomShape& b, const Vec3& n) {
@@ -138,8 +129,8 @@ int ExpectSameDeepestPoints(const Model& m, const Data& d, const std::map<GeomPa
       // kDeepEdgeBias): its depth d is then at most (d - 1 cm) / 4 deeper.
       const GeomShape a = ShapeOfGeom(m, d, pair.first), b = ShapeOfGeom(m, d, pair.second);
       const double depth_ours = mine->second.dist;
-      if (-contact.dist > 0.01 && IsFaceNormal(a, b, mine->second.normal) &&
-          !IsFaceNormal(a, b, contact.normal)) {
+      if (-contact.dist > 0.01 && testing::IsFaceNormal(a, b, mine->second.normal) &&
+          !testing::IsFaceNormal(a, b, contact.normal)) {
         EXPECT_GE(depth_ours, contact.dist - 0.25 * (-depth_ours - 0.01) - 1e-6) << label;
         ++compared;
         continue;

@@ -29,6 +29,7 @@ constexpr double kPi = 3.14159265358979323846;
 
 using PairFunction = int (*)(const GeomShape&, const GeomShape&, double, Contact*);
 using testing::Deepest;
+using testing::IsFaceNormal;
 using testing::RandomRotation;
 using testing::Shape;
 using testing::Uniform;
@@ -742,16 +743,6 @@ struct OracleStats {
   int separated_disagreements = 0;  // box-box: separated, MuJoCo's dist is neither ours nor half
   int deep_face_preferred = 0;      // box-box: deep, alsim took a face where MuJoCo an edge pair
 };
-
-// Whether unit n is (up to sign) a face normal of box a or box b.
-bool IsFaceNormal(const GeomShape& a, const GeomShape& b, const Vec3& n) {
-  for (int i = 0; i < 3; ++i) {
-    if (std::abs(a.rot.col(i).dot(n)) > 1 - 1e-9 || std::abs(b.rot.col(i).dot(n)) > 1 - 1e-9) {
-      return true;
-    }
-  }
-  return false;
-}
 
 // Index of the deepest of MuJoCo's contacts, or -1.
 int MujocoDeepest(const mjContact* con, int n) {

@@ -1,6 +1,7 @@
 // Test support for narrowphase tests: shapes at a pose, random draws, the deepest contact.
 #pragma once
 
+#include <cmath>
 #include <random>
 
 #include <Eigen/Geometry>
@@ -18,6 +19,16 @@ inline GeomShape Shape(GeomType type, const Vec3& size, const Vec3& pos = Vec3::
   shape.pos = pos;
   shape.rot = rot;
   return shape;
+}
+
+// Whether unit n is (up to sign) a face normal of box a or box b.
+inline bool IsFaceNormal(const GeomShape& a, const GeomShape& b, const Vec3& n) {
+  for (int i = 0; i < 3; ++i) {
+    if (std::abs(a.rot.col(i).dot(n)) > 1 - 1e-9 || std::abs(b.rot.col(i).dot(n)) > 1 - 1e-9) {
+      return true;
+    }
+  }
+  return false;
 }
 
 // A rotation drawn uniformly (a normalized 4-D Gaussian is a uniform unit quaternion).
