@@ -56,15 +56,29 @@ class AlsimError(RuntimeError):
         code: the gRPC status code's name, e.g. ``"INVALID_ARGUMENT"`` or ``"NOT_FOUND"``.
         message: the server's message (it names the offending field, instance or scene line).
         status_code: the ``grpc.StatusCode`` itself (None when the error did not come from gRPC).
+        address: the server that failed, when a client of several servers (``GymVectorEnv``)
+            names it (it then leads the text: ``"UNAVAILABLE: server 10.0.0.7:50051: ..."``);
+            None otherwise.
     """
 
-    def __init__(self, code, message, status_code=None):
+    def __init__(self, code, message, status_code=None, address=None):
         if isinstance(code, grpc.StatusCode):
             status_code, code = code, code.name
-        super().__init__("%s: %s" % (code, message))
+        if address is None:
+            super().__init__("%s: %s" % (code, message))
+        else:
+            super().__init__("%s: server %s: %s" % (code, address, message))
         self.code = code
         self.message = message
         self.status_code = status_code
+        self.address = address
+
+
+def _rpc_error(error, address=None):
+    """The AlsimError for a grpc.RpcError (``address``: the server to name in its text)."""
+    code = error.code() if callable(getattr(error, "code", None)) else None
+    details = error.details() if callable(getattr(error, "details", None)) else str(error)
+    return AlsimError("UNKNOWN" if code is None else code, details, address=address)
 
 
 def _call(method, request, timeout):
@@ -72,11 +86,7 @@ def _call(method, request, timeout):
     try:
         return method(request, timeout=timeout)
     except grpc.RpcError as error:
-        code = error.code() if callable(getattr(error, "code", None)) else None
-        details = error.details() if callable(getattr(error, "details", None)) else str(error)
-        if code is None:
-            raise AlsimError("UNKNOWN", details) from error
-        raise AlsimError(code, details) from error
+        raise _rpc_error(error) from error
 
 
 # ---- tensors -------------------------------------------------------------------------------------
