@@ -9,7 +9,9 @@
 //            ceiling of any 2-thread speed-up at that moment);
 //   robots   the mesh-heavy scenes (scenes/mesh_humanoid.xml, scenes/mesh_rocks.xml, or the
 //            --model files) against MuJoCo 2.2.2 at 1 thread: steps/s, contacts, max penetration
-//            and the final pose difference (body origins after the same number of steps).
+//            and the final pose difference (body origins after the same number of steps),
+//            then the same runs by phase (quarters of the steps): time per step, solve time,
+//            iterations and contacts of each engine.
 // Usage: solver_bench [table3|mujoco|robots|solvers|all] [--scenes DIR] [--repeats N]
 //                     [--model FILE [--model FILE ...]] [--steps N] [--solvers A,B,...]
 //   --scenes DIR   where Table III's quadruped_drop_8.xml and quadruped_drop_27.xml are
@@ -404,6 +406,75 @@ void RobotsAgainstMujoco(const std::vector<MujocoCase>& cases, int repeats) {
   }
 }
 
+// The same runs cut into kPhases windows of steps: each engine's time per step, solver
+// iterations and contacts per window, so that the table shows where in the scene's course
+// (falling, standing, collapsing, resting) the time goes. The two engines step in turn, each on
+// its own state, so a slow phase of the shared machine hits both; the best of `repeats`.
+void RobotPhases(const std::vector<MujocoCase>& cases, int repeats) {
+  constexpr int kPhases = 4;
+  std::printf("\n### By phase: microseconds per step, best of %d (alsim: SubADMM, 1 thread)\n\n",
+              repeats);
+  std::printf(
+      "| scene | steps | alsim us | alsim solve us | alsim iterations | alsim contacts | MuJoCo us "
+      "| MuJoCo iterations | MuJoCo contacts | alsim/MuJoCo time |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+  for (const MujocoCase& c : cases) {
+    const std::string path = MujocoCasePath(c.file);
+    const std::shared_ptr<const Model> model = Load(path);
+    mjModel* mj_model = LoadMujoco(path);
+    const int window = c.steps / kPhases;
+    struct Phase {
+      double alsim = 1e30, solve = 0, iterations = 0, contacts = 0;
+      double mujoco = 1e30, mj_iterations = 0, mj_contacts = 0;
+    };
+    std::vector<Phase> phases(kPhases);
+    RunWithThreads(1, [&] {
+      for (int r = 0; r < repeats; ++r) {
+        Data d(*model);
+        mjData* md = mj_makeData(mj_model);
+        for (Phase& phase : phases) {
+          double alsim = 0, mujoco = 0, solve = 0, iterations = 0, contacts = 0;
+          double mj_iterations = 0, mj_contacts = 0;
+          for (int n = 0; n < window; ++n) {
+            const auto start = Clock::now();
+            Step(*model, d);
+            alsim += Seconds(start);
+            solve += d.solver_statistics.solve_seconds;
+            iterations += d.solver_statistics.mean_iterations;
+            contacts += d.solver_statistics.contacts;
+            const auto mj_start = Clock::now();
+            mj_step(mj_model, md);
+            mujoco += Seconds(mj_start);
+            mj_iterations += md->solver_iter;
+            mj_contacts += md->ncon;
+          }
+          if (alsim < phase.alsim) {
+            phase.alsim = alsim;
+            phase.solve = solve;
+          }
+          phase.mujoco = std::min(phase.mujoco, mujoco);
+          phase.iterations = iterations;
+          phase.contacts = contacts;
+          phase.mj_iterations = mj_iterations;
+          phase.mj_contacts = mj_contacts;
+        }
+        mj_deleteData(md);
+      }
+    });
+    mj_deleteModel(mj_model);
+    const std::string name = c.file.substr(c.file.find_last_of('/') + 1);
+    for (int k = 0; k < kPhases; ++k) {
+      const Phase& p = phases[k];
+      std::printf("| %s | %d-%d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f |\n",
+                  k == 0 ? name.c_str() : "", k * window, (k + 1) * window, 1e6 * p.alsim / window,
+                  1e6 * p.solve / window, p.iterations / window, p.contacts / window,
+                  1e6 * p.mujoco / window, p.mj_iterations / window, p.mj_contacts / window,
+                  p.alsim / p.mujoco);
+    }
+    std::fflush(stdout);
+  }
+}
+
 // The scenes of the solvers comparison: two of MuJoCo's humanoid scenes and Table III's 27
 // quadrupeds, whose time goes to islands that land and slide.
 std::vector<MujocoCase> SolverCases(const std::string& scenes) {
@@ -525,6 +596,7 @@ int main(int argc, char** argv) {
   }
   if (what == "robots") {
     alsim::RobotsAgainstMujoco(cases, repeats);
+    alsim::RobotPhases(cases, repeats);
     return 0;
   }
   if (what != "mujoco") {

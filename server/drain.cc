@@ -52,6 +52,8 @@ std::string SaveInstances(SimulatorService& service, const std::string& state_di
     rng << instance->rng;
     out->set_rng(rng.str());
     out->set_steps(instance->steps);
+    out->set_max_episode_steps(instance->max_episode_steps);
+    out->set_episode_steps(instance->episode_steps);
     out->set_diverged(instance->diverged);
     out->set_state(SaveStateSnapshot(*instance->model, *instance->data));
     ++*saved;
@@ -135,6 +137,8 @@ std::string RestoreInstances(SimulatorService& service, const std::string& state
     }
     if (saved.diverged()) Kinematics(*loaded.model, *instance->data);
     instance->steps = saved.steps();
+    instance->max_episode_steps = saved.max_episode_steps();
+    instance->episode_steps = saved.episode_steps();
     instance->diverged = saved.diverged();
     instance->published_time = instance->data->time;
     // Charged to the budget like a created instance; restored even past it (they existed).

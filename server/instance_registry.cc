@@ -131,6 +131,7 @@ grpc::Status InstanceRegistry::Create(const CreateSpec& spec,
       instance->data = std::make_unique<Data>(*spec.scene.model);
       EnsureSolver(*spec.scene.model, *instance->data, spec.options.solver.type);
       instance->rng.seed(spec.seed + k);
+      instance->max_episode_steps = spec.max_episode_steps;
       Kinematics(*spec.scene.model, *instance->data);
       created.push_back(std::move(instance));
       if (should_stop != nullptr && k % 16 == 15) status = should_stop();
@@ -351,6 +352,7 @@ void CommitReset(Instance& instance, PreparedReset&& prepared) {
   d = std::move(*prepared.data);
   d.solver = std::move(solver);  // stateless between steps; keeps its allocations
   instance.rng = prepared.rng;
+  instance.episode_steps = 0;
   instance.diverged = false;
   instance.published_time = d.time;
 }

@@ -48,6 +48,10 @@ struct Instance {
   std::atomic<std::uint64_t> steps{0};    // since Create
   std::atomic<double> published_time{0};  // data->time after the last call that changed it
   std::atomic<bool> destroyed{false};     // a batch that raced Destroy sees NOT_FOUND
+  // Episodes (CreateRequest.max_episode_steps): the limit in Step calls (0: none) and the calls
+  // since the episode started (Create, any reset, SetState). Under `mutex`.
+  std::uint32_t max_episode_steps = 0;
+  std::uint64_t episode_steps = 0;
   std::mutex mutex;
   // Bytes reserved from `budget` for this instance, returned when it is freed.
   MemoryBudget* budget = nullptr;
@@ -66,6 +70,7 @@ struct CreateSpec {
   StepOptions options;
   std::uint32_t count = 1;
   std::uint64_t seed = 0;
+  std::uint32_t max_episode_steps = 0;
 };
 
 struct InstanceSummary {

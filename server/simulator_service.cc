@@ -26,6 +26,12 @@
 namespace alsim::server {
 namespace {
 
+// Reset noise draws are uniform in [-noise, noise]: 2 noise must be a finite double.
+grpc::Status CheckResetNoise(double noise, const std::string& what) {
+  if (noise >= 0 && std::isfinite(2 * noise)) return grpc::Status::OK;
+  return {grpc::StatusCode::INVALID_ARGUMENT, what + " must be finite, >= 0 and below 8.9e307"};
+}
+
 using Clock = std::chrono::steady_clock;
 
 std::vector<std::uint64_t> Ids(const alsim::v1::InstanceSelection& selection) {
@@ -335,6 +341,7 @@ grpc::Status SimulatorService::CreateNow(grpc::CallbackServerContext* context,
   spec.options = options;
   spec.count = count;
   spec.seed = request.seed();
+  spec.max_episode_steps = request.max_episode_steps();
   std::uint64_t group = 0;
   std::vector<std::uint64_t> ids;
   status = registry_.Create(spec, should_stop, &group, &ids);
@@ -361,25 +368,38 @@ grpc::Status SimulatorService::RunStep(const std::string& tenant,
                                                     " is above the limit of " +
                                                     std::to_string(kMaxSubsteps) + " per call"};
   }
+  if (grpc::Status noise = CheckResetNoise(request.reset_noise(), "reset_noise"); !noise.ok()) {
+    return noise;
+  }
   const int substeps = request.substeps() == 0 ? 1 : static_cast<int>(request.substeps());
   return registry_.WithInstances(
       tenant, Ids(request.instances()), request.instances().group_id(),
       [&](std::vector<Instance*>& instances) -> grpc::Status {
         const Model& model = *instances.front()->model;
-        for (const Instance* instance : instances) {
+        const int batch = static_cast<int>(instances.size());
+        if (request.reset_mask_size() != 0 && request.reset_mask_size() != batch) {
+          return {grpc::StatusCode::INVALID_ARGUMENT,
+                  "reset_mask has " + std::to_string(request.reset_mask_size()) + " flags for " +
+                      std::to_string(batch) + " instances; give one per instance or none"};
+        }
+        auto masked = [&](int k) {
+          return request.reset_mask_size() != 0 && request.reset_mask(k);
+        };
+        for (int k = 0; k < batch; ++k) {
+          const Instance* instance = instances[k];
           if (instance->model != instances.front()->model) {
             return {grpc::StatusCode::INVALID_ARGUMENT,
                     "instances " + std::to_string(instances.front()->id) + " and " +
                         std::to_string(instance->id) +
                         " run different scenes; a batch steps instances of one scene"};
           }
-          if (instance->diverged) {
+          if (instance->diverged && !masked(k)) {
             return {grpc::StatusCode::FAILED_PRECONDITION,
                     "instance " + std::to_string(instance->id) +
-                        " diverged; Reset or SetState it before stepping"};
+                        " diverged; Reset or SetState it (or set its reset_mask flag) before "
+                        "stepping"};
           }
         }
-        const int batch = static_cast<int>(instances.size());
         // Work and reply size are bounded before anything moves.
         double iterations = 0;
         for (const Instance* instance : instances) {
@@ -393,8 +413,12 @@ grpc::Status SimulatorService::RunStep(const std::string& tenant,
                       std::to_string(limits_.max_call_iterations) +
                       " per call (--max-call-iterations): take fewer substeps per call"};
         }
-        const std::size_t reply_bytes = EstimateObservationBytes(model, batch, observations) +
-                                        static_cast<std::size_t>(batch) * 96;
+        // Final observations double the reply when reset_truncated may reset someone.
+        const bool may_truncate =
+            request.reset_truncated() && instances.front()->max_episode_steps > 0;
+        const std::size_t reply_bytes =
+            EstimateObservationBytes(model, batch, observations) * (may_truncate ? 2 : 1) +
+            static_cast<std::size_t>(batch) * 96;
         grpc::Status fits =
             CheckMessageSize("reply", reply_bytes, limits_.max_message_bytes,
                              "ask for fewer observations or instances; nothing was stepped");
@@ -412,7 +436,24 @@ grpc::Status SimulatorService::RunStep(const std::string& tenant,
               DecodeExternalForces(request.external_forces(), batch, model, &forces);
           if (!decoded.ok()) return decoded;
         }
+        // The masked instances' resets are computed before anything moves, then applied: they
+        // take no substep.
+        std::vector<PreparedReset> prepared(batch);
+        for (int k = 0; k < batch; ++k) {
+          if (!masked(k)) continue;
+          const Instance& instance = *instances[k];
+          if (!PrepareReset(*instance.model, instance.rng, request.reset_noise(), &prepared[k])) {
+            return {grpc::StatusCode::INVALID_ARGUMENT,
+                    "reset_noise " + std::to_string(request.reset_noise()) + " leaves instance " +
+                        std::to_string(instance.id) +
+                        " with a position or velocity that is not finite; nothing was stepped"};
+          }
+        }
+        for (int k = 0; k < batch; ++k) {
+          if (masked(k)) CommitReset(*instances[k], std::move(prepared[k]));
+        }
         for (int k = 0; has_actions && k < batch; ++k) {
+          if (masked(k)) continue;
           std::copy_n(actions.data() + static_cast<size_t>(k) * model.nu, model.nu,
                       instances[k]->data->ctrl.begin());
         }
@@ -421,6 +462,7 @@ grpc::Status SimulatorService::RunStep(const std::string& tenant,
         // after the substeps, an interrupted call included.
         auto set_forces = [&](const double* values) {
           for (int k = 0; k < batch; ++k) {
+            if (masked(k)) continue;
             std::vector<Vec6>& xfrc = instances[k]->data->xfrc_applied;
             for (int b = 0; b < model.nbody; ++b) {
               xfrc[b] = values == nullptr
@@ -439,7 +481,7 @@ grpc::Status SimulatorService::RunStep(const std::string& tenant,
           tbb::this_task_arena::isolate([&] {
             ParallelFor(0, batch, 1, [&](int k) {
               Instance& instance = *instances[k];
-              if (instance.diverged) return;
+              if (instance.diverged || masked(k)) return;
               StepOptions step_options = instance.options;
               step_options.solver.interrupt = &ticket.flag;
               const StepStatus result = alsim::Step(*instance.model, *instance.data, step_options);
@@ -451,20 +493,53 @@ grpc::Status SimulatorService::RunStep(const std::string& tenant,
         }
         if (has_forces) set_forces(nullptr);
         const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-        for (Instance* instance : instances) instance->published_time = instance->data->time;
-        if (metrics_ != nullptr) {
-          for (const Instance* instance : instances) {
-            metrics_->ObserveStep(instance->data->solver_statistics,
-                                  seconds / (static_cast<double>(batch) * substeps));
+        int stepped = 0;
+        for (int k = 0; k < batch; ++k) {
+          Instance& instance = *instances[k];
+          instance.published_time = instance.data->time;
+          if (masked(k)) continue;
+          ++stepped;
+          ++instance.episode_steps;
+        }
+        if (metrics_ != nullptr && stepped > 0) {
+          for (int k = 0; k < batch; ++k) {
+            if (masked(k)) continue;
+            metrics_->ObserveStep(instances[k]->data->solver_statistics,
+                                  seconds / (static_cast<double>(stepped) * substeps));
           }
-          metrics_->AddSteps(static_cast<double>(batch) * substeps);
+          metrics_->AddSteps(static_cast<double>(stepped) * substeps);
         }
         if (!interrupted.ok()) return interrupted;
         response->set_step_seconds(seconds);
-        for (const Instance* instance : instances) {
-          response->add_status(instance->diverged ? alsim::v1::INSTANCE_STATUS_DIVERGED
-                                                  : alsim::v1::INSTANCE_STATUS_OK);
-          FillDiagnostics(instance->data->solver_statistics, response->add_diagnostics());
+        std::vector<char> reset_after(batch, 0);
+        bool any_truncated_reset = false;
+        for (int k = 0; k < batch; ++k) {
+          const Instance& instance = *instances[k];
+          const bool truncated = !masked(k) && instance.max_episode_steps > 0 &&
+                                 instance.episode_steps >= instance.max_episode_steps;
+          reset_after[k] = truncated && request.reset_truncated();
+          any_truncated_reset = any_truncated_reset || reset_after[k];
+          response->add_status(instance.diverged ? alsim::v1::INSTANCE_STATUS_DIVERGED
+                                                 : alsim::v1::INSTANCE_STATUS_OK);
+          FillDiagnostics(instance.data->solver_statistics, response->add_diagnostics());
+          response->add_truncated(truncated);
+          response->add_reset(masked(k) || reset_after[k]);
+        }
+        // SAME_STEP: the truncated state goes to final_observations, then the new episode
+        // starts. Its reset draws from the instance's generator with the call's noise, checked
+        // above, as for the masked ones.
+        if (any_truncated_reset) {
+          PackObservations(instances, observations, response->mutable_final_observations());
+          for (int k = 0; k < batch; ++k) {
+            if (!reset_after[k]) continue;
+            Instance& instance = *instances[k];
+            PreparedReset reset;
+            if (PrepareReset(*instance.model, instance.rng, request.reset_noise(), &reset)) {
+              CommitReset(instance, std::move(reset));
+            } else {  // noise that overflows this scene's state: it stays truncated, unreset
+              response->set_reset(k, false);
+            }
+          }
         }
         PackObservations(instances, observations, response->mutable_observations());
         return grpc::Status::OK;
@@ -495,10 +570,8 @@ grpc::ServerUnaryReactor* SimulatorService::Reset(grpc::CallbackServerContext* c
     std::vector<alsim::v1::Observation> observations;
     grpc::Status status = ParseObservations(request->observations(), false, &observations);
     if (!status.ok()) return status;
-    // The draws are uniform in [-noise, noise]: 2 noise must be a finite double.
-    if (!(request->noise() >= 0) || !std::isfinite(2 * request->noise())) {
-      return {grpc::StatusCode::INVALID_ARGUMENT,
-              "reset noise must be finite, >= 0 and below 8.9e307"};
+    if (grpc::Status noise = CheckResetNoise(request->noise(), "reset noise"); !noise.ok()) {
+      return noise;
     }
     return registry_.WithInstances(
         tenant, Ids(request->instances()), request->instances().group_id(),
@@ -587,6 +660,7 @@ grpc::ServerUnaryReactor* SimulatorService::SetState(grpc::CallbackServerContext
           std::fill(instance.data->xfrc_applied.begin(), instance.data->xfrc_applied.end(),
                     Vec6::Zero());
           instance.diverged = false;
+          instance.episode_steps = 0;
           instance.published_time = instance.data->time;
           return grpc::Status::OK;
         });

@@ -575,6 +575,24 @@ class DrainResumeTest(unittest.TestCase):
                 self.stop(process, channel)
             self.assertTrue(os.path.exists(os.path.join(state_dir, "instances.pb")))
 
+    def test_episode_limits_and_counts_survive_a_restart(self):
+        with tempfile.TemporaryDirectory() as state_dir:
+            process, channel, stub = self.start("--state-dir", state_dir)
+            ids = list(stub.Create(alsim_pb2.CreateRequest(
+                scene=alsim_pb2.SceneSource(builtin="quadruped_drop_8"), count=1,
+                max_episode_steps=5), timeout=60).instance_ids)
+            step = alsim_pb2.StepRequest(instances=alsim_pb2.InstanceSelection(instance_ids=ids))
+            for _ in range(3):
+                self.assertEqual(list(stub.Step(step, timeout=10).truncated), [False])
+            self.stop(process, channel)
+            process, channel, stub = self.start("--state-dir", state_dir)
+            try:
+                # Calls 4 and 5 of the episode: the limit and the count came back.
+                self.assertEqual(list(stub.Step(step, timeout=10).truncated), [False])
+                self.assertEqual(list(stub.Step(step, timeout=10).truncated), [True])
+            finally:
+                self.stop(process, channel)
+
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()

@@ -249,6 +249,171 @@ TEST_F(ServiceTest, BatchedRemoteStepsMatchInProcessStepsBitForBit) {
   EXPECT_GT(response.diagnostics(0).contacts(), 0u) << "the robots have landed by 60 steps";
 }
 
+// Episodes and in-call resets (Gymnasium's autoreset on the server): max_episode_steps truncates
+// by Step calls whatever the substeps; reset_mask resets instead of stepping, from the instance's
+// own generator exactly as Reset does; reset_truncated starts the next episode in the same call
+// and hands the truncated state back in final_observations.
+class EpisodeTest : public ServiceTest {
+ protected:
+  // A group of `count` quadruped_drop_8 instances with seed 7 and the episode limit.
+  v1::CreateResponse CreateEpisodes(int count, std::uint32_t max_episode_steps) {
+    v1::CreateRequest request;
+    request.mutable_scene()->set_builtin("quadruped_drop_8");
+    request.set_count(count);
+    request.set_seed(7);
+    request.set_max_episode_steps(max_episode_steps);
+    v1::CreateResponse response;
+    EXPECT_TRUE(stub_->Create(Context().get(), request, &response).ok());
+    return response;
+  }
+  static v1::StepRequest StepOf(const v1::CreateResponse& group, int substeps = 1) {
+    v1::StepRequest request;
+    request.mutable_instances()->set_group_id(group.group_id());
+    request.set_substeps(substeps);
+    request.add_observations(v1::OBSERVATION_QPOS);
+    request.add_observations(v1::OBSERVATION_TIME);
+    return request;
+  }
+  grpc::Status Call(const v1::StepRequest& request, v1::StepResponse* response) {
+    response->Clear();
+    return stub_->Step(Context().get(), request, response);
+  }
+  // qpos of a fresh instance of the scene reset with `noise` from seed 7 + k (a Reset call on a
+  // twin group), the independent answer for the in-call resets.
+  std::vector<double> TwinReset(int count, double noise) {
+    const v1::CreateResponse twin = CreateEpisodes(count, 0);
+    v1::ResetRequest reset;
+    reset.mutable_instances()->set_group_id(twin.group_id());
+    reset.set_noise(noise);
+    reset.add_observations(v1::OBSERVATION_QPOS);
+    v1::ResetResponse response;
+    EXPECT_TRUE(stub_->Reset(Context().get(), reset, &response).ok());
+    return Doubles(response.observations().at("qpos"));
+  }
+};
+
+TEST_F(EpisodeTest, MaxEpisodeStepsTruncatesByCallsUntilAReset) {
+  const v1::CreateResponse group = CreateEpisodes(2, 3);
+  v1::StepResponse response;
+  for (int call = 1; call <= 4; ++call) {
+    ASSERT_TRUE(Call(StepOf(group, 2), &response).ok());
+    ASSERT_EQ(response.truncated_size(), 2);
+    for (int k = 0; k < 2; ++k) {
+      EXPECT_EQ(response.truncated(k), call >= 3) << "call " << call << ", instance " << k;
+      EXPECT_FALSE(response.reset(k));
+    }
+  }
+  EXPECT_EQ(response.final_observations_size(), 0) << "nothing was reset";
+  // Reset starts a new episode: three more calls before the next truncation.
+  v1::ResetRequest reset;
+  reset.mutable_instances()->set_group_id(group.group_id());
+  v1::ResetResponse reset_response;
+  ASSERT_TRUE(stub_->Reset(Context().get(), reset, &reset_response).ok());
+  for (int call = 1; call <= 3; ++call) {
+    ASSERT_TRUE(Call(StepOf(group), &response).ok());
+    EXPECT_EQ(response.truncated(0), call == 3) << "call " << call;
+  }
+  // Without a limit nothing is ever truncated.
+  const v1::CreateResponse unlimited = CreateEpisodes(1, 0);
+  for (int call = 0; call < 5; ++call) {
+    ASSERT_TRUE(Call(StepOf(unlimited), &response).ok());
+    EXPECT_FALSE(response.truncated(0));
+  }
+}
+
+TEST_F(EpisodeTest, ResetMaskResetsLikeResetAndStepsTheOthers) {
+  const v1::CreateResponse group = CreateEpisodes(2, 4);
+  v1::StepResponse response;
+  for (int call = 0; call < 3; ++call) ASSERT_TRUE(Call(StepOf(group), &response).ok());
+  const std::vector<double> before = Doubles(response.observations().at("qpos"));
+  v1::StepRequest request = StepOf(group);
+  request.add_reset_mask(true);
+  request.add_reset_mask(false);
+  request.set_reset_noise(0.05);
+  ASSERT_TRUE(Call(request, &response).ok());
+  const size_t nq = before.size() / 2;
+  const std::vector<double> qpos = Doubles(response.observations().at("qpos"));
+  const std::vector<double> time = Doubles(response.observations().at("time"));
+  const std::vector<double> expected = TwinReset(2, 0.05);
+  EXPECT_TRUE(std::equal(qpos.begin(), qpos.begin() + nq, expected.begin()))
+      << "instance 0 is its generator's reset, bit for bit";
+  EXPECT_EQ(time[0], 0.0);
+  EXPECT_NEAR(time[1], 4 * group.specs().timestep(), 1e-12) << "instance 1 stepped on";
+  EXPECT_FALSE(std::equal(qpos.begin() + nq, qpos.end(), before.begin() + nq));
+  EXPECT_TRUE(response.reset(0));
+  EXPECT_FALSE(response.reset(1));
+  EXPECT_EQ(response.status(0), v1::INSTANCE_STATUS_OK);
+  EXPECT_EQ(response.diagnostics(0).contacts(), 0u) << "a reset state's diagnostics are zero";
+  // Instance 0 began a new episode (4 calls to go); instance 1 reached 4 calls now.
+  EXPECT_FALSE(response.truncated(0));
+  EXPECT_TRUE(response.truncated(1));
+
+  // A mask of the wrong length, or bad noise, is refused and changes nothing.
+  const std::string state = GetState(group.instance_ids(0));
+  v1::StepRequest wrong = StepOf(group);
+  wrong.add_reset_mask(true);
+  EXPECT_EQ(Call(wrong, &response).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  v1::StepRequest noisy = StepOf(group);
+  noisy.add_reset_mask(true);
+  noisy.add_reset_mask(true);
+  noisy.set_reset_noise(-1);
+  EXPECT_EQ(Call(noisy, &response).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(GetState(group.instance_ids(0)), state);
+}
+
+TEST_F(EpisodeTest, ResetMaskRecoversADivergedInstance) {
+  v1::CreateResponse created;
+  ASSERT_TRUE(CreateText(kMotorScene, 2, &created).ok());
+  const std::vector<std::uint64_t> ids(created.instance_ids().begin(),
+                                       created.instance_ids().end());
+  v1::StepResponse response;
+  ASSERT_TRUE(StepIds(ids, {1e308, 0}, 1, &response, 3).ok());
+  ASSERT_EQ(response.status(0), v1::INSTANCE_STATUS_DIVERGED);
+  // Stepping it is refused, unless this very call resets it.
+  EXPECT_EQ(StepIds(ids, {0, 0}, 1, &response).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  v1::StepRequest request;
+  for (const auto id : ids) request.mutable_instances()->add_instance_ids(id);
+  request.add_reset_mask(true);
+  request.add_reset_mask(false);
+  request.add_observations(v1::OBSERVATION_QPOS);
+  ASSERT_TRUE(stub_->Step(Context().get(), request, &response).ok());
+  EXPECT_EQ(response.status(0), v1::INSTANCE_STATUS_OK);
+  const std::vector<double> qpos = Doubles(response.observations().at("qpos"));
+  EXPECT_EQ(qpos[0], 0.0) << "the slide starts at 0";
+  ASSERT_TRUE(StepIds(ids, {0, 0}, 1, &response).ok()) << "it steps again";
+}
+
+TEST_F(EpisodeTest, ResetTruncatedStartsTheNextEpisodeInTheSameCall) {
+  const v1::CreateResponse group = CreateEpisodes(2, 2);
+  const v1::CreateResponse twin = CreateEpisodes(2, 0);  // the same trajectory, never reset
+  v1::StepRequest request = StepOf(group);
+  request.set_reset_truncated(true);
+  v1::StepResponse response, twin_response;
+  ASSERT_TRUE(Call(request, &response).ok());
+  EXPECT_FALSE(response.reset(0));
+  EXPECT_EQ(response.final_observations_size(), 0);
+  ASSERT_TRUE(Call(StepOf(twin), &twin_response).ok());
+  ASSERT_TRUE(Call(request, &response).ok());
+  ASSERT_TRUE(Call(StepOf(twin), &twin_response).ok());
+  for (int k = 0; k < 2; ++k) {
+    EXPECT_TRUE(response.truncated(k));
+    EXPECT_TRUE(response.reset(k));
+    EXPECT_EQ(response.status(k), v1::INSTANCE_STATUS_OK);
+  }
+  EXPECT_EQ(Doubles(response.final_observations().at("qpos")),
+            Doubles(twin_response.observations().at("qpos")))
+      << "the truncated state is the twin's after two calls";
+  EXPECT_EQ(Doubles(response.observations().at("qpos")), TwinReset(2, 0))
+      << "the observations are the new episode's start";
+  EXPECT_EQ(Doubles(response.observations().at("time")), std::vector<double>(2, 0.0));
+  // The new episode runs its two calls again.
+  ASSERT_TRUE(Call(request, &response).ok());
+  EXPECT_FALSE(response.truncated(0));
+  ASSERT_TRUE(Call(request, &response).ok());
+  EXPECT_TRUE(response.truncated(0));
+  EXPECT_TRUE(response.reset(0));
+}
+
 // The solver options of Create reach the engine: the paper's settings (no over-relaxation, one
 // beta) give the in-process trajectory with the same options, and bad values are refused.
 TEST_F(ServiceTest, SolverConfigReachesTheEngineAndBadValuesAreRefused) {
