@@ -13,6 +13,7 @@ import argparse
 import os
 import socket
 import sys
+import tempfile
 import unittest
 from unittest import mock
 
@@ -29,6 +30,21 @@ BIN_DIR = None
 SCENE = "humanoid"  # MuJoCo's humanoid.xml: a free-floating torso (qpos[0:3]) and 21 motors
 TORSO_Z = 2         # column of the torso's height in obs = [qpos | qvel]
 FALLEN = 1.0        # m: below this the humanoid has fallen
+
+# A motor with gear 1e300: a control of 1e300 overflows its force, and that instance diverges.
+DIVERGING_SCENE = """<mujoco model="overflow">
+  <option timestep="0.01"/>
+  <worldbody>
+    <body>
+      <joint name="hinge" type="hinge" axis="0 1 0"/>
+      <geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.05"/>
+    </body>
+  </worldbody>
+  <actuator>
+    <motor joint="hinge" gear="1e300"/>
+  </actuator>
+</mujoco>
+"""
 
 
 def standing_reward(obs, actions, next_obs):
@@ -67,10 +83,10 @@ class GymVectorEnvTest(unittest.TestCase):
         for process in cls.processes:
             stop(process)
 
-    def gym(self, address=None, num_envs=4, **kwargs):
+    def gym(self, address=None, num_envs=4, scene=SCENE, **kwargs):
         kwargs.setdefault("reward_fn", standing_reward)
         kwargs.setdefault("termination_fn", fallen)
-        env = alsim.GymVectorEnv(address or self.first, SCENE, num_envs, **kwargs)
+        env = alsim.GymVectorEnv(address or self.first, scene, num_envs, **kwargs)
         self.addCleanup(env.close)
         return env
 
@@ -243,6 +259,28 @@ class GymVectorEnvTest(unittest.TestCase):
         fresh.reset(seed=0)
         first, *_ = fresh.step(np.zeros((4, env.nu)))
         np.testing.assert_array_equal(obs[done], first[done])
+        # reset() drops a pending autoreset: the step after it is a step for every env.
+        self.run_until_done(env)
+        env.reset(seed=0)
+        obs, reward, *_ = env.step(np.zeros((4, env.nu)))
+        np.testing.assert_array_equal(obs, first)
+        self.assertTrue((reward > 0).all())
+
+    def test_a_diverged_simulation_terminates_and_autoresets(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "overflow.xml")
+            with open(path, "w") as f:
+                f.write(DIVERGING_SCENE)
+            env = self.gym(scene=path, num_envs=2, reward_fn=None, termination_fn=None)
+        start, _ = env.reset()
+        obs, reward, terminated, truncated, info = env.step(np.array([[1e300], [0.0]]))
+        np.testing.assert_array_equal(info["diverged"], [True, False])
+        np.testing.assert_array_equal(terminated, [True, False])
+        np.testing.assert_array_equal(reward, [0.0, 0.0])  # no reward_fn: rewards are 0
+        obs, _, terminated, _, info = env.step(np.array([[1e300], [0.0]]))  # env 0 resets
+        np.testing.assert_array_equal(obs[0], start[0])
+        np.testing.assert_array_equal(terminated, [False, False])
+        self.assertFalse(info["diverged"].any())
 
     def test_same_step_autoreset(self):
         same = self.gym(num_envs=4, autoreset_mode="same_step")
@@ -353,7 +391,10 @@ class GymVectorEnvTest(unittest.TestCase):
                     np.testing.assert_array_equal(obs, reference[limit - 1])
                     obs, _, _, truncated, _ = env.step(actions[limit])
                     np.testing.assert_array_equal(obs, reference[limit])  # went on, not reset
-                    self.assertFalse(truncated.any())
+                    self.assertTrue(truncated.all())  # and is still past its limit
+                    env.reset(options={"reset_mask": np.array([True, False])})
+                    truncated = env.step(actions[limit + 1])[3]
+                    np.testing.assert_array_equal(truncated, [False, True])
 
     # ---- async stepping ----
 
@@ -365,8 +406,8 @@ class GymVectorEnvTest(unittest.TestCase):
         return out
 
     def test_async_stepping_equals_sync_stepping(self):
-        steps = 120
-        kwargs = dict(num_envs=6, max_episode_steps=25, reset_noise=0.02)
+        steps = 150
+        kwargs = dict(num_envs=6, max_episode_steps=70, reset_noise=0.02)
         for mode in ("next_step", "same_step"):
             with self.subTest(mode=mode):
                 expected = self.run_sync(self.gym(autoreset_mode=mode, **kwargs), steps, 4)
@@ -391,8 +432,9 @@ class GymVectorEnvTest(unittest.TestCase):
                 for t in range(steps):
                     for a, b in zip(expected[t], got[t]):
                         np.testing.assert_array_equal(a, b)
-                ended = sum(int((e[2] | e[3]).sum()) for e in expected)
-                self.assertGreater(ended, 6)  # autoresets happened on the way
+                # Autoresets of both kinds happened on the way.
+                self.assertGreater(sum(int(e[2].sum()) for e in expected), 0)
+                self.assertGreater(sum(int(e[3].sum()) for e in expected), 0)
 
     def test_async_misuse_is_refused(self):
         env = self.gym(num_envs=4)
@@ -414,19 +456,24 @@ class GymVectorEnvTest(unittest.TestCase):
     # ---- several servers ----
 
     def test_two_servers_give_the_bits_of_one(self):
-        kwargs = dict(num_envs=8, max_episode_steps=30, reset_noise=0.05)
+        kwargs = dict(num_envs=8, max_episode_steps=70, reset_noise=0.05)
         one = self.gym(self.first, **kwargs)
         two = self.gym([self.first, self.second], **kwargs)
         self.assertEqual(two.servers, (self.first, self.second))
         self.assertEqual(two.env_servers, (self.first,) * 4 + (self.second,) * 4)
+        # Without a reset seed, env k draws from its creation seed 0 + k on either server.
+        unseeded = one.reset()[0]
+        np.testing.assert_array_equal(unseeded, two.reset()[0])
+        self.assertEqual(len({row.tobytes() for row in unseeded}), 8)
         np.testing.assert_array_equal(one.reset(seed=9)[0], two.reset(seed=9)[0])
-        ended = 0
-        for actions in self.actions(one, 80, 9):
+        terminated = truncated = 0
+        for actions in self.actions(one, 150, 9):
             a, b = one.step(actions), two.step(actions)
             for x, y in zip(a[:4], b[:4]):
                 np.testing.assert_array_equal(x, y)
-            ended += int((a[2] | a[3]).sum())
-        self.assertGreater(ended, 0)
+            terminated, truncated = terminated + a[2].sum(), truncated + a[3].sum()
+        self.assertGreater(terminated, 0)  # autoresets of both kinds happened on the way
+        self.assertGreater(truncated, 0)
         # Async over both servers, one batch spanning them and one on each.
         one.reset(seed=2)
         two.reset(seed=2)
@@ -473,7 +520,16 @@ class GymVectorEnvTest(unittest.TestCase):
         doomed = self.start()
         env = self.gym([self.first, doomed], num_envs=4, timeout=10)
         env.reset(seed=0)
+        env.step_async(np.zeros((4, env.nu)))  # the streams are open when the server dies
+        env.step_wait()
         stop(self.processes[-1])
+        env.step_async(np.zeros((4, env.nu)))
+        with self.assertRaises(alsim.AlsimError) as failed:
+            env.step_wait()
+        self.assertEqual(failed.exception.address, doomed)
+        self.assertIn("server " + doomed, str(failed.exception))
+        with self.assertRaisesRegex(ValueError, "no batch in flight"):
+            env.step_wait()  # the failed stream's batches are dropped
         with self.assertRaises(alsim.AlsimError) as failed:
             env.step(np.zeros((4, env.nu)))
         self.assertEqual(failed.exception.address, doomed)

@@ -13,13 +13,14 @@ earns its torso height as reward and its episode ends when the torso falls below
     import numpy as np
     import alsim
 
+    TORSO_Z = 2                                    # obs = [qpos | qvel]; qpos[0:3] is the torso
+
     def reward_fn(obs, actions, next_obs):       # [B, D], [B, nu], [B, D] -> [B]
         return next_obs[:, TORSO_Z]                # the free joint's z: the torso's height (m)
 
     def termination_fn(next_obs):                  # [B, D] -> bool [B]
         return next_obs[:, TORSO_Z] < 1.0
 
-    TORSO_Z = 2                                    # obs = [qpos | qvel]; qpos[0:3] is the torso
     env = alsim.GymVectorEnv("127.0.0.1:50051", "humanoid", num_envs=64, seed=0,
                              reward_fn=reward_fn, termination_fn=termination_fn,
                              max_episode_steps=1000, reset_noise=0.01)
@@ -144,8 +145,9 @@ class Box:
                 and np.array_equal(self.low, other.low) and np.array_equal(self.high, other.high))
 
     def __repr__(self):
-        return "Box(%s, %s, %s, %s)" % (self.low.min() if self.low.size else "-", self.high.max()
-                                        if self.high.size else "-", self.shape, self.dtype)
+        return "Box(low=%s, high=%s, shape=%s, dtype=%s)" % (
+            np.array2string(self.low, threshold=6), np.array2string(self.high, threshold=6),
+            self.shape, self.dtype)
 
 
 def _box(low, high, dtype):
@@ -154,21 +156,19 @@ def _box(low, high, dtype):
     return kind(low=low, high=high, shape=np.shape(low), dtype=dtype)
 
 
-class _AlsimAutoresetMode(enum.Enum):
-    """Gymnasium 1.x's autoreset modes (the values are Gymnasium's)."""
-    NEXT_STEP = "NextStep"
-    SAME_STEP = "SameStep"
-    DISABLED = "Disabled"
-
-
 try:
     from gymnasium.vector import AutoresetMode
 except ImportError:
-    AutoresetMode = _AlsimAutoresetMode
+    class AutoresetMode(enum.Enum):
+        """Gymnasium 1.x's autoreset modes, with Gymnasium's values (``gymnasium.vector.
+        AutoresetMode`` itself when gymnasium is importable)."""
+        NEXT_STEP = "NextStep"
+        SAME_STEP = "SameStep"
+        DISABLED = "Disabled"
 
 
 def _autoreset_mode(mode):
-    """``mode`` (an AutoresetMode, its value "NextStep" or its name "next_step") as AutoresetMode."""
+    """``mode`` (an AutoresetMode, its value "NextStep" or name "next_step") as AutoresetMode."""
     text = getattr(mode, "value", mode)
     for member in AutoresetMode:
         if text in (member.value, member.name, member.name.lower()):
@@ -226,8 +226,20 @@ def resolve_servers(address):
     return servers if len(servers) > 1 else [address]
 
 
-def _wait_all(futures):
-    """The results of ``[(address, future)]``; the first failure as an AlsimError naming it."""
+def _call_all(calls, timeout):
+    """Makes the unary calls ``[(address, method, request)]`` at once; their replies, in order.
+
+    Every call is waited for; the first failure is raised as an AlsimError naming its server.
+    One call is made directly (a future costs a thread start per call).
+    """
+    if len(calls) == 1:
+        address, method, request = calls[0]
+        try:
+            return [method(request, timeout=timeout)]
+        except grpc.RpcError as error:
+            raise _rpc_error(error, address) from error
+    futures = [(address, method.future(request, timeout=timeout))
+               for address, method, request in calls]
     results, failure = [], None
     for address, future in futures:
         try:
@@ -295,7 +307,7 @@ class GymVectorEnv:
             ``actions`` the actions applied ``[B, nu]`` (float64), ``next_obs`` the observations
             the step ended in ``[B, D]`` (before any autoreset). None: every reward is 0. It is
             called only with the environments that stepped (an env reset by NEXT_STEP autoreset is
-            not passed and gets reward 0). The arrays are the client's own; do not keep them.
+            not passed and gets reward 0).
         termination_fn: ``termination_fn(next_obs) -> bool [B]``: which episodes ended (fell,
             reached a goal), from the observations the step ended in. None: none terminate. An
             environment whose simulation diverged (non-finite state) is terminated too, with
@@ -304,8 +316,8 @@ class GymVectorEnv:
             ``qvel``, ``body_pos``, ``body_quat``, ``ctrl``, ``actuator_force``,
             ``contact_count``, ``max_penetration``, ``time``. See ``obs_slices``.
         max_episode_steps: the per-environment episode limit in ``step`` calls, enforced by the
-            server (``CreateRequest.max_episode_steps``): the call that reaches it returns
-            ``truncated`` True. None or 0: no limit.
+            server (``CreateRequest.max_episode_steps``): the call that completes that many
+            steps of an episode returns ``truncated`` True. None or 0: no limit.
         autoreset_mode: ``"next_step"`` (default), ``"same_step"`` or ``"disabled"`` (or an
             ``AutoresetMode``); see ``step``.
         seed: environment k's generator is seeded ``seed + k`` at creation (reset noise is drawn
@@ -544,9 +556,8 @@ class GymVectorEnv:
                 instances=shard.selection(ids[rows] - shard.offset), noise=self._reset_noise,
                 observations=self._kinds,
                 seeds=[] if seeds is None else [seeds[i] for i in ids[rows]])
-            calls.append((rows, (shard.address, shard.stub.Reset.future(
-                request, timeout=self._timeout))))
-        replies = _wait_all([future for _, future in calls])
+            calls.append((rows, (shard.address, shard.stub.Reset, request)))
+        replies = _call_all([call for _, call in calls], self._timeout)
         for (rows, _), reply in zip(calls, replies):
             self._fill(obs, rows, reply.observations, rows.size)
         return obs
@@ -734,18 +745,17 @@ class GymVectorEnv:
           one more Reset call to their servers, made only in steps where some episode terminated.
         - DISABLED: nothing is reset; ``reset(options={"reset_mask": terminated | truncated})``
           resets the finished environments. Stepping a finished environment is the caller's
-          responsibility: it goes on from where it ended (an episode past ``max_episode_steps``
-          is not reported truncated again), and stepping a diverged one raises the server's
-          AlsimError FAILED_PRECONDITION.
+          responsibility: it goes on from where it ended (an episode run past
+          ``max_episode_steps`` is reported truncated at every step, the server's count going
+          on), and stepping a diverged one raises the server's AlsimError FAILED_PRECONDITION.
         """
         self._check_ready("step")
         ids = np.arange(self.num_envs)
         actions = self._actions(actions, self.num_envs)
         reset_mask = self._reset_mask(ids)
         parts = self._requests(ids, actions, reset_mask)
-        replies = _wait_all([(shard.address, shard.stub.Step.future(request,
-                                                                    timeout=self._timeout))
-                             for shard, _, request in parts])
+        replies = _call_all([(shard.address, shard.stub.Step, request)
+                             for shard, _, request in parts], self._timeout)
         return self._outcome(ids, actions, reset_mask, parts, replies)
 
     def _reset_mask(self, ids):
