@@ -312,9 +312,10 @@ class GymVectorEnv:
             reached a goal), from the observations the step ended in. None: none terminate. An
             environment whose simulation diverged (non-finite state) is terminated too, with
             ``info["diverged"]`` set.
-        observations: the observation tensors concatenated into ``obs``, in this order: ``qpos``,
-            ``qvel``, ``body_pos``, ``body_quat``, ``ctrl``, ``actuator_force``,
-            ``contact_count``, ``max_penetration``, ``time``. See ``obs_slices``.
+        observations: the names of the tensors concatenated into ``obs``, in the order given
+            (default ``qpos`` then ``qvel``), each at most once, from ``qpos``, ``qvel``,
+            ``body_pos``, ``body_quat``, ``ctrl``, ``actuator_force``, ``contact_count``,
+            ``max_penetration``, ``time``. See ``obs_slices``.
         max_episode_steps: the per-environment episode limit in ``step`` calls, enforced by the
             server (``CreateRequest.max_episode_steps``): the call that completes that many
             steps of an episode returns ``truncated`` True. None or 0: no limit.
@@ -341,6 +342,8 @@ class GymVectorEnv:
     (``{name: slice}`` of ``obs``'s columns); ``observation_names``; ``nq``, ``nv``, ``nu``,
     ``nbody``, ``body_names``, ``action_names``, ``dt`` (seconds per ``step``); ``servers`` (the
     server addresses) and ``env_servers`` (the address of each environment's server).
+
+    One thread at a time may use an environment (the class holds no locks).
 
     Errors: a failing server's call raises ``AlsimError`` whose ``address`` names that server.
     A batch that failed on one server may have stepped on the others: ``reset()`` before going on.
