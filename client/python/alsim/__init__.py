@@ -17,9 +17,9 @@ depending on gymnasium.
 """
 
 _VECTOR_ENV_NAMES = ("AlsimError", "TensorSpec", "VectorEnv", "numpy_to_tensor",
-                     "tensor_to_numpy", "scene_source")
+                     "tensor_to_numpy", "scene_source", "resolve_servers")
 _CONNECTION_NAMES = ("channel", "connection_settings")
-_GYM_ENV_NAMES = ("AutoresetMode", "Box", "GymVectorEnv", "resolve_servers")
+_GYM_ENV_NAMES = ("AutoresetMode", "Box", "GymVectorEnv")
 
 __all__ = list(_VECTOR_ENV_NAMES + _CONNECTION_NAMES + _GYM_ENV_NAMES)
 

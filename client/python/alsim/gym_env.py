@@ -49,22 +49,19 @@ with the simulation.
 
 import collections
 import enum
-import ipaddress
 import numbers
 import operator
-import os
 import queue
-import socket
 
 import grpc
 import numpy as np
 
-from alsim import connection
-from alsim.v1 import alsim_pb2, alsim_pb2_grpc
-from alsim.vector_env import (_OBSERVATIONS, AlsimError, _rpc_error, _solver_config, _spec,
-                              _uint64, numpy_to_tensor, scene_source, tensor_to_numpy)
+from alsim.v1 import alsim_pb2
+from alsim.vector_env import (_OBSERVATIONS, AlsimError, _call_all, _close_shards, _open_shards,
+                              _rpc_error, _solver_config, _spec, _uint64, numpy_to_tensor,
+                              scene_source, tensor_to_numpy)
 
-__all__ = ["AutoresetMode", "Box", "GymVectorEnv", "resolve_servers"]
+__all__ = ["AutoresetMode", "Box", "GymVectorEnv"]
 
 try:
     from gymnasium.spaces import Box as _GymnasiumBox
@@ -177,78 +174,7 @@ def _autoreset_mode(mode):
                      % (", ".join(m.name.lower() for m in AutoresetMode), mode))
 
 
-# ---- servers -------------------------------------------------------------------------------------
-
-
-def _split_host_port(address):
-    if address.startswith("["):  # [v6]:port
-        host, _, port = address[1:].partition("]:")
-        return host, port
-    host, _, port = address.rpartition(":")
-    return host, port
-
-
-def resolve_servers(address):
-    """The server addresses behind ``address``, as ``GymVectorEnv`` uses them.
-
-    A list or tuple is taken as it is. A ``host:port`` whose host is a DNS name is resolved
-    (``socket.getaddrinfo``): its IPv4 addresses, or its IPv6 ones when it has none (a dual-stack
-    name lists each server once per family), each ``ip:port``, are the servers; a name with one
-    address is one server and is kept as written (TLS then checks the name). IP literals,
-    ``unix:`` paths and ``dns:///`` targets are one server. Raises AlsimError UNAVAILABLE naming
-    the address when the name does not resolve.
-    """
-    if isinstance(address, (list, tuple)):
-        servers = [os.fspath(a) for a in address]
-        if not servers:
-            raise ValueError("address: an empty list of servers")
-        return servers
-    address = os.fspath(address)
-    host, port = _split_host_port(address)
-    if ":" not in address or address.startswith(("unix:", "dns:", "ipv4:", "ipv6:")) or not host:
-        return [address]
-    try:
-        ipaddress.ip_address(host)
-        return [address]
-    except ValueError:
-        pass
-    try:
-        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError) as error:
-        raise AlsimError("UNAVAILABLE", "cannot resolve %s: %s" % (host, error),
-                         address=address) from None
-    v4 = list(dict.fromkeys(info[4][0] for info in found if info[0] == socket.AF_INET))
-    v6 = list(dict.fromkeys(info[4][0] for info in found if info[0] == socket.AF_INET6))
-    if v4:
-        servers = ["%s:%s" % (ip, port) for ip in v4]
-    else:
-        servers = ["[%s]:%s" % (ip, port) for ip in v6]
-    return servers if len(servers) > 1 else [address]
-
-
-def _call_all(calls, timeout):
-    """Makes the unary calls ``[(address, method, request)]`` at once; their replies, in order.
-
-    Every call is waited for; the first failure is raised as an AlsimError naming its server.
-    One call is made directly (a future costs a thread start per call).
-    """
-    if len(calls) == 1:
-        address, method, request = calls[0]
-        try:
-            return [method(request, timeout=timeout)]
-        except grpc.RpcError as error:
-            raise _rpc_error(error, address) from error
-    futures = [(address, method.future(request, timeout=timeout))
-               for address, method, request in calls]
-    results, failure = [], None
-    for address, future in futures:
-        try:
-            results.append(future.result())
-        except grpc.RpcError as error:
-            failure = failure or _rpc_error(error, address)
-    if failure is not None:
-        raise failure
-    return results
+# ---- async stepping ------------------------------------------------------------------------------
 
 
 class _Stream:
@@ -267,26 +193,6 @@ class _Stream:
     def close(self):
         self._requests.put(None)
         self._replies.cancel()
-
-
-class _Shard:
-    """One server's part of the environments: the contiguous block [offset, offset + count)."""
-
-    def __init__(self, address, channel, offset, count):
-        self.address = address
-        self.channel = channel
-        self.stub = alsim_pb2_grpc.SimulatorStub(channel)
-        self.offset = offset
-        self.count = count
-        self.group_id = 0
-        self.instance_ids = ()
-        self.stream = None
-
-    def selection(self, local):
-        """The InstanceSelection of local indices ``local`` (the group when it is all, in order)."""
-        if local.size == self.count and np.array_equal(local, np.arange(self.count)):
-            return alsim_pb2.InstanceSelection(group_id=self.group_id)
-        return alsim_pb2.InstanceSelection(instance_ids=[self.instance_ids[i] for i in local])
 
 
 # ---- the environment -----------------------------------------------------------------------------
@@ -392,16 +298,6 @@ class GymVectorEnv:
         _uint64(seed + num_envs - 1, "seed + num_envs - 1")
         mode = _autoreset_mode(autoreset_mode)
 
-        servers = resolve_servers(address)
-        if len(servers) > num_envs:
-            raise ValueError("num_envs (%d) is fewer than the servers (%d: %s)"
-                             % (num_envs, len(servers), ", ".join(servers)))
-        settings = dict(tls=tls, tls_ca=tls_ca, tls_cert=tls_cert, tls_key=tls_key,
-                        tls_server_name=tls_server_name, token=token, token_file=token_file)
-        if (len(servers) > 1 and isinstance(address, (str, os.PathLike)) and tls_server_name is None
-                and connection.connection_settings(**settings)["tls"]):
-            settings["tls_server_name"] = _split_host_port(os.fspath(address))[0]
-
         self.num_envs = num_envs
         self.observation_names = observations
         self.metadata = {"autoreset_mode": mode}
@@ -414,40 +310,17 @@ class GymVectorEnv:
         source = scene_source(scene)  # reads the files before any connection is made
         config = _solver_config(solver)
 
-        base, extra = divmod(num_envs, len(servers))
-        offset = 0
-        try:
-            for index, server in enumerate(servers):
-                count = base + (index < extra)
-                self._shards.append(_Shard(server, connection.channel(
-                    server, max_message_bytes=max_message_bytes, **settings), offset, count))
-                offset += count
-            futures = []
-            for shard in self._shards:
-                request = alsim_pb2.CreateRequest(scene=source, count=shard.count,
-                                                  seed=seed + shard.offset,
-                                                  max_episode_steps=max_episode_steps)
-                if config is not None:
-                    request.solver.CopyFrom(config)
-                futures.append((shard.address, shard.stub.Create.future(request,
-                                                                        timeout=timeout)))
-            responses = []
-            for address_, future in futures:  # wait for all, so that close() destroys every group
-                try:
-                    responses.append(future.result())
-                except grpc.RpcError as error:
-                    responses.append(_rpc_error(error, address_))
-            for shard, response in zip(self._shards, responses):
-                if not isinstance(response, AlsimError):
-                    shard.group_id = response.group_id
-                    shard.instance_ids = tuple(response.instance_ids)
-            failures = [r for r in responses if isinstance(r, AlsimError)]
-            if failures:
-                raise failures[0]
-        except BaseException:
-            self._closed = False
-            self.close()
-            raise
+        def create_request(offset, count):
+            request = alsim_pb2.CreateRequest(scene=source, count=count, seed=seed + offset,
+                                              max_episode_steps=max_episode_steps)
+            if config is not None:
+                request.solver.CopyFrom(config)
+            return request
+
+        self._shards, responses = _open_shards(
+            address, num_envs, create_request, timeout, max_message_bytes,
+            dict(tls=tls, tls_ca=tls_ca, tls_cert=tls_cert, tls_key=tls_key,
+                 tls_server_name=tls_server_name, token=token, token_file=token_file))
         self._closed = False
 
         specs = responses[0].specs
@@ -457,7 +330,7 @@ class GymVectorEnv:
         self.body_names = list(specs.body_names)
         self.action_names = list(specs.action.element_names)
         self.dt = specs.timestep * substeps
-        self.servers = tuple(servers)
+        self.servers = tuple(s.address for s in self._shards)
         self.env_servers = tuple(s.address for s in self._shards for _ in range(s.count))
         self._shard_of = np.repeat(np.arange(len(self._shards)),
                                    [s.count for s in self._shards])
@@ -507,17 +380,7 @@ class GymVectorEnv:
             return
         self._closed = True
         self._close_streams()
-        futures = [shard.stub.Destroy.future(alsim_pb2.DestroyRequest(
-            instances=alsim_pb2.InstanceSelection(group_id=shard.group_id)),
-            timeout=self._timeout if self._timeout is not None else 10)
-            for shard in self._shards if shard.group_id]
-        for future in futures:
-            try:
-                future.result()
-            except grpc.RpcError:
-                pass
-        for shard in self._shards:
-            shard.channel.close()
+        _close_shards(self._shards, self._timeout)
 
     def __enter__(self):
         return self
