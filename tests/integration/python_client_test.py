@@ -159,8 +159,8 @@ class PythonClientTest(unittest.TestCase):
         cls.process.stdout.close()
         cls.process.stderr.close()
 
-    def env(self, scene="quadruped_drop_8", num_envs=4, **kwargs):
-        env = alsim.VectorEnv(self.address, scene, num_envs, **kwargs)
+    def env(self, scene="quadruped_drop_8", num_envs=4, address=None, **kwargs):
+        env = alsim.VectorEnv(address or self.address, scene, num_envs, **kwargs)
         self.addCleanup(env.close)
         return env
 
@@ -400,6 +400,64 @@ class PythonClientTest(unittest.TestCase):
         with self.assertRaises(alsim.AlsimError) as refused:
             alsim.VectorEnv(self.address, "box_stack", 1, solver={"canal_zeta": 1.5})
         self.assertIn("canal_zeta must be a number in (0, 1)", str(refused.exception))
+
+    def test_two_servers_give_the_bits_of_one(self):
+        # 8 environments on one server against 4 + 4 on two: env k is seeded seed + k on
+        # either, so the batches agree bit for bit, autoresets and state round trips included.
+        process, second = start_server()
+        self.addCleanup(lambda: (process.kill(), process.wait(), process.stdout.close(),
+                                 process.stderr.close()))
+        one = self.env("quadruped_drop_8", 8, seed=3, observations=("qpos", "qvel", "time"))
+        two = self.env("quadruped_drop_8", 8, [self.address, second], seed=3,
+                       observations=("qpos", "qvel", "time"))
+        self.assertEqual(two.servers, (self.address, second))
+        self.assertEqual(two.env_servers, (self.address,) * 4 + (second,) * 4)
+        self.assertEqual((one.group_id, two.group_id, len(two.group_ids)),
+                         (one.group_ids[0], None, 2))
+        self.assertEqual(len(set(two.instance_ids)), 8)
+        a, b = one.reset(noise=0.02), two.reset(noise=0.02)  # the creation seeds 3 + k
+        for name in a:
+            np.testing.assert_array_equal(a[name], b[name])
+        rng = np.random.default_rng(1)
+        forces = np.zeros((8, one.nbody, 6))
+        forces[:, one.body_names.index("r0_trunk"), 2] = 20.0
+        for t in range(30):
+            actions = random_actions(one, rng)
+            (a, info_a), (b, info_b) = (e.step(actions, forces if t % 3 == 0 else None)
+                                        for e in (one, two))
+            for name in a:
+                np.testing.assert_array_equal(a[name], b[name])
+            for key in ("status", "contacts", "iterations", "contact_residual"):
+                np.testing.assert_array_equal(info_a[key], info_b[key], key)
+        self.assertTrue((info_b["contacts"] > 0).all())
+        self.assertEqual(one.state(6), two.state(6))  # env 6 lives on the second server
+        saved = two.state(5)
+        two.step(random_actions(two, rng))
+        two.set_state(5, saved)
+        self.assertEqual(two.state(5), saved)
+
+        # Autoreset across servers: env 5 (second server) diverges, the next step resets it.
+        path = os.path.join(self.tmp.name, "overflow_two.xml")
+        with open(path, "w") as f:
+            f.write(DIVERGING_SCENE)
+        split = self.env(path, 6, [self.address, second], observations=("qpos", "time"))
+        single = self.env(path, num_envs=6, observations=("qpos", "time"))
+        blowup = np.zeros((6, 1))
+        blowup[5] = 1e300
+        for _ in range(2):  # the first step diverges env 5, the second resets it
+            (a, info_a), (b, info_b) = single.step(blowup), split.step(blowup)
+            np.testing.assert_array_equal(info_a["reset"], info_b["reset"])
+            np.testing.assert_array_equal(info_a["diverged"], info_b["diverged"])
+            np.testing.assert_array_equal(a["time"], b["time"])
+        np.testing.assert_array_equal(info_b["reset"], [False] * 5 + [True])
+
+        # A server that fails is named.
+        process.kill()
+        process.wait()
+        with self.assertRaises(alsim.AlsimError) as failed:
+            two.step(None)
+        self.assertEqual(failed.exception.address, second)
+        self.assertIn("server " + second, str(failed.exception))
 
     def test_close_destroys_the_group_and_is_idempotent(self):
         with alsim.VectorEnv(self.address, "box_stack", 3) as env:

@@ -9,13 +9,19 @@ scene with numpy observations and actions; gRPC failures surface as ``alsim.Alsi
 ``alsim.channel`` (``alsim/connection.py``) opens a channel for the raw stubs with TLS, mutual TLS
 and a bearer token (from its arguments or ``ALSIM_TLS_CA``, ``ALSIM_TOKEN``, ...). These names are
 imported on first use, so ``import alsim.v1`` alone does not need numpy.
+
+``alsim.GymVectorEnv`` (``alsim/gym_env.py``) is Gymnasium's vector API (``reset(seed, options)``,
+``step(actions) -> (obs, reward, terminated, truncated, info)``, spaces, autoreset modes) over one
+or several servers, with EnvPool-style async stepping (``step_async``/``step_wait``), without
+depending on gymnasium.
 """
 
 _VECTOR_ENV_NAMES = ("AlsimError", "TensorSpec", "VectorEnv", "numpy_to_tensor",
-                     "tensor_to_numpy", "scene_source")
+                     "tensor_to_numpy", "scene_source", "resolve_servers")
 _CONNECTION_NAMES = ("channel", "connection_settings")
+_GYM_ENV_NAMES = ("AutoresetMode", "Box", "GymVectorEnv")
 
-__all__ = list(_VECTOR_ENV_NAMES + _CONNECTION_NAMES)
+__all__ = list(_VECTOR_ENV_NAMES + _CONNECTION_NAMES + _GYM_ENV_NAMES)
 
 
 def __getattr__(name):
@@ -25,8 +31,11 @@ def __getattr__(name):
     if name in _CONNECTION_NAMES:
         from alsim import connection
         return getattr(connection, name)
+    if name in _GYM_ENV_NAMES:
+        from alsim import gym_env
+        return getattr(gym_env, name)
     raise AttributeError("module 'alsim' has no attribute %r" % name)
 
 
 def __dir__():
-    return sorted(list(globals()) + list(_VECTOR_ENV_NAMES + _CONNECTION_NAMES))
+    return sorted(list(globals()) + list(_VECTOR_ENV_NAMES + _CONNECTION_NAMES + _GYM_ENV_NAMES))

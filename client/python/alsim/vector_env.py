@@ -2,8 +2,10 @@
 
 ``VectorEnv`` creates ``num_envs`` instances of one scene on an alsim server with a single Create
 call (one *group*) and steps, resets and snapshots them through the ``alsim.v1.Simulator`` service
-(proto/alsim/v1/alsim.proto). Observations come back as numpy arrays with a leading dimension
-``num_envs``, in the order of ``instance_ids``.
+(proto/alsim/v1/alsim.proto). Given several servers (a list of addresses, or a DNS name with
+several), it spreads the instances over them, one group each, and calls them all at once.
+Observations come back as numpy arrays with a leading dimension ``num_envs``, in the order of
+``instance_ids``.
 
     import numpy as np
     import alsim
@@ -16,8 +18,8 @@ call (one *group*) and steps, resets and snapshots them through the ``alsim.v1.S
 
 Arrays decoded from the server's tensors are ``np.frombuffer`` views of the response bytes: they
 are **read-only** (no copy is made). Copy them (``arr.copy()``) before modifying them in place.
-The arrays of a step that autoreset some environment are assembled by the client and are
-writable, but code should not rely on either.
+The arrays of a step that autoreset some environment, or that came from several servers, are
+assembled by the client and are writable, but code should not rely on either.
 
 gRPC failures are raised as ``AlsimError`` (a ``RuntimeError``) with the status code's name
 (``"INVALID_ARGUMENT"``, ``"NOT_FOUND"``, ``"FAILED_PRECONDITION"``, ...) and the server's message.
@@ -29,11 +31,13 @@ Servers with TLS (mutual TLS) or bearer tokens take the ``tls``, ``tls_ca``, ``t
 """
 
 import collections
+import ipaddress
 import math
 import numbers
 import operator
 import os
 import posixpath
+import socket
 import xml.etree.ElementTree as ElementTree
 
 import grpc
@@ -43,7 +47,7 @@ from alsim import connection
 from alsim.v1 import alsim_pb2, alsim_pb2_grpc
 
 __all__ = ["AlsimError", "TensorSpec", "VectorEnv", "numpy_to_tensor", "tensor_to_numpy",
-           "scene_source"]
+           "scene_source", "resolve_servers"]
 
 
 # ---- errors --------------------------------------------------------------------------------------
@@ -56,27 +60,29 @@ class AlsimError(RuntimeError):
         code: the gRPC status code's name, e.g. ``"INVALID_ARGUMENT"`` or ``"NOT_FOUND"``.
         message: the server's message (it names the offending field, instance or scene line).
         status_code: the ``grpc.StatusCode`` itself (None when the error did not come from gRPC).
+        address: the server that failed, when a client of several servers (``GymVectorEnv``)
+            names it (it then leads the text: ``"UNAVAILABLE: server 10.0.0.7:50051: ..."``);
+            None otherwise.
     """
 
-    def __init__(self, code, message, status_code=None):
+    def __init__(self, code, message, status_code=None, address=None):
         if isinstance(code, grpc.StatusCode):
             status_code, code = code, code.name
-        super().__init__("%s: %s" % (code, message))
+        if address is None:
+            super().__init__("%s: %s" % (code, message))
+        else:
+            super().__init__("%s: server %s: %s" % (code, address, message))
         self.code = code
         self.message = message
         self.status_code = status_code
+        self.address = address
 
 
-def _call(method, request, timeout):
-    """Calls a unary RPC, turning a grpc.RpcError into an AlsimError."""
-    try:
-        return method(request, timeout=timeout)
-    except grpc.RpcError as error:
-        code = error.code() if callable(getattr(error, "code", None)) else None
-        details = error.details() if callable(getattr(error, "details", None)) else str(error)
-        if code is None:
-            raise AlsimError("UNKNOWN", details) from error
-        raise AlsimError(code, details) from error
+def _rpc_error(error, address=None):
+    """The AlsimError for a grpc.RpcError (``address``: the server to name in its text)."""
+    code = error.code() if callable(getattr(error, "code", None)) else None
+    details = error.details() if callable(getattr(error, "details", None)) else str(error)
+    return AlsimError("UNKNOWN" if code is None else code, details, address=address)
 
 
 # ---- tensors -------------------------------------------------------------------------------------
@@ -291,19 +297,182 @@ def _uint64(value, what):
     return value
 
 
+# ---- servers -------------------------------------------------------------------------------------
+
+
+def _split_host_port(address):
+    if address.startswith("["):  # [v6]:port
+        host, _, port = address[1:].partition("]:")
+        return host, port
+    host, _, port = address.rpartition(":")
+    return host, port
+
+
+def resolve_servers(address):
+    """The server addresses behind ``address``, as ``VectorEnv`` and ``GymVectorEnv`` use them.
+
+    A list or tuple is taken as it is (``[name]`` keeps a load balancer's name with several
+    addresses one server). A ``host:port`` whose host is a DNS name is resolved
+    (``socket.getaddrinfo``): its IPv4 addresses, or its IPv6 ones when it has none (a dual-stack
+    name lists each server once per family), each ``ip:port``, are the servers; a name with one
+    address is one server and is kept as written (TLS then checks the name). IP literals,
+    ``unix:`` paths and ``dns:///`` targets are one server. Raises AlsimError UNAVAILABLE naming
+    the address when the name does not resolve.
+    """
+    if isinstance(address, (list, tuple)):
+        servers = [os.fspath(a) for a in address]
+        if not servers:
+            raise ValueError("address: an empty list of servers")
+        return servers
+    address = os.fspath(address)
+    host, port = _split_host_port(address)
+    if ":" not in address or address.startswith(("unix:", "dns:", "ipv4:", "ipv6:")) or not host:
+        return [address]
+    try:
+        ipaddress.ip_address(host)
+        return [address]
+    except ValueError:
+        pass
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as error:
+        raise AlsimError("UNAVAILABLE", "cannot resolve %s: %s" % (host, error),
+                         address=address) from None
+    v4 = list(dict.fromkeys(info[4][0] for info in found if info[0] == socket.AF_INET))
+    v6 = list(dict.fromkeys(info[4][0] for info in found if info[0] == socket.AF_INET6))
+    if v4:
+        servers = ["%s:%s" % (ip, port) for ip in v4]
+    else:
+        servers = ["[%s]:%s" % (ip, port) for ip in v6]
+    return servers if len(servers) > 1 else [address]
+
+
+def _call_all(calls, timeout):
+    """Makes the unary calls ``[(address, method, request)]`` at once; their replies, in order.
+
+    Every call is waited for; the first failure is raised as an AlsimError naming its server.
+    One call is made directly (a future costs a thread start per call).
+    """
+    if len(calls) == 1:
+        address, method, request = calls[0]
+        try:
+            return [method(request, timeout=timeout)]
+        except grpc.RpcError as error:
+            raise _rpc_error(error, address) from error
+    futures = [(address, method.future(request, timeout=timeout))
+               for address, method, request in calls]
+    results, failure = [], None
+    for address, future in futures:
+        try:
+            results.append(future.result())
+        except grpc.RpcError as error:
+            failure = failure or _rpc_error(error, address)
+    if failure is not None:
+        raise failure
+    return results
+
+
+class _Shard:
+    """One server's part of the environments: the contiguous block [offset, offset + count)."""
+
+    def __init__(self, address, channel, offset, count):
+        self.address = address
+        self.channel = channel
+        self.stub = alsim_pb2_grpc.SimulatorStub(channel)
+        self.offset = offset
+        self.count = count
+        self.group_id = 0
+        self.instance_ids = ()
+        self.stream = None
+
+    def selection(self, local):
+        """The InstanceSelection of local indices ``local`` (the group when it is all, in order)."""
+        if local.size == self.count and np.array_equal(local, np.arange(self.count)):
+            return alsim_pb2.InstanceSelection(group_id=self.group_id)
+        return alsim_pb2.InstanceSelection(instance_ids=[self.instance_ids[i] for i in local])
+
+
+def _open_shards(address, num_envs, create_request, timeout, max_message_bytes, settings):
+    """Creates ``num_envs`` instances over the servers of ``address`` (see ``resolve_servers``).
+
+    ``create_request(offset, count)`` is the CreateRequest of the block of environments
+    ``[offset, offset + count)``; the blocks are contiguous, the first ``num_envs % S`` servers
+    get one more. ``settings`` are ``alsim.channel``'s keyword arguments (one channel per
+    server). The Creates run at once; if any fails, the groups that were created are destroyed,
+    the channels closed and the first failure raised naming its server. Returns ``(shards,
+    replies)``.
+    """
+    servers = resolve_servers(address)
+    if len(servers) > num_envs:
+        raise ValueError("num_envs (%d) is fewer than the servers (%d: %s)"
+                         % (num_envs, len(servers), ", ".join(servers)))
+    settings = dict(settings)
+    if (len(servers) > 1 and not isinstance(address, (list, tuple))
+            and settings.get("tls_server_name") is None
+            and connection.connection_settings(**settings)["tls"]):
+        # The servers are reached by IP: their certificates are checked against the name.
+        settings["tls_server_name"] = _split_host_port(os.fspath(address))[0]
+    base, extra = divmod(num_envs, len(servers))
+    shards = []
+    try:
+        for index, server in enumerate(servers):
+            offset = shards[-1].offset + shards[-1].count if shards else 0
+            shards.append(_Shard(server, connection.channel(
+                server, max_message_bytes=max_message_bytes, **settings), offset,
+                base + (index < extra)))
+        futures = [(shard.address, shard.stub.Create.future(
+            create_request(shard.offset, shard.count), timeout=timeout)) for shard in shards]
+        replies, failure = [], None
+        for (server, future), shard in zip(futures, shards):  # wait for all: every group known
+            try:
+                reply = future.result()
+            except grpc.RpcError as error:
+                failure = failure or _rpc_error(error, server)
+                continue
+            shard.group_id = reply.group_id
+            shard.instance_ids = tuple(reply.instance_ids)
+            replies.append(reply)
+        if failure is not None:
+            raise failure
+    except BaseException:
+        _close_shards(shards, timeout)
+        raise
+    return shards, replies
+
+
+def _close_shards(shards, timeout):
+    """Destroys the shards' groups (all at once; unreachable servers are no error), closes the
+    channels."""
+    futures = [shard.stub.Destroy.future(alsim_pb2.DestroyRequest(
+        instances=alsim_pb2.InstanceSelection(group_id=shard.group_id)),
+        timeout=timeout if timeout is not None else 10) for shard in shards if shard.group_id]
+    for future in futures:
+        try:
+            future.result()
+        except grpc.RpcError:
+            pass
+    for shard in shards:
+        shard.channel.close()
+
+
 # ---- the vector environment ----------------------------------------------------------------------
 
 
 class VectorEnv:
-    """``num_envs`` simulations of one scene on an alsim server, stepped as a batch.
+    """``num_envs`` simulations of one scene on one or several alsim servers, stepped as a batch.
 
     Args:
-        address: the server's ``host:port`` (or ``unix:PATH``).
+        address: the server's ``host:port`` (or ``unix:PATH``); a list of servers; or one DNS
+            name that resolves to several (a Kubernetes headless Service; see
+            ``resolve_servers``). Several servers share ``num_envs`` in contiguous blocks
+            (``env_servers``), one channel and one group each; every call goes to all of them at
+            once and the batch comes back in env order, with the bits one server would give.
         scene: a local MJCF/URDF file (its text and referenced assets are sent; see
             ``scene_source``) or the name of a scene built into the server, e.g.
             ``"quadruped_drop_8"``.
-        num_envs: instances to create (one Create call; they form one group).
-        seed: environment k's generator is seeded with ``seed + k`` (reset noise is drawn from it).
+        num_envs: instances to create (one Create call per server; one group per server).
+        seed: environment k's generator is seeded with ``seed + k`` (reset noise is drawn from
+            it), whatever server holds it.
         solver: None (the server's default), a solver name (``"subadmm"``, ``"pgs"``,
             ``"admm-nosub"``, ``"admm-nobody"``, ``"canal"``, and Table II's ablations
             ``"canal-trdogleg"``, ``"canal-dampedsn"``, ``"auto"``), a dict of options or an
@@ -328,14 +497,18 @@ class VectorEnv:
 
     Attributes: ``num_envs``, ``nq``, ``nv``, ``nu``, ``nbody`` (bodies, the world body 0
     included), ``timestep`` (one simulation step, s), ``dt`` (``timestep * substeps``),
-    ``instance_ids`` (tuple, batch order), ``group_id``, ``warnings`` (the importer's, one line
-    each), ``action_spec`` (``{"action": TensorSpec}``, float64 ``[nu]`` bounded by the
-    actuators' ctrlrange, +-inf where unlimited), ``action_names`` (actuator names),
-    ``body_names`` (MuJoCo's body order: the rows of ``step``'s ``external_forces``),
-    ``observation_spec`` (``{name: TensorSpec}`` of the
-    returned observations, per environment), ``specs`` (the raw ``alsim.v1.Specs``).
+    ``instance_ids`` (tuple, batch order), ``group_id`` (None with several servers),
+    ``group_ids`` (one per server), ``servers`` (their addresses), ``env_servers`` (each
+    environment's server), ``warnings`` (the importer's, one line each, of every server),
+    ``action_spec`` (``{"action": TensorSpec}``, float64 ``[nu]`` bounded by the actuators'
+    ctrlrange, +-inf where unlimited), ``action_names`` (actuator names), ``body_names``
+    (MuJoCo's body order: the rows of ``step``'s ``external_forces``), ``observation_spec``
+    (``{name: TensorSpec}`` of the returned observations, per environment), ``specs`` (the raw
+    ``alsim.v1.Specs``).
 
-    Use it as a context manager, or call ``close()``, to destroy the instances on the server.
+    Errors name the server that failed (``AlsimError.address``); a step that failed on one server
+    may have stepped the others' environments. Use it as a context manager, or call ``close()``,
+    to destroy the instances on the servers.
     """
 
     STATUS_OK = alsim_pb2.INSTANCE_STATUS_OK
@@ -346,7 +519,7 @@ class VectorEnv:
                  timeout=None, tls=None, tls_ca=None, tls_cert=None, tls_key=None,
                  tls_server_name=None, token=None, token_file=None):
         self._closed = True
-        self._channel = None
+        self._shards = []
         num_envs = operator.index(num_envs)
         if num_envs < 1:
             raise ValueError("num_envs must be >= 1, got %d" % num_envs)
@@ -367,32 +540,37 @@ class VectorEnv:
         self._observation_names = tuple(names)
         self._observation_kinds = sorted({_OBSERVATIONS[name] for name in names})
         self._seed = _uint64(seed, "seed")
+        _uint64(self._seed + num_envs - 1, "seed + num_envs - 1")
         self._substeps = substeps
         self._autoreset = autoreset == "next_step"
         self._timeout = timeout
         source = scene_source(scene)  # reads the files before any connection is made
-        request = alsim_pb2.CreateRequest(scene=source, count=num_envs, seed=self._seed)
         config = _solver_config(solver)
-        if config is not None:
-            request.solver.CopyFrom(config)
 
-        self._channel = connection.channel(
-            address, tls=tls, tls_ca=tls_ca, tls_cert=tls_cert, tls_key=tls_key,
-            tls_server_name=tls_server_name, token=token, token_file=token_file,
-            max_message_bytes=max_message_bytes)
-        self._stub = alsim_pb2_grpc.SimulatorStub(self._channel)
-        try:
-            response = _call(self._stub.Create, request, timeout)
-        except BaseException:
-            self._channel.close()
-            raise
+        def create_request(offset, count):
+            request = alsim_pb2.CreateRequest(scene=source, count=count, seed=self._seed + offset)
+            if config is not None:
+                request.solver.CopyFrom(config)
+            return request
+
+        self._shards, responses = _open_shards(
+            address, num_envs, create_request, timeout, max_message_bytes,
+            dict(tls=tls, tls_ca=tls_ca, tls_cert=tls_cert, tls_key=tls_key,
+                 tls_server_name=tls_server_name, token=token, token_file=token_file))
         self._closed = False
         self.address = address
         self.scene = scene if isinstance(scene, str) else os.fspath(scene)
         self.num_envs = num_envs
-        self.instance_ids = tuple(response.instance_ids)
-        self.group_id = response.group_id
-        self.warnings = list(response.warnings)
+        self.servers = tuple(shard.address for shard in self._shards)
+        self.env_servers = tuple(shard.address for shard in self._shards
+                                 for _ in range(shard.count))
+        self.instance_ids = tuple(i for shard in self._shards for i in shard.instance_ids)
+        self.group_ids = tuple(shard.group_id for shard in self._shards)
+        self.group_id = self.group_ids[0] if len(self._shards) == 1 else None
+        self._shard_of = np.repeat(np.arange(len(self._shards)),
+                                   [shard.count for shard in self._shards])
+        self.warnings = [w for r in responses for w in r.warnings]
+        response = responses[0]
         self.specs = response.specs
         self.nq, self.nv, self.nu = response.specs.nq, response.specs.nv, response.specs.nu
         self.nbody = response.specs.nbody
@@ -413,21 +591,14 @@ class VectorEnv:
         return self._closed
 
     def close(self):
-        """Destroys the group on the server and closes the channel. Idempotent.
+        """Destroys the group on each server and closes the channels. Idempotent.
 
         A server that cannot be reached (or has already lost the instances) is not an error here.
         """
         if self._closed:
             return
         self._closed = True
-        try:
-            self._stub.Destroy(alsim_pb2.DestroyRequest(
-                instances=alsim_pb2.InstanceSelection(group_id=self.group_id)),
-                timeout=self._timeout if self._timeout is not None else 10)
-        except grpc.RpcError:
-            pass
-        finally:
-            self._channel.close()
+        _close_shards(self._shards, self._timeout)
 
     def __enter__(self):
         return self
@@ -437,9 +608,9 @@ class VectorEnv:
         return False
 
     def __repr__(self):
-        return "VectorEnv(%r, %r, num_envs=%d, group_id=%d%s)" % (
+        return "VectorEnv(%r, %r, num_envs=%d, group_ids=%s%s)" % (
             self.address if hasattr(self, "address") else None, getattr(self, "scene", None),
-            getattr(self, "num_envs", 0), getattr(self, "group_id", 0),
+            getattr(self, "num_envs", 0), getattr(self, "group_ids", ()),
             ", closed" if self._closed else "")
 
     def _check_open(self):
@@ -449,6 +620,48 @@ class VectorEnv:
     def _observations(self, tensors):
         return {name: tensor_to_numpy(tensors[name])
                 for name in self._observation_names if name in tensors}
+
+    @property
+    def _stub(self):
+        """The stub of the first (with one server, the only) server."""
+        return self._shards[0].stub
+
+    @_stub.setter
+    def _stub(self, stub):
+        self._shards[0].stub = stub
+
+    def _call(self, method, envs, make_request):
+        """Calls ``method`` (a Simulator method name) for environments ``envs`` (ascending) on
+        every server that holds some of them, all at once.
+
+        ``make_request(shard, rows, selection)`` builds one server's request: ``rows`` are the
+        positions in ``envs`` of that server's environments. Returns ``[(rows, reply)]``.
+        """
+        parts = []
+        for index, shard in enumerate(self._shards):
+            if len(self._shards) == 1:
+                rows = np.arange(envs.size)
+            else:
+                rows = np.flatnonzero(self._shard_of[envs] == index)
+            if rows.size:
+                parts.append((shard, rows, make_request(
+                    shard, rows, shard.selection(envs[rows] - shard.offset))))
+        replies = _call_all([(shard.address, getattr(shard.stub, method), request)
+                             for shard, _, request in parts], self._timeout)
+        return [(rows, reply) for (_, rows, _), reply in zip(parts, replies)]
+
+    def _gather(self, replies, count):
+        """The observations of ``[(rows, reply)]`` as one batch of ``count`` rows: the reply's own
+        read-only arrays when one reply holds the whole batch, else assembled arrays."""
+        if len(replies) == 1 and replies[0][0].size == count:
+            return self._observations(replies[0][1].observations)
+        merged = {}
+        for rows, reply in replies:
+            for name, values in self._observations(reply.observations).items():
+                if name not in merged:
+                    merged[name] = np.empty((count,) + values.shape[1:], dtype=values.dtype)
+                merged[name][rows] = values
+        return merged
 
     # ---- reset and step ----
 
@@ -478,11 +691,12 @@ class VectorEnv:
         noise = float(noise)
         if not (math.isfinite(noise) and noise >= 0):
             raise ValueError("noise must be finite and >= 0, got %r" % noise)
-        response = _call(self._stub.Reset, alsim_pb2.ResetRequest(
-            instances=alsim_pb2.InstanceSelection(group_id=self.group_id), seeds=seeds,
-            noise=noise, observations=self._observation_kinds), self._timeout)
+        envs = np.arange(self.num_envs)
+        replies = self._call("Reset", envs, lambda shard, rows, selection: alsim_pb2.ResetRequest(
+            instances=selection, seeds=[seeds[k] for k in rows] if seeds else [], noise=noise,
+            observations=self._observation_kinds))
         self._needs_reset[:] = False
-        return self._observations(response.observations)
+        return self._gather(replies, self.num_envs)
 
     @staticmethod
     def _float_array(values, what, shape, dims):
@@ -530,9 +744,10 @@ class VectorEnv:
         substep's solver diagnostics ``contacts``, ``islands``, ``iterations`` (the most any island
         took), ``mean_iterations``, ``primal_residual``, ``dual_residual``, ``contact_residual``,
         ``solve_seconds``, ``split`` (bool: the substep solved twice to remove a deep penetration or
-        limit violation without throwing bodies); ``solver_figures``, a dict of the solver's own figures by name (CANAL's
-        ``newton_steps``, ...), each an array of length num_envs; and the scalar ``step_seconds``
-        (the server's wall time of the batch).
+        limit violation without throwing bodies); ``solver_figures``, a dict of the solver's own
+        figures by name (CANAL's ``newton_steps``, ...), each an array of length num_envs; and the
+        scalar ``step_seconds`` (the server's wall time of the batch; the longest one's with
+        several servers).
 
         Autoreset (``autoreset="next_step"``, the default; Gymnasium's NEXT_STEP mode): a step
         whose ``status`` reports an environment DIVERGED returns that environment's diverged
@@ -571,46 +786,44 @@ class VectorEnv:
         stepped = np.flatnonzero(~pending)
         reset_observations = None
         if pending.any():
-            reset_ids = [self.instance_ids[k] for k in np.flatnonzero(pending)]
-            reset_observations = self._observations(_call(self._stub.Reset, alsim_pb2.ResetRequest(
-                instances=alsim_pb2.InstanceSelection(instance_ids=reset_ids),
-                observations=self._observation_kinds), self._timeout).observations)
+            reset_rows = np.flatnonzero(pending)
+            reset_observations = self._gather(self._call(
+                "Reset", reset_rows, lambda shard, rows, selection: alsim_pb2.ResetRequest(
+                    instances=selection, observations=self._observation_kinds)), reset_rows.size)
             self._needs_reset[pending] = False
             if stepped.size == 0:
                 return reset_observations, info
 
-        request = alsim_pb2.StepRequest(substeps=self._substeps,
-                                        observations=self._observation_kinds)
-        if pending.any():
-            request.instances.instance_ids.extend(self.instance_ids[k] for k in stepped)
-        else:
-            request.instances.group_id = self.group_id
-        if actions is not None:
-            request.actions.CopyFrom(numpy_to_tensor(actions[stepped] if pending.any()
-                                                     else actions))
-        if external_forces is not None:
-            request.external_forces.CopyFrom(numpy_to_tensor(
-                external_forces[stepped] if pending.any() else external_forces))
-        response = _call(self._stub.Step, request, self._timeout)
-        status = np.array(response.status, dtype=np.int32)
-        info["status"][stepped] = status
-        info["diverged"][stepped] = status == self.STATUS_DIVERGED
-        for index, d in zip(stepped, response.diagnostics):
-            info["contacts"][index] = d.contacts
-            info["islands"][index] = d.islands
-            info["iterations"][index] = d.max_iterations
-            info["mean_iterations"][index] = d.mean_iterations
-            info["primal_residual"][index] = d.primal_residual
-            info["dual_residual"][index] = d.dual_residual
-            info["contact_residual"][index] = d.contact_residual
-            info["solve_seconds"][index] = d.solve_seconds
-            info["split"][index] = d.split
-            for name, value in d.figures.items():
-                info["solver_figures"].setdefault(name, np.zeros(n))[index] = value
-        info["step_seconds"] = response.step_seconds
+        def step_request(shard, rows, selection):
+            request = alsim_pb2.StepRequest(instances=selection, substeps=self._substeps,
+                                            observations=self._observation_kinds)
+            if actions is not None:
+                request.actions.CopyFrom(numpy_to_tensor(actions[stepped[rows]]))
+            if external_forces is not None:
+                request.external_forces.CopyFrom(numpy_to_tensor(external_forces[stepped[rows]]))
+            return request
+
+        replies = self._call("Step", stepped, step_request)
+        for rows, response in replies:
+            status = np.array(response.status, dtype=np.int32)
+            info["status"][stepped[rows]] = status
+            info["diverged"][stepped[rows]] = status == self.STATUS_DIVERGED
+            for index, d in zip(stepped[rows], response.diagnostics):
+                info["contacts"][index] = d.contacts
+                info["islands"][index] = d.islands
+                info["iterations"][index] = d.max_iterations
+                info["mean_iterations"][index] = d.mean_iterations
+                info["primal_residual"][index] = d.primal_residual
+                info["dual_residual"][index] = d.dual_residual
+                info["contact_residual"][index] = d.contact_residual
+                info["solve_seconds"][index] = d.solve_seconds
+                info["split"][index] = d.split
+                for name, value in d.figures.items():
+                    info["solver_figures"].setdefault(name, np.zeros(n))[index] = value
+            info["step_seconds"] = max(info["step_seconds"], response.step_seconds)
         if self._autoreset:
             self._needs_reset[stepped] = info["diverged"][stepped]
-        step_observations = self._observations(response.observations)
+        step_observations = self._gather(replies, stepped.size)
         if reset_observations is None:
             return step_observations, info
 
@@ -627,8 +840,10 @@ class VectorEnv:
     # ---- state ----
 
     def _instance(self, index):
+        """Environment ``index``'s (shard, instance id)."""
         try:
-            return self.instance_ids[operator.index(index)]
+            index = operator.index(index)
+            return self._shards[self._shard_of[index]], self.instance_ids[index]
         except IndexError:
             raise IndexError("environment index %r out of range for %d environments"
                              % (index, self.num_envs)) from None
@@ -636,8 +851,9 @@ class VectorEnv:
     def state(self, index):
         """The complete state of environment ``index`` as opaque bytes (GetState)."""
         self._check_open()
-        return _call(self._stub.GetState, alsim_pb2.GetStateRequest(
-            instance_id=self._instance(index)), self._timeout).state
+        shard, instance = self._instance(index)
+        return _call_all([(shard.address, shard.stub.GetState, alsim_pb2.GetStateRequest(
+            instance_id=instance))], self._timeout)[0].state
 
     def set_state(self, index, state):
         """Restores environment ``index`` from ``state()`` bytes (SetState); bit-exact resume.
@@ -645,7 +861,7 @@ class VectorEnv:
         Also clears the environment's diverged flag and any pending autoreset.
         """
         self._check_open()
-        instance = self._instance(index)
-        _call(self._stub.SetState, alsim_pb2.SetStateRequest(instance_id=instance,
-                                                             state=bytes(state)), self._timeout)
+        shard, instance = self._instance(index)
+        _call_all([(shard.address, shard.stub.SetState, alsim_pb2.SetStateRequest(
+            instance_id=instance, state=bytes(state)))], self._timeout)
         self._needs_reset[operator.index(index)] = False

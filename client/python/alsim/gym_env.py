@@ -1,0 +1,694 @@
+"""Gymnasium's vector API over one or several alsim servers: ``GymVectorEnv``.
+
+``GymVectorEnv`` speaks the API that RL code is written against (Gymnasium 1.x's
+``gymnasium.vector.VectorEnv``) without depending on gymnasium: ``reset(seed, options) -> (obs,
+info)``, ``step(actions) -> (obs, reward, terminated, truncated, info)``, the spaces, ``num_envs``
+and ``metadata["autoreset_mode"]``. When ``import gymnasium`` works, the spaces are real
+``gymnasium.spaces.Box`` objects and ``metadata["autoreset_mode"]`` is a
+``gymnasium.vector.AutoresetMode``; otherwise alsim's own ``Box`` and ``AutoresetMode``.
+
+A worked example: a humanoid (MuJoCo's humanoid.xml, built into the server as ``"humanoid"``)
+earns its torso height as reward and its episode ends when the torso falls below 1 m::
+
+    import numpy as np
+    import alsim
+
+    TORSO_Z = 2                                    # obs = [qpos | qvel]; qpos[0:3] is the torso
+
+    def reward_fn(obs, actions, next_obs):       # [B, D], [B, nu], [B, D] -> [B]
+        return next_obs[:, TORSO_Z]                # the free joint's z: the torso's height (m)
+
+    def termination_fn(next_obs):                  # [B, D] -> bool [B]
+        return next_obs[:, TORSO_Z] < 1.0
+
+    env = alsim.GymVectorEnv("127.0.0.1:50051", "humanoid", num_envs=64, seed=0,
+                             reward_fn=reward_fn, termination_fn=termination_fn,
+                             max_episode_steps=1000, reset_noise=0.01)
+    obs, info = env.reset(seed=42)                 # float64 [64, nq + nv]
+    for _ in range(10000):
+        actions = env.action_space.sample()        # [64, nu]
+        obs, reward, terminated, truncated, info = env.step(actions)
+    env.close()
+
+Observations are one float64 array ``[num_envs, D]``: the chosen observation tensors (default
+``qpos`` then ``qvel``), each flattened per environment, concatenated in the order given.
+``env.obs_slices[name]`` is the slice of the columns of each (``obs[:, env.obs_slices["qvel"]]``);
+``body_pos`` is ``nbody x 3`` row-major (body b's position at columns ``3 b .. 3 b + 2`` of its
+slice), ``body_quat`` ``nbody x 4`` (w, x, y, z).
+
+Several servers (``address`` a list, or one DNS name with several addresses as a Kubernetes
+headless Service gives): ``num_envs`` is spread over them in contiguous blocks, every call goes
+to all of them at once, and the batch comes back in env order. Environment k is seeded ``seed +
+k`` whichever server holds it, so the results do not depend on the number of servers.
+
+Async stepping, as EnvPool does: ``step_async(actions, env_ids)`` sends a batch over the
+``StepStream`` RPC and returns at once; ``step_wait()`` returns the oldest batch in flight. A
+learner keeps several batches (disjoint sets of environments) in flight to overlap its policy
+with the simulation.
+"""
+
+import collections
+import enum
+import numbers
+import operator
+import queue
+
+import grpc
+import numpy as np
+
+from alsim.v1 import alsim_pb2
+from alsim.vector_env import (_OBSERVATIONS, AlsimError, _call_all, _close_shards, _open_shards,
+                              _rpc_error, _solver_config, _spec, _uint64, numpy_to_tensor,
+                              scene_source, tensor_to_numpy)
+
+__all__ = ["AutoresetMode", "Box", "GymVectorEnv"]
+
+try:
+    from gymnasium.spaces import Box as _GymnasiumBox
+except ImportError:  # gymnasium is optional: alsim's Box below stands in
+    _GymnasiumBox = None
+
+
+# ---- spaces and modes ----------------------------------------------------------------------------
+
+
+class Box:
+    """A box in R^shape: alsim's stand-in for ``gymnasium.spaces.Box`` when gymnasium is absent.
+
+    Args:
+        low, high: the bounds, scalars or arrays broadcastable to ``shape`` (-inf/+inf: unbounded).
+        shape: the shape (default: the bounds' broadcast shape).
+        dtype: the elements' numpy dtype.
+        seed: the seed of ``sample``'s generator (``np.random.default_rng``).
+
+    ``sample()`` follows Gymnasium's documented distributions: uniform in ``[low, high)`` where
+    both bounds are finite, standard normal where neither is, ``low`` + Exp(1) or ``high`` -
+    Exp(1) where one is. ``contains(x)`` (also ``x in box``): x has the shape, a dtype that casts
+    safely to ``dtype``, and lies within the bounds.
+    """
+
+    def __init__(self, low, high, shape=None, dtype=np.float64, seed=None):
+        self.dtype = np.dtype(dtype)
+        if shape is None:
+            shape = np.broadcast(np.asarray(low), np.asarray(high)).shape
+        self.shape = tuple(int(n) for n in shape)
+        self.low = np.broadcast_to(np.asarray(low, dtype=self.dtype), self.shape).copy()
+        self.high = np.broadcast_to(np.asarray(high, dtype=self.dtype), self.shape).copy()
+        if np.any(self.low > self.high):
+            raise ValueError("Box: low must be <= high everywhere")
+        self.np_random = np.random.default_rng(seed)
+
+    def seed(self, seed=None):
+        """Restarts ``sample``'s generator from ``seed``; returns ``[seed]``."""
+        self.np_random = np.random.default_rng(seed)
+        return [seed]
+
+    def is_bounded(self, manner="both"):
+        """Whether every element is bounded ``"below"``, ``"above"`` or on ``"both"`` sides."""
+        below = bool(np.all(np.isfinite(self.low)))
+        above = bool(np.all(np.isfinite(self.high)))
+        if manner == "both":
+            return below and above
+        if manner == "below":
+            return below
+        if manner == "above":
+            return above
+        raise ValueError("manner must be 'both', 'below' or 'above', not %r" % (manner,))
+
+    def sample(self):
+        """A random element of the box (see the class documentation for the distributions)."""
+        low_finite, high_finite = np.isfinite(self.low), np.isfinite(self.high)
+        out = np.empty(self.shape, dtype=np.float64)
+        both, neither = low_finite & high_finite, ~low_finite & ~high_finite
+        below, above = low_finite & ~high_finite, ~low_finite & high_finite
+        rng = self.np_random
+        out[both] = rng.uniform(self.low[both], self.high[both])
+        out[neither] = rng.normal(size=int(neither.sum()))
+        out[below] = self.low[below] + rng.exponential(size=int(below.sum()))
+        out[above] = self.high[above] - rng.exponential(size=int(above.sum()))
+        return out.astype(self.dtype)
+
+    def contains(self, x):
+        """Whether ``x`` is an element of the box (shape, safe dtype cast, bounds)."""
+        x = np.asarray(x)
+        return (x.shape == self.shape and np.can_cast(x.dtype, self.dtype)
+                and bool(np.all((x >= self.low) & (x <= self.high))))
+
+    def __contains__(self, x):
+        return self.contains(x)
+
+    def __eq__(self, other):
+        return (isinstance(other, Box) and self.shape == other.shape and self.dtype == other.dtype
+                and np.array_equal(self.low, other.low) and np.array_equal(self.high, other.high))
+
+    def __repr__(self):
+        return "Box(low=%s, high=%s, shape=%s, dtype=%s)" % (
+            np.array2string(self.low, threshold=6), np.array2string(self.high, threshold=6),
+            self.shape, self.dtype)
+
+
+def _box(low, high, dtype):
+    """A ``gymnasium.spaces.Box`` when gymnasium is importable, else alsim's ``Box``."""
+    kind = _GymnasiumBox if _GymnasiumBox is not None else Box
+    return kind(low=low, high=high, shape=np.shape(low), dtype=dtype)
+
+
+try:
+    from gymnasium.vector import AutoresetMode
+except ImportError:
+    class AutoresetMode(enum.Enum):
+        """Gymnasium 1.x's autoreset modes, with Gymnasium's values (``gymnasium.vector.
+        AutoresetMode`` itself when gymnasium is importable)."""
+        NEXT_STEP = "NextStep"
+        SAME_STEP = "SameStep"
+        DISABLED = "Disabled"
+
+
+def _autoreset_mode(mode):
+    """``mode`` (an AutoresetMode, its value "NextStep" or name "next_step") as AutoresetMode."""
+    text = getattr(mode, "value", mode)
+    for member in AutoresetMode:
+        if text in (member.value, member.name, member.name.lower()):
+            return member
+    raise ValueError("autoreset_mode must be one of %s, not %r"
+                     % (", ".join(m.name.lower() for m in AutoresetMode), mode))
+
+
+# ---- async stepping ------------------------------------------------------------------------------
+
+
+class _Stream:
+    """One server's StepStream: requests go in through a queue, replies come back in order."""
+
+    def __init__(self, stub):
+        self._requests = queue.SimpleQueue()
+        self._replies = stub.StepStream(iter(self._requests.get, None))
+
+    def send(self, request):
+        self._requests.put(request)
+
+    def receive(self):
+        return next(self._replies)
+
+    def close(self):
+        self._requests.put(None)
+        self._replies.cancel()
+
+
+# ---- the environment -----------------------------------------------------------------------------
+
+
+class GymVectorEnv:
+    """``num_envs`` simulations of one scene behind Gymnasium's vector API.
+
+    Args:
+        address: the server's ``host:port`` (or ``unix:PATH``); a list of them; or one DNS name
+            that resolves to several servers (see ``resolve_servers``). ``num_envs`` is spread
+            over the servers in contiguous blocks (the first ``num_envs % S`` get one more), one
+            channel and one Create each.
+        scene: a local MJCF/URDF file or a built-in scene name (as ``VectorEnv``).
+        num_envs: the number of environments (at least the number of servers).
+        reward_fn: ``reward_fn(obs, actions, next_obs) -> [B]`` float rewards, vectorized over a
+            batch of B environments: ``obs`` the observations the step started from ``[B, D]``,
+            ``actions`` the actions applied ``[B, nu]`` (float64), ``next_obs`` the observations
+            the step ended in ``[B, D]`` (before any autoreset). None: every reward is 0. It is
+            called only with the environments that stepped (an env reset by NEXT_STEP autoreset is
+            not passed and gets reward 0).
+        termination_fn: ``termination_fn(next_obs) -> bool [B]``: which episodes ended (fell,
+            reached a goal), from the observations the step ended in. None: none terminate. An
+            environment whose simulation diverged (non-finite state) is terminated too, with
+            ``info["diverged"]`` set.
+        observations: the names of the tensors concatenated into ``obs``, in the order given
+            (default ``qpos`` then ``qvel``), each at most once, from ``qpos``, ``qvel``,
+            ``body_pos``, ``body_quat``, ``ctrl``, ``actuator_force``, ``contact_count``,
+            ``max_penetration``, ``time``. See ``obs_slices``.
+        max_episode_steps: the per-environment episode limit in ``step`` calls, enforced by the
+            server (``CreateRequest.max_episode_steps``): the call that completes that many
+            steps of an episode returns ``truncated`` True. None or 0: no limit.
+        autoreset_mode: ``"next_step"`` (default), ``"same_step"`` or ``"disabled"`` (or an
+            ``AutoresetMode``); see ``step``.
+        seed: environment k's generator is seeded ``seed + k`` at creation (reset noise is drawn
+            from it), whatever server holds it.
+        reset_noise: every reset (``reset`` and autoresets) adds uniform noise in ``[-reset_noise,
+            reset_noise]`` to hinge and slide positions and to every velocity; 0 (default): the
+            scene's exact initial state.
+        substeps: simulation steps per ``step`` call (the actions are held through them).
+        solver: the solver, as ``VectorEnv``'s ``solver``.
+        timeout: seconds allowed per call (None: no deadline).
+        max_message_bytes, tls, tls_ca, tls_cert, tls_key, tls_server_name, token, token_file:
+            the connection, as ``alsim.channel`` (the same settings for every server). When a DNS
+            name expands to several servers and TLS is on, ``tls_server_name`` defaults to the
+            name so that the certificates are checked against it.
+
+    Attributes: ``num_envs``; ``single_observation_space`` (Box ``(D,)`` float64, the tensors'
+    bounds where the scene has them, else infinite), ``single_action_space`` (Box ``(nu,)``
+    float64 within the actuators' control ranges, infinite where unlimited),
+    ``observation_space`` / ``action_space`` (the batched Boxes ``(num_envs, D)`` and
+    ``(num_envs, nu)``); ``metadata`` (``{"autoreset_mode": AutoresetMode}``); ``obs_slices``
+    (``{name: slice}`` of ``obs``'s columns); ``observation_names``; ``nq``, ``nv``, ``nu``,
+    ``nbody``, ``body_names``, ``action_names``, ``dt`` (seconds per ``step``); ``servers`` (the
+    server addresses) and ``env_servers`` (the address of each environment's server).
+
+    One thread at a time may use an environment (the class holds no locks).
+
+    Errors: a failing server's call raises ``AlsimError`` whose ``address`` names that server.
+    A batch that failed on one server may have stepped on the others: ``reset()`` before going on.
+    Use it as a context manager, or call ``close()``, to destroy the instances.
+    """
+
+    STATUS_DIVERGED = alsim_pb2.INSTANCE_STATUS_DIVERGED
+    render_mode = None
+
+    def __init__(self, address, scene, num_envs, reward_fn=None, termination_fn=None,
+                 observations=("qpos", "qvel"), max_episode_steps=None,
+                 autoreset_mode="next_step", seed=0, reset_noise=0.0, substeps=1, solver=None,
+                 timeout=None, max_message_bytes=64 << 20, tls=None, tls_ca=None, tls_cert=None,
+                 tls_key=None, tls_server_name=None, token=None, token_file=None):
+        self._shards = []
+        self._closed = True
+        self._pending = collections.deque()  # step_async batches, oldest first
+        num_envs = operator.index(num_envs)
+        if num_envs < 1:
+            raise ValueError("num_envs must be >= 1, got %d" % num_envs)
+        self._in_flight = np.zeros(num_envs, dtype=bool)
+        for name, fn in (("reward_fn", reward_fn), ("termination_fn", termination_fn)):
+            if fn is not None and not callable(fn):
+                raise TypeError("%s must be callable or None" % name)
+        if isinstance(observations, str):
+            observations = (observations,)
+        observations = tuple(observations)
+        if not observations:
+            raise ValueError("observations: name at least one observation tensor")
+        for name in observations:
+            if name not in _OBSERVATIONS:
+                raise ValueError("unknown observation %r (one of %s)"
+                                 % (name, ", ".join(sorted(_OBSERVATIONS))))
+        if len(set(observations)) != len(observations):
+            raise ValueError("observations: %r names a tensor twice" % (observations,))
+        max_episode_steps = operator.index(max_episode_steps or 0)
+        if not 0 <= max_episode_steps < 1 << 32:
+            raise ValueError("max_episode_steps must be in [0, 2**32), got %d" % max_episode_steps)
+        substeps = operator.index(substeps)
+        if substeps < 1:
+            raise ValueError("substeps must be >= 1, got %d" % substeps)
+        self._reset_noise = float(reset_noise)
+        if not (np.isfinite(self._reset_noise) and self._reset_noise >= 0):
+            raise ValueError("reset_noise must be finite and >= 0, got %r" % (reset_noise,))
+        seed = _uint64(seed, "seed")
+        _uint64(seed + num_envs - 1, "seed + num_envs - 1")
+        mode = _autoreset_mode(autoreset_mode)
+
+        self.num_envs = num_envs
+        self.observation_names = observations
+        self.metadata = {"autoreset_mode": mode}
+        self._mode = mode
+        self._reward_fn = reward_fn
+        self._termination_fn = termination_fn
+        self._kinds = sorted({_OBSERVATIONS[name] for name in observations})
+        self._substeps = substeps
+        self._timeout = timeout
+        source = scene_source(scene)  # reads the files before any connection is made
+        config = _solver_config(solver)
+
+        def create_request(offset, count):
+            request = alsim_pb2.CreateRequest(scene=source, count=count, seed=seed + offset,
+                                              max_episode_steps=max_episode_steps)
+            if config is not None:
+                request.solver.CopyFrom(config)
+            return request
+
+        self._shards, responses = _open_shards(
+            address, num_envs, create_request, timeout, max_message_bytes,
+            dict(tls=tls, tls_ca=tls_ca, tls_cert=tls_cert, tls_key=tls_key,
+                 tls_server_name=tls_server_name, token=token, token_file=token_file))
+        self._closed = False
+
+        specs = responses[0].specs
+        self.specs = specs
+        self.warnings = [w for r in responses for w in r.warnings]
+        self.nq, self.nv, self.nu, self.nbody = specs.nq, specs.nv, specs.nu, specs.nbody
+        self.body_names = list(specs.body_names)
+        self.action_names = list(specs.action.element_names)
+        self.dt = specs.timestep * substeps
+        self.servers = tuple(s.address for s in self._shards)
+        self.env_servers = tuple(s.address for s in self._shards for _ in range(s.count))
+        self._shard_of = np.repeat(np.arange(len(self._shards)),
+                                   [s.count for s in self._shards])
+
+        every = {s.name: _spec(s) for s in specs.observations}
+        self.obs_slices, lows, highs, column = {}, [], [], 0
+        for name in observations:
+            shape, _, lower, upper = every[name]
+            size = int(np.prod(shape))
+            self.obs_slices[name] = slice(column, column + size)
+            column += size
+            lows.append(np.full(size, -np.inf) if lower is None else lower.reshape(-1))
+            highs.append(np.full(size, np.inf) if upper is None else upper.reshape(-1))
+        self._dim = column
+        low, high = np.concatenate(lows), np.concatenate(highs)
+        self.single_observation_space = _box(low, high, np.float64)
+        self.observation_space = _box(np.tile(low, (num_envs, 1)), np.tile(high, (num_envs, 1)),
+                                      np.float64)
+        action = _spec(specs.action)
+        a_low = np.full(self.nu, -np.inf) if action.lower is None else action.lower.reshape(-1)
+        a_high = np.full(self.nu, np.inf) if action.upper is None else action.upper.reshape(-1)
+        self.single_action_space = _box(a_low, a_high, np.float64)
+        self.action_space = _box(np.tile(a_low, (num_envs, 1)), np.tile(a_high, (num_envs, 1)),
+                                 np.float64)
+
+        self._obs = None  # [num_envs, D], the last observations returned (None before reset)
+        self._needs_reset = np.zeros(num_envs, dtype=bool)  # NEXT_STEP: done in the last step
+
+    # ---- lifecycle ----
+
+    @property
+    def closed(self):
+        """Whether ``close()`` was called."""
+        return self._closed
+
+    @property
+    def unwrapped(self):
+        """This environment (Gymnasium's wrappers reach the base environment through it)."""
+        return self
+
+    def close(self):
+        """Destroys the instances on every server and closes the channels. Idempotent.
+
+        Servers that cannot be reached (or have lost the instances) are not an error here.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        self._close_streams()
+        _close_shards(self._shards, self._timeout)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, traceback):
+        self.close()
+        return False
+
+    def __repr__(self):
+        return "GymVectorEnv(%s, num_envs=%d%s)" % (
+            ", ".join(s.address for s in self._shards), getattr(self, "num_envs", 0),
+            ", closed" if self._closed else "")
+
+    def _check_ready(self, what):
+        if self._closed:
+            raise ValueError("the GymVectorEnv is closed")
+        if self._pending and what != "step_async":
+            raise ValueError("%s: %d step_async batches are in flight; step_wait() them first"
+                             % (what, len(self._pending)))
+        if self._obs is None:
+            raise ValueError("%s: call reset() first" % what)
+
+    # ---- observations ----
+
+    def _fill(self, out, rows, tensors, count):
+        """Writes a reply's observation tensors (``count`` instances) into ``out[rows]``."""
+        for name, columns in self.obs_slices.items():
+            out[rows, columns] = tensor_to_numpy(tensors[name]).reshape(count, -1)
+
+    def _reset_envs(self, ids, seeds):
+        """Resets environments ``ids`` (sorted) with Reset calls; their observations ``[B, D]``."""
+        obs = np.empty((ids.size, self._dim))
+        calls = []
+        for index, shard in enumerate(self._shards):
+            rows = np.flatnonzero(self._shard_of[ids] == index)
+            if rows.size == 0:
+                continue
+            request = alsim_pb2.ResetRequest(
+                instances=shard.selection(ids[rows] - shard.offset), noise=self._reset_noise,
+                observations=self._kinds,
+                seeds=[] if seeds is None else [seeds[i] for i in ids[rows]])
+            calls.append((rows, (shard.address, shard.stub.Reset, request)))
+        replies = _call_all([call for _, call in calls], self._timeout)
+        for (rows, _), reply in zip(calls, replies):
+            self._fill(obs, rows, reply.observations, rows.size)
+        return obs
+
+    # ---- reset ----
+
+    def reset(self, seed=None, options=None):
+        """Resets the environments; returns ``(obs, info)``: obs float64 ``[num_envs, D]``.
+
+        Args:
+            seed: None (each environment goes on drawing its reset noise from its own generator),
+                an int (environment k's generator restarts from ``seed + k``), or a sequence of
+                ``num_envs`` ints.
+            options: None or a dict with ``"reset_mask"``: a bool array ``[num_envs]``; only
+                those environments are reset (the others keep their state and their rows of
+                ``obs`` repeat the last observations returned). With a seed, env k still gets
+                ``seed + k`` (or ``seed[k]``). This is how DISABLED autoreset resets finished
+                environments; it works in every mode (a reset env's pending NEXT_STEP autoreset
+                is dropped).
+
+        ``info`` is an empty dict. Before the first ``reset`` the mask must be absent.
+        """
+        if self._closed:
+            raise ValueError("the GymVectorEnv is closed")
+        if self._pending:
+            raise ValueError("reset: %d step_async batches are in flight; step_wait() them first"
+                             % len(self._pending))
+        options = dict(options or {})
+        mask = options.pop("reset_mask", None)
+        if options:
+            raise ValueError("reset: unknown options %s (only 'reset_mask')" % sorted(options))
+        if mask is None:
+            mask = np.ones(self.num_envs, dtype=bool)
+        else:
+            mask = np.asarray(mask)
+            if mask.dtype != np.bool_ or mask.shape != (self.num_envs,):
+                raise ValueError("reset_mask must be a bool array of shape (%d,), not %s %s"
+                                 % (self.num_envs, mask.dtype, mask.shape))
+            if self._obs is None and not mask.all():
+                raise ValueError("reset_mask: the first reset() resets every environment")
+        if seed is None:
+            seeds = None
+        elif isinstance(seed, numbers.Integral):
+            base = _uint64(seed, "seed")
+            seeds = [_uint64(base + k, "seed + %d" % k) for k in range(self.num_envs)]
+        else:
+            seeds = [_uint64(s, "seed[%d]" % k) for k, s in enumerate(seed)]
+            if len(seeds) != self.num_envs:
+                raise ValueError("seed: one per environment: got %d for %d"
+                                 % (len(seeds), self.num_envs))
+        ids = np.flatnonzero(mask)
+        obs = self._reset_envs(ids, seeds)
+        if self._obs is None:
+            self._obs = obs
+        else:
+            self._obs[ids] = obs
+        self._needs_reset[ids] = False
+        return self._obs.copy(), {}
+
+    # ---- step ----
+
+    def _env_ids(self, env_ids):
+        if env_ids is None:
+            return np.arange(self.num_envs)
+        ids = np.asarray(env_ids)
+        if ids.ndim != 1 or ids.size == 0 or ids.dtype.kind not in "iu":
+            raise ValueError("env_ids must be a non-empty 1-D integer array, not %s %s"
+                             % (ids.dtype, ids.shape))
+        if ids.min() < 0 or ids.max() >= self.num_envs:
+            raise ValueError("env_ids must be in [0, %d), got %s" % (self.num_envs, ids))
+        if np.unique(ids).size != ids.size:
+            raise ValueError("env_ids names an environment twice: %s" % ids)
+        return ids.astype(np.int64)
+
+    def _actions(self, actions, count):
+        array = np.asarray(actions)
+        if array.dtype.kind not in "fiub":
+            raise TypeError("actions must be a float array, not %s" % array.dtype)
+        if array.shape != (count, self.nu):
+            raise ValueError("actions have shape %s; this batch needs (%d, nu=%d)"
+                             % (array.shape, count, self.nu))
+        return array.astype(np.float64, copy=False)
+
+    def _requests(self, ids, actions, reset_mask):
+        """One StepRequest per server that holds some of ``ids``: ``[(shard, rows, request)]``."""
+        parts = []
+        for index, shard in enumerate(self._shards):
+            rows = np.flatnonzero(self._shard_of[ids] == index)
+            if rows.size == 0:
+                continue
+            request = alsim_pb2.StepRequest(
+                instances=shard.selection(ids[rows] - shard.offset), substeps=self._substeps,
+                observations=self._kinds, reset_noise=self._reset_noise,
+                reset_truncated=self._mode == AutoresetMode.SAME_STEP)
+            if self.nu:
+                request.actions.CopyFrom(numpy_to_tensor(actions[rows]))
+            if reset_mask[rows].any():
+                request.reset_mask.extend(reset_mask[rows].tolist())
+            parts.append((shard, rows, request))
+        return parts
+
+    def _outcome(self, ids, actions, reset_mask, parts, replies):
+        """Gymnasium's ``(obs, reward, terminated, truncated, info)`` of a batch's replies."""
+        count = ids.size
+        obs = np.empty((count, self._dim))
+        status = np.zeros(count, dtype=np.int32)
+        truncated = np.zeros(count, dtype=bool)
+        server_reset = np.zeros(count, dtype=bool)
+        final = None  # rows of SAME_STEP truncations: the state they were truncated in
+        for (_, rows, _), reply in zip(parts, replies):
+            self._fill(obs, rows, reply.observations, rows.size)
+            status[rows] = reply.status
+            if reply.truncated:
+                truncated[rows] = reply.truncated
+            if reply.reset:
+                server_reset[rows] = reply.reset
+            if reply.final_observations:
+                final = obs.copy() if final is None else final
+                self._fill(final, rows, reply.final_observations, rows.size)
+        after = obs if final is None else np.where(server_reset[:, None], final, obs)
+
+        stepped = ~reset_mask
+        diverged = (status == self.STATUS_DIVERGED) & stepped
+        reward = np.zeros(count)
+        terminated = diverged.copy()
+        truncated &= stepped
+        if stepped.any():
+            rows = np.flatnonzero(stepped)
+            before, acted, ended = self._obs[ids[rows]], actions[rows], after[rows]
+            if self._reward_fn is not None:
+                reward[rows] = self._vector(self._reward_fn(before, acted, ended), rows.size,
+                                            "reward_fn", np.float64)
+            if self._termination_fn is not None:
+                terminated[rows] |= self._vector(self._termination_fn(ended), rows.size,
+                                                 "termination_fn", np.bool_)
+        done = terminated | truncated
+        info = {"diverged": diverged}
+        if self._mode == AutoresetMode.NEXT_STEP:
+            self._needs_reset[ids] = done
+        elif self._mode == AutoresetMode.SAME_STEP and done.any():
+            # Truncations were reset by the server in this call; terminations are reset here,
+            # with one Reset call, so that obs is the new episode's start as Gymnasium requires.
+            info["final_obs"] = np.where(done[:, None], after, 0.0)
+            info["_final_obs"] = done
+            again = np.flatnonzero(terminated & ~server_reset)
+            if again.size:
+                order = np.argsort(ids[again])
+                obs[again[order]] = self._reset_envs(ids[again[order]], None)
+        self._obs[ids] = obs
+        return obs, reward, terminated, truncated, info
+
+    @staticmethod
+    def _vector(values, count, what, dtype):
+        array = np.asarray(values)
+        if array.shape != (count,):
+            raise ValueError("%s returned shape %s for a batch of %d; it must return [%d]"
+                             % (what, array.shape, count, count))
+        return array.astype(dtype)
+
+    def step(self, actions):
+        """Steps every environment; returns ``(obs, reward, terminated, truncated, info)``.
+
+        Args:
+            actions: ``[num_envs, nu]`` floats (float64 is sent; the server clamps them to the
+                control ranges). NaN or Inf refuses the batch (AlsimError INVALID_ARGUMENT).
+
+        Returns obs float64 ``[num_envs, D]``, reward float64 ``[num_envs]`` (``reward_fn``),
+        terminated bool ``[num_envs]`` (``termination_fn``, or a diverged simulation), truncated
+        bool ``[num_envs]`` (the server's ``max_episode_steps``), and info: ``diverged`` bool
+        ``[num_envs]``, plus ``final_obs`` / ``_final_obs`` in SAME_STEP mode.
+
+        Autoreset, as Gymnasium 1.x defines it:
+
+        - NEXT_STEP (default): the step that ends an episode (terminated or truncated) returns
+          its last observation; the next ``step`` resets that environment instead of stepping
+          it (``StepRequest.reset_mask``, in the same call as the others' steps): its action is
+          ignored, and it returns the reset observation with reward 0 and terminated and
+          truncated False.
+        - SAME_STEP: the step that ends an episode returns the new episode's first observation
+          in ``obs``; ``info["final_obs"]`` ``[num_envs, D]`` holds the last observation of the
+          episodes that ended (zeros in the other rows) and ``info["_final_obs"]`` says which
+          rows (both keys only in steps where some episode ended, as Gymnasium does).
+          ``reward_fn`` and ``termination_fn`` see the last observation. Truncated environments
+          are reset by the server within the Step call (``reset_truncated``); terminated ones by
+          one more Reset call to their servers, made only in steps where some episode terminated.
+        - DISABLED: nothing is reset; ``reset(options={"reset_mask": terminated | truncated})``
+          resets the finished environments. Stepping a finished environment is the caller's
+          responsibility: it goes on from where it ended (an episode run past
+          ``max_episode_steps`` is reported truncated at every step, the server's count going
+          on), and stepping a diverged one raises the server's AlsimError FAILED_PRECONDITION.
+        """
+        self._check_ready("step")
+        ids = np.arange(self.num_envs)
+        actions = self._actions(actions, self.num_envs)
+        reset_mask = self._reset_mask(ids)
+        parts = self._requests(ids, actions, reset_mask)
+        replies = _call_all([(shard.address, shard.stub.Step, request)
+                             for shard, _, request in parts], self._timeout)
+        return self._outcome(ids, actions, reset_mask, parts, replies)
+
+    def _reset_mask(self, ids):
+        if self._mode == AutoresetMode.NEXT_STEP:
+            return self._needs_reset[ids].copy()
+        return np.zeros(ids.size, dtype=bool)
+
+    # ---- async stepping ----
+
+    def step_async(self, actions, env_ids=None):
+        """Sends a step of environments ``env_ids`` over ``StepStream`` and returns at once.
+
+        Args:
+            actions: ``[len(env_ids), nu]`` floats, row i for environment ``env_ids[i]``.
+            env_ids: the environments to step (distinct indices in ``[0, num_envs)``, any order),
+                or None for all. None of them may be in flight already (ValueError): an
+                environment's next step depends on the outcome of its last one.
+
+        Several batches (of disjoint environments) may be in flight; ``step_wait`` returns them
+        oldest first. Autoreset, rewards and terminations are those of ``step``, so stepping
+        through ``step_async``/``step_wait`` gives the bits that ``step`` gives. ``step`` and
+        ``reset`` refuse to run while batches are in flight.
+        """
+        self._check_ready("step_async")
+        ids = self._env_ids(env_ids)
+        if self._in_flight[ids].any():
+            raise ValueError("step_async: environments %s are in flight; step_wait() for them "
+                             "first" % ids[self._in_flight[ids]])
+        actions = self._actions(actions, ids.size)
+        reset_mask = self._reset_mask(ids)
+        parts = self._requests(ids, actions, reset_mask)
+        for shard, _, request in parts:
+            if shard.stream is None:
+                shard.stream = _Stream(shard.stub)
+            shard.stream.send(request)
+        self._pending.append((ids, actions, reset_mask, parts))
+        self._in_flight[ids] = True
+
+    def step_wait(self):
+        """The oldest batch in flight: ``(obs, reward, terminated, truncated, info)``.
+
+        Rows follow the batch's ``env_ids``, which ``info["env_id"]`` holds (int64). Waits for
+        its replies. If a server fails, AlsimError names it, and every batch in flight is
+        dropped (their environments may or may not have stepped): ``reset()`` before going on.
+        """
+        if not self._pending:
+            raise ValueError("step_wait: no batch in flight (step_async first)")
+        ids, actions, reset_mask, parts = self._pending.popleft()
+        replies = []
+        for shard, _, _ in parts:
+            try:
+                replies.append(shard.stream.receive())
+            except (grpc.RpcError, StopIteration) as error:
+                self._close_streams()
+                if isinstance(error, grpc.RpcError):
+                    raise _rpc_error(error, shard.address) from error
+                raise AlsimError("UNAVAILABLE", "the StepStream ended early",
+                                 address=shard.address) from None
+        self._in_flight[ids] = False
+        result = self._outcome(ids, actions, reset_mask, parts, replies)
+        result[4]["env_id"] = ids
+        return result
+
+    def _close_streams(self):
+        self._pending.clear()
+        self._in_flight[:] = False
+        for shard in self._shards:
+            if shard.stream is not None:
+                shard.stream.close()
+                shard.stream = None

@@ -1,0 +1,548 @@
+"""Gymnasium-shaped conformance of alsim.GymVectorEnv against real alsim-server processes.
+
+Shapes, dtypes and spaces; the three autoreset modes as Gymnasium 1.x defines them; reset_mask;
+seeds; truncation at max_episode_steps; step_async/step_wait against step; several servers (a
+list, and one DNS name with several addresses) against one. The independent answers are
+alsim.VectorEnv (the plain client) and the same environment run another way: on one server,
+synchronously, without an episode limit.
+
+Run by CTest; needs Debian's /usr/bin/python3 (python3-grpcio, python3-numpy) and the generated
+stubs. Puts client/python on sys.path itself.
+"""
+import argparse
+import os
+import socket
+import sys
+import tempfile
+import unittest
+from unittest import mock
+
+import server_harness  # tests/integration, next to this file
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "client",
+                                "python"))
+
+import alsim  # noqa: E402
+
+BIN_DIR = None
+SCENE = "humanoid"  # MuJoCo's humanoid.xml: a free-floating torso (qpos[0:3]) and 21 motors
+TORSO_Z = 2         # column of the torso's height in obs = [qpos | qvel]
+FALLEN = 1.0        # m: below this the humanoid has fallen
+
+# A motor with gear 1e300: a control of 1e300 overflows its force, and that instance diverges.
+DIVERGING_SCENE = """<mujoco model="overflow">
+  <option timestep="0.01"/>
+  <worldbody>
+    <body>
+      <joint name="hinge" type="hinge" axis="0 1 0"/>
+      <geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.05"/>
+    </body>
+  </worldbody>
+  <actuator>
+    <motor joint="hinge" gear="1e300"/>
+  </actuator>
+</mujoco>
+"""
+
+
+def standing_reward(obs, actions, next_obs):
+    """The README's example: the torso's height is the reward."""
+    return next_obs[:, TORSO_Z]
+
+
+def fallen(next_obs):
+    """The README's example: the episode ends when the torso falls below FALLEN."""
+    return next_obs[:, TORSO_Z] < FALLEN
+
+
+def stop(process):
+    if process.poll() is None:
+        process.kill()
+    process.wait()
+    process.stdout.close()
+    process.stderr.close()
+
+
+class GymVectorEnvTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.processes = []
+        cls.first = cls.start()
+        cls.second = cls.start()
+
+    @classmethod
+    def start(cls, *args):
+        process, address, _ = server_harness.start_server(BIN_DIR, *args)
+        cls.processes.append(process)
+        return address
+
+    @classmethod
+    def tearDownClass(cls):
+        for process in cls.processes:
+            stop(process)
+
+    def gym(self, address=None, num_envs=4, scene=SCENE, **kwargs):
+        kwargs.setdefault("reward_fn", standing_reward)
+        kwargs.setdefault("termination_fn", fallen)
+        env = alsim.GymVectorEnv(address or self.first, scene, num_envs, **kwargs)
+        self.addCleanup(env.close)
+        return env
+
+    def plain(self, num_envs=4, **kwargs):
+        env = alsim.VectorEnv(self.first, SCENE, num_envs, **kwargs)
+        self.addCleanup(env.close)
+        return env
+
+    @staticmethod
+    def actions(env, steps, seed=0):
+        """Random actions within the control ranges, one [num_envs, nu] array per step."""
+        env.single_action_space.seed(seed)
+        return [np.stack([env.single_action_space.sample() for _ in range(env.num_envs)])
+                for _ in range(steps)]
+
+    def run_until_done(self, env, limit=400):
+        """Steps with zero actions until some episode ends; returns that step's outcome."""
+        for _ in range(limit):
+            outcome = env.step(np.zeros((env.num_envs, env.nu)))
+            if (outcome[2] | outcome[3]).any():
+                return outcome
+        self.fail("no episode ended in %d steps" % limit)
+
+    # ---- shapes, dtypes, spaces ----
+
+    def test_shapes_dtypes_and_spaces_follow_the_scene(self):
+        env = self.gym(num_envs=3, observations=("qpos", "body_pos", "time"))
+        plain = self.plain(num_envs=3, observations=("body_pos", "time"))
+        nq, nbody, nu = plain.nq, plain.nbody, plain.nu
+        dim = nq + 3 * nbody + 1
+        self.assertEqual((env.num_envs, env.nq, env.nbody, env.nu), (3, nq, nbody, nu))
+        self.assertEqual(env.obs_slices, {"qpos": slice(0, nq),
+                                          "body_pos": slice(nq, nq + 3 * nbody),
+                                          "time": slice(dim - 1, dim)})
+        for space, shape in ((env.single_observation_space, (dim,)),
+                             (env.observation_space, (3, dim)),
+                             (env.single_action_space, (nu,)), (env.action_space, (3, nu))):
+            self.assertEqual(space.shape, shape)
+            self.assertEqual(space.dtype, np.float64)
+        lower, upper = plain.action_spec["action"].lower, plain.action_spec["action"].upper
+        np.testing.assert_array_equal(env.single_action_space.low, lower)
+        np.testing.assert_array_equal(env.single_action_space.high, upper)
+        np.testing.assert_array_equal(env.action_space.low, np.tile(lower, (3, 1)))
+        self.assertTrue(env.single_action_space.is_bounded())
+        self.assertFalse(env.single_observation_space.is_bounded())
+        self.assertEqual(env.metadata["autoreset_mode"], alsim.AutoresetMode.NEXT_STEP)
+
+        # sample() lies within the bounds; contains() checks shape, dtype and bounds.
+        for space in (env.single_action_space, env.action_space, env.single_observation_space):
+            for _ in range(20):
+                x = space.sample()
+                self.assertEqual((x.shape, x.dtype), (space.shape, space.dtype))
+                self.assertTrue(np.all(np.isfinite(x)))
+                self.assertTrue(space.contains(x))
+                self.assertIn(x, space)
+        a = env.action_space.sample()
+        self.assertTrue((a >= env.action_space.low).all() and (a <= env.action_space.high).all())
+        self.assertFalse(env.action_space.contains(env.action_space.high + 1.0))
+        self.assertFalse(env.action_space.contains(np.zeros((3, nu + 1))))
+        self.assertFalse(env.action_space.contains(np.zeros((3, nu), dtype=complex)))
+
+        # The observations are the plain client's tensors, flattened and concatenated.
+        obs, info = env.reset(seed=7)
+        reference = plain.reset(seed=7)
+        self.assertEqual((obs.shape, obs.dtype, info), ((3, dim), np.float64, {}))
+        np.testing.assert_array_equal(obs[:, env.obs_slices["qpos"]], reference["qpos"])
+        np.testing.assert_array_equal(obs[:, env.obs_slices["body_pos"]],
+                                      reference["body_pos"].reshape(3, -1))
+        np.testing.assert_array_equal(obs[:, env.obs_slices["time"]], reference["time"])
+        self.assertIn(obs[0], env.single_observation_space)
+        obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+        self.assertEqual((obs.shape, obs.dtype), ((3, dim), np.float64))
+        self.assertEqual((reward.shape, reward.dtype), ((3,), np.float64))
+        self.assertEqual((terminated.shape, terminated.dtype), ((3,), np.bool_))
+        self.assertEqual((truncated.shape, truncated.dtype), ((3,), np.bool_))
+        self.assertEqual((info["diverged"].shape, info["diverged"].dtype), ((3,), np.bool_))
+
+    def test_box_samples_unbounded_and_half_bounded_elements(self):
+        box = alsim.Box(np.array([-1.0, -np.inf, 2.0, -np.inf]),
+                        np.array([1.0, np.inf, np.inf, -3.0]), seed=1)
+        samples = np.array([box.sample() for _ in range(200)])
+        self.assertTrue(np.all((samples[:, 0] >= -1) & (samples[:, 0] < 1)))
+        self.assertTrue(np.all(samples[:, 2] >= 2) and np.all(samples[:, 3] <= -3))
+        self.assertGreater(samples[:, 1].std(), 0.5)  # a normal, not a constant
+        self.assertTrue(box.is_bounded("below") is False and box.is_bounded("above") is False)
+        self.assertTrue(alsim.Box(0.0, 1.0, shape=(2,)).is_bounded())
+        with self.assertRaises(ValueError):
+            alsim.Box(1.0, 0.0, shape=(2,))
+
+    # ---- stepping, rewards, seeds ----
+
+    def test_steps_rewards_and_terminations_are_the_plain_clients_bits(self):
+        env = self.gym(num_envs=4)
+        plain = self.plain(num_envs=4)
+        obs, _ = env.reset(seed=3)
+        reference = plain.reset(seed=3)
+        np.testing.assert_array_equal(obs, np.hstack([reference["qpos"], reference["qvel"]]))
+        for actions in self.actions(env, 20):
+            obs, reward, terminated, truncated, _ = env.step(actions)
+            reference, _ = plain.step(actions)
+            np.testing.assert_array_equal(obs, np.hstack([reference["qpos"], reference["qvel"]]))
+            np.testing.assert_array_equal(reward, reference["qpos"][:, 2])
+            np.testing.assert_array_equal(terminated, reference["qpos"][:, 2] < FALLEN)
+            self.assertFalse(truncated.any())
+
+    def test_seeds_decide_the_reset_noise(self):
+        env = self.gym(num_envs=4, reset_noise=0.05)
+        first, _ = env.reset(seed=11)
+        env.step(np.zeros((4, env.nu)))
+        again, _ = env.reset(seed=11)
+        np.testing.assert_array_equal(first, again)
+        listed, _ = env.reset(seed=[11 + k for k in range(4)])
+        np.testing.assert_array_equal(first, listed)
+        other, _ = env.reset(seed=12)
+        self.assertTrue((first != other).any(axis=1).all())
+        self.assertFalse(np.array_equal(first[0], first[1]))  # env k has its own seed + k
+        np.testing.assert_array_equal(first[1], other[0])       # 11 + 1 == 12 + 0
+        exact = self.gym(num_envs=2)                            # reset_noise 0: the scene itself
+        a, _ = exact.reset(seed=1)
+        b, _ = exact.reset(seed=2)
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(a[0], a[1])
+
+    def test_bad_input_is_refused_naming_the_argument(self):
+        env = self.gym(num_envs=2)
+        with self.assertRaisesRegex(ValueError, "reset\\(\\) first"):
+            env.step(np.zeros((2, env.nu)))
+        env.reset()
+        with self.assertRaisesRegex(ValueError, "actions have shape"):
+            env.step(np.zeros((3, env.nu)))
+        with self.assertRaisesRegex(ValueError, "reset_mask must be a bool array"):
+            env.reset(options={"reset_mask": np.ones(3, dtype=bool)})
+        with self.assertRaisesRegex(ValueError, "unknown options"):
+            env.reset(options={"noise": 1})
+        with self.assertRaisesRegex(ValueError, "autoreset_mode"):
+            self.gym(autoreset_mode="sometimes")
+        with self.assertRaisesRegex(ValueError, "fewer than the servers"):
+            self.gym([self.first, self.second], num_envs=1)
+        wrong = self.gym(num_envs=2, reward_fn=lambda obs, actions, next_obs: next_obs[:, :2])
+        wrong.reset()
+        with self.assertRaisesRegex(ValueError, "reward_fn returned shape"):
+            wrong.step(np.zeros((2, env.nu)))
+        with self.assertRaises(alsim.AlsimError) as refused:
+            env.step(np.full((2, env.nu), np.nan))
+        self.assertEqual(refused.exception.code, "INVALID_ARGUMENT")
+
+    # ---- autoreset modes ----
+
+    def test_next_step_autoreset(self):
+        env = self.gym(num_envs=4, reset_noise=0.0)
+        start, _ = env.reset(seed=0)
+        env.single_action_space.seed(0)
+        obs, reward, terminated, truncated, _ = self.run_until_done(env)
+        done = terminated | truncated
+        self.assertTrue((obs[done, TORSO_Z] < FALLEN).all())  # the last observation, as it ended
+        np.testing.assert_array_equal(reward, obs[:, TORSO_Z])
+        # The next step resets the finished envs whatever their actions, with reward 0 and
+        # neither flag; the others step on.
+        actions = np.zeros((4, env.nu))
+        actions[done] = env.single_action_space.high
+        before = obs
+        obs, reward, terminated, truncated, _ = env.step(actions)
+        np.testing.assert_array_equal(obs[done], start[done])
+        self.assertTrue((reward[done] == 0).all())
+        self.assertFalse(terminated[done].any() or truncated[done].any())
+        self.assertTrue((obs[~done] != before[~done]).any(axis=1).all())
+        # The reset envs start a fresh episode: their next step is their first step again.
+        obs, *_ = env.step(np.zeros((4, env.nu)))
+        fresh = self.gym(num_envs=4)
+        fresh.reset(seed=0)
+        first, *_ = fresh.step(np.zeros((4, env.nu)))
+        np.testing.assert_array_equal(obs[done], first[done])
+        # reset() drops a pending autoreset: the step after it is a step for every env.
+        self.run_until_done(env)
+        env.reset(seed=0)
+        obs, reward, *_ = env.step(np.zeros((4, env.nu)))
+        np.testing.assert_array_equal(obs, first)
+        self.assertTrue((reward > 0).all())
+
+    def test_a_diverged_simulation_terminates_and_autoresets(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "overflow.xml")
+            with open(path, "w") as f:
+                f.write(DIVERGING_SCENE)
+            env = self.gym(scene=path, num_envs=2, reward_fn=None, termination_fn=None)
+        start, _ = env.reset()
+        obs, reward, terminated, truncated, info = env.step(np.array([[1e300], [0.0]]))
+        np.testing.assert_array_equal(info["diverged"], [True, False])
+        np.testing.assert_array_equal(terminated, [True, False])
+        np.testing.assert_array_equal(reward, [0.0, 0.0])  # no reward_fn: rewards are 0
+        obs, _, terminated, _, info = env.step(np.array([[1e300], [0.0]]))  # env 0 resets
+        np.testing.assert_array_equal(obs[0], start[0])
+        np.testing.assert_array_equal(terminated, [False, False])
+        self.assertFalse(info["diverged"].any())
+
+    def test_same_step_autoreset(self):
+        same = self.gym(num_envs=4, autoreset_mode="same_step")
+        nxt = self.gym(num_envs=4)
+        self.assertEqual(same.metadata["autoreset_mode"], alsim.AutoresetMode.SAME_STEP)
+        start, _ = same.reset(seed=0)
+        nxt.reset(seed=0)
+        zeros = np.zeros((4, same.nu))
+        for _ in range(400):
+            obs, reward, terminated, truncated, info = same.step(zeros)
+            last, last_reward, last_terminated, *_ = nxt.step(zeros)
+            if terminated.any():
+                break
+            self.assertNotIn("final_obs", info)
+            np.testing.assert_array_equal(obs, last)
+        else:
+            self.fail("no episode ended")
+        # The ending step returns the new episode's start; the last observation is in final_obs,
+        # the rewards and terminations are those of the last observation.
+        np.testing.assert_array_equal(terminated, last_terminated)
+        np.testing.assert_array_equal(reward, last_reward)
+        np.testing.assert_array_equal(info["_final_obs"], terminated | truncated)
+        np.testing.assert_array_equal(obs[terminated], start[terminated])
+        np.testing.assert_array_equal(info["final_obs"][terminated], last[terminated])
+        self.assertTrue((info["final_obs"][~terminated] == 0).all())
+        np.testing.assert_array_equal(obs[~terminated], last[~terminated])
+        # The following step is an ordinary first step for them (NEXT_STEP spends it resetting).
+        obs, reward, *_ = same.step(zeros)
+        fresh = self.gym(num_envs=4)
+        fresh.reset(seed=0)
+        first, *_ = fresh.step(zeros)
+        np.testing.assert_array_equal(obs[terminated], first[terminated])
+        self.assertTrue((reward[terminated] > 0).all())
+
+    def test_disabled_autoreset_and_reset_mask(self):
+        env = self.gym(num_envs=4, autoreset_mode="disabled")
+        self.assertEqual(env.metadata["autoreset_mode"], alsim.AutoresetMode.DISABLED)
+        start, _ = env.reset(seed=0)
+        obs, reward, terminated, truncated, info = self.run_until_done(env)
+        self.assertNotIn("final_obs", info)
+        # Nothing resets by itself: the finished env steps on from where it ended.
+        ended = obs
+        obs, *_ = env.step(np.zeros((4, env.nu)))
+        self.assertTrue((obs[terminated] != ended[terminated]).any(axis=1).all())
+        self.assertTrue((obs[terminated, TORSO_Z] < FALLEN).all())
+        # reset_mask resets those envs only; the others keep their state and observations.
+        mask = terminated.copy()
+        reset_obs, info = env.reset(options={"reset_mask": mask})
+        self.assertEqual(info, {})
+        np.testing.assert_array_equal(reset_obs[mask], start[mask])
+        np.testing.assert_array_equal(reset_obs[~mask], obs[~mask])
+        stepped, *_ = env.step(np.zeros((4, env.nu)))
+        fresh = self.gym(num_envs=4)
+        fresh.reset(seed=0)
+        first, *_ = fresh.step(np.zeros((4, env.nu)))
+        np.testing.assert_array_equal(stepped[mask], first[mask])
+        self.assertTrue((stepped[~mask] != obs[~mask]).any(axis=1).all())
+
+    def test_reset_mask_with_seeds_and_noise(self):
+        env = self.gym(num_envs=4, autoreset_mode="disabled", reset_noise=0.05)
+        everyone, _ = env.reset(seed=5)
+        env.step(np.zeros((4, env.nu)))
+        mask = np.array([False, True, False, True])
+        before = env.step(np.zeros((4, env.nu)))[0]
+        obs, _ = env.reset(seed=5, options={"reset_mask": mask})
+        np.testing.assert_array_equal(obs[mask], everyone[mask])   # env k still gets seed + k
+        np.testing.assert_array_equal(obs[~mask], before[~mask])
+
+    # ---- truncation ----
+
+    def test_truncation_at_max_episode_steps_in_every_mode(self):
+        limit = 5
+        unlimited = self.gym(num_envs=2, termination_fn=None)
+        unlimited.reset(seed=0)
+        actions = self.actions(unlimited, 2 * limit + 2)
+        reference = [unlimited.step(a)[0] for a in actions]
+
+        for mode in ("next_step", "same_step", "disabled"):
+            with self.subTest(mode=mode):
+                env = self.gym(num_envs=2, termination_fn=None, max_episode_steps=limit,
+                               autoreset_mode=mode)
+                start, _ = env.reset(seed=0)
+                for t in range(limit - 1):
+                    obs, _, _, truncated, _ = env.step(actions[t])
+                    np.testing.assert_array_equal(obs, reference[t])
+                    self.assertFalse(truncated.any())
+                obs, reward, terminated, truncated, info = env.step(actions[limit - 1])
+                self.assertTrue(truncated.all())
+                self.assertFalse(terminated.any())
+                np.testing.assert_array_equal(reward, reference[limit - 1][:, TORSO_Z])
+                if mode == "same_step":
+                    np.testing.assert_array_equal(obs, start)
+                    np.testing.assert_array_equal(info["final_obs"], reference[limit - 1])
+                    self.assertTrue(info["_final_obs"].all())
+                    # A new episode of `limit` steps: truncated again after `limit` more.
+                    for t in range(limit - 1):
+                        self.assertFalse(env.step(actions[t])[3].any())
+                    self.assertTrue(env.step(actions[limit - 1])[3].all())
+                elif mode == "next_step":
+                    np.testing.assert_array_equal(obs, reference[limit - 1])
+                    obs, reward, terminated, truncated, _ = env.step(actions[limit])
+                    np.testing.assert_array_equal(obs, start)
+                    self.assertFalse(truncated.any() or terminated.any() or reward.any())
+                    for t in range(limit - 1):
+                        self.assertFalse(env.step(actions[t])[3].any())
+                    self.assertTrue(env.step(actions[limit - 1])[3].all())
+                else:
+                    np.testing.assert_array_equal(obs, reference[limit - 1])
+                    obs, _, _, truncated, _ = env.step(actions[limit])
+                    np.testing.assert_array_equal(obs, reference[limit])  # went on, not reset
+                    self.assertTrue(truncated.all())  # and is still past its limit
+                    env.reset(options={"reset_mask": np.array([True, False])})
+                    truncated = env.step(actions[limit + 1])[3]
+                    np.testing.assert_array_equal(truncated, [False, True])
+
+    # ---- async stepping ----
+
+    def run_sync(self, env, steps, seed):
+        env.reset(seed=seed)
+        out = []
+        for actions in self.actions(env, steps, seed):
+            out.append(env.step(actions)[:4])
+        return out
+
+    def test_async_stepping_equals_sync_stepping(self):
+        steps = 150
+        kwargs = dict(num_envs=6, max_episode_steps=70, reset_noise=0.02)
+        for mode in ("next_step", "same_step"):
+            with self.subTest(mode=mode):
+                expected = self.run_sync(self.gym(autoreset_mode=mode, **kwargs), steps, 4)
+                env = self.gym(autoreset_mode=mode, **kwargs)
+                env.reset(seed=4)
+                halves = (np.array([5, 0, 3]), np.array([2, 4, 1]))  # any order, any envs
+                got = [[np.empty((6,) + x.shape[1:], x.dtype) for x in expected[0]]
+                       for _ in range(steps)]
+                plan = self.actions(env, steps, 4)
+                # Two batches in flight at all times: one half's step t+1 goes out before the
+                # other half's step t comes back.
+                env.step_async(plan[0][halves[0]], halves[0])
+                for t in range(steps):
+                    env.step_async(plan[t][halves[1]], halves[1])
+                    for half, when in ((0, t), (1, t)):
+                        outcome = env.step_wait()
+                        np.testing.assert_array_equal(outcome[4]["env_id"], halves[half])
+                        for slot, value in zip(got[when], outcome[:4]):
+                            slot[halves[half]] = value
+                        if half == 0 and t + 1 < steps:
+                            env.step_async(plan[t + 1][halves[0]], halves[0])
+                for t in range(steps):
+                    for a, b in zip(expected[t], got[t]):
+                        np.testing.assert_array_equal(a, b)
+                # Autoresets of both kinds happened on the way.
+                self.assertGreater(sum(int(e[2].sum()) for e in expected), 0)
+                self.assertGreater(sum(int(e[3].sum()) for e in expected), 0)
+
+    def test_async_misuse_is_refused(self):
+        env = self.gym(num_envs=4)
+        env.reset()
+        with self.assertRaisesRegex(ValueError, "no batch in flight"):
+            env.step_wait()
+        env.step_async(np.zeros((2, env.nu)), [0, 1])
+        with self.assertRaisesRegex(ValueError, "in flight"):
+            env.step_async(np.zeros((1, env.nu)), [1])
+        with self.assertRaisesRegex(ValueError, "step_wait"):
+            env.step(np.zeros((4, env.nu)))
+        with self.assertRaisesRegex(ValueError, "twice"):
+            env.step_async(np.zeros((2, env.nu)), [2, 2])
+        with self.assertRaisesRegex(ValueError, "in \\[0, 4\\)"):
+            env.step_async(np.zeros((1, env.nu)), [4])
+        env.step_wait()
+        env.step(np.zeros((4, env.nu)))
+
+    # ---- several servers ----
+
+    def test_two_servers_give_the_bits_of_one(self):
+        kwargs = dict(num_envs=8, max_episode_steps=70, reset_noise=0.05)
+        one = self.gym(self.first, **kwargs)
+        two = self.gym([self.first, self.second], **kwargs)
+        self.assertEqual(two.servers, (self.first, self.second))
+        self.assertEqual(two.env_servers, (self.first,) * 4 + (self.second,) * 4)
+        # Without a reset seed, env k draws from its creation seed 0 + k on either server.
+        unseeded = one.reset()[0]
+        np.testing.assert_array_equal(unseeded, two.reset()[0])
+        self.assertEqual(len({row.tobytes() for row in unseeded}), 8)
+        np.testing.assert_array_equal(one.reset(seed=9)[0], two.reset(seed=9)[0])
+        terminated = truncated = 0
+        for actions in self.actions(one, 150, 9):
+            a, b = one.step(actions), two.step(actions)
+            for x, y in zip(a[:4], b[:4]):
+                np.testing.assert_array_equal(x, y)
+            terminated, truncated = terminated + a[2].sum(), truncated + a[3].sum()
+        self.assertGreater(terminated, 0)  # autoresets of both kinds happened on the way
+        self.assertGreater(truncated, 0)
+        # Async over both servers, one batch spanning them and one on each.
+        one.reset(seed=2)
+        two.reset(seed=2)
+        for actions in self.actions(one, 10, 2):
+            expected = one.step(actions)
+            two.step_async(actions[[7, 0]], [7, 0])
+            two.step_async(actions[1:7], np.arange(1, 7))
+            first, rest = two.step_wait(), two.step_wait()
+            np.testing.assert_array_equal(first[0], expected[0][[7, 0]])
+            np.testing.assert_array_equal(rest[0], expected[0][1:7])
+            np.testing.assert_array_equal(rest[1], expected[1][1:7])
+
+    def test_a_dns_name_with_several_addresses_is_several_servers(self):
+        host, port = self.first.rsplit(":", 1)
+        self.assertEqual(host, "127.0.0.1")
+        self.start("--listen", "127.0.0.2:" + port)  # the same port on another address
+        real = socket.getaddrinfo
+
+        def headless(name, *args, **kwargs):  # what a Kubernetes headless Service answers
+            if name == "alsim.headless.test":
+                return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (ip, int(port)))
+                        for ip in ("127.0.0.1", "127.0.0.2")]
+            return real(name, *args, **kwargs)
+
+        name = "alsim.headless.test:" + port
+        with mock.patch("socket.getaddrinfo", headless):
+            self.assertEqual(alsim.resolve_servers(name),
+                             ["127.0.0.1:" + port, "127.0.0.2:" + port])
+            sharded = self.gym(name, num_envs=6, reset_noise=0.05)
+        self.assertEqual(sharded.servers, ("127.0.0.1:" + port, "127.0.0.2:" + port))
+        single = self.gym(num_envs=6, reset_noise=0.05)
+        np.testing.assert_array_equal(sharded.reset(seed=1)[0], single.reset(seed=1)[0])
+        for actions in self.actions(single, 5, 1):
+            np.testing.assert_array_equal(sharded.step(actions)[0], single.step(actions)[0])
+        # One address, a literal, a socket path: one server, kept as written.
+        self.assertEqual(alsim.resolve_servers("localhost:" + port), ["localhost:" + port])
+        self.assertEqual(alsim.resolve_servers("127.0.0.1:1"), ["127.0.0.1:1"])
+        self.assertEqual(alsim.resolve_servers("unix:/tmp/x"), ["unix:/tmp/x"])
+        with self.assertRaises(alsim.AlsimError) as unresolved:
+            alsim.resolve_servers("no-such-host.invalid:1")
+        self.assertEqual(unresolved.exception.address, "no-such-host.invalid:1")
+
+    def test_a_failing_server_is_named(self):
+        doomed = self.start()
+        env = self.gym([self.first, doomed], num_envs=4, timeout=10)
+        env.reset(seed=0)
+        env.step_async(np.zeros((4, env.nu)))  # the streams are open when the server dies
+        env.step_wait()
+        stop(self.processes[-1])
+        env.step_async(np.zeros((4, env.nu)))
+        with self.assertRaises(alsim.AlsimError) as failed:
+            env.step_wait()
+        self.assertEqual(failed.exception.address, doomed)
+        self.assertIn("server " + doomed, str(failed.exception))
+        with self.assertRaisesRegex(ValueError, "no batch in flight"):
+            env.step_wait()  # the failed stream's batches are dropped
+        with self.assertRaises(alsim.AlsimError) as failed:
+            env.step(np.zeros((4, env.nu)))
+        self.assertEqual(failed.exception.address, doomed)
+        self.assertIn("server " + doomed, str(failed.exception))
+        self.assertEqual(failed.exception.code, "UNAVAILABLE")
+        with self.assertRaises(alsim.AlsimError) as refused:
+            alsim.GymVectorEnv([self.first, doomed], SCENE, 2, timeout=10)
+        self.assertEqual(refused.exception.address, doomed)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin-dir", required=True)
+    args, rest = parser.parse_known_args()
+    BIN_DIR = args.bin_dir
+    unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
