@@ -426,7 +426,9 @@ TEST_F(EpisodeTest, ResetTruncatedStartsTheNextEpisodeInTheSameCall) {
 // and changes nothing, wherever in the batch the element is.
 class LargeBatchTest : public ServiceTest {
  protected:
-  static constexpr int kBatch = 64;
+  // A batch holds one lock per instance on the thread that runs it, and ThreadSanitizer's
+  // deadlock detector tracks at most 64 locks held by one thread: a few fewer instances under it.
+  static constexpr int kBatch = kUnderTsan ? 56 : 64;
   static void SetUpTestSuite() { StartServer(4 * kBatch); }
 
   // kBatch humanoids (the builtin "humanoid": MuJoCo's humanoid.xml), seed 11.
@@ -497,10 +499,10 @@ class LargeBatchTest : public ServiceTest {
   }
 };
 
-// 64 humanoids with every kind of row in one batch: float32 and float64 actions, external forces
-// on some instances, instances reset by the mask (NEXT_STEP) and after their truncation (SAME_STEP,
-// with final observations), every observation. Each call's reply equals in-process stepping of
-// the same instances, bit for bit, row for row.
+// 64 humanoids (56 under TSan) with every kind of row in one batch: float32 and float64 actions,
+// external forces on some instances, instances reset by the mask (NEXT_STEP) and after their
+// truncation (SAME_STEP, with final observations), every observation. Each call's reply equals
+// in-process stepping of the same instances, bit for bit, row for row.
 TEST_F(LargeBatchTest, SixtyFourInstancesObserveAsInProcessBitForBit) {
   constexpr std::uint32_t kEpisode = 30;
   const v1::CreateResponse group = CreateHumanoids(kEpisode);
@@ -639,6 +641,7 @@ TEST_F(LargeBatchTest, ANonFiniteValueAnywhereInALargeBatchIsRefusedAndNothingMo
   };
   const int last_action = kBatch * nu - 1;
   const int last_force = kBatch * nbody * 6 - 1;
+  const int late = kBatch - 4;  // a late row with bad actions, an early one with bad forces
   const std::vector<Case> cases = {
       {{{last_action, nan}},
        {},
@@ -655,7 +658,11 @@ TEST_F(LargeBatchTest, ANonFiniteValueAnywhereInALargeBatchIsRefusedAndNothingMo
        false,
        true,
        "external force [" + std::to_string(kBatch - 1) + ", " + std::to_string(nbody - 1) + ", 5]"},
-      {{{60 * nu, nan}}, {{2 * nbody * 6, inf}}, false, false, "action [60, 0]"},
+      {{{late * nu, nan}},
+       {{2 * nbody * 6, inf}},
+       false,
+       false,
+       "action [" + std::to_string(late) + ", 0]"},
       {{{last_action, inf}},
        {},
        true,
