@@ -3,11 +3,14 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <new>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -423,125 +426,185 @@ grpc::Status SimulatorService::RunStep(const std::string& tenant,
             CheckMessageSize("reply", reply_bytes, limits_.max_message_bytes,
                              "ask for fewer observations or instances; nothing was stepped");
         if (!fits.ok()) return fits;
-        // Both inputs are decoded and checked before either is written: a refusal changes nothing.
-        std::vector<double> actions, forces;
-        const bool has_actions = request.actions().dtype() != alsim::v1::DTYPE_UNSPECIFIED;
-        if (has_actions) {
-          grpc::Status decoded = DecodeActions(request.actions(), batch, model.nu, &actions);
-          if (!decoded.ok()) return decoded;
+        // Both inputs' dtypes, shapes and sizes are checked here; their values are read per
+        // instance, by the batch's tasks, straight from the request's bytes.
+        BatchRows actions, forces;
+        if (request.actions().dtype() != alsim::v1::DTYPE_UNSPECIFIED) {
+          grpc::Status checked = CheckActions(request.actions(), batch, model.nu, &actions);
+          if (!checked.ok()) return checked;
         }
-        const bool has_forces = request.external_forces().dtype() != alsim::v1::DTYPE_UNSPECIFIED;
-        if (has_forces) {
-          grpc::Status decoded =
-              DecodeExternalForces(request.external_forces(), batch, model, &forces);
-          if (!decoded.ok()) return decoded;
+        if (request.external_forces().dtype() != alsim::v1::DTYPE_UNSPECIFIED) {
+          grpc::Status checked =
+              CheckExternalForces(request.external_forces(), batch, model, &forces);
+          if (!checked.ok()) return checked;
         }
-        // The masked instances' resets are computed before anything moves, then applied: they
-        // take no substep.
-        std::vector<PreparedReset> prepared(batch);
-        for (int k = 0; k < batch; ++k) {
-          if (!masked(k)) continue;
-          const Instance& instance = *instances[k];
-          if (!PrepareReset(*instance.model, instance.rng, request.reset_noise(), &prepared[k])) {
-            return {grpc::StatusCode::INVALID_ARGUMENT,
-                    "reset_noise " + std::to_string(request.reset_noise()) + " leaves instance " +
-                        std::to_string(instance.id) +
-                        " with a position or velocity that is not finite; nothing was stepped"};
-          }
-        }
-        for (int k = 0; k < batch; ++k) {
-          if (masked(k)) CommitReset(*instances[k], std::move(prepared[k]));
-        }
-        for (int k = 0; has_actions && k < batch; ++k) {
-          if (masked(k)) continue;
-          std::copy_n(actions.data() + static_cast<size_t>(k) * model.nu, model.nu,
-                      instances[k]->data->ctrl.begin());
-        }
-        // External forces act during this call's substeps only (alsim.proto, StepRequest): an
-        // instance holds none between calls (zero, as a new Data), so they are cleared right
-        // after the substeps, an interrupted call included.
-        auto set_forces = [&](const double* values) {
-          for (int k = 0; k < batch; ++k) {
-            if (masked(k)) continue;
-            std::vector<Vec6>& xfrc = instances[k]->data->xfrc_applied;
-            for (int b = 0; b < model.nbody; ++b) {
-              xfrc[b] = values == nullptr
-                            ? Vec6::Zero()
-                            : Vec6(Eigen::Map<const Vec6>(
-                                  values + (static_cast<size_t>(k) * model.nbody + b) * 6));
-            }
+        static_assert(sizeof(Vec6) == 6 * sizeof(double), "xfrc_applied rows are 6 doubles");
+
+        // Every per-instance pass runs as the batch's parallel tasks, one instance per task, so
+        // that nothing on the server walks K instances' data one after another. Isolated: while
+        // this thread waits for the batch's tasks it must not pick up another queued RPC, which
+        // could block on an instance lock this thread holds. Another call's batch runs beside
+        // this one on the threads that call took, and idle threads steal from both.
+        auto for_each_instance = [batch](const auto& body) {
+          tbb::this_task_arena::isolate([&] { ParallelFor(0, batch, 1, body); });
+        };
+
+        // 1. Validation, before anything moves: every value of both inputs finite (the masked
+        // instances' rows too: NaN or Inf anywhere refuses the request), every masked instance's
+        // reset computable. Tasks finish in any order; each failure kind keeps its lowest index,
+        // so the error names the first bad element in batch order, as a serial scan would: the
+        // actions' first, then the forces', then the first reset.
+        std::vector<PreparedReset> prepared(request.reset_mask_size() != 0 ? batch : 0);
+        std::atomic<std::size_t> bad_action{BatchRows::kNone}, bad_force{BatchRows::kNone};
+        std::atomic<int> bad_reset{batch};
+        std::atomic<int> resets{0};
+        auto keep_lowest = [](auto& lowest, auto value) {
+          auto seen = lowest.load(std::memory_order_relaxed);
+          while (value < seen && !lowest.compare_exchange_weak(seen, value)) {
           }
         };
-        if (has_forces) set_forces(forces.data());
+        if (actions.present() || forces.present() || !prepared.empty()) {
+          for_each_instance([&](int k) {
+            keep_lowest(bad_action, actions.FirstNonFinite(k));
+            keep_lowest(bad_force, forces.FirstNonFinite(k));
+            if (!masked(k)) return;
+            resets.fetch_add(1, std::memory_order_relaxed);
+            const Instance& instance = *instances[k];
+            if (!PrepareReset(*instance.model, instance.rng, request.reset_noise(), &prepared[k])) {
+              keep_lowest(bad_reset, k);
+            }
+          });
+        }
+        if (bad_action != BatchRows::kNone) return actions.NonFinite(bad_action);
+        if (bad_force != BatchRows::kNone) return forces.NonFinite(bad_force);
+        if (bad_reset < batch) {
+          return {grpc::StatusCode::INVALID_ARGUMENT,
+                  "reset_noise " + std::to_string(request.reset_noise()) + " leaves instance " +
+                      std::to_string(instances[bad_reset]->id) +
+                      " with a position or velocity that is not finite; nothing was stepped"};
+        }
+        const int stepped = batch - resets;
+
+        // 2. The substeps. The first pass also applies the masked instances' resets (they take no
+        // substep) and reads each other instance's row of actions into its ctrl and of forces into
+        // its xfrc_applied; the last pass ends the instance's stepping. The passes stay separate
+        // (a barrier between substeps) so that an interruption stops every instance after the
+        // same number of substeps. External forces act during this call's substeps only
+        // (alsim.proto, StepRequest): an instance holds none between calls (zero, as a new Data),
+        // so they are cleared when its stepping ends, an interrupted call included.
+        // `truncated` and `reset_after` are per instance (chars: a vector<bool> shares bytes).
+        std::vector<char> truncated(batch, 0), reset_after(batch, 0);
+        std::atomic<bool> any_truncated_reset{false};
+        auto begin_call = [&](int k) {
+          Instance& instance = *instances[k];
+          if (masked(k)) {
+            CommitReset(instance, std::move(prepared[k]));
+            return;
+          }
+          if (actions.present()) actions.Read(k, instance.data->ctrl.data());
+          if (forces.present()) forces.Read(k, instance.data->xfrc_applied.front().data());
+          ++instance.episode_steps;
+          truncated[k] = instance.max_episode_steps > 0 &&
+                         instance.episode_steps >= instance.max_episode_steps;
+          reset_after[k] = truncated[k] && request.reset_truncated();
+          if (reset_after[k]) any_truncated_reset.store(true, std::memory_order_relaxed);
+        };
+        auto end_stepping = [&](int k) {
+          Instance& instance = *instances[k];
+          if (forces.present() && !masked(k)) {
+            std::fill(instance.data->xfrc_applied.begin(), instance.data->xfrc_applied.end(),
+                      Vec6::Zero());
+          }
+          instance.published_time = instance.data->time;
+        };
         const auto start = Clock::now();
         grpc::Status interrupted = CallWatch::Reason(ticket);
-        for (int n = 0; n < substeps && interrupted.ok(); ++n) {
-          // Isolated: while this thread waits for the batch's tasks it must not pick up another
-          // queued RPC, which could block on an instance lock this thread holds.
-          tbb::this_task_arena::isolate([&] {
-            ParallelFor(0, batch, 1, [&](int k) {
-              Instance& instance = *instances[k];
-              if (instance.diverged || masked(k)) return;
+        bool ended = false;
+        // The first pass runs even when the call is already interrupted (without its substep):
+        // the resets and inputs are applied as by an uninterrupted call.
+        for (int n = 0; n == 0 || (n < substeps && interrupted.ok()); ++n) {
+          const bool step = interrupted.ok();
+          const bool last = n == substeps - 1 || !step;
+          for_each_instance([&](int k) {
+            if (n == 0) begin_call(k);
+            Instance& instance = *instances[k];
+            if (step && !instance.diverged && !masked(k)) {
               StepOptions step_options = instance.options;
               step_options.solver.interrupt = &ticket.flag;
               const StepStatus result = alsim::Step(*instance.model, *instance.data, step_options);
               ++instance.steps;
               if (result != StepStatus::kOk) instance.diverged = true;
-            });
+            }
+            if (last) end_stepping(k);
           });
+          ended = last;
           interrupted = CallWatch::Reason(ticket);
         }
-        if (has_forces) set_forces(nullptr);
+        if (!ended) for_each_instance(end_stepping);
         const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-        int stepped = 0;
-        for (int k = 0; k < batch; ++k) {
-          Instance& instance = *instances[k];
-          instance.published_time = instance.data->time;
-          if (masked(k)) continue;
-          ++stepped;
-          ++instance.episode_steps;
-        }
+        const double seconds_per_step =
+            stepped > 0 ? seconds / (static_cast<double>(stepped) * substeps) : 0;
         if (metrics_ != nullptr && stepped > 0) {
-          for (int k = 0; k < batch; ++k) {
-            if (masked(k)) continue;
-            metrics_->ObserveStep(instances[k]->data->solver_statistics,
-                                  seconds / (static_cast<double>(stepped) * substeps));
-          }
           metrics_->AddSteps(static_cast<double>(stepped) * substeps);
         }
-        if (!interrupted.ok()) return interrupted;
-        response->set_step_seconds(seconds);
-        std::vector<char> reset_after(batch, 0);
-        bool any_truncated_reset = false;
-        for (int k = 0; k < batch; ++k) {
-          const Instance& instance = *instances[k];
-          const bool truncated = !masked(k) && instance.max_episode_steps > 0 &&
-                                 instance.episode_steps >= instance.max_episode_steps;
-          reset_after[k] = truncated && request.reset_truncated();
-          any_truncated_reset = any_truncated_reset || reset_after[k];
-          response->add_status(instance.diverged ? alsim::v1::INSTANCE_STATUS_DIVERGED
-                                                 : alsim::v1::INSTANCE_STATUS_OK);
-          FillDiagnostics(instance.data->solver_statistics, response->add_diagnostics());
-          response->add_truncated(truncated);
-          response->add_reset(masked(k) || reset_after[k]);
+        if (!interrupted.ok()) {
+          // The reply is not sent; the steps taken are kept and counted.
+          if (metrics_ != nullptr && stepped > 0) {
+            for_each_instance([&](int k) {
+              if (masked(k)) return;
+              metrics_->ObserveStep(instances[k]->data->solver_statistics, seconds_per_step);
+            });
+          }
+          return interrupted;
         }
-        // SAME_STEP: the truncated state goes to final_observations, then the new episode
-        // starts. Its reset draws from the instance's generator with the call's noise, checked
-        // above, as for the masked ones.
+        response->set_step_seconds(seconds);
+
+        // 3. The reply, in place: every repeated field and observation tensor sized here, each
+        // instance's task writing its own entries. SAME_STEP: an instance reset after its
+        // truncation has its truncated state written to final_observations first, then starts
+        // the new episode; its reset draws from the instance's generator with the call's noise,
+        // checked above, as for the masked ones.
+        response->mutable_status()->Resize(batch, alsim::v1::INSTANCE_STATUS_OK);
+        response->mutable_truncated()->Resize(batch, false);
+        response->mutable_reset()->Resize(batch, false);
+        int* status_out = response->mutable_status()->mutable_data();
+        bool* truncated_out = response->mutable_truncated()->mutable_data();
+        bool* reset_out = response->mutable_reset()->mutable_data();
+        // Diagnostics are messages (with a map each): made and filled by the tasks, then handed
+        // to the repeated field in batch order (a pointer each; protobuf adds them one by one).
+        std::vector<std::unique_ptr<alsim::v1::SolverDiagnostics>> diagnostics(batch);
+        std::optional<ObservationWriter> final_writer;
         if (any_truncated_reset) {
-          PackObservations(instances, observations, response->mutable_final_observations());
-          for (int k = 0; k < batch; ++k) {
-            if (!reset_after[k]) continue;
-            Instance& instance = *instances[k];
+          final_writer.emplace(model, batch, observations, response->mutable_final_observations());
+        }
+        const ObservationWriter writer(model, batch, observations,
+                                       response->mutable_observations());
+        for_each_instance([&](int k) {
+          Instance& instance = *instances[k];
+          status_out[k] = instance.diverged ? alsim::v1::INSTANCE_STATUS_DIVERGED
+                                            : alsim::v1::INSTANCE_STATUS_OK;
+          diagnostics[k] = std::make_unique<alsim::v1::SolverDiagnostics>();
+          FillDiagnostics(instance.data->solver_statistics, diagnostics[k].get());
+          truncated_out[k] = truncated[k];
+          reset_out[k] = masked(k) || reset_after[k];
+          if (metrics_ != nullptr && stepped > 0 && !masked(k)) {
+            metrics_->ObserveStep(instance.data->solver_statistics, seconds_per_step);
+          }
+          if (final_writer) final_writer->Write(k, *instance.data);
+          if (reset_after[k]) {
             PreparedReset reset;
             if (PrepareReset(*instance.model, instance.rng, request.reset_noise(), &reset)) {
               CommitReset(instance, std::move(reset));
             } else {  // noise that overflows this scene's state: it stays truncated, unreset
-              response->set_reset(k, false);
+              reset_out[k] = false;
             }
           }
-        }
-        PackObservations(instances, observations, response->mutable_observations());
+          writer.Write(k, *instance.data);
+        });
+        google::protobuf::RepeatedPtrField<alsim::v1::SolverDiagnostics>* out =
+            response->mutable_diagnostics();
+        out->Reserve(batch);
+        for (auto& filled : diagnostics) out->AddAllocated(filled.release());
         return grpc::Status::OK;
       });
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 
@@ -26,25 +27,6 @@ TensorSpec* AddSpec(alsim::v1::Specs* specs, const std::string& name, DType dtyp
   return spec;
 }
 
-// A [K, per...] tensor of doubles filled by value(instance, out) writing `per` doubles.
-template <class Fill>
-void PackDoubles(const std::vector<Instance*>& instances, std::initializer_list<long> per_shape,
-                 const Fill& fill, Tensor* tensor) {
-  long per = 1;
-  for (const long n : per_shape) per *= n;
-  tensor->set_dtype(alsim::v1::DTYPE_FLOAT64);
-  tensor->add_shape(static_cast<long>(instances.size()));
-  for (const long n : per_shape) tensor->add_shape(n);
-  std::string* bytes = tensor->mutable_data();
-  bytes->resize(instances.size() * per * sizeof(double));
-  if (per == 0) return;  // e.g. actuator state of a scene without actuators: shape [K, 0]
-  std::vector<double> values(per);
-  for (size_t k = 0; k < instances.size(); ++k) {
-    fill(*instances[k], values.data());
-    std::memcpy(bytes->data() + k * per * sizeof(double), values.data(), per * sizeof(double));
-  }
-}
-
 // "[a, b, c]".
 template <class Dims>
 std::string ShapeText(const Dims& dims) {
@@ -53,15 +35,13 @@ std::string ShapeText(const Dims& dims) {
   return "[" + text + "]";
 }
 
-// A float32 or float64 `tensor` of exactly `shape` as doubles, row-major. INVALID_ARGUMENT, with a
-// message that starts with `what`, for a wrong dtype, shape (`meaning` names the dimensions) or
-// byte count, and for a NaN or Inf, named by describe(flat index).
-template <class Describe>
-grpc::Status DecodeBatch(const Tensor& tensor, const std::string& what,
-                         const std::vector<long>& shape, const char* meaning,
-                         std::vector<double>* values, const Describe& describe) {
-  const bool single = tensor.dtype() == alsim::v1::DTYPE_FLOAT32;
-  if (!single && tensor.dtype() != alsim::v1::DTYPE_FLOAT64) {
+// Checks that `tensor` is float32 or float64 of exactly `shape` and holds its bytes;
+// INVALID_ARGUMENT, with a message that starts with `what`, otherwise (`meaning` names the
+// dimensions). Its values are left to BatchRows, read per row.
+grpc::Status CheckBatch(const Tensor& tensor, const std::string& what,
+                        const std::vector<long>& shape, const char* meaning, bool* single) {
+  *single = tensor.dtype() == alsim::v1::DTYPE_FLOAT32;
+  if (!*single && tensor.dtype() != alsim::v1::DTYPE_FLOAT64) {
     return {grpc::StatusCode::INVALID_ARGUMENT, what + " must be float32 or float64"};
   }
   bool same = tensor.shape_size() == static_cast<int>(shape.size());
@@ -73,31 +53,32 @@ grpc::Status DecodeBatch(const Tensor& tensor, const std::string& what,
   }
   std::size_t count = 1;
   for (const long n : shape) count *= static_cast<std::size_t>(n);
-  const std::size_t element = single ? sizeof(float) : sizeof(double);
+  const std::size_t element = *single ? sizeof(float) : sizeof(double);
   if (tensor.data().size() != count * element) {
     return {grpc::StatusCode::INVALID_ARGUMENT,
             what + " hold " + std::to_string(tensor.data().size()) + " bytes; shape " +
-                ShapeText(shape) + " of " + (single ? "float32" : "float64") + " needs " +
+                ShapeText(shape) + " of " + (*single ? "float32" : "float64") + " needs " +
                 std::to_string(count * element)};
   }
-  values->resize(count);
-  const char* bytes = tensor.data().data();
-  for (std::size_t i = 0; i < count; ++i) {
-    double value;
-    if (single) {
-      float f;
-      std::memcpy(&f, bytes + i * element, sizeof(float));
-      value = f;
-    } else {
-      std::memcpy(&value, bytes + i * element, sizeof(double));
-    }
-    if (!std::isfinite(value)) {
-      return {grpc::StatusCode::INVALID_ARGUMENT,
-              describe(i) + " is not finite; no instance was stepped"};
-    }
-    (*values)[i] = value;
-  }
   return grpc::Status::OK;
+}
+
+// A new [batch, per...] tensor `name` of `dtype` in `out` with all its bytes; their start.
+char* AddTensor(google::protobuf::Map<std::string, Tensor>* out, const std::string& name,
+                DType dtype, int batch, std::initializer_list<long> per_shape) {
+  Tensor& tensor = (*out)[name];
+  tensor.Clear();
+  tensor.set_dtype(dtype);
+  tensor.add_shape(batch);
+  std::size_t per = 1;
+  for (const long n : per_shape) {
+    tensor.add_shape(n);
+    per *= static_cast<std::size_t>(n);
+  }
+  const std::size_t size = dtype == alsim::v1::DTYPE_INT32 ? sizeof(std::int32_t) : sizeof(double);
+  std::string* bytes = tensor.mutable_data();
+  bytes->resize(static_cast<std::size_t>(batch) * per * size);
+  return bytes->data();
 }
 
 }  // namespace
@@ -133,22 +114,65 @@ void FillSpecs(const Model& m, alsim::v1::Specs* specs) {
   for (int b = 0; b < m.nbody; ++b) specs->add_body_names(m.body_name[b]);
 }
 
-grpc::Status DecodeActions(const Tensor& actions, int batch, int nu, std::vector<double>* values) {
-  return DecodeBatch(
-      actions, "actions", {batch, nu}, "(instances, actuators)", values, [nu](std::size_t i) {
-        return "action [" + std::to_string(i / nu) + ", " + std::to_string(i % nu) + "]";
-      });
+std::size_t BatchRows::FirstNonFinite(int k) const {
+  if (bytes_ == nullptr) return kNone;
+  const std::size_t first = static_cast<std::size_t>(k) * row_;
+  for (std::size_t i = first; i < first + row_; ++i) {
+    double value;
+    if (single_) {
+      float f;
+      std::memcpy(&f, bytes_ + i * sizeof(float), sizeof(float));
+      value = f;
+    } else {
+      std::memcpy(&value, bytes_ + i * sizeof(double), sizeof(double));
+    }
+    if (!std::isfinite(value)) return i;
+  }
+  return kNone;
 }
 
-grpc::Status DecodeExternalForces(const Tensor& forces, int batch, const Model& m,
-                                  std::vector<double>* values) {
-  return DecodeBatch(forces, "external_forces", {batch, m.nbody, 6},
-                     "(instances, bodies, force and torque)", values, [&m](std::size_t i) {
-                       const std::size_t body = i / 6 % m.nbody;
-                       return "external force [" + std::to_string(i / (6 * m.nbody)) + ", " +
-                              std::to_string(body) + ", " + std::to_string(i % 6) + "] (body '" +
-                              m.body_name[body] + "')";
-                     });
+void BatchRows::Read(int k, double* out) const {
+  const std::size_t first = static_cast<std::size_t>(k) * row_;
+  if (!single_) {  // the request's bytes need not be aligned for doubles: memcpy
+    std::memcpy(out, bytes_ + first * sizeof(double), row_ * sizeof(double));
+    return;
+  }
+  for (std::size_t i = 0; i < row_; ++i) {
+    float f;
+    std::memcpy(&f, bytes_ + (first + i) * sizeof(float), sizeof(float));
+    out[i] = f;
+  }
+}
+
+grpc::Status BatchRows::NonFinite(std::size_t i) const {
+  return {grpc::StatusCode::INVALID_ARGUMENT,
+          describe_(i) + " is not finite; no instance was stepped"};
+}
+
+grpc::Status CheckActions(const Tensor& actions, int batch, int nu, BatchRows* rows) {
+  grpc::Status status =
+      CheckBatch(actions, "actions", {batch, nu}, "(instances, actuators)", &rows->single_);
+  if (!status.ok()) return status;
+  rows->bytes_ = actions.data().data();
+  rows->row_ = static_cast<std::size_t>(nu);
+  rows->describe_ = [nu](std::size_t i) {
+    return "action [" + std::to_string(i / nu) + ", " + std::to_string(i % nu) + "]";
+  };
+  return grpc::Status::OK;
+}
+
+grpc::Status CheckExternalForces(const Tensor& forces, int batch, const Model& m, BatchRows* rows) {
+  grpc::Status status = CheckBatch(forces, "external_forces", {batch, m.nbody, 6},
+                                   "(instances, bodies, force and torque)", &rows->single_);
+  if (!status.ok()) return status;
+  rows->bytes_ = forces.data().data();
+  rows->row_ = static_cast<std::size_t>(m.nbody) * 6;
+  rows->describe_ = [&m](std::size_t i) {
+    const std::size_t body = i / 6 % m.nbody;
+    return "external force [" + std::to_string(i / (6 * m.nbody)) + ", " + std::to_string(body) +
+           ", " + std::to_string(i % 6) + "] (body '" + m.body_name[body] + "')";
+  };
+  return grpc::Status::OK;
 }
 
 grpc::Status ParseObservations(const google::protobuf::RepeatedField<int>& requested,
@@ -206,81 +230,93 @@ grpc::Status CheckMessageSize(const char* what, std::size_t bytes, std::size_t l
               " (--max-message-bytes); " + consequence};
 }
 
-void PackObservations(const std::vector<Instance*>& instances,
-                      const std::vector<Observation>& kinds,
-                      google::protobuf::Map<std::string, Tensor>* out) {
-  if (instances.empty()) return;
-  const Model& m = *instances.front()->model;
+ObservationWriter::ObservationWriter(const Model& m, int batch,
+                                     const std::vector<Observation>& kinds,
+                                     google::protobuf::Map<std::string, Tensor>* out)
+    : m_(m) {
+  // Every tensor is created before any pointer into one is taken: a map's insertions then move
+  // nothing that a pointer was taken to.
+  constexpr DType kF64 = alsim::v1::DTYPE_FLOAT64;
   for (const Observation kind : kinds) {
     switch (kind) {
       case alsim::v1::OBSERVATION_QPOS:
-        PackDoubles(
-            instances, {m.nq},
-            [&](const Instance& i, double* v) { std::copy_n(i.data->qpos.data(), m.nq, v); },
-            &(*out)["qpos"]);
+        qpos_ = AddTensor(out, "qpos", kF64, batch, {m.nq});
         break;
       case alsim::v1::OBSERVATION_QVEL:
-        PackDoubles(
-            instances, {m.nv},
-            [&](const Instance& i, double* v) { std::copy_n(i.data->qvel.data(), m.nv, v); },
-            &(*out)["qvel"]);
+        qvel_ = AddTensor(out, "qvel", kF64, batch, {m.nv});
         break;
       case alsim::v1::OBSERVATION_BODY_POSES:
-        for (Instance* instance : instances) Kinematics(m, *instance->data);
-        PackDoubles(
-            instances, {m.nbody, 3},
-            [&](const Instance& i, double* v) {
-              for (int b = 0; b < m.nbody; ++b) std::copy_n(i.data->xpos[b].data(), 3, v + 3 * b);
-            },
-            &(*out)["body_pos"]);
-        PackDoubles(
-            instances, {m.nbody, 4},
-            [&](const Instance& i, double* v) {
-              for (int b = 0; b < m.nbody; ++b) std::copy_n(i.data->xquat[b].data(), 4, v + 4 * b);
-            },
-            &(*out)["body_quat"]);
+        body_pos_ = AddTensor(out, "body_pos", kF64, batch, {m.nbody, 3});
+        body_quat_ = AddTensor(out, "body_quat", kF64, batch, {m.nbody, 4});
         break;
       case alsim::v1::OBSERVATION_ACTUATOR_STATE:
-        PackDoubles(
-            instances, {m.nu},
-            [&](const Instance& i, double* v) { std::copy_n(i.data->ctrl.data(), m.nu, v); },
-            &(*out)["ctrl"]);
-        PackDoubles(
-            instances, {m.nu},
-            [&](const Instance& i, double* v) {
-              std::copy_n(i.data->actuator_force.data(), m.nu, v);
-            },
-            &(*out)["actuator_force"]);
+        ctrl_ = AddTensor(out, "ctrl", kF64, batch, {m.nu});
+        actuator_force_ = AddTensor(out, "actuator_force", kF64, batch, {m.nu});
         break;
-      case alsim::v1::OBSERVATION_CONTACT_SUMMARY: {
-        Tensor& count = (*out)["contact_count"];
-        count.set_dtype(alsim::v1::DTYPE_INT32);
-        count.add_shape(static_cast<long>(instances.size()));
-        count.add_shape(1);
-        std::string* bytes = count.mutable_data();
-        bytes->resize(instances.size() * sizeof(std::int32_t));
-        for (size_t k = 0; k < instances.size(); ++k) {
-          const auto n = static_cast<std::int32_t>(instances[k]->data->contact.size());
-          std::memcpy(bytes->data() + k * sizeof(n), &n, sizeof(n));
-        }
-        PackDoubles(
-            instances, {1},
-            [&](const Instance& i, double* v) {
-              double deepest = 0;
-              for (const Contact& c : i.data->contact) deepest = std::max(deepest, -c.dist);
-              v[0] = deepest;
-            },
-            &(*out)["max_penetration"]);
+      case alsim::v1::OBSERVATION_CONTACT_SUMMARY:
+        contact_count_ = AddTensor(out, "contact_count", alsim::v1::DTYPE_INT32, batch, {1});
+        max_penetration_ = AddTensor(out, "max_penetration", kF64, batch, {1});
         break;
-      }
       case alsim::v1::OBSERVATION_TIME:
-        PackDoubles(
-            instances, {1}, [&](const Instance& i, double* v) { v[0] = i.data->time; },
-            &(*out)["time"]);
+        time_ = AddTensor(out, "time", kF64, batch, {1});
         break;
       default:
         break;
     }
+  }
+  // The maps's nodes (and so the tensors' strings) stay where they are as entries are added; the
+  // pointers are taken again now that every entry exists, which needs no such guarantee.
+  auto bytes = [out](const char* name, char* taken) {
+    return taken == nullptr ? nullptr : out->at(name).mutable_data()->data();
+  };
+  qpos_ = bytes("qpos", qpos_);
+  qvel_ = bytes("qvel", qvel_);
+  body_pos_ = bytes("body_pos", body_pos_);
+  body_quat_ = bytes("body_quat", body_quat_);
+  ctrl_ = bytes("ctrl", ctrl_);
+  actuator_force_ = bytes("actuator_force", actuator_force_);
+  contact_count_ = bytes("contact_count", contact_count_);
+  max_penetration_ = bytes("max_penetration", max_penetration_);
+  time_ = bytes("time", time_);
+}
+
+void ObservationWriter::Write(int k, Data& data) const {
+  const Model& m = m_;
+  constexpr std::size_t kF64 = sizeof(double);
+  auto doubles = [k](char* base, const double* values, std::size_t n) {
+    if (base != nullptr && n > 0) std::memcpy(Row(base, k, n, kF64), values, n * kF64);
+  };
+  doubles(qpos_, data.qpos.data(), static_cast<std::size_t>(m.nq));
+  doubles(qvel_, data.qvel.data(), static_cast<std::size_t>(m.nv));
+  if (body_pos_ != nullptr) {
+    Kinematics(m, data);
+    char* pos = Row(body_pos_, k, 3u * m.nbody, kF64);
+    char* quat = Row(body_quat_, k, 4u * m.nbody, kF64);
+    for (int b = 0; b < m.nbody; ++b) {
+      std::memcpy(pos + 3u * b * kF64, data.xpos[b].data(), 3 * kF64);
+      std::memcpy(quat + 4u * b * kF64, data.xquat[b].data(), 4 * kF64);
+    }
+  }
+  doubles(ctrl_, data.ctrl.data(), static_cast<std::size_t>(m.nu));
+  doubles(actuator_force_, data.actuator_force.data(), static_cast<std::size_t>(m.nu));
+  if (contact_count_ != nullptr) {
+    const auto n = static_cast<std::int32_t>(data.contact.size());
+    std::memcpy(Row(contact_count_, k, 1, sizeof(n)), &n, sizeof(n));
+    double deepest = 0;
+    for (const Contact& c : data.contact) deepest = std::max(deepest, -c.dist);
+    doubles(max_penetration_, &deepest, 1);
+  }
+  doubles(time_, &data.time, 1);
+}
+
+void PackObservations(const std::vector<Instance*>& instances,
+                      const std::vector<Observation>& kinds,
+                      google::protobuf::Map<std::string, Tensor>* out) {
+  if (instances.empty()) return;
+  const ObservationWriter writer(*instances.front()->model, static_cast<int>(instances.size()),
+                                 kinds, out);
+  for (std::size_t k = 0; k < instances.size(); ++k) {
+    writer.Write(static_cast<int>(k), *instances[k]->data);
   }
 }
 

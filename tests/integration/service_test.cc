@@ -5,14 +5,19 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
+#include <random>
 #include <thread>
 #include <vector>
 
+#include "engine/dynamics/kinematics.h"
 #include "engine/model/model_import.h"
+#include "engine/sim/reset.h"
 #include "engine/sim/state_hash.h"
 #include "engine/sim/state_snapshot.h"
 #include "engine/sim/step.h"
@@ -50,11 +55,12 @@ const char* kMotorScene = R"(<mujoco><worldbody><geom type="plane" size="5 5 0.1
 
 class ServiceTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
+  static void SetUpTestSuite() { StartServer(64); }
+  static void StartServer(int max_instances) {
     server::ServerConfig config;
     config.listen_address = "127.0.0.1:0";
     config.metrics_address = "127.0.0.1:0";
-    config.max_instances = 64;
+    config.max_instances = max_instances;
     config.threads = 2;
     std::string error;
     server_ = server::Server::Start(config, &error).release();
@@ -412,6 +418,282 @@ TEST_F(EpisodeTest, ResetTruncatedStartsTheNextEpisodeInTheSameCall) {
   ASSERT_TRUE(Call(request, &response).ok());
   EXPECT_TRUE(response.truncated(0));
   EXPECT_TRUE(response.reset(0));
+}
+
+// Large batches: the server decodes each instance's row of actions and forces, steps it and
+// writes its rows of the reply in that instance's own parallel task. The reply is still the
+// in-process result row for row, and a refusal still names the first bad element in batch order
+// and changes nothing, wherever in the batch the element is.
+class LargeBatchTest : public ServiceTest {
+ protected:
+  // A batch holds one lock per instance on the thread that runs it, and ThreadSanitizer's
+  // deadlock detector tracks at most 64 locks held by one thread: a few fewer instances under it.
+  static constexpr int kBatch = kUnderTsan ? 56 : 64;
+  static void SetUpTestSuite() { StartServer(4 * kBatch); }
+
+  // kBatch humanoids (the builtin "humanoid": MuJoCo's humanoid.xml), seed 11.
+  v1::CreateResponse CreateHumanoids(std::uint32_t max_episode_steps) {
+    v1::CreateRequest request;
+    request.mutable_scene()->set_builtin("humanoid");
+    request.set_count(kBatch);
+    request.set_seed(11);
+    request.set_max_episode_steps(max_episode_steps);
+    v1::CreateResponse response;
+    EXPECT_TRUE(stub_->Create(Context().get(), request, &response).ok());
+    EXPECT_EQ(response.instance_ids_size(), kBatch);
+    return response;
+  }
+
+  // `values` (K rows) as a [K, per...] tensor of float32 (`single`) or float64.
+  static v1::Tensor TensorOf(const std::vector<double>& values, std::vector<long> shape,
+                             bool single) {
+    v1::Tensor tensor;
+    tensor.set_dtype(single ? v1::DTYPE_FLOAT32 : v1::DTYPE_FLOAT64);
+    for (const long n : shape) tensor.add_shape(n);
+    if (single) {
+      const std::vector<float> floats(values.begin(), values.end());
+      tensor.set_data(
+          std::string(reinterpret_cast<const char*>(floats.data()), floats.size() * sizeof(float)));
+    } else {
+      tensor.set_data(std::string(reinterpret_cast<const char*>(values.data()),
+                                  values.size() * sizeof(double)));
+    }
+    return tensor;
+  }
+
+  // Every observation of `data` (instance k of `batch`) appended to `rows`, by tensor name, as
+  // the bytes of its row; body poses recompute the kinematics, as the server does.
+  static void AppendRows(const Model& m, Data& data, std::map<std::string, std::string>* rows) {
+    auto doubles = [&](const char* name, const double* values, std::size_t n) {
+      (*rows)[name].append(reinterpret_cast<const char*>(values), n * sizeof(double));
+    };
+    doubles("qpos", data.qpos.data(), m.nq);
+    doubles("qvel", data.qvel.data(), m.nv);
+    Kinematics(m, data);
+    for (int b = 0; b < m.nbody; ++b) {
+      doubles("body_pos", data.xpos[b].data(), 3);
+      doubles("body_quat", data.xquat[b].data(), 4);
+    }
+    doubles("ctrl", data.ctrl.data(), m.nu);
+    doubles("actuator_force", data.actuator_force.data(), m.nu);
+    const auto contacts = static_cast<std::int32_t>(data.contact.size());
+    (*rows)["contact_count"].append(reinterpret_cast<const char*>(&contacts), sizeof(contacts));
+    double deepest = 0;
+    for (const Contact& c : data.contact) deepest = std::max(deepest, -c.dist);
+    doubles("max_penetration", &deepest, 1);
+    doubles("time", &data.time, 1);
+  }
+
+  // `tensors` hold exactly `rows` (by name, K rows each), with batch dimension K.
+  static void ExpectTensors(const google::protobuf::Map<std::string, v1::Tensor>& tensors,
+                            const std::map<std::string, std::string>& rows, const char* what,
+                            int call) {
+    ASSERT_EQ(tensors.size(), rows.size()) << what << ", call " << call;
+    for (const auto& [name, bytes] : rows) {
+      ASSERT_EQ(tensors.count(name), 1u) << what << " " << name << ", call " << call;
+      const v1::Tensor& tensor = tensors.at(name);
+      ASSERT_GE(tensor.shape_size(), 1);
+      EXPECT_EQ(tensor.shape(0), kBatch) << name;
+      EXPECT_TRUE(tensor.data() == bytes) << what << " " << name << ", call " << call;
+    }
+  }
+};
+
+// 64 humanoids (56 under TSan) with every kind of row in one batch: float32 and float64 actions,
+// external forces on some instances, instances reset by the mask (NEXT_STEP) and after their
+// truncation (SAME_STEP, with final observations), every observation. Each call's reply equals
+// in-process stepping of the same instances, bit for bit, row for row.
+TEST_F(LargeBatchTest, SixtyFourInstancesObserveAsInProcessBitForBit) {
+  constexpr std::uint32_t kEpisode = 30;
+  const v1::CreateResponse group = CreateHumanoids(kEpisode);
+  const auto model = ImportModelFromFile("/usr/share/mujoco/model/humanoid/humanoid.xml").model;
+  const int nu = model->nu, nbody = model->nbody;
+  ASSERT_EQ(group.specs().nu(), static_cast<unsigned>(nu));
+  std::vector<Data> local;
+  for (int k = 0; k < kBatch; ++k) local.emplace_back(*model);
+  std::vector<std::uint32_t> episode(kBatch, 0);
+  // The resets use no noise: the expected state is a fresh Data with the engine's reset.
+  auto reset = [&](int k) {
+    std::mt19937_64 rng(11 + k);
+    Data fresh(*model);
+    ASSERT_TRUE(ApplyResetNoise(*model, 0.0, rng, &fresh));
+    local[k] = std::move(fresh);
+    episode[k] = 0;
+  };
+  int truncation_resets = 0, mask_resets = 0, rows_with_contacts = 0;
+  for (int call = 0; call < 40; ++call) {
+    v1::StepRequest request;
+    request.mutable_instances()->set_group_id(group.group_id());
+    for (const auto kind :
+         {v1::OBSERVATION_QPOS, v1::OBSERVATION_QVEL, v1::OBSERVATION_BODY_POSES,
+          v1::OBSERVATION_ACTUATOR_STATE, v1::OBSERVATION_CONTACT_SUMMARY, v1::OBSERVATION_TIME}) {
+      request.add_observations(kind);
+    }
+    request.set_reset_truncated(true);
+    const bool single = call % 2 == 1;
+    std::vector<double> actions = ActionsFor(kBatch, nu, call);
+    *request.mutable_actions() = TensorOf(actions, {kBatch, nu}, single);
+    if (single) {
+      for (double& a : actions) a = static_cast<float>(a);
+    }
+    std::vector<double> forces(static_cast<size_t>(kBatch) * nbody * 6, 0.0);
+    const bool pushed = call % 3 == 0;
+    if (pushed) {
+      for (int k = 0; k < kBatch; k += 3) {
+        forces[(static_cast<size_t>(k) * nbody + 1) * 6 + k % 6] = 20.0 + k;
+      }
+      *request.mutable_external_forces() = TensorOf(forces, {kBatch, nbody, 6}, false);
+    }
+    const bool masking = call == 3 || call == 11;
+    for (int k = 0; masking && k < kBatch; ++k) request.add_reset_mask(k % 5 == 0);
+
+    v1::StepResponse response;
+    ASSERT_TRUE(stub_->Step(Context().get(), request, &response).ok()) << "call " << call;
+
+    std::map<std::string, std::string> expected, expected_final;
+    std::vector<char> truncated(kBatch, 0), was_reset(kBatch, 0);
+    for (int k = 0; k < kBatch; ++k) {
+      Data& d = local[k];
+      if (masking && k % 5 == 0) {
+        reset(k);
+        was_reset[k] = 1;
+        ++mask_resets;
+        continue;
+      }
+      std::copy_n(actions.begin() + static_cast<long>(k) * nu, nu, d.ctrl.begin());
+      for (int b = 0; pushed && b < nbody; ++b) {
+        d.xfrc_applied[b] =
+            Eigen::Map<const Vec6>(&forces[(static_cast<size_t>(k) * nbody + b) * 6]);
+      }
+      ASSERT_EQ(Step(*model, d), StepStatus::kOk) << "instance " << k << ", call " << call;
+      for (Vec6& f : d.xfrc_applied) f.setZero();
+      truncated[k] = ++episode[k] >= kEpisode;
+    }
+    const bool any_truncated = std::count(truncated.begin(), truncated.end(), 1) > 0;
+    for (int k = 0; k < kBatch; ++k) {
+      const v1::SolverDiagnostics& got = response.diagnostics(k);
+      const SolverStatistics& want = local[k].solver_statistics;
+      EXPECT_EQ(got.contacts(), static_cast<unsigned>(want.contacts)) << k << ", call " << call;
+      EXPECT_EQ(got.islands(), static_cast<unsigned>(want.islands));
+      EXPECT_EQ(got.max_iterations(), static_cast<unsigned>(want.max_iterations));
+      EXPECT_EQ(got.mean_iterations(), want.mean_iterations);
+      EXPECT_EQ(got.primal_residual(), want.primal_residual);
+      EXPECT_EQ(got.dual_residual(), want.dual_residual);
+      EXPECT_EQ(got.contact_residual(), want.contact_residual);
+      EXPECT_EQ(got.split(), want.split);
+      ASSERT_EQ(got.figures_size(), want.num_figures);
+      for (int f = 0; f < want.num_figures; ++f) {
+        EXPECT_EQ(got.figures().at(want.figures[f].name), want.figures[f].value);
+      }
+      rows_with_contacts += want.contacts > 0;
+      if (any_truncated) AppendRows(*model, local[k], &expected_final);
+      if (truncated[k]) {
+        reset(k);
+        was_reset[k] = 1;
+        ++truncation_resets;
+      }
+      AppendRows(*model, local[k], &expected);
+      EXPECT_EQ(response.status(k), v1::INSTANCE_STATUS_OK);
+      EXPECT_EQ(response.truncated(k), truncated[k] != 0) << k << ", call " << call;
+      EXPECT_EQ(response.reset(k), was_reset[k] != 0) << k << ", call " << call;
+    }
+    ASSERT_EQ(response.status_size(), kBatch);
+    ASSERT_EQ(response.diagnostics_size(), kBatch);
+    ExpectTensors(response.observations(), expected, "observations", call);
+    if (any_truncated) {
+      ExpectTensors(response.final_observations(), expected_final, "final_observations", call);
+    } else {
+      EXPECT_EQ(response.final_observations_size(), 0) << "call " << call;
+    }
+  }
+  // The batch really held every kind of row.
+  EXPECT_GT(truncation_resets, 0);
+  EXPECT_GT(mask_resets, 0);
+  EXPECT_GT(rows_with_contacts, 0) << "the humanoids touch the floor";
+}
+
+// A NaN or Inf refuses the whole batch wherever it is: the error names the first bad element in
+// batch order (actions before forces), and no instance moves, is reset or takes its controls.
+TEST_F(LargeBatchTest, ANonFiniteValueAnywhereInALargeBatchIsRefusedAndNothingMoves) {
+  const v1::CreateResponse group = CreateHumanoids(0);
+  const int nu = static_cast<int>(group.specs().nu());
+  const int nbody = static_cast<int>(group.specs().nbody());
+  v1::StepRequest request;
+  request.mutable_instances()->set_group_id(group.group_id());
+  v1::StepResponse response;
+  for (int call = 0; call < 3; ++call) {
+    *request.mutable_actions() =
+        LargeBatchTest::TensorOf(ActionsFor(kBatch, nu, call), {kBatch, nu}, false);
+    ASSERT_TRUE(stub_->Step(Context().get(), request, &response).ok());
+  }
+  std::vector<std::string> before;
+  for (const auto id : group.instance_ids()) before.push_back(GetState(id));
+
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> forces(static_cast<size_t>(kBatch) * nbody * 6, 1.0);
+  // (bad actions, bad forces, reset every instance, float32, the element the error names)
+  struct Case {
+    std::vector<std::pair<int, double>> actions, forces;  // flat index, value
+    bool mask_all;
+    bool single;
+    std::string named;
+  };
+  const int last_action = kBatch * nu - 1;
+  const int last_force = kBatch * nbody * 6 - 1;
+  const int late = kBatch - 4;  // a late row with bad actions, an early one with bad forces
+  const std::vector<Case> cases = {
+      {{{last_action, nan}},
+       {},
+       false,
+       false,
+       "action [" + std::to_string(kBatch - 1) + ", " + std::to_string(nu - 1) + "]"},
+      {{{40 * nu + 2, inf}, {9 * nu + 5, nan}, {9 * nu + 1, -inf}},
+       {},
+       false,
+       true,
+       "action [9, 1]"},
+      {{},
+       {{last_force, nan}},
+       false,
+       true,
+       "external force [" + std::to_string(kBatch - 1) + ", " + std::to_string(nbody - 1) + ", 5]"},
+      {{{late * nu, nan}},
+       {{2 * nbody * 6, inf}},
+       false,
+       false,
+       "action [" + std::to_string(late) + ", 0]"},
+      {{{last_action, inf}},
+       {},
+       true,
+       false,
+       "action [" + std::to_string(kBatch - 1) + ", " + std::to_string(nu - 1) + "]"},
+  };
+  for (const Case& c : cases) {
+    v1::StepRequest bad = request;
+    std::vector<double> actions = ActionsFor(kBatch, nu, 7);
+    for (const auto& [i, value] : c.actions) actions[i] = value;
+    *bad.mutable_actions() = LargeBatchTest::TensorOf(actions, {kBatch, nu}, c.single);
+    std::vector<double> bad_forces = forces;
+    for (const auto& [i, value] : c.forces) bad_forces[i] = value;
+    *bad.mutable_external_forces() =
+        LargeBatchTest::TensorOf(bad_forces, {kBatch, nbody, 6}, c.single);
+    for (int k = 0; c.mask_all && k < kBatch; ++k) bad.add_reset_mask(true);
+    const grpc::Status status = stub_->Step(Context().get(), bad, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << c.named;
+    EXPECT_THAT(status.error_message(), HasSubstr(c.named + " "));
+    EXPECT_THAT(status.error_message(), HasSubstr("not finite; no instance was stepped"));
+  }
+  for (int k = 0; k < kBatch; ++k) {
+    EXPECT_EQ(GetState(group.instance_ids(k)), before[k]) << "instance " << k << " moved";
+  }
+  v1::ListResponse list;
+  ASSERT_TRUE(stub_->List(Context().get(), v1::ListRequest(), &list).ok());
+  for (const auto& info : list.instances()) {
+    if (info.group_id() == group.group_id()) {
+      EXPECT_EQ(info.steps(), 3u);
+    }
+  }
 }
 
 // The solver options of Create reach the engine: the paper's settings (no over-relaxation, one
