@@ -309,6 +309,7 @@ struct Shard {
   std::vector<std::uint64_t> ids;
   int first = 0;
   double action_cpu_seconds = 0;  // spent making actions (the policy's part, not the service's)
+  double step_seconds = 0;        // the server's stepping, as its replies report it
   std::string error;
 };
 
@@ -433,6 +434,7 @@ int RemoteMode(const Flags& flags) {
         } else if (!StoreObservations(response, shard.first, size, nq, nv, &qpos, &qvel)) {
           shard.error = "Step: a reply without qpos and qvel of the expected size";
         }
+        shard.step_seconds += response.step_seconds();
         if (!shard.error.empty()) failed = true;
         barrier.Wait();      // one batch in env order per step, as a vectorized environment returns
         if (failed) return;  // every thread stops after the step in which any failed
@@ -460,6 +462,7 @@ int RemoteMode(const Flags& flags) {
           shard.error = "StepStream: a reply without qpos and qvel of the expected size";
           return;
         }
+        shard.step_seconds += response.step_seconds();
         if (n + 1 < warmup + steps) {
           stream->Write(MakeRequest(shard, bounds[j], bounds[j + 1], nu, seed, n + 1,
                                     &shard.action_cpu_seconds));
@@ -470,7 +473,10 @@ int RemoteMode(const Flags& flags) {
     if (!finished.ok()) shard.error = "StepStream: " + finished.error_message();
   };
 
-  for (Shard& shard : shards) shard.action_cpu_seconds = 0;
+  for (Shard& shard : shards) {
+    shard.action_cpu_seconds = 0;
+    shard.step_seconds = 0;
+  }
   std::vector<double> server_cpu;
   for (const long pid : pids) server_cpu.push_back(OtherProcessCpuSeconds(pid));
   const double client_cpu = ProcessCpuSeconds();
@@ -499,12 +505,16 @@ int RemoteMode(const Flags& flags) {
   }
 
   const double instance_steps = static_cast<double>(count) * static_cast<double>(steps);
+  // The share of the wall time in which a server's arena was stepping (mean over servers): what
+  // the service path leaves unoverlapped is the rest.
+  double busy = 0;
+  for (const Shard& shard : shards) busy += shard.step_seconds / wall / servers;
   std::printf(
       "{\"mode\": \"remote\", \"servers\": %d, \"instances\": %d, \"pipeline\": %d, "
       "\"steps\": %ld, \"wall_seconds\": %.6f, \"instance_steps_per_second\": %.1f, "
-      "\"client_cpu_us_per_instance_step\": %.3f",
+      "\"client_cpu_us_per_instance_step\": %.3f, \"server_stepping_share_of_wall\": %.4f",
       servers, count, pipeline, steps, wall, instance_steps / wall,
-      1e6 * client_seconds / instance_steps);
+      1e6 * client_seconds / instance_steps, busy);
   if (!pids.empty()) {
     // The same steps in process: the physics' CPU time, and a check that the servers did exactly
     // this work (their observations equal the replay's bit for bit).
@@ -518,10 +528,12 @@ int RemoteMode(const Flags& flags) {
                               sizeof(double) * nv) == 0;
     }
     std::printf(
-        ", \"server_cpu_us_per_instance_step\": %.3f, \"physics_cpu_us_per_instance_step\": %.3f, "
+        ", \"server_cpu_seconds\": %.3f, \"server_cpu_us_per_instance_step\": %.3f, "
+        "\"physics_cpu_us_per_instance_step\": %.3f, "
         "\"physics_wall_seconds\": %.6f, \"replay_threads\": %d, \"identical_to_replay\": %s",
-        1e6 * server_seconds / instance_steps, 1e6 * replay.cpu_seconds / instance_steps,
-        replay.wall_seconds, replay_threads, identical ? "true" : "false");
+        server_seconds, 1e6 * server_seconds / instance_steps,
+        1e6 * replay.cpu_seconds / instance_steps, replay.wall_seconds, replay_threads,
+        identical ? "true" : "false");
     if (!identical) {
       std::printf("}\n");
       std::fprintf(stderr,
@@ -584,7 +596,7 @@ double Percentile(std::vector<double> values, double fraction) {
 int LatencyMode(const Flags& flags) {
   flags.Check("latency", {"--calls", "--seed", "--address", "--ping", "--scene"});
   const long calls = flags.Int("--calls", 1000, 100);
-  const long round = 50;  // calls of one kind in a row; the kinds alternate round by round
+  const long warmup = 50;  // calls of each kind before the recorded ones (connections, caches)
   const auto seed = static_cast<std::uint64_t>(flags.Int("--seed", 0, 0));
   const std::string address = flags.Get("--address", "");
   const std::string ping_address = flags.Get("--ping", "");
@@ -613,9 +625,11 @@ int LatencyMode(const Flags& flags) {
   grpc::Slice no_bytes(std::string{});
   const grpc::ByteBuffer empty(&no_bytes, 1);  // an empty message (a null buffer is not one)
   long step = 0;
-  for (long done = -round; done < calls; done += round) {  // the first round of each: warm-up
+  // The kinds alternate call by call, so each server has been idle for the same two calls
+  // before each of its own, and a slow phase of the machine falls on all three alike.
+  for (long done = -warmup; done < calls; ++done) {
     const bool record = done >= 0;
-    for (long i = 0; i < round; ++i) {
+    {
       grpc::ClientContext context;
       grpc::ByteBuffer reply;
       const auto start = Clock::now();
@@ -626,7 +640,7 @@ int LatencyMode(const Flags& flags) {
       if (!status.ok()) Fail("ping: " + status.error_message());
       if (record) ping_us.push_back(us);
     }
-    for (long i = 0; i < round; ++i) {
+    {
       alsim::v1::ServerInfoResponse info;
       const auto start = Clock::now();
       const grpc::Status status = alsim_client.ServerInfo(&info);
@@ -634,7 +648,7 @@ int LatencyMode(const Flags& flags) {
       if (!status.ok()) Fail("ServerInfo: " + status.error_message());
       if (record) info_us.push_back(us);
     }
-    for (long i = 0; i < round; ++i) {
+    {
       double unused = 0;
       const alsim::v1::StepRequest request =
           MakeRequest(shard, 0, 1, model->nu, seed, step++, &unused);

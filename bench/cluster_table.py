@@ -344,25 +344,34 @@ def markdown(report, args):
     ]
     lines = [f"`{report['command']}` at {report['commit']}; {report['cpu']}, "
              f"{report['cores']} cores; humanoid.xml, random actions, {args.warmup} untimed + "
-             f"{args.steps} timed steps; median of {args.repeats} interleaved run(s).", "",
+             f"{args.steps} timed steps; median of {args.repeats} interleaved run(s), their range "
+             f"in brackets.", "",
              "| instance steps/s | " + " | ".join(f"K={k}" for k in ks) + " |",
              "|---|" + "---|" * len(ks)]
+    def rates(key, k):
+        return [run["instance_steps_per_second"] for run in rows[key][k]["runs"]]
+
+    def spread(values, form):
+        text = form(median(values))
+        return text if len(values) == 1 else f"{text} [{form(min(values))}-{form(max(values))}]"
+
     for key, label in names:
-        lines.append(f"| {label} | " + " | ".join(fmt(rows[key][k]["instance_steps_per_second"])
-                                                 for k in ks) + " |")
+        lines.append(f"| {label} | " + " | ".join(spread(rates(key, k), fmt) for k in ks) + " |")
 
-    def ratio(a, b, k):
-        return rows[a][k]["instance_steps_per_second"] / rows[b][k]["instance_steps_per_second"]
+    def ratios(a, b, k):  # per repeat: the rows of one repeat ran closest in time
+        return spread([x / y for x, y in zip(rates(a, k), rates(b, k))], lambda r: f"{r:.2f}x")
 
-    lines.append("| remote async / alsim engine processes (goal >= 0.9 from K=256) | " +
-                 " | ".join(f"{ratio('remote_async', 'engine_processes', k):.2f}x" for k in ks) +
-                 " |")
+    for key, label in (("remote_sync", "remote sync"), ("remote_async", "remote async"),
+                       ("servers_async", f"remote async, {s} servers")):
+        lines.append(f"| {label} / alsim engine processes (goal for async >= 0.9 from K=256) | " +
+                     " | ".join(ratios(key, "engine_processes", k) for k in ks) + " |")
     lines.append("| remote async / MuJoCo processes (goal >= 2.5) | " +
-                 " | ".join(f"{ratio('remote_async', 'mujoco_processes', k):.2f}x" for k in ks) +
-                 " |")
-    lines += ["", "CPU time per instance step, 1 server (us; % of the physics' CPU time):", "",
-              "| K | mode | physics | server total | server service path | client |",
-              "|---|---|---|---|---|---|"]
+                 " | ".join(ratios("remote_async", "mujoco_processes", k) for k in ks) + " |")
+    lines += ["", "CPU time per instance step, 1 server (us; % of the physics' CPU time), and the "
+              "share of the wall time in which the server was stepping:", "",
+              "| K | mode | physics | server total | server service path | client | server "
+              "stepping / wall | server CPU measured |",
+              "|---|---|---|---|---|---|---|---|"]
     for k in ks:
         for key, mode in (("remote_sync", "sync"), ("remote_async", f"async x{p}")):
             runs = [run["detail"] for run in rows[key][k]["runs"]]
@@ -371,9 +380,13 @@ def markdown(report, args):
             service = median([d["server_cpu_us_per_instance_step"] -
                               d["physics_cpu_us_per_instance_step"] for d in runs])
             client = median([d["client_cpu_us_per_instance_step"] for d in runs])
+            busy = median([d["server_stepping_share_of_wall"] for d in runs])
+            # /proc counts CPU time in clock ticks (10 ms): the seconds measured tell the resolution.
+            measured = median([d["server_cpu_seconds"] for d in runs])
             lines.append(f"| {k} | {mode} | {physics:.1f} | {server:.1f} | {service:.2f} "
                          f"({100 * service / physics:.1f}%) | {client:.2f} "
-                         f"({100 * client / physics:.1f}%) |")
+                         f"({100 * client / physics:.1f}%) | {100 * busy:.0f}% | "
+                         f"{measured:.2f} s |")
     lat = report["latency"]
     lines += ["", f"Round trips over TCP loopback ({lat['calls']} of each, interleaved), p50 us:",
               "",
