@@ -381,7 +381,7 @@ def markdown(report, args):
                               d["physics_cpu_us_per_instance_step"] for d in runs])
             client = median([d["client_cpu_us_per_instance_step"] for d in runs])
             busy = median([d["server_stepping_share_of_wall"] for d in runs])
-            # /proc counts CPU time in clock ticks (10 ms): the seconds measured tell the resolution.
+            # /proc counts CPU time in 10 ms ticks: the seconds measured tell the resolution.
             measured = median([d["server_cpu_seconds"] for d in runs])
             lines.append(f"| {k} | {mode} | {physics:.1f} | {server:.1f} | {service:.2f} "
                          f"({100 * service / physics:.1f}%) | {client:.2f} "
