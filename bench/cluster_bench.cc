@@ -694,9 +694,9 @@ int main(int argc, char** argv) {
       "          --steps N --warmup W --pipeline P --seed S [--scene XML]\n"
       "  ping-server --listen ADDR\n"
       "  latency --address ALSIM_ADDR --ping PING_ADDR --calls N [--scene XML]\n";
-  if (argc < 2) {
-    std::fputs(usage, stderr);
-    return 2;
+  if (argc < 2) {  // as `make bench` runs every *_bench: the table is the script's to run
+    std::fputs(usage, stdout);
+    return 0;
   }
   const std::string mode = argv[1];
   alsim::Flags flags;
