@@ -254,6 +254,13 @@ class TlsTest(ServerCase):
         self.assertIn("within 1 s: UNAVAILABLE", out.stderr)
         self.assertIn("certificate verify failed", out.stderr)
 
+    def test_the_cli_leaves_cleanly_after_a_failed_handshake_every_time(self):
+        # A failed TLS handshake leaves a subchannel backing off on gRPC's threads; the CLI used to
+        # run OpenSSL's exit cleanup under its next handshake and crash now and then (exit -11).
+        for _ in range(30):
+            out = self.alsim("--wait", "0.2", "--tls-ca", CERTS["other_ca"], "list")
+            self.assertEqual(out.returncode, 1, out.stderr)
+
     def test_python_over_tls(self):
         self.python_round_trip(tls_ca=CERTS["ca"])
         with open(CERTS["ca"], "rb") as f:
