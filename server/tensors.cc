@@ -132,6 +132,7 @@ std::size_t BatchRows::FirstNonFinite(int k) const {
 }
 
 void BatchRows::Read(int k, double* out) const {
+  if (row_ == 0) return;  // a scene without actuators: `out` may be null, and memcpy wants none
   const std::size_t first = static_cast<std::size_t>(k) * row_;
   if (!single_) {  // the request's bytes need not be aligned for doubles: memcpy
     std::memcpy(out, bytes_ + first * sizeof(double), row_ * sizeof(double));

@@ -1314,6 +1314,15 @@ TEST_F(ServiceTest, ASceneWithoutActuatorsStepsAndReportsEmptyActuatorState) {
   EXPECT_EQ(ctrl.shape(1), 0);
   EXPECT_TRUE(ctrl.data().empty());
   EXPECT_EQ(response.observations().at("contact_count").shape(0), 2);
+  // Actions of shape [2, 0] are this scene's: accepted, in either dtype (they used to reach a
+  // memcpy into the empty ctrl's null data, which UBSan reports; found by step_fuzzer).
+  for (const v1::DType dtype : {v1::DTYPE_FLOAT64, v1::DTYPE_FLOAT32}) {
+    request.mutable_actions()->set_dtype(dtype);
+    request.mutable_actions()->clear_shape();
+    request.mutable_actions()->add_shape(2);
+    request.mutable_actions()->add_shape(0);
+    ASSERT_TRUE(stub_->Step(Context().get(), request, &response).ok());
+  }
 }
 
 TEST_F(ServiceTest, MetricsSeriesExistAndMove) {
