@@ -31,20 +31,7 @@ SCENE = "humanoid"  # MuJoCo's humanoid.xml: a free-floating torso (qpos[0:3]) a
 TORSO_Z = 2         # column of the torso's height in obs = [qpos | qvel]
 FALLEN = 1.0        # m: below this the humanoid has fallen
 
-# A motor with gear 1e300: a control of 1e300 overflows its force, and that instance diverges.
-DIVERGING_SCENE = """<mujoco model="overflow">
-  <option timestep="0.01"/>
-  <worldbody>
-    <body>
-      <joint name="hinge" type="hinge" axis="0 1 0"/>
-      <geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.05"/>
-    </body>
-  </worldbody>
-  <actuator>
-    <motor joint="hinge" gear="1e300"/>
-  </actuator>
-</mujoco>
-"""
+DIVERGING_SCENE = server_harness.DIVERGING_SCENE
 
 
 def standing_reward(obs, actions, next_obs):

@@ -108,21 +108,7 @@ f 1 4 3
 f 2 3 4
 """
 
-# A motor with gear 1e300: a (finite) control of 1e300 overflows its force to inf, so the instance
-# driven with it diverges on its first step while zero-control instances are fine.
-DIVERGING_SCENE = """<mujoco model="overflow">
-  <option timestep="0.01"/>
-  <worldbody>
-    <body>
-      <joint name="hinge" type="hinge" axis="0 1 0"/>
-      <geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.05"/>
-    </body>
-  </worldbody>
-  <actuator>
-    <motor joint="hinge" gear="1e300"/>
-  </actuator>
-</mujoco>
-"""
+DIVERGING_SCENE = server_harness.DIVERGING_SCENE
 
 
 FLOATING_BOX_SCENE = """<mujoco model="floating box">

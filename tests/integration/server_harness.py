@@ -8,6 +8,22 @@ import subprocess
 
 READY = re.compile(r"serving gRPC on (\S+), metrics on (\S+)")
 
+# A motor with gear 1e300: a (finite) control of 1e300 overflows its force to inf, so the instance
+# driven with it diverges on its first step while zero-control instances are fine.
+DIVERGING_SCENE = """<mujoco model="overflow">
+  <option timestep="0.01"/>
+  <worldbody>
+    <body>
+      <joint name="hinge" type="hinge" axis="0 1 0"/>
+      <geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.05"/>
+    </body>
+  </worldbody>
+  <actuator>
+    <motor joint="hinge" gear="1e300"/>
+  </actuator>
+</mujoco>
+"""
+
 
 def start_server(bin_dir, *extra_args, metrics="127.0.0.1:0"):
     """Starts alsim-server on an ephemeral port and waits for its ready line.
