@@ -31,7 +31,13 @@ packages=(
   python3-matplotlib
   # tests: throwaway CA and certificates for the TLS clients (client_auth_test)
   openssl
+  # tests: the Kubernetes manifests (k8s_manifests_test) are parsed and checked against the
+  # Kubernetes API models
+  python3-yaml python3-kubernetes
 )
+# ... and rendered with `kubectl kustomize`: Debian's kubectl (kubernetes-client), unless a kubectl
+# is installed already (the Google Cloud SDK's `kubectl` package owns the same /usr/bin/kubectl).
+command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
 
 is_installed() {
   [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = "installed" ]
