@@ -31,6 +31,9 @@ packages=(
   python3-matplotlib
   # tests: throwaway CA and certificates for the TLS clients (client_auth_test)
   openssl
+  # tests: a real Prometheus and promtool run the deploy/ rules and dashboard queries
+  # (prometheus_test); python3-yaml reads the scrape config and compose file
+  prometheus python3-yaml
 )
 
 is_installed() {
