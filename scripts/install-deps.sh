@@ -34,6 +34,9 @@ packages=(
   # tests: the Kubernetes manifests (k8s_manifests_test) are parsed and checked against the
   # Kubernetes API models
   python3-yaml python3-kubernetes
+  # tests: a real Prometheus and promtool run the deploy/ rules and dashboard queries
+  # (prometheus_test); python3-yaml (above) reads the scrape config and compose file
+  prometheus
 )
 # ... and rendered with `kubectl kustomize`: Debian's kubectl (kubernetes-client), unless a kubectl
 # is installed already (the Google Cloud SDK's `kubectl` package owns the same /usr/bin/kubectl).
