@@ -144,32 +144,66 @@ std::string Attribute(const std::string& tag, const std::string& name) {
   return "";
 }
 
-// True if the MJCF text (or a file it includes) sets option/timestep. mjModel cannot tell an
-// explicit timestep from MuJoCo's default; an explicit one must be a positive number (MuJoCo 2.2.2
-// compiles 0 and negative values).
-// Each included file is read once, however often it is included: a file that includes itself k
-// times would otherwise cost k^depth reads (found by fuzzing).
-bool SetsTimestep(const std::string& xml, const std::string* directory,
-                  const std::vector<ModelAsset>& assets, std::set<std::string>* seen,
-                  int depth = 0) {
-  for (const auto& tag : Tags(xml, "option")) {
-    if (!Attribute(tag, "timestep").empty()) return true;
-  }
+// Calls visit(text) for the MJCF text and each file it includes, until visit returns true (then
+// true). Each included file is read once, however often it is included: a file that includes
+// itself k times would otherwise cost k^depth reads (found by fuzzing).
+template <class Visit>
+bool AnySceneText(const std::string& xml, const std::string* directory,
+                  const std::vector<ModelAsset>& assets, const Visit& visit,
+                  std::set<std::string>* seen, int depth = 0) {
+  if (visit(xml)) return true;
   if (depth > 8) return false;
   for (const auto& tag : Tags(xml, "include")) {
     const std::string file = Attribute(tag, "file");
     if (file.empty() || !seen->insert(file).second) continue;
-    if (SetsTimestep(ReadIncluded(file, directory, assets), directory, assets, seen, depth + 1)) {
+    if (AnySceneText(ReadIncluded(file, directory, assets), directory, assets, visit, seen,
+                     depth + 1)) {
       return true;
     }
   }
   return false;
 }
 
+template <class Visit>
+bool AnySceneText(const std::string& xml, const std::string* directory,
+                  const std::vector<ModelAsset>& assets, const Visit& visit) {
+  std::set<std::string> seen;
+  return AnySceneText(xml, directory, assets, visit, &seen);
+}
+
+// True if the MJCF text (or a file it includes) sets option/timestep. mjModel cannot tell an
+// explicit timestep from MuJoCo's default; an explicit one must be a positive number (MuJoCo 2.2.2
+// compiles 0 and negative values).
 bool SetsTimestep(const std::string& xml, const std::string* directory,
                   const std::vector<ModelAsset>& assets) {
-  std::set<std::string> seen;
-  return SetsTimestep(xml, directory, assets, &seen);
+  return AnySceneText(xml, directory, assets, [](const std::string& text) {
+    for (const auto& tag : Tags(text, "option")) {
+      if (!Attribute(tag, "timestep").empty()) return true;
+    }
+    return false;
+  });
+}
+
+// An error for an <include> whose file names a directory (ends with '/'), else "". Refused before
+// MuJoCo sees it: libmujoco 2.2.2 leaks its parser's objects on such an include (found by
+// scene_import_fuzzer).
+std::string IncludeOfDirectory(const std::string& source, const std::string& xml,
+                               const std::string* directory,
+                               const std::vector<ModelAsset>& assets) {
+  std::string file;
+  AnySceneText(xml, directory, assets, [&file](const std::string& text) {
+    for (const auto& tag : Tags(text, "include")) {
+      const std::string name = Attribute(tag, "file");
+      if (!name.empty() && name.back() == '/') {
+        file = name;
+        return true;
+      }
+    }
+    return false;
+  });
+  if (file.empty()) return "";
+  return source + ": <include file=\"" + file +
+         "\"> names a directory; an include names an MJCF file";
 }
 
 // ---- feature checks -------------------------------------------------------------------------
@@ -831,6 +865,9 @@ ModelImport ImportModelFromFile(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   const std::string directory = DirName(path);
+  if (std::string error = IncludeOfDirectory(path, text.str(), &directory, {}); !error.empty()) {
+    return {nullptr, error};
+  }
   const bool sets_timestep = SetsTimestep(text.str(), &directory, {});
   std::vector<std::string> warnings;
   MujocoCompileGuard guard(&warnings);
@@ -847,6 +884,9 @@ ModelImport ImportModelFromString(const std::string& xml, const std::vector<Mode
   VirtualFileSystem files;
   const std::string main_file = MainFileName(name);
   if (std::string error = FillFiles(xml, assets, name, main_file, &files); !error.empty()) {
+    return {nullptr, error};
+  }
+  if (std::string error = IncludeOfDirectory(name, xml, nullptr, assets); !error.empty()) {
     return {nullptr, error};
   }
   std::string error;
@@ -879,6 +919,7 @@ CompiledScene CompileSceneText(const std::string& xml, const std::vector<ModelAs
   VirtualFileSystem files;
   const std::string main_file = MainFileName(name);
   out.error = FillFiles(xml, assets, name, main_file, &files);
+  if (out.error.empty()) out.error = IncludeOfDirectory(name, xml, nullptr, assets);
   if (!out.error.empty()) return out;
   out.sets_timestep = SetsTimestep(xml, nullptr, assets);
   SaveBinary(name, CompileMj(name, main_file, files.vfs.get(), &out.error), &out);
@@ -895,6 +936,8 @@ CompiledScene CompileSceneFile(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   const std::string directory = DirName(path);
+  out.error = IncludeOfDirectory(path, text.str(), &directory, {});
+  if (!out.error.empty()) return out;
   out.sets_timestep = SetsTimestep(text.str(), &directory, {});
   MujocoCompileGuard guard(&out.warnings);
   SaveBinary(path, CompileMj(path, path, nullptr, &out.error), &out);
