@@ -3,7 +3,6 @@
 // Exit statuses of the server commands: 0 done, 1 the server refused a call or could not be
 // reached or a simulation diverged, 2 bad arguments.
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <iomanip>
 #include <iostream>
@@ -78,26 +77,9 @@ struct CliOptions {
   std::vector<std::string> command_args;
 };
 
-// Leaves the process once the output is flushed, without exit handlers: a channel's subchannels
-// outlive it on gRPC's threads (a connection attempt that is backing off starts a new TLS
-// handshake whenever its timer fires), and OpenSSL's exit cleanup under such a handshake crashed
-// the CLI now and then after a failed one (client_auth_test saw exit -11; the core showed
-// OPENSSL_cleanup on the main thread and a handshake on a gRPC thread). Nothing else in the CLI
-// is left for exit handlers. Sanitizer builds return normally, so that their leak check runs.
-[[noreturn]] void Leave(int code) {
-  std::cout.flush();
-  std::cerr.flush();
-  std::fflush(nullptr);
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  std::exit(code);
-#else
-  std::_Exit(code);
-#endif
-}
-
 [[noreturn]] void UsageError(const std::string& message) {
   std::cerr << "alsim: " << message << "\nTry 'alsim --help'.\n";
-  Leave(2);
+  alsim::cli::Leave(alsim::cli::kExitUsage);
 }
 
 double ParseSeconds(const std::string& flag, const std::string& value) {
@@ -353,4 +335,4 @@ static int Run(int argc, char** argv) {
   UsageError("unknown command '" + options.command + "'");
 }
 
-int main(int argc, char** argv) { Leave(Run(argc, argv)); }
+int main(int argc, char** argv) { alsim::cli::Leave(Run(argc, argv)); }

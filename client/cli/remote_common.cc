@@ -70,11 +70,18 @@ void FlagParser::Unexpected() const {
 void FlagParser::Error(const std::string& message) const {
   std::cerr << "alsim: " << command_ << ": " << message << "\nTry 'alsim " << command_
             << " --help'.\n";
-  // A command's channel may be connecting on gRPC's threads: leave without running destructors
-  // under it (std::exit would tear gRPC's globals down while those threads run).
+  Leave(kExitUsage);
+}
+
+void Leave(int code) {
   std::cout.flush();
   std::cerr.flush();
-  std::_Exit(kExitUsage);
+  std::fflush(nullptr);
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  std::exit(code);
+#else
+  std::_Exit(code);
+#endif
 }
 
 // ---- selections and solver flags ------------------------------------------------------------

@@ -27,13 +27,7 @@ using testing::OracleScene;
 using testing::RandomRotation;
 using testing::RandomUnit;
 using testing::Shape;
-
-std::string VertexList(const std::vector<Vec3>& points) {
-  std::ostringstream out;
-  out.precision(9);
-  for (const Vec3& p : points) out << p.x() << " " << p.y() << " " << p.z() << " ";
-  return out.str();
-}
+using testing::VertexList;
 
 // Three meshes: 2000 points on an ellipsoid (all on the hull), a box (8 vertices, square faces
 // split in two triangles) and a 40-gon prism (two 40-vertex faces).

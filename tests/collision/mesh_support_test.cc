@@ -18,13 +18,7 @@ namespace {
 
 using testing::OracleScene;
 using testing::RandomUnit;
-
-std::string VertexList(const std::vector<Vec3>& points) {
-  std::ostringstream out;
-  out.precision(9);
-  for (const Vec3& p : points) out << p.x() << " " << p.y() << " " << p.z() << " ";
-  return out.str();
-}
+using testing::VertexList;
 
 // Four meshes: points on a sphere (all on the hull), points in a cube (most inside), a box (8
 // vertices: axis directions tie on faces) and a 40-gon prism (big coplanar faces and ties).

@@ -3,6 +3,9 @@
 
 #include <cmath>
 #include <random>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include <Eigen/Geometry>
 
@@ -42,6 +45,14 @@ inline Mat3 RandomRotation(std::mt19937& rng) {
 inline Vec3 RandomUnit(std::mt19937& rng) {
   std::normal_distribution<double> normal;
   return Vec3(normal(rng), normal(rng), normal(rng)).normalized();
+}
+
+// The points as an MJCF mesh's `vertex` attribute (x y z ..., 9 significant digits).
+inline std::string VertexList(const std::vector<Vec3>& points) {
+  std::ostringstream out;
+  out.precision(9);
+  for (const Vec3& p : points) out << p.x() << " " << p.y() << " " << p.z() << " ";
+  return out.str();
 }
 
 inline double Uniform(std::mt19937& rng, double lo, double hi) {
