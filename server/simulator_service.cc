@@ -661,22 +661,30 @@ grpc::ServerUnaryReactor* SimulatorService::Reset(grpc::CallbackServerContext* c
                                                "nothing was reset");
           if (!fits.ok()) return fits;
           // Every instance's reset is computed before any is applied: all or nothing.
+          // Per instance as parallel tasks, as in a batched step; the error names the first
+          // failing instance in request order.
+          const int batch = static_cast<int>(instances.size());
           std::vector<PreparedReset> prepared(instances.size());
-          for (std::size_t k = 0; k < instances.size(); ++k) {
+          std::vector<char> finite(instances.size(), 0);
+          auto for_each_instance = [batch](const auto& body) {
+            tbb::this_task_arena::isolate([&] { ParallelFor(0, batch, 1, body); });
+          };
+          for_each_instance([&](int k) {
             const Instance& instance = *instances[k];
             const std::mt19937_64 rng =
                 request->seeds_size() != 0 ? std::mt19937_64(request->seeds(k)) : instance.rng;
-            if (!PrepareReset(*instance.model, rng, request->noise(), &prepared[k])) {
-              return {grpc::StatusCode::INVALID_ARGUMENT,
-                      "reset noise " + std::to_string(request->noise()) + " leaves instance " +
-                          std::to_string(instance.id) +
-                          " with a position or velocity that is not finite; nothing was reset"};
-            }
+            finite[k] = PrepareReset(*instance.model, rng, request->noise(), &prepared[k]);
+          });
+          for (int k = 0; k < batch; ++k) {
+            if (finite[k]) continue;
+            return {grpc::StatusCode::INVALID_ARGUMENT,
+                    "reset noise " + std::to_string(request->noise()) + " leaves instance " +
+                        std::to_string(instances[k]->id) +
+                        " with a position or velocity that is not finite; nothing was reset"};
           }
-          for (std::size_t k = 0; k < instances.size(); ++k) {
-            CommitReset(*instances[k], std::move(prepared[k]));
-          }
-          PackObservations(instances, observations, response->mutable_observations());
+          for_each_instance([&](int k) { CommitReset(*instances[k], std::move(prepared[k])); });
+          PackObservations(instances, observations, response->mutable_observations(),
+                           PackMode::kParallel);
           return grpc::Status::OK;
         });
   });

@@ -52,7 +52,7 @@ class StateStream final : public grpc::ServerWriteReactor<alsim::v1::StateFrame>
             }
             frame_.add_instance_ids(instance->id);
           }
-          PackObservations(instances, kinds_, frame_.mutable_observations());
+          PackObservations(instances, kinds_, frame_.mutable_observations(), PackMode::kSerial);
           return grpc::Status::OK;
         },
         &busy);

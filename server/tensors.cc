@@ -6,6 +6,9 @@
 #include <cstring>
 #include <limits>
 
+#include <oneapi/tbb/task_arena.h>
+
+#include "engine/core/parallel.h"
 #include "engine/dynamics/kinematics.h"
 
 namespace alsim::server {
@@ -312,13 +315,17 @@ void ObservationWriter::Write(int k, Data& data) const {
 
 void PackObservations(const std::vector<Instance*>& instances,
                       const std::vector<Observation>& kinds,
-                      google::protobuf::Map<std::string, Tensor>* out) {
+                      google::protobuf::Map<std::string, Tensor>* out, PackMode mode) {
   if (instances.empty()) return;
-  const ObservationWriter writer(*instances.front()->model, static_cast<int>(instances.size()),
-                                 kinds, out);
-  for (std::size_t k = 0; k < instances.size(); ++k) {
-    writer.Write(static_cast<int>(k), *instances[k]->data);
+  const int batch = static_cast<int>(instances.size());
+  const ObservationWriter writer(*instances.front()->model, batch, kinds, out);
+  if (mode == PackMode::kSerial) {
+    for (int k = 0; k < batch; ++k) writer.Write(k, *instances[k]->data);
+    return;
   }
+  // Isolated, as the batched step's tasks: the waiting thread takes no other queued call.
+  tbb::this_task_arena::isolate(
+      [&] { ParallelFor(0, batch, 1, [&](int k) { writer.Write(k, *instances[k]->data); }); });
 }
 
 }  // namespace alsim::server

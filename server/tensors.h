@@ -102,10 +102,13 @@ class ObservationWriter {
   char* time_ = nullptr;
 };
 
-// Writes the requested observations of `instances` (all of one model) as [K, ...] tensors, one
-// instance after another (ObservationWriter on the calling thread).
+// Writes the requested observations of `instances` (all of one model) as [K, ...] tensors. How the
+// rows are written: one instance after another on the calling thread (a state stream's pump,
+// which must not take the arena's threads from steps), or as parallel tasks, one per instance, on
+// the calling task's arena (a Reset, which runs there like a batched step).
+enum class PackMode { kSerial, kParallel };
 void PackObservations(const std::vector<Instance*>& instances,
                       const std::vector<alsim::v1::Observation>& kinds,
-                      google::protobuf::Map<std::string, alsim::v1::Tensor>* out);
+                      google::protobuf::Map<std::string, alsim::v1::Tensor>* out, PackMode mode);
 
 }  // namespace alsim::server

@@ -835,6 +835,44 @@ TEST_F(ServiceTest, GetStateSetStateResumesBitExactly) {
             grpc::StatusCode::INVALID_ARGUMENT);
 }
 
+// A Reset of many instances runs per instance as parallel tasks: each row must equal a Reset of
+// that instance alone with the same seed.
+TEST_F(ServiceTest, LargeResetEqualsResetsOneByOne) {
+  constexpr int kCount = 48;
+  v1::CreateResponse created;
+  ASSERT_TRUE(CreateBuiltin("quadruped_drop_8", kCount, 3, &created).ok());
+  auto reset = [&](const std::vector<std::uint64_t>& ids, const std::vector<std::uint64_t>& seeds,
+                   double noise, v1::ResetResponse* response) {
+    v1::ResetRequest request;
+    for (const auto id : ids) request.mutable_instances()->add_instance_ids(id);
+    for (const auto seed : seeds) request.add_seeds(seed);
+    request.set_noise(noise);
+    request.add_observations(v1::OBSERVATION_QPOS);
+    request.add_observations(v1::OBSERVATION_BODY_POSES);
+    response->Clear();
+    return stub_->Reset(Context().get(), request, response);
+  };
+  std::vector<std::uint64_t> ids, seeds;
+  for (int k = 0; k < kCount; ++k) {
+    ids.push_back(created.instance_ids(k));
+    seeds.push_back(100 + 7 * k);
+  }
+  v1::ResetResponse all;
+  ASSERT_TRUE(reset(ids, seeds, 0.05, &all).ok());
+  const std::vector<double> qpos = Doubles(all.observations().at("qpos"));
+  const std::vector<double> body_pos = Doubles(all.observations().at("body_pos"));
+  ASSERT_EQ(qpos.size() % kCount, 0u);
+  const size_t nq = qpos.size() / kCount, nb = body_pos.size() / kCount;
+  for (int k = 0; k < kCount; ++k) {
+    v1::ResetResponse one;
+    ASSERT_TRUE(reset({ids[k]}, {seeds[k]}, 0.05, &one).ok());
+    const std::vector<double> q = Doubles(one.observations().at("qpos"));
+    const std::vector<double> x = Doubles(one.observations().at("body_pos"));
+    EXPECT_TRUE(std::equal(q.begin(), q.end(), qpos.begin() + k * nq)) << "instance " << k;
+    EXPECT_TRUE(std::equal(x.begin(), x.end(), body_pos.begin() + k * nb)) << "instance " << k;
+  }
+}
+
 TEST_F(ServiceTest, ResetWithSeedsIsReproducibleAndNoiseDependsOnTheSeed) {
   v1::CreateResponse created;
   ASSERT_TRUE(CreateBuiltin("quadruped_drop_8", 2, 1, &created).ok());
