@@ -151,6 +151,60 @@ class GymVectorEnvTest(unittest.TestCase):
         self.assertEqual((truncated.shape, truncated.dtype), ((3,), np.bool_))
         self.assertEqual((info["diverged"].shape, info["diverged"].dtype), ((3,), np.bool_))
 
+    def test_gymnasium_spaces_and_modes_are_used_when_importable(self):
+        # Debian has no gymnasium, so a stand-in package with its documented names
+        # (gymnasium.spaces.Box taking low/high/shape/dtype, gymnasium.vector.AutoresetMode)
+        # takes its place in sys.modules, and alsim.gym_env is imported again under it.
+        import enum
+        import importlib
+        import types
+
+        made = []
+
+        class StandInBox:
+            def __init__(self, low, high, shape, dtype):
+                made.append(self)
+                self.low, self.high, self.shape, self.dtype = low, high, shape, np.dtype(dtype)
+
+        class StandInMode(enum.Enum):
+            NEXT_STEP = "NextStep"
+            SAME_STEP = "SameStep"
+            DISABLED = "Disabled"
+
+        package = types.ModuleType("gymnasium")
+        package.spaces = types.ModuleType("gymnasium.spaces")
+        package.spaces.Box = StandInBox
+        package.vector = types.ModuleType("gymnasium.vector")
+        package.vector.AutoresetMode = StandInMode
+        modules = {"gymnasium": package, "gymnasium.spaces": package.spaces,
+                   "gymnasium.vector": package.vector}
+        gym_env = importlib.import_module("alsim.gym_env")
+        saved = dict(vars(gym_env))  # the module's own objects, which alsim re-exports
+        with mock.patch.dict(sys.modules, modules):
+            try:
+                importlib.reload(gym_env)
+                self.assertIs(gym_env.AutoresetMode, StandInMode)
+                env = gym_env.GymVectorEnv(self.first, SCENE, 2, reward_fn=standing_reward,
+                                           termination_fn=fallen,
+                                           autoreset_mode=StandInMode.SAME_STEP)
+                self.addCleanup(env.close)
+                spaces = (env.single_observation_space, env.observation_space,
+                          env.single_action_space, env.action_space)
+                for space in spaces:
+                    self.assertIsInstance(space, StandInBox)
+                    self.assertEqual(np.shape(space.low), space.shape)
+                    self.assertEqual(space.dtype, np.float64)
+                self.assertEqual(env.single_action_space.shape, (env.nu,))
+                self.assertEqual(env.action_space.shape, (2, env.nu))
+                self.assertIs(env.metadata["autoreset_mode"], StandInMode.SAME_STEP)
+                obs, _ = env.reset(seed=3)
+                self.assertEqual(obs.shape, (2,) + env.single_observation_space.shape)
+            finally:  # alsim's own Box and AutoresetMode again, the very objects of before
+                vars(gym_env).clear()
+                vars(gym_env).update(saved)
+        self.assertIs(gym_env.AutoresetMode, alsim.AutoresetMode)
+        self.assertIsNone(gym_env._GymnasiumBox)
+
     def test_box_samples_unbounded_and_half_bounded_elements(self):
         box = alsim.Box(np.array([-1.0, -np.inf, 2.0, -np.inf]),
                         np.array([1.0, np.inf, np.inf, -3.0]), seed=1)
