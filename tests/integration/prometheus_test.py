@@ -2,14 +2,14 @@
 and Debian's Prometheus on loopback.
 
 The server is loaded through the Python client (steps, calls that fail with NOT_FOUND and
-RESOURCE_EXHAUSTED, and a step that diverges one instance); Prometheus scrapes it with the repository's scrape config (target rewritten,
-1 s intervals) and evaluates the repository's rules. Every PromQL expression of the dashboard
-and of rules.yml then has to parse and return data through /api/v1/query; the error-ratio,
-Create-rejected, divergence and server-down alerts have to become active when their condition
-holds. The scraped counters, the instance limit and the process series are checked against the
-calls the test made, the --max-instances it gave and the times it took before and after the
-server started.
-`promtool check config` and `promtool check rules` run on the repository's files.
+RESOURCE_EXHAUSTED, and a step that diverges one instance); Prometheus scrapes it with the
+repository's scrape config (target rewritten, 1 s intervals) and evaluates the repository's rules.
+Every PromQL expression of the dashboard and of rules.yml then has to parse and return data through
+/api/v1/query; the error-ratio, Create-rejected, divergence and server-down alerts have to become
+active when their condition holds. The scraped counters, the instance limit and the process series
+are checked against the calls the test made, the --max-instances it gave and the times it took
+before and after the server started. `promtool check config` and `promtool check rules` run on the
+repository's files.
 
 Run by CTest; needs Debian's /usr/bin/python3 (python3-grpcio, python3-numpy, python3-yaml), the
 generated stubs and the `prometheus` package (scripts/install-deps.sh installs them).
