@@ -37,6 +37,8 @@ packages=(
   # tests: a real Prometheus and promtool run the deploy/ rules and dashboard queries
   # (prometheus_test); python3-yaml (above) reads the scrape config and compose file
   prometheus
+  # tests: readelf for the runtime package list of deploy/Dockerfile (image_packages_test)
+  binutils
 )
 # ... and rendered with `kubectl kustomize`: Debian's kubectl (kubernetes-client), unless a kubectl
 # is installed already (the Google Cloud SDK's `kubectl` package owns the same /usr/bin/kubectl).

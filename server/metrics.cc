@@ -7,7 +7,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include <grpcpp/support/interceptor.h>
@@ -157,26 +159,87 @@ class MetricsInterceptorFactory final
   ServerMetrics* metrics_;
 };
 
-// Memory gauges computed when scraped (see ServerMetrics::process_collector).
+// The fields of /proc/self/stat this collector reads (proc(5)): CPU time in user and kernel
+// mode and the start time, in clock ticks (the start time since boot).
+struct ProcStat {
+  double user_ticks = 0, system_ticks = 0, start_ticks = 0;
+};
+
+// Parses /proc/self/stat. The command name (field 2) is in parentheses and may itself hold spaces
+// and parentheses, so the fields are counted from the last ')'.
+bool ReadProcStat(ProcStat* out) {
+  std::ifstream file("/proc/self/stat");
+  std::string text;
+  if (!std::getline(file, text)) return false;
+  const std::size_t close = text.rfind(')');
+  if (close == std::string::npos) return false;
+  std::istringstream fields(text.substr(close + 1));
+  std::string field;
+  // After the name: field 3 (state) is the first; utime is field 14, stime 15, starttime 22.
+  for (int number = 3; number <= 22 && fields >> field; ++number) {
+    if (number == 14) out->user_ticks = std::strtod(field.c_str(), nullptr);
+    if (number == 15) out->system_ticks = std::strtod(field.c_str(), nullptr);
+    if (number == 22) {
+      out->start_ticks = std::strtod(field.c_str(), nullptr);
+      return true;
+    }
+  }
+  return false;
+}
+
+// The boot time (seconds since the epoch): the `btime` line of /proc/stat; 0 when unreadable.
+double BootTime() {
+  std::ifstream file("/proc/stat");
+  std::string key;
+  double value = 0;
+  while (file >> key) {
+    if (key == "btime" && file >> value) return value;
+    file.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  return 0;
+}
+
+// Process gauges and counters computed when scraped (see ServerMetrics::process_collector).
 class ProcessCollector final : public prometheus::Collectable {
  public:
   std::vector<prometheus::MetricFamily> Collect() const override {
     std::vector<prometheus::MetricFamily> families;
-    auto gauge = [&](const char* name, const char* help, double value) {
+    auto add = [&](const char* name, const char* help, prometheus::MetricType type, double value) {
       prometheus::MetricFamily family;
       family.name = name;
       family.help = help;
-      family.type = prometheus::MetricType::Gauge;
+      family.type = type;
       prometheus::ClientMetric metric;
-      metric.gauge.value = value;
+      if (type == prometheus::MetricType::Counter) {
+        metric.counter.value = value;
+      } else {
+        metric.gauge.value = value;
+      }
       family.metric.push_back(metric);
       families.push_back(std::move(family));
     };
+    auto gauge = [&](const char* name, const char* help, double value) {
+      add(name, help, prometheus::MetricType::Gauge, value);
+    };
+    // The Prometheus client conventions' process_* series (names, units and help as the official
+    // clients export them), so that standard dashboards and alerts work unchanged.
+    ProcStat stat;
+    if (ReadProcStat(&stat)) {
+      const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
+      add("process_cpu_seconds_total", "Total user and system CPU time spent in seconds",
+          prometheus::MetricType::Counter, (stat.user_ticks + stat.system_ticks) / ticks);
+      const double boot = BootTime();
+      if (boot > 0) {
+        gauge("process_start_time_seconds", "Start time of the process since unix epoch in seconds",
+              boot + stat.start_ticks / ticks);
+      }
+    }
     std::ifstream statm("/proc/self/statm");
     double pages = 0, resident = 0;
     if (statm >> pages >> resident) {
-      gauge("process_resident_memory_bytes", "Resident memory size in bytes",
-            resident * static_cast<double>(sysconf(_SC_PAGESIZE)));
+      const double page = static_cast<double>(sysconf(_SC_PAGESIZE));
+      gauge("process_resident_memory_bytes", "Resident memory size in bytes", resident * page);
+      gauge("process_virtual_memory_bytes", "Virtual memory size in bytes", pages * page);
     }
     gauge("alsim_heap_in_use_bytes",
           "Bytes malloc has handed out and not had back, over all arenas (glibc's malloc_info)",
@@ -291,6 +354,18 @@ ServerMetrics::ServerMetrics()
                        .Help("The memory budget for scenes and instances (--max-memory)")
                        .Register(*registry_)
                        .Add({});
+  instances_limit_ = &prometheus::BuildGauge()
+                          .Name("alsim_instances_limit")
+                          .Help("The most live instances the server holds (--max-instances)")
+                          .Register(*registry_)
+                          .Add({});
+  diverged_total_ = &prometheus::BuildCounter()
+                         .Name("alsim_instances_diverged_total")
+                         .Help(
+                             "Instances whose step diverged (non-finite state); each refuses Step "
+                             "until Reset or SetState")
+                         .Register(*registry_)
+                         .Add({});
   frames_dropped_ = &prometheus::BuildCounter()
                          .Name("alsim_stream_frames_dropped_total")
                          .Help("StreamStates frames skipped because the client was not ready")

@@ -28,9 +28,11 @@ class ServerMetrics {
   ServerMetrics();
 
   const std::shared_ptr<prometheus::Registry>& registry() const { return registry_; }
-  // Read at each scrape: process_resident_memory_bytes (the Prometheus client convention) and
-  // alsim_heap_in_use_bytes (malloc's bytes in use over all arenas, from glibc's malloc_info).
-  // Their difference is memory malloc keeps but does not use: a growing heap is a leak, a growing
+  // Read at each scrape: process_cpu_seconds_total, process_start_time_seconds,
+  // process_resident_memory_bytes and process_virtual_memory_bytes (the Prometheus client
+  // conventions, from /proc/self/stat and /proc/self/statm) and alsim_heap_in_use_bytes (malloc's
+  // bytes in use over all arenas, from glibc's malloc_info). The gap between resident memory and
+  // the heap in use is memory malloc keeps but does not use: a growing heap is a leak, a growing
   // gap is fragmentation.
   const std::shared_ptr<prometheus::Collectable>& process_collector() const {
     return process_collector_;
@@ -40,6 +42,10 @@ class ServerMetrics {
   void ObserveStep(const SolverStatistics& statistics, double seconds);
   void AddSteps(double steps) { steps_total_->Increment(steps); }
   void SetInstances(std::size_t live) { instances_->Set(static_cast<double>(live)); }
+  // The configured most live instances (--max-instances): alerts compare alsim_instances to it.
+  void SetInstancesLimit(std::size_t limit) { instances_limit_->Set(static_cast<double>(limit)); }
+  // One instance whose step diverged (it then refuses Step until Reset or SetState).
+  void AddDiverged() { diverged_total_->Increment(); }
   // Compiled scenes held, and the memory budget's use and limit (bytes).
   void SetScenes(std::size_t held) { scenes_->Set(static_cast<double>(held)); }
   void SetMemory(double reserved, double limit) {
@@ -65,11 +71,13 @@ class ServerMetrics {
   prometheus::Histogram* contacts_;
   prometheus::Histogram* islands_;
   prometheus::Gauge* instances_;
+  prometheus::Gauge* instances_limit_;
   prometheus::Gauge* scenes_;
   prometheus::Gauge* memory_reserved_;
   prometheus::Gauge* memory_limit_;
   prometheus::Counter* steps_total_;
   prometheus::Counter* frames_dropped_;
+  prometheus::Counter* diverged_total_;
 };
 
 // A factory of per-RPC interceptors that record grpc_server_started_total,

@@ -184,6 +184,7 @@ grpc::Status SimulatorService::ToStepOptions(const alsim::v1::SolverConfig& conf
 void SimulatorService::PublishCounts() {
   if (metrics_ == nullptr) return;
   metrics_->SetInstances(registry_.size());
+  metrics_->SetInstancesLimit(limits_.max_instances);
   metrics_->SetScenes(catalog_.size());
   metrics_->SetMemory(static_cast<double>(budget_.used()), static_cast<double>(budget_.limit()));
 }
@@ -533,7 +534,10 @@ grpc::Status SimulatorService::RunStep(const std::string& tenant,
               step_options.solver.interrupt = &ticket.flag;
               const StepStatus result = alsim::Step(*instance.model, *instance.data, step_options);
               ++instance.steps;
-              if (result != StepStatus::kOk) instance.diverged = true;
+              if (result != StepStatus::kOk) {
+                instance.diverged = true;
+                if (metrics_ != nullptr) metrics_->AddDiverged();
+              }
             }
             if (last) end_stepping(k);
           });

@@ -1,12 +1,15 @@
 """deploy/'s Prometheus rules, scrape config and Grafana dashboard against a real alsim-server
 and Debian's Prometheus on loopback.
 
-The server is loaded through the Python client (steps, plus calls that fail with NOT_FOUND and
-RESOURCE_EXHAUSTED); Prometheus scrapes it with the repository's scrape config (target rewritten,
-1 s intervals) and evaluates the repository's rules. Every PromQL expression of the dashboard
-and of rules.yml then has to parse and return data through /api/v1/query; the error-ratio,
-Create-rejected and server-down alerts have to become active when their condition holds.
-`promtool check config` and `promtool check rules` run on the repository's files.
+The server is loaded through the Python client (steps, calls that fail with NOT_FOUND and
+RESOURCE_EXHAUSTED, and a step that diverges one instance); Prometheus scrapes it with the
+repository's scrape config (target rewritten, 1 s intervals) and evaluates the repository's rules.
+Every PromQL expression of the dashboard and of rules.yml then has to parse and return data through
+/api/v1/query; the error-ratio, Create-rejected, divergence and server-down alerts have to become
+active when their condition holds. The scraped counters, the instance limit and the process series
+are checked against the calls the test made, the --max-instances it gave and the times it took
+before and after the server started. `promtool check config` and `promtool check rules` run on the
+repository's files.
 
 Run by CTest; needs Debian's /usr/bin/python3 (python3-grpcio, python3-numpy, python3-yaml), the
 generated stubs and the `prometheus` package (scripts/install-deps.sh installs them).
@@ -51,6 +54,12 @@ LOAD_SECONDS = 3.0
 STEP_PERIOD = 0.1  # few Step calls, so that the failed calls are over 5% of all (the alert)
 RATE_INTERVAL = "1m"  # what the test puts in place of Grafana's $__rate_interval
 COMPARISONS = ("==", "!=", ">=", "<=", ">", "<")
+# A free box on a slide-joint motor: a control of 1e308 drives it to non-finite values (the
+# divergence the dashboard and AlsimInstancesDiverging count).
+MOTOR_SCENE = """<mujoco><worldbody><geom type="plane" size="5 5 0.1"/>
+  <body name="cart" pos="0 0 0.2"><joint name="x" type="slide" axis="1 0 0"/>
+    <geom type="box" size="0.1 0.1 0.1" mass="1"/></body></worldbody>
+  <actuator><motor joint="x" gear="10"/></actuator></mujoco>"""
 
 
 def free_port():
@@ -187,10 +196,14 @@ class StaticTest(unittest.TestCase):
         # The Grafana datasource points at the Prometheus service.
         with open(DATASOURCE) as f:
             self.assertEqual(yaml.safe_load(f)["datasources"][0]["url"], "http://prometheus:9090")
-        # The instance-limit alert uses compose's ALSIM_MAX_INSTANCES (not exported by the server).
-        (alert,) = [r for r in rule_list() if r.get("alert") == "AlsimInstanceLimitNear"]
-        limit = server["environment"]["ALSIM_MAX_INSTANCES"]
-        self.assertRegex(alert["expr"], r"\* %s$" % limit)
+        # The instance-limit alert compares with each server's exported limit, not a constant
+        # that would have to follow compose's (or a pod's) ALSIM_MAX_INSTANCES.
+        rules = {r.get("alert") or r.get("record"): r["expr"] for r in rule_list()}
+        self.assertEqual(rules["instance:alsim_instances_limit:ratio"],
+                         "alsim_instances / alsim_instances_limit")
+        self.assertIn("instance:alsim_instances_limit:ratio", rules["AlsimInstanceLimitNear"])
+        self.assertEqual(re.findall(r"\b\d+(?:\.\d+)?\b", rules["AlsimInstanceLimitNear"]),
+                         ["0.9"])
 
 
 class PrometheusTest(unittest.TestCase):
@@ -208,8 +221,10 @@ class PrometheusTest(unittest.TestCase):
 
     @classmethod
     def _start(cls):
+        cls.before_server = time.time()
         cls.server, cls.address, metrics_url = server_harness.start_server(
             BIN_DIR, "--max-instances", str(MAX_INSTANCES), "--threads", "2")
+        cls.after_server = time.time()
         cls.processes.append(cls.server)
         cls.target = urllib.parse.urlparse(metrics_url).netloc
         # The repository's config with the target rewritten and 1 s intervals.
@@ -239,12 +254,13 @@ class PrometheusTest(unittest.TestCase):
         cls._wait(lambda: cls._get("/-/ready", raw=True), "Prometheus ready", 20)
         # Load only after a first scrape, so that the counters' rates span it.
         cls._wait(lambda: cls.query('up{job="alsim"} == 1'), "first scrape", 20)
-        cls.steps = cls._drive_load()
+        cls.steps, cls.diverged = cls._drive_load()
 
     @classmethod
     def _drive_load(cls):
-        """Steps NUM_ENVS box_stack instances for LOAD_SECONDS and makes calls that fail;
-        returns the instance steps taken.
+        """Steps NUM_ENVS box_stack instances for LOAD_SECONDS and makes calls that fail, then
+        diverges one of two motor carts; returns the instance steps taken and the instances the
+        client saw diverge.
 
         A counter series is born at its first increment, and rate() only sees increments after
         its first sample: one failure of each kind comes before a scrape, the rest during the
@@ -283,7 +299,16 @@ class PrometheusTest(unittest.TestCase):
                     failures.pop()()
                 time.sleep(STEP_PERIOD)
             assert not failures, "the load ended before its failing calls"
-        return steps
+        motor = os.path.join(cls.tmp, "motor.xml")
+        with open(motor, "w") as f:
+            f.write(MOTOR_SCENE)
+        with alsim.VectorEnv(cls.address, motor, 2) as carts:
+            carts.reset()
+            _, info = carts.step(np.array([[1e308], [0.0]]))
+            steps += 2
+            diverged = int(np.count_nonzero(info["diverged"]))
+            assert info["diverged"].tolist() == [True, False], info
+        return steps, diverged
 
     @classmethod
     def tearDownClass(cls):
@@ -351,8 +376,19 @@ class PrometheusTest(unittest.TestCase):
                                      'grpc_code="ResourceExhausted"})'), BEYOND_LIMIT_CALLS)
         self.assertEqual(self.scalar('alsim_step_duration_seconds_count{job="alsim"}'),
                          self.steps)
+        self.assertEqual(self.scalar('alsim_instances_diverged_total{job="alsim"}'),
+                         self.diverged)
         # The load closed its instances (a scrape after the Destroy shows none live).
         self._wait(lambda: self.query('alsim_instances{job="alsim"} == 0'), "no live instances", 10)
+
+    def test_1_limit_and_process_series_match_the_server(self):
+        self.assertEqual(self.scalar('alsim_instances_limit{job="alsim"}'), MAX_INSTANCES)
+        self.assertGreater(self.scalar('process_cpu_seconds_total{job="alsim"}'), 0)
+        self.assertGreater(self.scalar('process_resident_memory_bytes{job="alsim"}'), 1e6)
+        # Whole seconds of boot time plus clock ticks: within a second of when it was started.
+        start = self.scalar('process_start_time_seconds{job="alsim"}')
+        self.assertGreaterEqual(start, self.before_server - 1.0)
+        self.assertLessEqual(start, self.after_server + 1.0)
 
     def test_2_every_dashboard_query_returns_data(self):
         with open(DASHBOARD) as f:
@@ -392,11 +428,14 @@ class PrometheusTest(unittest.TestCase):
             alerts = self._get("/api/v1/alerts")["data"]["alerts"]
             return {a["labels"]["alertname"]: a["state"] for a in alerts}
 
-        # 5 of ~35 RPCs failed during the load, one of them a Create beyond --max-instances.
-        state = self._wait(lambda: (lambda a: a if {"AlsimHighErrorRatio", "AlsimCreateRejected"}
-                                    <= set(a) else None)(active()), "alerts", 15)
+        # 5 of ~35 RPCs failed during the load, one of them a Create beyond --max-instances;
+        # one instance diverged.
+        expected = {"AlsimHighErrorRatio", "AlsimCreateRejected", "AlsimInstancesDiverging"}
+        state = self._wait(lambda: (lambda a: a if expected <= set(a) else None)(active()),
+                           "alerts", 15)
         self.assertEqual(state["AlsimCreateRejected"], "firing")  # no `for`
         self.assertIn(state["AlsimHighErrorRatio"], ("pending", "firing"))
+        self.assertEqual(state["AlsimInstancesDiverging"], "pending")  # `for: 10m`
         for quiet in ("AlsimServerDown", "AlsimInstanceLimitNear", "AlsimMemoryBudgetNear",
                       "AlsimStepLatencyHigh"):
             self.assertNotIn(quiet, state)

@@ -2,6 +2,7 @@
 // generated stubs. Results are compared with the same scene stepped in process.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <grpcpp/grpcpp.h>
 
@@ -12,6 +13,7 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -1385,6 +1387,103 @@ TEST_F(ServiceTest, MetricsSeriesExistAndMove) {
   EXPECT_THAT(body, ContainsRegex("alsim_steps_total [1-9]"));
   EXPECT_THAT(body, ContainsRegex("alsim_step_duration_seconds_count [1-9]"));
   EXPECT_THAT(body, ContainsRegex("alsim_instances [1-9]"));
+}
+
+// Destroys every instance of group `group_id` on the suite's server.
+void DestroyGroup(v1::Simulator::Stub* stub, std::uint64_t group_id) {
+  v1::DestroyRequest destroy;
+  destroy.mutable_instances()->set_group_id(group_id);
+  v1::DestroyResponse destroyed;
+  grpc::ClientContext context;
+  EXPECT_TRUE(stub->Destroy(&context, destroy, &destroyed).ok());
+}
+
+// The value of the unlabelled series `name` in a Prometheus text exposition; NaN when absent.
+double SeriesValue(const std::string& body, const std::string& name) {
+  std::istringstream lines(body);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.compare(0, name.size() + 1, name + " ") == 0) {
+      return std::strtod(line.c_str() + name.size() + 1, nullptr);
+    }
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+// This process's CPU time (user + system, s) as getrusage reports it: the server runs in this
+// process, so its process_cpu_seconds_total must lie between two such readings.
+double RusageCpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
+}
+
+TEST_F(ServiceTest, ProcessSeriesAgreeWithGetrusage) {
+  v1::CreateResponse created;
+  ASSERT_TRUE(CreateBuiltin("box_stack", 4, 0, &created).ok());
+  const std::vector<std::uint64_t> ids(created.instance_ids().begin(),
+                                       created.instance_ids().end());
+  v1::StepResponse response;
+  ASSERT_TRUE(StepIds(ids, {}, 0, &response, 200).ok());
+  v1::ServerInfoResponse info;
+  ASSERT_TRUE(stub_->ServerInfo(Context().get(), v1::ServerInfoRequest(), &info).ok());
+  const double cpu_before = RusageCpuSeconds();
+  const auto scrape = testing::HttpGet(server_->metrics_url());
+  const double cpu_after = RusageCpuSeconds();
+  ASSERT_EQ(scrape.status, 200) << scrape.error;
+  const std::string& body = scrape.body;
+  EXPECT_THAT(body, HasSubstr("# TYPE process_cpu_seconds_total counter"));
+  EXPECT_THAT(body, HasSubstr("# TYPE process_start_time_seconds gauge"));
+  EXPECT_THAT(body, HasSubstr("# TYPE process_resident_memory_bytes gauge"));
+
+  // /proc counts whole clock ticks (1/100 s) in user and system time each, getrusage microseconds.
+  const double cpu = SeriesValue(body, "process_cpu_seconds_total");
+  EXPECT_GT(cpu, 0.0);
+  EXPECT_GE(cpu, cpu_before - 0.021);
+  EXPECT_LE(cpu, cpu_after + 0.001);
+
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const double resident = SeriesValue(body, "process_resident_memory_bytes");
+  EXPECT_GT(resident, 1e6);
+  // Not above the peak resident size getrusage reports, up to the kernel's per-CPU batching of
+  // its resident-page counters (a few hundred kB seen).
+  EXPECT_LE(resident, static_cast<double>(usage.ru_maxrss) * 1024.0 * 1.05) << "above the peak";
+  EXPECT_GE(SeriesValue(body, "process_virtual_memory_bytes"), resident);
+
+  // The process started before the server did (ServerInfo's uptime), and not in the future.
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const double start = SeriesValue(body, "process_start_time_seconds");
+  EXPECT_LE(start, now - info.uptime_seconds() + 1.0);
+  EXPECT_GT(start, now - 24 * 3600.0);
+  DestroyGroup(stub_.get(), created.group_id());
+}
+
+TEST_F(ServiceTest, InstancesLimitAndDivergedSeries) {
+  const auto before = testing::HttpGet(server_->metrics_url());
+  ASSERT_EQ(before.status, 200) << before.error;
+  EXPECT_EQ(SeriesValue(before.body, "alsim_instances_limit"), 64.0) << "--max-instances";
+  const double diverged_before = SeriesValue(before.body, "alsim_instances_diverged_total");
+  ASSERT_FALSE(std::isnan(diverged_before)) << before.body;
+
+  // One of two carts diverges; the refused Step that follows counts nothing more.
+  v1::CreateResponse motors;
+  ASSERT_TRUE(CreateText(kMotorScene, 2, &motors).ok());
+  const std::vector<std::uint64_t> carts(motors.instance_ids().begin(),
+                                         motors.instance_ids().end());
+  v1::StepResponse response;
+  ASSERT_TRUE(StepIds(carts, {1e308, 0.0}, 1, &response, 3).ok());
+  ASSERT_EQ(response.status(0), v1::INSTANCE_STATUS_DIVERGED);
+  ASSERT_EQ(response.status(1), v1::INSTANCE_STATUS_OK);
+  EXPECT_EQ(StepIds({carts[0]}, {0.0}, 1, &response).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+  const auto after = testing::HttpGet(server_->metrics_url());
+  ASSERT_EQ(after.status, 200) << after.error;
+  EXPECT_EQ(SeriesValue(after.body, "alsim_instances_diverged_total"), diverged_before + 1);
+  EXPECT_EQ(SeriesValue(after.body, "alsim_instances_limit"), 64.0);
+  DestroyGroup(stub_.get(), motors.group_id());
 }
 
 }  // namespace
