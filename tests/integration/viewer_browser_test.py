@@ -225,6 +225,27 @@ class ViewerInBrowserTest(unittest.TestCase):
 
         self.assertEqual(d.errors(), [])
 
+    def test_contacts_and_shadows_on_demand(self):
+        d = self.devtools
+        for domain in ("Runtime", "Log", "Page"):
+            d.call(domain + ".enable")
+        d.call("Page.navigate", url="http://%s/?ids=%d,%d" % (self.http, self.ids[0], self.ids[1]))
+        with viewer_harness.Stepper(self.stub, self.group, len(self.ids), self.nu, rate=30):
+            self.wait_for("window.alsimViewer && window.alsimViewer.framesApplied >= 3")
+            self.assertEqual(sorted(d.evaluate("window.alsimViewer.shownIds()")),
+                             sorted(str(i) for i in self.ids[:2]))
+            self.assertEqual(d.evaluate("window.alsimViewer.contactPointsShown()"), 0)
+            self.assertFalse(d.evaluate("window.alsimViewer.shadows()"))
+            # The humanoids lie on the floor by now: their contacts come once asked for.
+            d.evaluate("document.getElementById('contacts').click()")
+            d.evaluate("document.getElementById('shadows').click()")
+            self.wait_for("window.alsimViewer.contactPointsShown() > 0")
+            self.assertTrue(d.evaluate("window.alsimViewer.shadows()"))
+            png, _ = d.screenshot()
+        with open(os.path.join(self.artefacts, "viewer-contacts.png"), "wb") as f:
+            f.write(png)
+        self.assertEqual(d.errors(), [])
+
 
 def main():
     global BIN_DIR

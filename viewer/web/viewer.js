@@ -357,6 +357,9 @@ $('shadows').addEventListener('change', () => {
 // For tests: the ids shown, the background colour, and where bodies' origins and points of each
 // floor (1.2 m from the instance's origin) land in page pixels (visible: in the view, in front).
 state.shownIds = () => currentIds();
+state.contactPointsShown = () => [...views.values()].reduce(
+    (n, v) => n + (v.contactPoints.geometry.getAttribute('position')?.count || 0), 0);
+state.shadows = () => renderer.shadowMap.enabled;
 state.background = '#' + scene.background.getHexString();  // sRGB, as drawn
 state.screenPoints = () => {
   const rect = renderer.domElement.getBoundingClientRect();
