@@ -121,7 +121,7 @@ bool SplitHostPort(const std::string& address, std::string* host, std::string* p
   return std::stoi(*port) <= 65535;
 }
 
-bool HttpConnection::Write(const std::string& bytes) {
+bool HttpConnection::Write(const std::string& bytes) const {
   std::size_t sent = 0;
   while (sent < bytes.size()) {
     const ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
@@ -133,7 +133,7 @@ bool HttpConnection::Write(const std::string& bytes) {
 }
 
 bool HttpConnection::Respond(int status, const std::string& content_type, const std::string& body,
-                             bool head) {
+                             bool head) const {
   std::string text = "HTTP/1.1 " + std::to_string(status) + " " + Reason(status) + "\r\n";
   text += "Content-Type: " + content_type + "\r\n";
   text += "Content-Length: " + std::to_string(body.size()) + "\r\n";

@@ -32,11 +32,11 @@ class HttpConnection {
   explicit HttpConnection(int fd) : fd_(fd) {}
   // Writes all of `bytes`; false when the peer is gone or a write blocked longer than the send
   // timeout (a browser that stopped reading).
-  bool Write(const std::string& bytes);
+  bool Write(const std::string& bytes) const;
   // Writes a whole response: status line, Content-Type, Content-Length, no-store caching,
   // Connection: close, and the body (not for HEAD).
   bool Respond(int status, const std::string& content_type, const std::string& body,
-               bool head = false);
+               bool head = false) const;
   // True once the peer closed its side (it sent EOF or reset), checked without blocking.
   bool PeerClosed() const;
   int fd() const { return fd_; }
