@@ -227,7 +227,10 @@ void HttpServer::AcceptLoop() {
     pollfd p{listen_fd_, POLLIN, 0};
     if (::poll(&p, 1, 200) <= 0) continue;  // wakes up to see `stopping_`
     const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0) continue;
+    if (fd < 0) {  // out of descriptors, say: the connection waits in the backlog a while
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      continue;
+    }
     bool admitted;
     {
       const std::lock_guard<std::mutex> lock(mutex_);
