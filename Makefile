@@ -8,6 +8,7 @@ BUILD_TYPE  ?= Release
 JOBS        ?= $(shell nproc)
 LISTEN      ?= 127.0.0.1:50051
 METRICS     ?= 127.0.0.1:9464
+VIEWER      ?= 127.0.0.1:8080
 CMAKE_FLAGS ?=
 # make fuzz: libFuzzer targets built with clang into FUZZ_DIR (tests/fuzz, README "Fuzzing"); each
 # runs FUZZ_SECONDS (0: replay the seeds and reproducers only); FUZZ_TARGETS picks some (default
@@ -22,7 +23,8 @@ TEST_FUZZ       ?= 1
         fuzz fuzz-build fuzz-ci fuzz-corpus
 
 help:
-	@echo "make run           build, start alsim-server on $(LISTEN) (metrics $(METRICS)), run the demo client (DEMO=0 skips it); Ctrl-C stops it"
+	@echo "make run           build, start alsim-server on $(LISTEN) (metrics $(METRICS)), run the demo client (DEMO=0 skips it)"
+	@echo "                   and the browser viewer on http://$(VIEWER)/ (VIEWER=none skips it); Ctrl-C stops it"
 	@echo "make test          build, check formatting, run all tests, then fuzz each target $(FUZZ_CI_SECONDS) s (make fuzz-ci)"
 	@echo "make build         install dependencies and build into $(BUILD_DIR)/ (binaries in $(BUILD_DIR)/bin)"
 	@echo "make format        reformat the sources with clang-format"
@@ -49,7 +51,7 @@ test: build format-check
 	@if [ "$(TEST_FUZZ)" = 1 ]; then $(MAKE) --no-print-directory fuzz-ci; fi
 
 run: build
-	@scripts/run-server.sh $(BUILD_DIR)/bin $(LISTEN) $(METRICS)
+	@scripts/run-server.sh $(BUILD_DIR)/bin $(LISTEN) $(METRICS) $(VIEWER)
 
 format:
 	@scripts/format.sh fix

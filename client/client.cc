@@ -314,12 +314,43 @@ grpc::Status Client::List(alsim::v1::ListResponse* response) {
   return simulator_->List(context.get(), alsim::v1::ListRequest(), response);
 }
 
-grpc::Status Client::StreamStates(
-    const alsim::v1::StreamStatesRequest& request,
-    const std::function<bool(const alsim::v1::StateFrame&)>& on_frame) {
+grpc::Status Client::GetScene(const alsim::v1::GetSceneRequest& request,
+                              alsim::v1::GetSceneResponse* response) {
+  if (!options_status_.ok()) return options_status_;
+  const auto context = MakeContext();
+  return simulator_->GetScene(context.get(), request, response);
+}
+
+void StreamCanceller::Cancel() {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  cancelled_ = true;
+  if (context_ != nullptr) context_->TryCancel();
+}
+
+bool StreamCanceller::cancelled() {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return cancelled_;
+}
+
+void StreamCanceller::Attach(grpc::ClientContext* context) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  context_ = context;
+  if (context_ != nullptr && cancelled_) context_->TryCancel();
+}
+
+grpc::Status Client::StreamStates(const alsim::v1::StreamStatesRequest& request,
+                                  const std::function<bool(const alsim::v1::StateFrame&)>& on_frame,
+                                  StreamCanceller* canceller) {
   if (!options_status_.ok()) return options_status_;
   // No deadline: the stream runs until someone ends it.
   const std::unique_ptr<grpc::ClientContext> context = MakeContext(false);
+  if (canceller != nullptr) canceller->Attach(context.get());
+  struct Detach {  // the canceller must not touch the context once it is gone
+    StreamCanceller* canceller;
+    ~Detach() {
+      if (canceller != nullptr) canceller->Attach(nullptr);
+    }
+  } detach{canceller};
   const std::unique_ptr<grpc::ClientReader<alsim::v1::StateFrame>> reader =
       viewer_->StreamStates(context.get(), request);
   alsim::v1::StateFrame frame;
@@ -336,6 +367,7 @@ grpc::Status Client::StreamStates(
   const grpc::Status status = reader->Finish();
   // Our own cancellation is how a stream is meant to stop, not an error (whatever the server
   // may have sent after the frame that stopped it).
+  if (canceller != nullptr && canceller->cancelled()) stopped = true;
   return stopped ? grpc::Status::OK : status;
 }
 

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,22 @@ class StepStream {
   bool finished_ = false;
 };
 
+// Ends a Client::StreamStates call from another thread (a viewer whose browser went away while
+// no frame comes). Cancel before the call starts ends it as soon as it starts. Thread-safe.
+class StreamCanceller {
+ public:
+  void Cancel();
+  bool cancelled();
+
+ private:
+  friend class Client;
+  // Called by StreamStates with its context, and with null when the call is over.
+  void Attach(grpc::ClientContext* context);
+  std::mutex mutex_;
+  grpc::ClientContext* context_ = nullptr;
+  bool cancelled_ = false;
+};
+
 class Client {
  public:
   // `address` as for alsim-server --listen: host:port or unix:PATH. `call_timeout` is the
@@ -144,13 +161,18 @@ class Client {
   grpc::Status Destroy(const alsim::v1::DestroyRequest& request,
                        alsim::v1::DestroyResponse* response);
   grpc::Status List(alsim::v1::ListResponse* response);
+  // The geometry a viewer draws of one instance's scene (bodies, geoms, meshes).
+  grpc::Status GetScene(const alsim::v1::GetSceneRequest& request,
+                        alsim::v1::GetSceneResponse* response);
 
   // Reads StreamStates frames and hands each to `on_frame` until it returns false (the call is
   // then cancelled and OK returned), the server ends the stream (its status is returned:
   // NOT_FOUND once the instances are destroyed, UNAVAILABLE at shutdown, or an error in the
   // request) or the connection breaks. Blocks; no deadline.
+  // `canceller` (may be null) ends the stream from another thread, as if on_frame returned false.
   grpc::Status StreamStates(const alsim::v1::StreamStatesRequest& request,
-                            const std::function<bool(const alsim::v1::StateFrame&)>& on_frame);
+                            const std::function<bool(const alsim::v1::StateFrame&)>& on_frame,
+                            StreamCanceller* canceller = nullptr);
 
   // Opens a StepStream call (no deadline).
   std::unique_ptr<StepStream> OpenStepStream();

@@ -39,10 +39,17 @@ packages=(
   prometheus
   # tests: readelf for the runtime package list of deploy/Dockerfile (image_packages_test)
   binutils
+  # tests: the viewer's page in headless Chromium (WebGL through SwiftShader), driven over the
+  # DevTools protocol (python3-websocket) and its screenshots read with python3-pil
+  chromium python3-websocket python3-pil
 )
 # ... and rendered with `kubectl kustomize`: Debian's kubectl (kubernetes-client), unless a kubectl
 # is installed already (the Google Cloud SDK's `kubectl` package owns the same /usr/bin/kubectl).
 command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
+# The browser viewer (`alsim view`): npm fetches three.js at build time (viewer/CMakeLists.txt).
+# Debian's npm, unless an npm is installed already (NodeSource's nodejs ships its own and
+# conflicts with Debian's).
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 is_installed() {
   [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = "installed" ]

@@ -116,6 +116,7 @@ std::string RestoreInstances(SimulatorService& service, const std::string& state
     instance->tenant = saved.tenant();
     instance->model = loaded.model;
     instance->source = loaded.source;
+    instance->look = loaded.look;
     instance->scene = loaded.name;
     if (grpc::Status status = SolverOptionsOf(saved.solver(), &instance->options); !status.ok()) {
       skip(status.error_message());

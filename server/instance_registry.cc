@@ -126,6 +126,7 @@ grpc::Status InstanceRegistry::Create(const CreateSpec& spec,
       instance->tenant = spec.tenant;
       instance->model = spec.scene.model;
       instance->source = spec.scene.source;
+      instance->look = spec.scene.look;
       instance->scene = spec.scene.name;
       instance->options = spec.options;
       instance->data = std::make_unique<Data>(*spec.scene.model);
@@ -283,6 +284,14 @@ grpc::Status InstanceRegistry::Check(const std::string& tenant,
   if (status.ok() && models != nullptr) {
     for (const auto& instance : selected) models->push_back(instance->model);
   }
+  return status;
+}
+
+grpc::Status InstanceRegistry::Find(const std::string& tenant, std::uint64_t id,
+                                    std::shared_ptr<const Instance>* instance) {
+  std::vector<std::shared_ptr<Instance>> selected;
+  grpc::Status status = Select(tenant, {id}, 0, &selected);
+  if (status.ok()) *instance = selected.front();
   return status;
 }
 

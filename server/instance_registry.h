@@ -40,6 +40,7 @@ struct Instance {
   std::shared_ptr<const Model> model;
   std::shared_ptr<const SceneSource> source;  // what the model was compiled from (drain/resume)
   std::string scene;                          // built-in name or file name, for List
+  std::shared_ptr<const SceneLook> look;      // GetScene's colours and names (may be null)
   StepOptions options;
   std::unique_ptr<Data> data;
   std::mt19937_64 rng;  // reset noise; seeded at Create (seed + k) or by Reset
@@ -118,6 +119,11 @@ class InstanceRegistry {
   grpc::Status Check(const std::string& tenant, const std::vector<std::uint64_t>& ids,
                      std::uint64_t group,
                      std::vector<std::shared_ptr<const Model>>* models = nullptr);
+
+  // The instance `id` of `tenant` without locking it, for its immutable fields (model, scene,
+  // look); NOT_FOUND as WithInstances.
+  grpc::Status Find(const std::string& tenant, std::uint64_t id,
+                    std::shared_ptr<const Instance>* instance);
 
   // Removes instances (the same selection rules); waits for calls using them to finish.
   grpc::Status Destroy(const std::string& tenant, const std::vector<std::uint64_t>& ids,

@@ -65,6 +65,7 @@ struct Entry {
   grpc::Status failure;  // when done without a model
   std::weak_ptr<const Model> model;
   std::vector<std::string> warnings;
+  std::shared_ptr<const SceneLook> look;
   std::uint64_t instance_bytes = 0;
   std::uint64_t charged_bytes = 0;  // reserved from the budget until the model is freed
   bool listed = false;              // still in State::entries
@@ -158,6 +159,7 @@ grpc::Status SceneCatalog::Load(const SceneSource& source,
       out->warnings = entry->warnings;
       out->instance_bytes = entry->instance_bytes;
       out->source = entry->source;
+      out->look = entry->look;
       if (state.cache_scenes > 0) {
         state.recent.remove(out->model);
         state.recent.push_front(out->model);
@@ -186,6 +188,13 @@ grpc::Status SceneCatalog::Load(const SceneSource& source,
     imported = ImportCompiledScene(reply.scene, name);
     if (!imported) status = {grpc::StatusCode::INVALID_ARGUMENT, imported.error};
   }
+  // The look is for viewers only: a scene whose look does not read still simulates (GetScene
+  // then draws it grey).
+  std::shared_ptr<const SceneLook> look;
+  if (status.ok()) {
+    std::string look_error;
+    look = ReadSceneLook(reply.scene.mjb, *imported.model, &look_error);
+  }
   const std::uint64_t charge = reply.model_bytes + source.bytes();
   if (status.ok() && !state.budget->TryReserve(charge)) {
     status = {grpc::StatusCode::RESOURCE_EXHAUSTED,
@@ -204,6 +213,7 @@ grpc::Status SceneCatalog::Load(const SceneSource& source,
   entry->charged_bytes = charge;
   entry->instance_bytes = reply.instance_bytes;
   entry->warnings = imported.model->warnings;
+  entry->look = look;
   // The model's last owner unlists the entry and returns its bytes to the budget.
   const std::weak_ptr<State> weak_state = state_;
   const Model* raw = imported.model.get();
@@ -233,6 +243,7 @@ grpc::Status SceneCatalog::Load(const SceneSource& source,
   out->warnings = entry->warnings;
   out->instance_bytes = entry->instance_bytes;
   out->source = entry->source;
+  out->look = entry->look;
   return grpc::Status::OK;
 }
 

@@ -24,6 +24,7 @@
 #include "engine/model/model_import.h"
 #include "server/memory_budget.h"
 #include "server/scene_compiler.h"
+#include "server/scene_look.h"
 
 namespace alsim::server {
 
@@ -44,6 +45,7 @@ struct LoadedScene {
   std::vector<std::string> warnings;  // the importer's, from the compilation
   std::uint64_t instance_bytes = 0;   // the compiler's estimate of one instance's memory
   std::shared_ptr<const SceneSource> source;
+  std::shared_ptr<const SceneLook> look;  // colours and names for GetScene; null if unreadable
 };
 
 struct SceneCatalogOptions {

@@ -106,24 +106,6 @@ alsim::v1::SolverConfig SolverConfigOf(const StepOptions& options) {
   return config;
 }
 
-namespace {
-
-void FillDiagnostics(const SolverStatistics& s, alsim::v1::SolverDiagnostics* out) {
-  out->set_contacts(s.contacts);
-  out->set_islands(s.islands);
-  out->set_max_iterations(s.max_iterations);
-  out->set_mean_iterations(s.mean_iterations);
-  out->set_primal_residual(s.primal_residual);
-  out->set_dual_residual(s.dual_residual);
-  out->set_contact_residual(s.contact_residual);
-  out->set_split(s.split);
-  out->set_solve_seconds(s.solve_seconds);
-  for (int f = 0; f < s.num_figures; ++f)
-    (*out->mutable_figures())[s.figures[f].name] = s.figures[f].value;
-}
-
-}  // namespace
-
 grpc::Status CallInterrupted(const grpc::CallbackServerContext* context) {
   if (context->IsCancelled()) return {grpc::StatusCode::CANCELLED, "the client cancelled the call"};
   if (context->deadline() < std::chrono::system_clock::now()) {
@@ -780,6 +762,26 @@ grpc::ServerUnaryReactor* SimulatorService::List(grpc::CallbackServerContext* co
   }
   auto* reactor = context->DefaultReactor();
   reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* SimulatorService::GetScene(grpc::CallbackServerContext* context,
+                                                     const alsim::v1::GetSceneRequest* request,
+                                                     alsim::v1::GetSceneResponse* response) {
+  std::string tenant;
+  if (grpc::Status admitted = Admit(*context, &tenant); !admitted.ok()) {
+    return Refuse(context, admitted);
+  }
+  // The model and look never change, so nothing waits for a step: Check finds the instance
+  // without locking it.
+  std::shared_ptr<const Instance> instance;
+  const grpc::Status status =
+      request->instance_id() == 0
+          ? grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "instance_id is unset (0)")
+          : registry_.Find(tenant, request->instance_id(), &instance);
+  if (status.ok()) FillScene(*instance->model, instance->look.get(), instance->scene, response);
+  auto* reactor = context->DefaultReactor();
+  reactor->Finish(status);
   return reactor;
 }
 

@@ -60,7 +60,8 @@ using SimulatorServiceBase = alsim::v1::Simulator::WithCallbackMethod_ServerInfo
                         alsim::v1::Simulator::WithCallbackMethod_List<
                             alsim::v1::Simulator::WithCallbackMethod_StreamStates<
                                 alsim::v1::Simulator::WithRawCallbackMethod_StepStream<
-                                    alsim::v1::Simulator::Service>>>>>>>>>>;
+                                    alsim::v1::Simulator::WithCallbackMethod_GetScene<
+                                        alsim::v1::Simulator::Service>>>>>>>>>>>;
 
 class SimulatorService final : public SimulatorServiceBase {
  public:
@@ -92,6 +93,9 @@ class SimulatorService final : public SimulatorServiceBase {
   grpc::ServerUnaryReactor* List(grpc::CallbackServerContext* context,
                                  const alsim::v1::ListRequest* request,
                                  alsim::v1::ListResponse* response) override;
+  grpc::ServerUnaryReactor* GetScene(grpc::CallbackServerContext* context,
+                                     const alsim::v1::GetSceneRequest* request,
+                                     alsim::v1::GetSceneResponse* response) override;
   grpc::ServerWriteReactor<alsim::v1::StateFrame>* StreamStates(
       grpc::CallbackServerContext* context, const alsim::v1::StreamStatesRequest* request) override;
   grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* StepStream(

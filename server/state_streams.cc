@@ -11,17 +11,48 @@ namespace alsim::server {
 
 using Clock = std::chrono::steady_clock;
 
+// What a stream's frames carry besides the observations (StreamStatesRequest).
+struct FrameExtras {
+  bool diagnostics = false;
+  bool contacts = false;
+};
+
+// Contact points per instance in a frame at most: a bound on the frame's size that Open can
+// check against the message limit (the first ones are sent; viewers show them, nothing more).
+constexpr int kMaxFrameContacts = 1000;
+
+// The details of one instance (under its lock).
+void FillDetails(const Instance& instance, bool contacts, alsim::v1::InstanceFrameDetails* out) {
+  out->set_steps(instance.steps);
+  out->set_status(instance.diverged ? alsim::v1::INSTANCE_STATUS_DIVERGED
+                                    : alsim::v1::INSTANCE_STATUS_OK);
+  FillDiagnostics(instance.data->solver_statistics, out->mutable_diagnostics());
+  if (!contacts) return;
+  alsim::v1::ContactPoints* points = out->mutable_contacts();
+  const int n = std::min<int>(static_cast<int>(instance.data->contact.size()), kMaxFrameContacts);
+  points->mutable_position()->Reserve(3 * n);
+  points->mutable_normal()->Reserve(3 * n);
+  points->mutable_distance()->Reserve(n);
+  for (int i = 0; i < n; ++i) {
+    const Contact& c = instance.data->contact[i];
+    for (int j = 0; j < 3; ++j) points->add_position(c.pos[j]);
+    for (int j = 0; j < 3; ++j) points->add_normal(c.normal[j]);
+    points->add_distance(c.dist);
+  }
+}
+
 class StateStream final : public grpc::ServerWriteReactor<alsim::v1::StateFrame> {
  public:
   StateStream(StatePump* pump, std::string tenant, std::vector<std::uint64_t> ids,
               std::uint64_t group, std::vector<alsim::v1::Observation> kinds,
-              Clock::duration period)
+              Clock::duration period, FrameExtras extras)
       : pump_(pump),
         tenant_(std::move(tenant)),
         ids_(std::move(ids)),
         group_(group),
         kinds_(std::move(kinds)),
         period_(period),
+        extras_(extras),
         started_(Clock::now()),
         next_due_(started_) {}
 
@@ -53,6 +84,11 @@ class StateStream final : public grpc::ServerWriteReactor<alsim::v1::StateFrame>
             frame_.add_instance_ids(instance->id);
           }
           PackObservations(instances, kinds_, frame_.mutable_observations(), PackMode::kSerial);
+          if (extras_.diagnostics || extras_.contacts) {
+            for (const Instance* instance : instances) {
+              FillDetails(*instance, extras_.contacts, frame_.add_details());
+            }
+          }
           return grpc::Status::OK;
         },
         &busy);
@@ -118,6 +154,7 @@ class StateStream final : public grpc::ServerWriteReactor<alsim::v1::StateFrame>
   const std::uint64_t group_;
   const std::vector<alsim::v1::Observation> kinds_;
   const Clock::duration period_;
+  const FrameExtras extras_;
   const Clock::time_point started_;
   alsim::v1::StateFrame frame_;
   std::mutex mutex_;  // guards the fields below
@@ -165,7 +202,15 @@ grpc::ServerWriteReactor<alsim::v1::StateFrame>* StatePump::Open(
     status = registry_->Check(tenant, ids, request->instances().group_id(), &models);
     // A frame the transport could not send would end the stream later; refuse it now.
     std::size_t frame_bytes = 0;
-    for (const auto& model : models) frame_bytes += EstimateObservationBytes(*model, 1, kinds) + 8;
+    // Details: a step count, a status and diagnostics (a few dozen bytes and the solver's
+    // figures), and with contacts 7 doubles per contact point.
+    const std::size_t details =
+        request->include_diagnostics() || request->include_contacts()
+            ? 512 + (request->include_contacts() ? 7 * 8 * kMaxFrameContacts : 0)
+            : 0;
+    for (const auto& model : models) {
+      frame_bytes += EstimateObservationBytes(*model, 1, kinds) + 8 + details;
+    }
     if (status.ok()) {
       status = CheckMessageSize("frame", frame_bytes, max_message_bytes_,
                                 "ask for fewer observations or instances");
@@ -173,7 +218,10 @@ grpc::ServerWriteReactor<alsim::v1::StateFrame>* StatePump::Open(
   }
   const auto period =
       std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / rate));
-  auto* stream = new StateStream(this, tenant, ids, request->instances().group_id(), kinds, period);
+  const FrameExtras extras{request->include_diagnostics() || request->include_contacts(),
+                           request->include_contacts()};
+  auto* stream =
+      new StateStream(this, tenant, ids, request->instances().group_id(), kinds, period, extras);
   const std::lock_guard<std::mutex> lock(mutex_);
   if (status.ok() && closed_) {
     status = {grpc::StatusCode::UNAVAILABLE, "the server is shutting down"};

@@ -86,6 +86,20 @@ char* AddTensor(google::protobuf::Map<std::string, Tensor>* out, const std::stri
 
 }  // namespace
 
+void FillDiagnostics(const SolverStatistics& s, alsim::v1::SolverDiagnostics* out) {
+  out->set_contacts(s.contacts);
+  out->set_islands(s.islands);
+  out->set_max_iterations(s.max_iterations);
+  out->set_mean_iterations(s.mean_iterations);
+  out->set_primal_residual(s.primal_residual);
+  out->set_dual_residual(s.dual_residual);
+  out->set_contact_residual(s.contact_residual);
+  out->set_split(s.split);
+  out->set_solve_seconds(s.solve_seconds);
+  for (int f = 0; f < s.num_figures; ++f)
+    (*out->mutable_figures())[s.figures[f].name] = s.figures[f].value;
+}
+
 void FillSpecs(const Model& m, alsim::v1::Specs* specs) {
   TensorSpec* action = specs->mutable_action();
   action->set_name("action");

@@ -15,6 +15,9 @@
 
 namespace alsim::server {
 
+// A step's solver statistics as the contract's diagnostics.
+void FillDiagnostics(const SolverStatistics& s, alsim::v1::SolverDiagnostics* out);
+
 // The action spec and every observation spec of `m`.
 void FillSpecs(const Model& m, alsim::v1::Specs* specs);
 

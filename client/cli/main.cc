@@ -15,6 +15,7 @@
 #include "client/cli/remote_common.h"
 #include "client/cli/run_command.h"
 #include "client/client.h"
+#include "viewer/view_command.h"
 
 namespace {
 
@@ -318,6 +319,7 @@ static int Run(int argc, char** argv) {
       {"create", alsim::cli::CreateCommand}, {"step", alsim::cli::StepCommand},
       {"watch", alsim::cli::WatchCommand},   {"bench", alsim::cli::BenchCommand},
       {"list", alsim::cli::ListCommand},     {"destroy", alsim::cli::DestroyCommand},
+      {"view", alsim::viewer::ViewCommand},
   };
   for (const auto& [name, run] : remote_commands) {
     if (options.command != name) continue;

@@ -41,6 +41,9 @@ const std::vector<std::pair<std::string, std::string>>& Usages() {
                          engine clamps each control to its ctrlrange where limited)
                          [default: zero controls]
     --seed S             seed of the random controls [default 0]
+    --rate HZ            at most HZ Step calls per second, e.g. to watch the instances
+                         move in real time (rate x substeps x timestep = 1) [default 0:
+                         one call after another]
     --json               print one JSON object: steps, substeps, step_seconds (the
                          server's), wall_seconds, and instances: a list of objects with
                          id, time, status, contacts, islands, max_iterations,
@@ -93,6 +96,26 @@ const std::vector<std::pair<std::string, std::string>>& Usages() {
       {"destroy", R"(
   destroy SELECTION      remove instances (--group G or --ids I,J,..., as for step);
                          prints how many were destroyed
+)"},
+      {"view", R"(
+  view [OPTIONS]         serve a live 3D viewer of the server's instances to a browser:
+                         open the printed URL. The page lists the live instances and
+                         shows the chosen ones (one stream per scene) at the
+                         stream's rate, with an orbit camera, a panel per instance (time,
+                         steps/s, solver iterations, residuals, contacts), contact points
+                         and normals on demand, and pause/resume of the view (the
+                         simulations run on). A gRPC client of the server, so the global
+                         --tls-* and --token options apply; runs until Ctrl-C
+    --listen HOST:PORT   where to serve HTTP [default 127.0.0.1:8080]; port 0 picks a
+                         free one. On a loopback address only requests for a loopback
+                         host are answered; on another address anyone who reaches it sees
+                         the instances this client's token can see (no TLS, no login)
+    --web-dir DIR        the page's files (index.html, viewer.js, three.js)
+                         [default: the viewer/ directory next to this executable]
+    --rate HZ            frames per second of each stream, 1 to 60 [default 30]; the page
+                         may ask for another rate in that range
+    --max-connections N  browser connections at once (each viewed scene holds one)
+                         [default 32]
 )"},
   };
   return *usages;

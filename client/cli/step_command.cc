@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <iostream>
 #include <random>
+#include <thread>
 
 #include "client/cli/json_writer.h"
 #include "client/cli/remote_commands.h"
@@ -18,6 +19,7 @@ int StepCommand(client::Client& client, const std::vector<std::string>& args) {
   bool random_actions = false;
   std::uint64_t seed = 0;
   bool json = false;
+  double rate = 0;  // Step calls per second at most; 0: one after another
   while (parser.Next()) {
     if (selection.Parse(parser)) {
     } else if (parser.Is("--steps")) {
@@ -30,6 +32,8 @@ int StepCommand(client::Client& client, const std::vector<std::string>& args) {
       seed = parser.UnsignedValue(0, UINT64_MAX);
     } else if (parser.Is("--json")) {
       json = true;
+    } else if (parser.Is("--rate")) {
+      rate = parser.NumberValue(0, 1e6);
     } else {
       parser.Unexpected();
     }
@@ -58,6 +62,10 @@ int StepCommand(client::Client& client, const std::vector<std::string>& args) {
   bool diverged = false;
   const auto start = std::chrono::steady_clock::now();
   while (taken < steps && !diverged) {
+    if (rate > 0) {  // paced from the start, so that a slow call is caught up, not repeated
+      std::this_thread::sleep_until(start + std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                std::chrono::duration<double>(taken / rate)));
+    }
     if (random_actions && nu > 0) {
       for (double& value : actions) value = uniform(generator);
       *request.mutable_actions() = client::MakeActionsTensor(actions, batch, nu);

@@ -178,7 +178,8 @@ class CliRemoteTest(unittest.TestCase):
                      ("step", "--group", "1", "--ids", "2"), ("watch", "--ids", "1,,2"),
                      ("create",), ("create", "./no/such/file.xml"), ("bench", "box_stack",
                                                                     "--instances", "0"),
-                     ("list", "extra")):
+                     ("list", "extra"), ("view", "--rate", "0"), ("view", "--bogus"),
+                     ("step", "--group", "1", "--rate", "-1")):
             out = self.alsim(*args)
             self.assertEqual(out.returncode, 2, (args, out.stderr))
             self.assertRegex(out.stderr, r"^alsim: %s: " % args[0], args)
@@ -186,14 +187,36 @@ class CliRemoteTest(unittest.TestCase):
         out = self.alsim("frobnicate")
         self.assertEqual(out.returncode, 2)
 
+    def test_step_rate_paces_the_calls(self):
+        created = json.loads(self.alsim_ok("create", "box_stack", "--json").stdout)
+        try:
+            # 6 calls at 20 per second: the last starts 5 intervals (0.25 s) after the first.
+            out = json.loads(self.alsim_ok("step", "--group", str(created["group_id"]), "--steps",
+                                           "6", "--rate", "20", "--json").stdout)
+            self.assertEqual(out["steps"], 6)
+            self.assertGreaterEqual(out["wall_seconds"], 0.25)
+        finally:
+            self.alsim_ok("destroy", "--group", str(created["group_id"]))
+
+    def test_view_reports_what_keeps_it_from_serving(self):
+        out = self.alsim("view", "--listen", "nonsense")
+        self.assertEqual(out.returncode, 1)
+        self.assertIn("alsim: view: --listen 'nonsense' is not HOST:PORT", out.stderr)
+        with tempfile.TemporaryDirectory() as empty:
+            out = self.alsim("view", "--listen", "127.0.0.1:0", "--web-dir", empty)
+        self.assertEqual(out.returncode, 1)
+        self.assertIn("alsim: view: the page's file %s/index.html cannot be read" % empty,
+                      out.stderr)
+
     def test_help_documents_every_command(self):
         out = self.alsim_ok("--help")
         for command in ("create SCENE", "step SELECTION", "watch SELECTION", "bench SCENE",
-                        "list [--json]", "destroy SELECTION"):
+                        "list [--json]", "destroy SELECTION", "view [OPTIONS]"):
             self.assertIn(command, out.stdout)
         for flag in ("--count", "--seed", "--solver", "--iterations", "--tolerance", "--steps",
                      "--substeps", "--random-actions", "--rate", "--frames", "--instances",
-                     "--batch", "--group", "--ids", "--json"):
+                     "--batch", "--group", "--ids", "--json", "--listen", "--web-dir",
+                     "--max-connections"):
             self.assertIn(flag, out.stdout)
         step_help = self.alsim_ok("step", "--help")
         self.assertIn("--random-actions", step_help.stdout)

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <thread>
 
 #include "client/client.h"
 #include "engine/core/build_info.h"
@@ -88,6 +89,47 @@ TEST_F(ServerTest, MetricsEndpointServesBuildInfo) {
   EXPECT_THAT(response.body, ContainsRegex("alsim_build_info\\{[^}]*version=\"" +
                                            EngineBuildInfo().version + "\"[^}]*\\} 1"));
   EXPECT_THAT(response.body, ContainsRegex("alsim_build_info\\{[^}]*mujoco_version=\"2\\.2\\.2\""));
+}
+
+// A stream that sends one frame per 100 s ends as soon as another thread cancels it (the viewer
+// does so when its browser leaves), and a canceller used before the call ends it at its start.
+TEST_F(ServerTest, AStreamCancellerEndsAQuietStream) {
+  client::Client client(server_->grpc_address());
+  alsim::v1::CreateRequest create;
+  create.mutable_scene()->set_builtin("box_stack");
+  alsim::v1::CreateResponse created;
+  ASSERT_TRUE(client.Create(create, &created).ok());
+  alsim::v1::StreamStatesRequest request;
+  request.mutable_instances()->add_instance_ids(created.instance_ids(0));
+  request.set_rate_hz(0.01);
+  client::StreamCanceller canceller;
+  int frames = 0;
+  std::thread cancel([&canceller] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    canceller.Cancel();
+  });
+  const auto started = std::chrono::steady_clock::now();
+  const grpc::Status status = client.StreamStates(
+      request, [&frames](const alsim::v1::StateFrame&) { return ++frames > 0; }, &canceller);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  cancel.join();
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(frames, 1);      // the first frame is due at once, the next in 100 s
+  EXPECT_LT(seconds, 60.0);  // ended by the cancel, long before the second frame
+  client::StreamCanceller early;
+  early.Cancel();
+  frames = 0;
+  EXPECT_TRUE(
+      client
+          .StreamStates(
+              request, [&frames](const alsim::v1::StateFrame&) { return ++frames > 0; }, &early)
+          .ok());
+  EXPECT_EQ(frames, 0);
+  alsim::v1::DestroyRequest destroy;
+  destroy.mutable_instances()->set_group_id(created.group_id());
+  alsim::v1::DestroyResponse destroyed;
+  EXPECT_TRUE(client.Destroy(destroy, &destroyed).ok());
 }
 
 TEST(ServerStartTest, ABusyPortIsAClearError) {
@@ -214,6 +256,10 @@ TEST(ClientCredentialsTest, TlsAndTokenReachEveryKindOfCall) {
   EXPECT_EQ(
       client.StreamStates(watch, [](const alsim::v1::StateFrame&) { return true; }).error_code(),
       grpc::StatusCode::NOT_FOUND);
+  alsim::v1::GetSceneRequest scene_request;
+  scene_request.set_instance_id(12345);
+  alsim::v1::GetSceneResponse scene;
+  EXPECT_EQ(client.GetScene(scene_request, &scene).error_code(), grpc::StatusCode::NOT_FOUND);
   alsim::v1::StepRequest step;
   step.mutable_instances()->add_instance_ids(12345);
   auto stream = client.OpenStepStream();
@@ -225,6 +271,8 @@ TEST(ClientCredentialsTest, TlsAndTokenReachEveryKindOfCall) {
   no_token.token.clear();
   client::Client anonymous(server->grpc_address(), no_token);
   EXPECT_EQ(anonymous.ServerInfo(&info).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(anonymous.GetScene(scene_request, &scene).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
   EXPECT_EQ(
       anonymous.StreamStates(watch, [](const alsim::v1::StateFrame&) { return true; }).error_code(),
       grpc::StatusCode::UNAUTHENTICATED);

@@ -25,6 +25,7 @@
 #include "engine/sim/step.h"
 #include "server/server.h"
 #include "tests/support/http_get.h"
+#include "tests/support/mujoco_oracle.h"
 
 namespace alsim {
 namespace {
@@ -1484,6 +1485,168 @@ TEST_F(ServiceTest, InstancesLimitAndDivergedSeries) {
   EXPECT_EQ(SeriesValue(after.body, "alsim_instances_diverged_total"), diverged_before + 1);
   EXPECT_EQ(SeriesValue(after.body, "alsim_instances_limit"), 64.0);
   DestroyGroup(stub_.get(), motors.group_id());
+}
+
+// GetScene against libmujoco's own compile of the same file (an independent oracle): every body,
+// geom (type, body, size, local pose, colour, group, mesh) and mesh (vertices, faces, name).
+void ExpectSceneMatchesMujoco(const v1::GetSceneResponse& scene, const mjModel* m) {
+  ASSERT_EQ(scene.body_names_size(), m->nbody);
+  for (int b = 0; b < m->nbody; ++b) {
+    EXPECT_EQ(scene.body_names(b), std::string(m->names + m->name_bodyadr[b])) << "body " << b;
+    EXPECT_EQ(scene.body_parent(b), b == 0 ? -1 : m->body_parentid[b]) << "body " << b;
+  }
+  ASSERT_EQ(scene.geoms_size(), m->ngeom);
+  int planes = 0;
+  for (int g = 0; g < m->ngeom; ++g) {
+    const v1::SceneGeom& geom = scene.geoms(g);
+    SCOPED_TRACE("geom " + std::to_string(g) + " '" + geom.name() + "'");
+    EXPECT_EQ(geom.name(), std::string(m->names + m->name_geomadr[g]));
+    EXPECT_EQ(static_cast<int>(geom.type()), m->geom_type[g] + 1);
+    EXPECT_EQ(static_cast<int>(geom.body()), m->geom_bodyid[g]);
+    ASSERT_EQ(geom.size_size(), 3);
+    ASSERT_EQ(geom.pos_size(), 3);
+    ASSERT_EQ(geom.quat_size(), 4);
+    ASSERT_EQ(geom.rgba_size(), 4);
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_NEAR(geom.size(i), m->geom_size[3 * g + i], 1e-12);
+      EXPECT_NEAR(geom.pos(i), m->geom_pos[3 * g + i], 1e-12);
+    }
+    for (int i = 0; i < 4; ++i) EXPECT_NEAR(geom.quat(i), m->geom_quat[4 * g + i], 1e-12);
+    const int material = m->geom_matid[g];
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_EQ(geom.rgba(i),
+                material >= 0 ? m->mat_rgba[4 * material + i] : m->geom_rgba[4 * g + i]);
+    }
+    EXPECT_EQ(geom.group(), m->geom_group[g]);
+    EXPECT_EQ(geom.mesh(), m->geom_type[g] == mjGEOM_MESH ? m->geom_dataid[g] : -1);
+    EXPECT_EQ(geom.collides(), m->geom_contype[g] != 0 || m->geom_conaffinity[g] != 0);
+    if (geom.type() == v1::GEOM_TYPE_PLANE) {
+      ++planes;
+      EXPECT_EQ(geom.body(), 0u) << "the floor belongs to the world";
+    }
+  }
+  EXPECT_EQ(planes, 1) << "both scenes have one floor";
+  ASSERT_EQ(scene.meshes_size(), m->nmesh);
+  for (int k = 0; k < m->nmesh; ++k) {
+    const v1::SceneMesh& mesh = scene.meshes(k);
+    SCOPED_TRACE("mesh " + std::to_string(k));
+    EXPECT_EQ(mesh.name(), std::string(m->names + m->name_meshadr[k]));
+    ASSERT_EQ(mesh.vertices_size(), 3 * m->mesh_vertnum[k]);
+    ASSERT_EQ(mesh.faces_size(), 3 * m->mesh_facenum[k]);
+    for (int i = 0; i < mesh.vertices_size(); ++i) {
+      ASSERT_EQ(mesh.vertices(i), m->mesh_vert[3 * m->mesh_vertadr[k] + i]) << "coordinate " << i;
+    }
+    for (int i = 0; i < mesh.faces_size(); ++i) {
+      ASSERT_EQ(static_cast<int>(mesh.faces(i)), m->mesh_face[3 * m->mesh_faceadr[k] + i])
+          << "face index " << i;
+    }
+  }
+  EXPECT_DOUBLE_EQ(scene.timestep(), m->opt.timestep);
+  ASSERT_EQ(scene.gravity_size(), 3);
+  EXPECT_DOUBLE_EQ(scene.gravity(2), m->opt.gravity[2]);
+}
+
+TEST_F(ServiceTest, GetSceneReturnsTheHumanoidsGeometryAsMujocoCompilesIt) {
+  v1::CreateResponse created;
+  ASSERT_TRUE(CreateBuiltin("humanoid", 2, 0, &created).ok());
+  v1::GetSceneRequest request;
+  request.set_instance_id(created.instance_ids(1));
+  v1::GetSceneResponse scene;
+  ASSERT_TRUE(stub_->GetScene(Context().get(), request, &scene).ok());
+  EXPECT_EQ(scene.scene(), "humanoid");
+  EXPECT_EQ(scene.body_names_size(), static_cast<int>(created.specs().nbody()));
+  testing::OracleScene oracle(testing::kMujocoSamples + "humanoid/humanoid.xml");
+  ASSERT_TRUE(oracle.ok());
+  ExpectSceneMatchesMujoco(scene, oracle.mj_model());
+  EXPECT_EQ(scene.meshes_size(), 0);
+  // The floor's grid material makes it white, the bodies keep their own colour.
+  EXPECT_EQ(scene.geoms(0).type(), v1::GEOM_TYPE_PLANE);
+}
+
+TEST_F(ServiceTest, GetSceneReturnsAMeshScenesMeshesAsMujocoCompilesThem) {
+  v1::CreateResponse created;
+  ASSERT_TRUE(CreateBuiltin("mesh_humanoid", 1, 0, &created).ok());
+  v1::GetSceneRequest request;
+  request.set_instance_id(created.instance_ids(0));
+  v1::GetSceneResponse scene;
+  ASSERT_TRUE(stub_->GetScene(Context().get(), request, &scene).ok());
+  testing::OracleScene oracle(std::string(ALSIM_SCENES_DIR) + "/mesh_humanoid.xml");
+  ASSERT_TRUE(oracle.ok());
+  ASSERT_GT(oracle.mj_model()->nmesh, 0);
+  ExpectSceneMatchesMujoco(scene, oracle.mj_model());
+  int mesh_geoms = 0;
+  for (const v1::SceneGeom& geom : scene.geoms()) mesh_geoms += geom.type() == v1::GEOM_TYPE_MESH;
+  EXPECT_GT(mesh_geoms, 0);
+}
+
+TEST_F(ServiceTest, GetSceneRefusesUnknownAndUnsetIds) {
+  v1::GetSceneRequest request;
+  v1::GetSceneResponse scene;
+  EXPECT_EQ(stub_->GetScene(Context().get(), request, &scene).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  request.set_instance_id(12345);
+  const grpc::Status status = stub_->GetScene(Context().get(), request, &scene);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_THAT(status.error_message(), HasSubstr("12345"));
+}
+
+// Details and contacts ride along only when asked for, and match the instance: its steps, and
+// contact points that lie where the instance's own collision found them (the same counts as the
+// solver's diagnostics and the contact summary).
+TEST_F(ServiceTest, StreamStatesSendsDiagnosticsAndContactsOnRequest) {
+  v1::CreateResponse created;
+  ASSERT_TRUE(CreateBuiltin("humanoid", 1, 0, &created).ok());
+  const std::uint64_t id = created.instance_ids(0);
+  v1::StepResponse stepped;
+  // The humanoid stands on its feet at first; 200 steps with zero controls let it fall and touch.
+  ASSERT_TRUE(StepIds({id}, {}, static_cast<int>(created.specs().nu()), &stepped, 200).ok());
+  ASSERT_GT(stepped.diagnostics(0).contacts(), 0u);
+  auto first_frame = [&](bool diagnostics, bool contacts) {
+    v1::StreamStatesRequest request;
+    request.mutable_instances()->add_instance_ids(id);
+    request.add_observations(v1::OBSERVATION_CONTACT_SUMMARY);
+    request.set_include_diagnostics(diagnostics);
+    request.set_include_contacts(contacts);
+    grpc::ClientContext context;
+    auto reader = stub_->StreamStates(&context, request);
+    v1::StateFrame frame;
+    EXPECT_TRUE(reader->Read(&frame));
+    context.TryCancel();
+    while (reader->Read(&frame)) {
+    }
+    reader->Finish();
+    return frame;
+  };
+  EXPECT_EQ(first_frame(false, false).details_size(), 0);
+  const v1::StateFrame with_diagnostics = first_frame(true, false);
+  ASSERT_EQ(with_diagnostics.details_size(), 1);
+  EXPECT_EQ(with_diagnostics.details(0).steps(), 200u);
+  EXPECT_EQ(with_diagnostics.details(0).status(), v1::INSTANCE_STATUS_OK);
+  EXPECT_EQ(with_diagnostics.details(0).diagnostics().contacts(),
+            stepped.diagnostics(0).contacts());
+  EXPECT_EQ(with_diagnostics.details(0).diagnostics().max_iterations(),
+            stepped.diagnostics(0).max_iterations());
+  EXPECT_FALSE(with_diagnostics.details(0).has_contacts());
+
+  const v1::StateFrame with_contacts = first_frame(false, true);
+  ASSERT_EQ(with_contacts.details_size(), 1);
+  const v1::ContactPoints& points = with_contacts.details(0).contacts();
+  std::int32_t count = 0;
+  std::memcpy(&count, with_contacts.observations().at("contact_count").data().data(), 4);
+  ASSERT_GT(count, 0);
+  ASSERT_EQ(points.distance_size(), count);
+  ASSERT_EQ(points.position_size(), 3 * count);
+  ASSERT_EQ(points.normal_size(), 3 * count);
+  int on_floor = 0;
+  for (int i = 0; i < count; ++i) {
+    const double norm =
+        std::hypot(points.normal(3 * i), points.normal(3 * i + 1), points.normal(3 * i + 2));
+    EXPECT_NEAR(norm, 1.0, 1e-9) << "contact " << i;
+    EXPECT_LT(points.distance(i), 0.05) << "contact " << i;  // within the geoms' margins
+    // A floor contact (the floor is geom 0, so geom1): at z ~ 0 with the normal straight up.
+    on_floor += std::abs(points.position(3 * i + 2)) < 0.02 && points.normal(3 * i + 2) > 0.999;
+  }
+  EXPECT_GT(on_floor, 0);
 }
 
 }  // namespace
