@@ -159,17 +159,16 @@ class ViewerHttpTest(unittest.TestCase):
         # What waited in the sockets' buffers comes first: a few frames, written before the
         # pause. The first frame the viewer took afterwards says how many it replaced unsent
         # meanwhile; a queue would deliver the stale frames instead. How many came due depends on
-        # how fast the server steps (a sanitizer build is slower), so the checks are relative:
-        # the server's sequence jumps by exactly the replaced frames plus one (every frame in
-        # between was received and dropped, none sent), and more frames were dropped than the
-        # buffers delivered.
+        # how fast the server steps (a sanitizer build under load sends only a few), so the
+        # checks hold at any speed: a frame replaced unsent, at most the buffers' few frames
+        # before it, and the server's sequence jumping by exactly the replaced frames plus one
+        # (every frame in between was received and dropped, none sent late).
         fresh = [k for k, (_, data, _) in enumerate(later) if data["viewer_dropped"] > 0]
         self.assertTrue(fresh, "no frame was dropped while the reader slept")
         self.assertLess(fresh[0], 10, "a backlog of frames was queued for a slow reader")
         dropped = later[fresh[0]][1]["viewer_dropped"]
         before = later[fresh[0] - 1][1] if fresh[0] > 0 else first[-1][1]
         self.assertEqual(later[fresh[0]][1]["sequence"] - before["sequence"], dropped + 1)
-        self.assertGreater(dropped, max(fresh[0], 5))
         # Poses move forward: the newest frame after the pause is newer than the first ones.
         times = [data["time"][0] for _, data, _ in later]
         self.assertGreater(times[-1], first[-1][1]["time"][0])
