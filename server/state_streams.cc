@@ -11,9 +11,10 @@ namespace alsim::server {
 
 using Clock = std::chrono::steady_clock;
 
-// What a stream's frames carry besides the observations (StreamStatesRequest).
+// What a stream's frames carry besides the observations (StreamStatesRequest): per-instance
+// details (step count, status, diagnostics), with contact points when asked for.
 struct FrameExtras {
-  bool diagnostics = false;
+  bool details = false;
   bool contacts = false;
 };
 
@@ -84,7 +85,7 @@ class StateStream final : public grpc::ServerWriteReactor<alsim::v1::StateFrame>
             frame_.add_instance_ids(instance->id);
           }
           PackObservations(instances, kinds_, frame_.mutable_observations(), PackMode::kSerial);
-          if (extras_.diagnostics || extras_.contacts) {
+          if (extras_.details) {
             for (const Instance* instance : instances) {
               FillDetails(*instance, extras_.contacts, frame_.add_details());
             }
@@ -197,6 +198,8 @@ grpc::ServerWriteReactor<alsim::v1::StateFrame>* StatePump::Open(
   if (!(rate >= 1e-3 && rate <= 1000)) rate = 30.0;  // a refused stream still needs a period
   std::vector<std::uint64_t> ids(request->instances().instance_ids().begin(),
                                  request->instances().instance_ids().end());
+  const FrameExtras extras{request->include_diagnostics() || request->include_contacts(),
+                           request->include_contacts()};
   if (status.ok()) {  // the selection must exist now; later disappearance ends the stream
     std::vector<std::shared_ptr<const Model>> models;
     status = registry_->Check(tenant, ids, request->instances().group_id(), &models);
@@ -205,9 +208,7 @@ grpc::ServerWriteReactor<alsim::v1::StateFrame>* StatePump::Open(
     // Details: a step count, a status and diagnostics (a few dozen bytes and the solver's
     // figures), and with contacts 7 doubles per contact point.
     const std::size_t details =
-        request->include_diagnostics() || request->include_contacts()
-            ? 512 + (request->include_contacts() ? 7 * 8 * kMaxFrameContacts : 0)
-            : 0;
+        extras.details ? 512 + (extras.contacts ? 7 * 8 * kMaxFrameContacts : 0) : 0;
     for (const auto& model : models) {
       frame_bytes += EstimateObservationBytes(*model, 1, kinds) + 8 + details;
     }
@@ -218,8 +219,6 @@ grpc::ServerWriteReactor<alsim::v1::StateFrame>* StatePump::Open(
   }
   const auto period =
       std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / rate));
-  const FrameExtras extras{request->include_diagnostics() || request->include_contacts(),
-                           request->include_contacts()};
   auto* stream =
       new StateStream(this, tenant, ids, request->instances().group_id(), kinds, period, extras);
   const std::lock_guard<std::mutex> lock(mutex_);

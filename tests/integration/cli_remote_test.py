@@ -3,7 +3,6 @@ the real alsim-server binary on ephemeral ports.
 
 Python standard library only; run by CTest with Debian's /usr/bin/python3 (ALSIM_PYTHON).
 """
-import argparse
 import json
 import os
 import struct
@@ -12,6 +11,7 @@ import sys
 import tempfile
 import unittest
 
+import entry  # tests/integration, next to this file
 import server_harness  # tests/integration, next to this file
 
 BIN_DIR = None
@@ -224,8 +224,4 @@ class CliRemoteTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--bin-dir", required=True)
-    args, rest = parser.parse_known_args()
-    BIN_DIR = args.bin_dir
-    unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
+    entry.run(sys.modules[__name__])

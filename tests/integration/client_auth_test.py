@@ -6,7 +6,6 @@ A throwaway CA, a server certificate (SAN IP:127.0.0.1 and DNS:localhost) and cl
 certificates are made with the openssl CLI in a temporary directory. Run by CTest with Debian's
 /usr/bin/python3 (python3-grpcio, python3-numpy) and the generated stubs on PYTHONPATH.
 """
-import argparse
 import json
 import os
 import shutil
@@ -16,6 +15,7 @@ import tempfile
 import unittest
 from unittest import mock
 
+import entry  # tests/integration, next to this file
 import server_harness  # tests/integration, next to this file
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "client",
@@ -447,8 +447,4 @@ class TlsTokenTest(ServerCase):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--bin-dir", required=True)
-    args, rest = parser.parse_known_args()
-    BIN_DIR = args.bin_dir
-    unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
+    entry.run(sys.modules[__name__])

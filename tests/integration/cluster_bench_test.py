@@ -7,7 +7,6 @@ and the script runs end to end at a tiny size and stops every server it started.
 
 Python standard library only; run by CTest with Debian's /usr/bin/python3 (ALSIM_PYTHON).
 """
-import argparse
 import json
 import os
 import subprocess
@@ -15,6 +14,7 @@ import sys
 import tempfile
 import unittest
 
+import entry  # tests/integration, next to this file
 import server_harness  # tests/integration, next to this file
 
 BIN_DIR = None
@@ -118,8 +118,4 @@ class ScriptTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--bin-dir", required=True)
-    args, rest = parser.parse_known_args()
-    BIN_DIR = os.path.abspath(args.bin_dir)
-    unittest.main(argv=[sys.argv[0]] + rest)
+    entry.run(sys.modules[__name__])

@@ -9,7 +9,6 @@ synchronously, without an episode limit.
 Run by CTest; needs Debian's /usr/bin/python3 (python3-grpcio, python3-numpy) and the generated
 stubs. Puts client/python on sys.path itself.
 """
-import argparse
 import os
 import socket
 import sys
@@ -17,6 +16,7 @@ import tempfile
 import unittest
 from unittest import mock
 
+import entry  # tests/integration, next to this file
 import server_harness  # tests/integration, next to this file
 
 import numpy as np
@@ -582,8 +582,4 @@ class GymVectorEnvTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--bin-dir", required=True)
-    args, rest = parser.parse_known_args()
-    BIN_DIR = args.bin_dir
-    unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
+    entry.run(sys.modules[__name__])

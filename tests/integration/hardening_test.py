@@ -3,7 +3,6 @@ alsim-server process, each followed by a check that the server still serves ever
 
 Run by CTest with PYTHONPATH=client/python; needs Debian's /usr/bin/python3 (python3-grpcio).
 """
-import argparse
 import os
 import re
 import signal
@@ -17,6 +16,7 @@ import urllib.request
 
 import grpc
 
+import entry  # tests/integration, next to this file
 import server_harness  # tests/integration, next to this file
 
 from alsim.v1 import alsim_pb2, alsim_pb2_grpc
@@ -595,8 +595,4 @@ class DrainResumeTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--bin-dir", required=True)
-    args, rest = parser.parse_known_args()
-    BIN_DIR = os.path.abspath(args.bin_dir)
-    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+    entry.run(sys.modules[__name__])

@@ -17,12 +17,13 @@ Failures name the binary, the library, its path and the package.
 
 Run by CTest: image_packages_test.py --bin-dir DIR (the directory of alsim-server).
 """
-import argparse
 import os
 import re
 import subprocess
 import sys
 import unittest
+
+import entry  # tests/integration, next to this file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DOCKERFILE = os.path.join(ROOT, "deploy", "Dockerfile")
@@ -125,9 +126,9 @@ def depends_closure(packages):
     """`packages` and everything they depend on (Depends and Pre-Depends, recursively), read from
     the installed packages' metadata; alternatives count all installed ones."""
     seen = set()
-    todo = list(packages)
-    while todo:
-        package = todo.pop()
+    pending = list(packages)
+    while pending:
+        package = pending.pop()
         if package in seen:
             continue
         seen.add(package)
@@ -139,7 +140,7 @@ def depends_closure(packages):
             for alternative in clause.split("|"):
                 name = alternative.strip().split(" ")[0].split(":")[0]
                 if name:
-                    todo.append(name)
+                    pending.append(name)
     return seen
 
 
@@ -233,15 +234,5 @@ class ImagePackagesTest(unittest.TestCase):
         self.assertEqual(check(excused, BIN_DIR), [])
 
 
-def main():
-    global BIN_DIR
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--bin-dir", required=True,
-                        help="directory of the built alsim-server, alsim and alsim-scene-compiler")
-    args, rest = parser.parse_known_args()
-    BIN_DIR = args.bin_dir
-    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
-
-
 if __name__ == "__main__":
-    main()
+    entry.run(sys.modules[__name__])

@@ -12,7 +12,6 @@ ports and probes reach what the server serves, and SIGTERM drains within the pod
 
 Run by CTest: k8s_manifests_test.py --bin-dir DIR (the directory of alsim-server).
 """
-import argparse
 import math
 import os
 import re
@@ -30,6 +29,7 @@ import yaml
 
 import kubernetes.client as k8s_models
 
+import entry  # tests/integration, next to this file
 import server_harness  # tests/integration, next to this file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -389,8 +389,4 @@ class ManifestsTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--bin-dir", required=True, help="directory of alsim-server")
-    args, rest = parser.parse_known_args()
-    BIN_DIR = args.bin_dir
-    unittest.main(argv=[sys.argv[0]] + rest)
+    entry.run(sys.modules[__name__])

@@ -14,7 +14,6 @@ repository's files.
 Run by CTest; needs Debian's /usr/bin/python3 (python3-grpcio, python3-numpy, python3-yaml), the
 generated stubs and the `prometheus` package (scripts/install-deps.sh installs them).
 """
-import argparse
 import json
 import os
 import re
@@ -28,6 +27,7 @@ import unittest
 import urllib.parse
 import urllib.request
 
+import entry  # tests/integration, next to this file
 import server_harness  # tests/integration, next to this file
 
 import numpy as np
@@ -451,8 +451,4 @@ class PrometheusTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--bin-dir", required=True)
-    args, rest = parser.parse_known_args()
-    BIN_DIR = args.bin_dir
-    unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
+    entry.run(sys.modules[__name__])

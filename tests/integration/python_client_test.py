@@ -4,13 +4,13 @@ alsim-server on ephemeral ports.
 Run by CTest; needs Debian's /usr/bin/python3 (python3-grpcio, python3-numpy) and the generated
 stubs (the alsim_python_stubs target). Puts client/python on sys.path itself.
 """
-import argparse
 import os
 import struct
 import sys
 import tempfile
 import unittest
 
+import entry  # tests/integration, next to this file
 import server_harness  # tests/integration, next to this file
 
 import numpy as np
@@ -457,8 +457,4 @@ class PythonClientTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--bin-dir", required=True)
-    args, rest = parser.parse_known_args()
-    BIN_DIR = args.bin_dir
-    unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
+    entry.run(sys.modules[__name__])

@@ -2,7 +2,6 @@
 
 Python standard library only. CTest passes --bin-dir, the folder holding the alsim binary.
 """
-import argparse
 import json
 import os
 import pty
@@ -11,6 +10,8 @@ import subprocess
 import sys
 import tempfile
 import unittest
+
+import entry  # tests/integration, next to this file
 
 BIN_DIR = None
 
@@ -278,8 +279,4 @@ class RunCommandTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--bin-dir", required=True)
-    args, rest = parser.parse_known_args()
-    BIN_DIR = args.bin_dir
-    unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
+    entry.run(sys.modules[__name__])

@@ -5,7 +5,6 @@ the server, the viewer and the stepping demo.
 Ports: the script takes fixed addresses, so the test picks free ones first (a port another
 process takes in between fails the start, loudly).
 """
-import argparse
 import os
 import re
 import signal
@@ -16,6 +15,7 @@ import threading
 import time
 import unittest
 
+import entry  # tests/integration, next to this file
 import viewer_harness  # tests/integration, next to this file
 
 BIN_DIR = None
@@ -92,14 +92,5 @@ class RunServerScriptTest(unittest.TestCase):
         self.assertEqual(leftovers, [], "processes of the script's session outlived it")
 
 
-def main():
-    global BIN_DIR
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--bin-dir", required=True)
-    args, rest = parser.parse_known_args()
-    BIN_DIR = os.path.abspath(args.bin_dir)
-    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
-
-
 if __name__ == "__main__":
-    main()
+    entry.run(sys.modules[__name__])

@@ -2,7 +2,6 @@
 
 Run by CTest with PYTHONPATH=client/python; needs Debian's /usr/bin/python3 (python3-grpcio).
 """
-import argparse
 import json
 import os
 import signal
@@ -11,6 +10,7 @@ import sys
 import time
 import unittest
 
+import entry  # tests/integration, next to this file
 import server_harness  # tests/integration, next to this file
 import urllib.request
 
@@ -187,8 +187,4 @@ class ServerCommandLineTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--bin-dir", required=True)
-    args, rest = parser.parse_known_args()
-    BIN_DIR = args.bin_dir
-    unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
+    entry.run(sys.modules[__name__])

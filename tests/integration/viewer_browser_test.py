@@ -7,7 +7,6 @@ between two screenshots a second apart, and that the page logged no error.
 The screenshots stay in the build tree (BUILD/viewer-test/) as artefacts. Skips, saying why,
 only where Chromium is not installed (scripts/install-deps.sh installs it).
 """
-import argparse
 import base64
 import io
 import json
@@ -20,6 +19,7 @@ import time
 import unittest
 import urllib.request
 
+import entry  # tests/integration, next to this file
 import server_harness  # tests/integration, next to this file
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "client",
@@ -247,14 +247,5 @@ class ViewerInBrowserTest(unittest.TestCase):
         self.assertEqual(d.errors(), [])
 
 
-def main():
-    global BIN_DIR
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--bin-dir", required=True)
-    args, rest = parser.parse_known_args()
-    BIN_DIR = args.bin_dir
-    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
-
-
 if __name__ == "__main__":
-    main()
+    entry.run(sys.modules[__name__])

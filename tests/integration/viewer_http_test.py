@@ -4,7 +4,6 @@ the ones in between are dropped, never queued; a destroyed instance ends the str
 must refuse (404, 405, 400, 413, a foreign Host), and a server with tokens (the viewer sees what
 its token sees, and nothing without one).
 """
-import argparse
 import json
 import os
 import socket
@@ -13,6 +12,7 @@ import tempfile
 import time
 import unittest
 
+import entry  # tests/integration, next to this file
 import server_harness  # tests/integration, next to this file
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "client",
@@ -258,14 +258,5 @@ class ViewerWithTokensTest(unittest.TestCase):
             viewer_harness.stop(viewer)
 
 
-def main():
-    global BIN_DIR
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--bin-dir", required=True)
-    args, rest = parser.parse_known_args()
-    BIN_DIR = args.bin_dir
-    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
-
-
 if __name__ == "__main__":
-    main()
+    entry.run(sys.modules[__name__])
