@@ -137,9 +137,15 @@ inline constexpr int kMaxPlaneMeshContacts = 4;
 // An extreme counts as flush with the deepest vertex when it rises above it by at most this
 // slope (tan of about 2 degrees) times their distance along the plane.
 inline constexpr double kFlushSlope = 0.035;
+// Points of one pair lie at least this fraction of the mesh's bounding radius apart along the
+// plane (MuJoCo's plane-mesh rule, tolplanemesh = 0.3). Closer points add almost no moment arm
+// to the deepest one, and near-duplicate rows slow the iterative solvers down (BENCHMARKS.md,
+// mesh section): on a curved body the flush extremes all lie near its lowest point.
+inline constexpr double kMinPointSpacing = 0.3;
 
 // The deepest hull vertex, then the extremes of the patch within the margin along four in-plane
-// directions 90 degrees apart, of which the farthest-point choice keeps the most spread. The
+// directions 90 degrees apart, of which the farthest-point choice keeps the most spread, each
+// at least kMinPointSpacing rbound from the points already taken. The
 // patch is the hull vertices with height < margin, i.e. (-R^T n) . v > n . (pos - plane.pos) -
 // margin. The directions are fixed in the body: t1 is the mesh's local x axis projected into the
 // plane (its y axis when x is nearly normal to it), t2 = -n x t1, so the points turn with the
@@ -152,7 +158,7 @@ inline constexpr double kFlushSlope = 0.035;
 // face. Of the raised ones, which the speculative margin brings in, only the lowest is kept: it
 // is where a body rocking or tipping toward the plane lands next, and it stops that landing in
 // time, while the others would be solver rows that stay inactive (a smooth body on its curved
-// bottom touches at one point).
+// bottom touches at one point, and its flush neighbours fall within the spacing).
 int CollidePlaneMesh(const GeomShape& a, const GeomShape& b, double margin, Contact* out) {
   if (b.vertex_count == 0) return 0;
   const Vec3 n = a.rot.col(2);
@@ -219,13 +225,13 @@ int CollidePlaneMesh(const GeomShape& a, const GeomShape& b, double margin, Cont
   if (lowest_raised >= 0) gap[lowest_raised] = std::numeric_limits<double>::infinity();
   int count = 0;
   int next = 0;
-  constexpr double kDuplicate = 1e-9;
+  const double min_gap = std::max(1e-9, kMinPointSpacing * b.rbound);
   while (next >= 0 && count < kMaxPlaneMeshContacts) {
     count = AddSurfacePoint(a, points[next], margin, out, count);
     gap[next] = -1;  // taken (or at the margin after rounding: dropped)
     const Vec3 taken = points[next];
     next = -1;
-    double best_gap = kDuplicate;
+    double best_gap = min_gap;
     for (int k = 0; k < candidates; ++k) {
       if (gap[k] < 0) continue;
       const Vec3 d = points[k] - taken;
