@@ -474,7 +474,14 @@ int FlatContacts(const GeomShape& a, const GeomShape& b, const Contact& deepest,
     candidates[n++].normal = plane.normal;
   }
   const double size = std::max((a.size.norm() + b.size.norm()), kTiny);
-  return SelectSpread(candidates.data(), n, 1e-6 * size, out);
+  // With a mesh, points closer than kMeshPointSpacing are repeats; a fine mesh's face overlap
+  // that is all one cluster is then no flat contact, and the caller's refined single point
+  // (exact depth and normal) describes it better than a clipped vertex.
+  const bool mesh = a.type == GeomType::kMesh || b.type == GeomType::kMesh;
+  const double merge_dist =
+      mesh ? std::max(1e-6 * size, kMeshPointSpacing * std::min(a.rbound, b.rbound)) : 1e-6 * size;
+  const int count = SelectSpread(candidates.data(), n, merge_dist, out);
+  return mesh && count == 1 ? 0 : count;
 }
 
 // ---------------------------------------------------------------- canonical order

@@ -47,6 +47,12 @@ int MeshHullClimbWithin(const GeomShape& s, const Vec3& d, const Vec3& c, double
 // when no candidate supports the hull (the caller then treats the contact as not flat).
 bool MeshHullFace(const GeomShape& s, const Vec3& d, Vec3* normal, int* support_hull_vertex);
 
+// Contact points of one pair that involves a mesh lie at least this fraction of the smaller
+// bounding radius apart (MuJoCo's plane-mesh rule, tolplanemesh = 0.3). Closer points add almost
+// no moment arm, and near-duplicate rows slow the iterative solvers down (BENCHMARKS.md, mesh
+// section): a fine mesh's flush patch or clipped face overlap is a cluster around one point.
+inline constexpr double kMeshPointSpacing = 0.3;
+
 // The largest number of hull vertices MeshHullVerticesAbove can visit with its fixed-size,
 // stack-held visited set.
 inline constexpr int kMaxHullWalk = 512;

@@ -137,15 +137,10 @@ inline constexpr int kMaxPlaneMeshContacts = 4;
 // An extreme counts as flush with the deepest vertex when it rises above it by at most this
 // slope (tan of about 2 degrees) times their distance along the plane.
 inline constexpr double kFlushSlope = 0.035;
-// Points of one pair lie at least this fraction of the mesh's bounding radius apart along the
-// plane (MuJoCo's plane-mesh rule, tolplanemesh = 0.3). Closer points add almost no moment arm
-// to the deepest one, and near-duplicate rows slow the iterative solvers down (BENCHMARKS.md,
-// mesh section): on a curved body the flush extremes all lie near its lowest point.
-inline constexpr double kMinPointSpacing = 0.3;
 
 // The deepest hull vertex, then the extremes of the patch within the margin along four in-plane
 // directions 90 degrees apart, of which the farthest-point choice keeps the most spread, each
-// at least kMinPointSpacing rbound from the points already taken. The
+// at least kMeshPointSpacing rbound along the plane from the points already taken. The
 // patch is the hull vertices with height < margin, i.e. (-R^T n) . v > n . (pos - plane.pos) -
 // margin. The directions are fixed in the body: t1 is the mesh's local x axis projected into the
 // plane (its y axis when x is nearly normal to it), t2 = -n x t1, so the points turn with the
@@ -225,7 +220,7 @@ int CollidePlaneMesh(const GeomShape& a, const GeomShape& b, double margin, Cont
   if (lowest_raised >= 0) gap[lowest_raised] = std::numeric_limits<double>::infinity();
   int count = 0;
   int next = 0;
-  const double min_gap = std::max(1e-9, kMinPointSpacing * b.rbound);
+  const double min_gap = std::max(1e-9, kMeshPointSpacing * b.rbound);
   while (next >= 0 && count < kMaxPlaneMeshContacts) {
     count = AddSurfacePoint(a, points[next], margin, out, count);
     gap[next] = -1;  // taken (or at the margin after rounding: dropped)

@@ -1,6 +1,7 @@
 // CollideConvex: analytic answers, antisymmetry, flat multi-point contact, and MuJoCo 2.2.2's own
 // pair functions (mjCOLLISIONFUNC) as an oracle at random poses near contact.
 #include "engine/collision/convex_pairs.h"
+#include "engine/collision/mesh_hull.h"
 
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
@@ -603,6 +604,35 @@ TEST(ConvexPairsTest, MeshCubeRestingOnABoxGivesItsFourCorners) {
     }
   }
   for (int k = 0; k < 4; ++k) EXPECT_TRUE(corner_found[k]) << "corner " << k;
+}
+
+// Face on face with a mesh, the points keep kMeshPointSpacing of the smaller bounding radius
+// apart: a cube mesh square on another keeps its four corners, but one shifted so that only a
+// 1 cm square of the faces overlaps, whose four clipped corners are near-duplicate rows, gives
+// one point with the overlap's depth and the face normal.
+TEST(ConvexPairsTest, MeshFaceOverlapsKeepTheirPointsApart) {
+  const MeshData cube = CubeMesh(0.1);
+  const double depth = 1e-3;
+  const double rbound = 0.1 * std::sqrt(3.0);
+  GeomShape lower = cube.At(Vec3::Zero(), Mat3::Identity());
+  lower.rbound = rbound;
+  Contact c[kMaxContactsPerPair];
+  GeomShape upper = cube.At(Vec3(0.01, -0.02, 0.2 - depth), Mat3::Identity());
+  upper.rbound = rbound;
+  const int square = CollideConvex(lower, upper, 0.0, c);
+  ASSERT_EQ(square, 4);
+  for (int i = 0; i < square; ++i) {
+    for (int j = 0; j < i; ++j) {
+      EXPECT_GT((c[i].pos - c[j].pos).norm(), kMeshPointSpacing * rbound);
+    }
+  }
+  upper = cube.At(Vec3(0.19, 0.19, 0.2 - depth), Mat3::Identity());
+  upper.rbound = rbound;
+  ASSERT_EQ(CollideConvex(lower, upper, 0.0, c), 1);
+  EXPECT_NEAR(c[0].dist, -depth, 1e-9);
+  EXPECT_LT((c[0].normal - Vec3::UnitZ()).norm(), 1e-9);
+  EXPECT_GT(c[0].pos.x(), 0.09);
+  EXPECT_GT(c[0].pos.y(), 0.09);
 }
 
 TEST(ConvexPairsTest, CylinderStandingOnABoxGivesRimPoints) {
