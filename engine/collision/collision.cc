@@ -81,7 +81,8 @@ double ContactFriction(const Model& m, int geom1, int geom2, int explicit_pair) 
 
 namespace {
 
-// condim 1 (frictionless in MuJoCo) keeps sliding friction, as alsim always has: 3 rows.
+// condim 1 is MuJoCo's frictionless contact: alsim keeps its 3 rows with friction 0, where
+// every cone projection leaves the normal row alone (the tangent rows carry no impulse).
 int ContactDimOfCondim(int condim) { return condim >= 6 ? 6 : condim >= 4 ? 4 : 3; }
 
 }  // namespace
@@ -103,7 +104,7 @@ ContactParameters ContactParametersOfPair(const Model& m, int geom1, int geom2, 
     friction = m.geom_friction[geom1].cwiseMax(m.geom_friction[geom2]);
   }
   p.dim = ContactDimOfCondim(condim);
-  p.friction = friction[0];
+  p.friction = condim == 1 ? 0.0 : friction[0];
   if (p.dim >= 4) p.friction_torsion = friction[1];
   if (p.dim >= 6) p.friction_rolling = friction[2];
   return p;

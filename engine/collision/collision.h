@@ -33,8 +33,8 @@ double ContactFriction(const Model& m, int geom1, int geom2, int explicit_pair);
 // explicit pair's own condim and friction; else, when the geoms' priorities differ, the
 // higher-priority geom's condim and friction; else condim = max of the two and each friction
 // coefficient (sliding, torsional, rolling) the larger of the two. dim is 6 for condim 6, 4 for
-// condim 4, else 3 (condim 1 keeps sliding friction); the torsional coefficient is kept for
-// dim >= 4 and the rolling one for dim 6, else 0.
+// condim 4, else 3 (condim 1: friction 0, frictionless as in MuJoCo); the torsional coefficient is
+// kept for dim >= 4 and the rolling one for dim 6, else 0.
 struct ContactParameters {
   double friction = 0;
   double friction_torsion = 0;

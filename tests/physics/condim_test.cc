@@ -79,7 +79,8 @@ void StepBoth(OracleScene& scene, int steps, const StepOptions& options, const P
 }
 
 // The contacts' dim and friction follow MuJoCo's mixing: an explicit pair's own, the
-// higher-priority geom's, else the max of condim and of each coefficient; condim 1 stays 3 rows.
+// higher-priority geom's, else the max of condim and of each coefficient; condim 1 (here the
+// priority geom's) is frictionless: 3 rows with friction 0, where MuJoCo has one row.
 TEST(CondimTest, ContactDimAndFrictionMatchMujocosMixing) {
   const std::string xml = R"(<mujoco><option cone="elliptic"/><worldbody>
     <geom name="floor" type="plane" size="5 5 0.1" condim="3" friction="1 0.01 0.002"/>
@@ -93,7 +94,7 @@ TEST(CondimTest, ContactDimAndFrictionMatchMujocosMixing) {
       <geom name="c" type="sphere" size="0.1" contype="0" conaffinity="0"/>
     </body>
     <body name="d" pos="3 0 0.099"><freejoint/>
-      <geom name="d" type="sphere" size="0.1" condim="1" friction="0.6 0.02 0.02"/>
+      <geom name="d" type="sphere" size="0.1" priority="1" condim="1" friction="0.6 0.02 0.02"/>
     </body></worldbody>
     <contact><pair geom1="floor" geom2="c" condim="4" friction="0.9 0.9 0.02 0.001 0.001"/>
     </contact></mujoco>)";
@@ -113,19 +114,21 @@ TEST(CondimTest, ContactDimAndFrictionMatchMujocosMixing) {
       if (mc.geom1 != c.geom1 || mc.geom2 != c.geom2) continue;
       SCOPED_TRACE(m.geom_name[c.geom2]);
       EXPECT_EQ(c.dim, mc.dim == 1 ? 3 : mc.dim);
-      EXPECT_DOUBLE_EQ(c.friction, mc.friction[0]);
+      EXPECT_DOUBLE_EQ(c.friction, mc.dim == 1 ? 0.0 : mc.friction[0]);
       EXPECT_DOUBLE_EQ(c.friction_torsion, mc.dim >= 4 ? mc.friction[2] : 0.0);
       EXPECT_DOUBLE_EQ(c.friction_rolling, mc.dim >= 6 ? mc.friction[3] : 0.0);
       ++checked;
     }
   }
   EXPECT_EQ(checked, 4);
-  // The cases differ: the priority geom's condim 4, the max 6, the pair's 4, and condim 1 as 3.
+  // The cases differ: the priority geom's condim 4, the max 6, the pair's 4, and condim 1.
   EXPECT_EQ(d.contact[0].dim, 4);
   EXPECT_EQ(d.contact[1].dim, 6);
   EXPECT_DOUBLE_EQ(d.contact[1].friction_rolling, 0.004);
   EXPECT_EQ(d.contact[2].dim, 4);
   EXPECT_EQ(d.contact[3].dim, 3);
+  EXPECT_EQ(mjd->contact[3].dim, 1);
+  EXPECT_EQ(d.contact[3].friction, 0.0);
   EXPECT_EQ(d.constraints.num_rows, 4 + 6 + 4 + 3);
 }
 
@@ -284,6 +287,51 @@ TEST(CondimTest, RollingBallDeceleratesLikeMujocoWithCondimSixOnly) {
         EXPECT_NEAR(scene.data().qvel[0], v0, 1e-4);
       }
     }
+}
+
+// condim 1 is frictionless, as in MuJoCo: a ball sent sliding over a condim-1 floor keeps its
+// speed and never starts to turn (with friction it would roll at 5/7 of it), and a box on a
+// condim-1 incline of 20 degrees, which friction 1 would hold, slides down at g sin 20. Every
+// solver, CANAL included; MuJoCo (one row) agrees.
+TEST(CondimTest, CondimOneIsFrictionlessAsAnalyticAndMujoco) {
+  const std::string xml = R"(<mujoco><option timestep="0.001" cone="elliptic"/><worldbody>
+    <geom name="floor" type="plane" size="5 5 0.1" condim="1" friction="1 0.005 0.0001"/>
+    <geom name="ramp" type="plane" size="1 1 0.1" pos="0 3 1" euler="20 0 0" condim="1"
+          friction="1 0.005 0.0001"/>
+    <body name="ball" pos="0 0 0.1"><freejoint/>
+      <geom type="sphere" size="0.1" mass="1" condim="1" friction="1 0.005 0.0001"/>
+    </body>
+    <body name="box" pos="0 3 1" euler="20 0 0"><freejoint/>
+      <geom type="box" size="0.05 0.05 0.05" pos="0 0 0.05" mass="1" condim="1"
+            friction="1 0.005 0.0001"/>
+    </body></worldbody></mujoco>)";
+  const double v0 = 2, seconds = 0.5;
+  const double slide = kG * std::sin(20 * M_PI / 180);
+  std::vector<SolverType> types(std::begin(kCondimSolvers), std::end(kCondimSolvers));
+  types.push_back(SolverType::kCanal);
+  for (const SolverType type : types) {
+    SCOPED_TRACE(SolverName(type));
+    OracleScene scene(WriteTempScene("frictionless.xml", xml));
+    ASSERT_TRUE(scene.ok());
+    scene.data().qvel[0] = scene.mj_data()->qvel[0] = v0;
+    double largest_ball = 0;
+    StepBoth(scene, 500, OptionsOf(type), [&](int, const double* a, const double* b) {
+      largest_ball = std::max(largest_ball, std::abs(a[0] - b[0]));
+    });
+    const Data& d = scene.data();
+    ASSERT_EQ(d.contact.size(), 5u) << "the ball's point and the box's four corners";
+    for (const Contact& c : d.contact) EXPECT_EQ(c.friction, 0.0);
+    EXPECT_NEAR(d.qvel[0], v0, 1e-9) << "the ball keeps its speed";
+    EXPECT_NEAR(d.qvel[4], 0, 1e-9) << "and does not turn";
+    EXPECT_LE(largest_ball, 1e-6);
+    // The box: its speed down the slope (along the ramp's -y, tilted by 20 degrees about x).
+    const Vec3 down_slope(0, -std::cos(20 * M_PI / 180), -std::sin(20 * M_PI / 180));
+    const double alsim_speed = Vec3(d.qvel[6], d.qvel[7], d.qvel[8]).dot(down_slope);
+    const double* mj = scene.mj_data()->qvel;
+    const double mujoco_speed = Vec3(mj[6], mj[7], mj[8]).dot(down_slope);
+    EXPECT_NEAR(alsim_speed, slide * seconds, 0.01 * slide * seconds);
+    EXPECT_NEAR(mujoco_speed, slide * seconds, 0.03 * slide * seconds);
+  }
 }
 
 // scenes/spinning_top.xml: a tilted top spinning at 60 rad/s on its condim-6 tip loses spin to
