@@ -30,7 +30,10 @@ void SetPositionBias(ConstraintSet& set, int row, double phi, double h, double e
   const double correction = std::max(erp * phi / h, -cap);
   set.bias[row] = correction;
   set.correction[row] = correction;
-  if (correction < -kept) set.split = true;
+  if (correction < -kept) {
+    set.split_row[row] = true;
+    set.split = true;
+  }
 }
 
 // An equality row's bias: its error removed at the rate erp per step, at most at `cap`.
@@ -39,7 +42,10 @@ void SetEqualityBias(ConstraintSet& set, int row, double error, double h, double
   const double correction = std::clamp(erp * error / h, -cap, cap);
   set.bias[row] = correction;
   set.correction[row] = correction;
-  if (std::abs(correction) > kept) set.split = true;
+  if (std::abs(correction) > kept) {
+    set.split_row[row] = true;
+    set.split = true;
+  }
 }
 
 // Appends a constraint with `dim` rows and zero impulse, bias and blocks to be filled in. (Built
@@ -58,6 +64,7 @@ Constraint& AddConstraint(ConstraintSet& set, ConstraintType type, int dim,
     set.bias.push_back(0.0);
     set.lambda.push_back(0.0);
     set.correction.push_back(0.0);
+    set.split_row.push_back(false);
   }
   return c;
 }
@@ -171,6 +178,7 @@ void AddContacts(const Model& m, const Data& d, ConstraintSet& set, double h,
   set.bias.resize(set.num_rows, 0.0);
   set.lambda.resize(set.num_rows, 0.0);
   set.correction.resize(set.num_rows, 0.0);
+  set.split_row.resize(set.num_rows, false);
   for (int i = first; i < static_cast<int>(set.constraints.size()); ++i) {
     Constraint& c = set.constraints[i];
     const Contact& contact = d.contact[c.contact];

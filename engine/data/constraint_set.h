@@ -162,7 +162,9 @@ struct ConstraintSet {
   // The part of bias that removes an error (a penetration, a limit violation, an equality's
   // error), per row; zero for gaps, servos and friction rows (ConstraintOptions, "Recovery").
   std::vector<double> correction;
-  // Some correction exceeds its kept speed: the step solves twice (engine/sim/step.cc).
+  // Per row: its correction exceeds its kept speed, so its island solves twice
+  // (engine/sim/step.cc); `split` when any row does.
+  std::vector<char> split_row;
   bool split = false;
   int num_rows = 0;
   int num_contacts = 0;
@@ -176,6 +178,7 @@ struct ConstraintSet {
     bias.clear();
     lambda.clear();
     correction.clear();
+    split_row.clear();
     split = false;
     num_rows = 0;
     num_contacts = 0;

@@ -3,6 +3,8 @@
 
 #include <vector>
 
+#include "engine/data/constraint_set.h"
+
 namespace alsim {
 
 // Islands of one step. Island k's subsystems are subsystems[subsystem_adr[k] ..
@@ -20,5 +22,17 @@ struct Islands {
   // union-find scratch (nsubsystem)
   std::vector<int> parent;
 };
+
+// Whether island k of `islands` has a row whose correction exceeds its kept speed (set.split_row):
+// a split step solves it twice (engine/sim/step.cc).
+inline bool IslandSplits(const Islands& islands, const ConstraintSet& set, int k) {
+  for (int s = islands.constraint_adr[k]; s < islands.constraint_adr[k + 1]; ++s) {
+    const Constraint& c = set.constraints[islands.constraints[s]];
+    for (int r = c.row_adr; r < c.row_adr + c.dim; ++r) {
+      if (set.split_row[r]) return true;
+    }
+  }
+  return false;
+}
 
 }  // namespace alsim

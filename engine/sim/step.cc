@@ -136,23 +136,31 @@ void ReportServoForces(const Model& m, Data& d) {
   }
 }
 
-// A split step's second solve (ConstraintOptions, "Recovery"): the first solve's v_hat, with the
-// corrections, is kept for the positions in v_position; v_hat starts again from v_free and the
-// impulses from the first solve's, and the solve runs without the corrections. The step reports
-// the second solve's accuracy and both solves' time and iterations.
+// A split step's second solve (ConstraintOptions, "Recovery"), island by island: only an island
+// with a correction beyond its kept speed splits, so that one deep overlap does not change how
+// the rest of the scene is solved (or cost its solve twice). The first solve's v_hat, with the
+// corrections, is kept for the positions in v_position; a split island's v_hat starts again from
+// v_free and its impulses from the first solve's, and it is solved without its corrections
+// (ConstraintSolver::SolveSplitIslands). The other islands keep their first solve, corrections
+// in the velocity as in an unsplit step.
 void SolveWithoutCorrections(const Model& m, Data& d, const StepOptions& options,
                              double deadline_us) {
   ConstraintSet& set = d.constraints;
+  const Islands& islands = d.islands;
   std::copy(d.v_hat.begin(), d.v_hat.end(), d.v_position.begin());
-  std::copy(d.v_free.begin(), d.v_free.end(), d.v_hat.begin());
-  for (int r = 0; r < set.num_rows; ++r) set.bias[r] -= set.correction[r];
-  const SolverStatistics first = d.solver_statistics;
-  d.solver->Solve(m, d, options.solver, deadline_us, &d.solver_statistics);
-  SolverStatistics& second = d.solver_statistics;
-  second.solve_seconds += first.solve_seconds;
-  second.max_iterations += first.max_iterations;
-  second.mean_iterations += first.mean_iterations;
-  second.split = true;
+  for (int k = 0; k < islands.num; ++k) {
+    if (!IslandSplits(islands, set, k)) continue;
+    for (int s = islands.subsystem_adr[k]; s < islands.subsystem_adr[k + 1]; ++s) {
+      const int j = islands.subsystems[s];
+      const int begin = m.subsystem_dof_adr[j], end = begin + m.subsystem_dof_num[j];
+      std::copy(d.v_free.begin() + begin, d.v_free.begin() + end, d.v_hat.begin() + begin);
+    }
+    for (int s = islands.constraint_adr[k]; s < islands.constraint_adr[k + 1]; ++s) {
+      const Constraint& c = set.constraints[islands.constraints[s]];
+      for (int r = c.row_adr; r < c.row_adr + c.dim; ++r) set.bias[r] -= set.correction[r];
+    }
+  }
+  d.solver->SolveSplitIslands(m, d, options.solver, deadline_us, &d.solver_statistics);
 }
 
 }  // namespace

@@ -18,6 +18,11 @@ class IslandSolver : public ConstraintSolver {
  public:
   void Solve(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
              SolverStatistics* stats) final;
+  // The second solve runs the solver as Solve does on d.islands narrowed to the split islands
+  // (renumbered, with their constraints' Constraint::island), then restores d.islands and merges
+  // the outcomes by island.
+  void SolveSplitIslands(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
+                         SolverStatistics* stats) final;
 
   // Per-island outcomes of the last Solve.
   const std::vector<IslandSolveResult>& island_results() const { return island_results_; }
@@ -56,6 +61,13 @@ class IslandSolver : public ConstraintSolver {
   SubsystemBlocks subsystem_blocks_;
   ResidualWorkspace residual_;
   std::vector<IslandSolveResult> island_results_;
+
+ private:
+  // SolveSplitIslands' storage, reserved for every ordinary step: the split islands as an Islands
+  // of their own, each one's index in d.islands, and the first solve's outcomes.
+  Islands split_islands_;
+  std::vector<int> split_island_of_;
+  std::vector<IslandSolveResult> first_results_;
 };
 
 }  // namespace alsim
