@@ -24,11 +24,11 @@ struct ConstraintOptions {
   // limits, connect/weld positions) or max_correction_angular_speed (rad/s: hinge limits, weld
   // rotations), so one step moves an error by at most cap h. A correction kept as a real velocity
   // throws the body: it leaves the surface at that speed and rises v^2 / (2 g) (before the cap, a
-  // box started 5 cm into the floor at h = 1 ms left at 10 m/s). So a step in which some
+  // box started 5 cm into the floor at h = 1 ms left at 10 m/s). So an island in which some
   // correction exceeds kept_correction_speed (or kept_correction_angular_speed) splits, as
-  // physics engines' split impulse does: positions move by the solve with the corrections, and
-  // velocities come from a second solve without them (penetrating contacts then only stop
-  // approaching). Below the kept speed the step solves once and the correction stays in the
+  // physics engines' split impulse does: its positions move by the solve with the corrections,
+  // and its velocities come from a second solve without them (penetrating contacts then only stop
+  // approaching); the step's other islands solve once. Below the kept speed the step solves once and the correction stays in the
   // velocity, as erp's Baumgarte term: at 0.1 m/s a body rises at most 0.5 mm. A gap's phi / h
   // (speculative contacts) is not a correction and is never capped.
   double max_correction_speed = 1.0;
