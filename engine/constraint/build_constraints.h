@@ -28,7 +28,7 @@ struct ConstraintOptions {
   // correction exceeds kept_correction_speed (or kept_correction_angular_speed) splits, as
   // physics engines' split impulse does: its positions move by the solve with the corrections,
   // and its velocities come from a second solve without them (penetrating contacts then only stop
-  // approaching); the step's other islands solve once. Below the kept speed the step solves once and the correction stays in the
+  // approaching). Below the kept speed an island solves once and the correction stays in the
   // velocity, as erp's Baumgarte term: at 0.1 m/s a body rises at most 0.5 mm. A gap's phi / h
   // (speculative contacts) is not a correction and is never capped.
   double max_correction_speed = 1.0;
