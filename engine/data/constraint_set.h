@@ -162,8 +162,8 @@ struct ConstraintSet {
   // The part of bias that removes an error (a penetration, a limit violation, an equality's
   // error), per row; zero for gaps, servos and friction rows (ConstraintOptions, "Recovery").
   std::vector<double> correction;
-  // Per row: its correction exceeds its kept speed, so its island solves twice
-  // (engine/sim/step.cc); `split` when any row does.
+  // Per row: its correction exceeds its kept speed, so its island solves twice (Islands::split,
+  // engine/sim/step.cc); `split` when any row does.
   std::vector<char> split_row;
   bool split = false;
   int num_rows = 0;

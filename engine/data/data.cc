@@ -108,6 +108,7 @@ Data::Data(const Model& m)
   islands.subsystem_adr.reserve(m.nsubsystem + 1);
   islands.subsystems.reserve(m.nsubsystem);
   islands.constraint_adr.reserve(m.nsubsystem + 1);
+  islands.split.reserve(m.nsubsystem);
   if (HasSliderCrank(m)) {
     for (auto* jac : {&crank_jacp, &slider_jacp, &slider_jacr, &unused_jacr}) {
       jac->setZero(3, m.nv);

@@ -3,8 +3,6 @@
 
 #include <vector>
 
-#include "engine/data/constraint_set.h"
-
 namespace alsim {
 
 // Islands of one step. Island k's subsystems are subsystems[subsystem_adr[k] ..
@@ -18,21 +16,12 @@ struct Islands {
   std::vector<int> subsystems;        // subsystems of all islands, grouped by island
   std::vector<int> constraint_adr;    // (num + 1)
   std::vector<int> constraints;       // constraint indices, grouped by island, increasing
+  // Per island, in a split step (ConstraintSet::split): a row of it has a correction past its kept
+  // speed, so it solves twice (engine/sim/step.cc); empty otherwise.
+  std::vector<char> split;
 
   // union-find scratch (nsubsystem)
   std::vector<int> parent;
 };
-
-// Whether island k of `islands` has a row whose correction exceeds its kept speed (set.split_row):
-// a split step solves it twice (engine/sim/step.cc).
-inline bool IslandSplits(const Islands& islands, const ConstraintSet& set, int k) {
-  for (int s = islands.constraint_adr[k]; s < islands.constraint_adr[k + 1]; ++s) {
-    const Constraint& c = set.constraints[islands.constraints[s]];
-    for (int r = c.row_adr; r < c.row_adr + c.dim; ++r) {
-      if (set.split_row[r]) return true;
-    }
-  }
-  return false;
-}
 
 }  // namespace alsim

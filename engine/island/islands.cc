@@ -67,8 +67,14 @@ void BuildIslands(const Model& m, ConstraintSet& set, Islands& islands) {
       if (island >= 0) items[cursor[island]++] = i;
     }
   };
+  islands.split.clear();
+  if (set.split) islands.split.assign(islands.num, false);
   for (Constraint& c : set.constraints) {
     c.island = islands.subsystem_island[set.blocks[c.block_adr].subsystem];
+    if (!set.split) continue;
+    for (int r = c.row_adr; r < c.row_adr + c.dim; ++r) {
+      if (set.split_row[r]) islands.split[c.island] = true;
+    }
   }
   group(islands.subsystem_adr, islands.subsystems, n,
         [&](int j) { return islands.subsystem_island[j]; });

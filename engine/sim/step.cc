@@ -149,7 +149,7 @@ void SolveWithoutCorrections(const Model& m, Data& d, const StepOptions& options
   const Islands& islands = d.islands;
   std::copy(d.v_hat.begin(), d.v_hat.end(), d.v_position.begin());
   for (int k = 0; k < islands.num; ++k) {
-    if (!IslandSplits(islands, set, k)) continue;
+    if (!islands.split[k]) continue;
     for (int s = islands.subsystem_adr[k]; s < islands.subsystem_adr[k + 1]; ++s) {
       const int j = islands.subsystems[s];
       const int begin = m.subsystem_dof_adr[j], end = begin + m.subsystem_dof_num[j];

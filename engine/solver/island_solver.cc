@@ -17,7 +17,7 @@ IslandSolver::IslandSolver(const Model& m) {
   split_islands_.subsystems.reserve(m.nsubsystem);
   split_islands_.constraint_adr.reserve(m.nsubsystem + 1);
   split_islands_.constraints.reserve(MaxConstraints(m));
-  split_islands_.parent.reserve(m.nsubsystem + 1);
+  split_islands_.split.reserve(m.nsubsystem);
   split_island_of_.reserve(m.nsubsystem);
   first_results_.reserve(m.nsubsystem);
 }
@@ -53,9 +53,10 @@ void IslandSolver::SolveSplitIslands(const Model& m, Data& d, const SolverOption
   split.subsystems.clear();
   split.constraint_adr.assign(1, 0);
   split.constraints.clear();
+  split.split.clear();
   split_island_of_.clear();
   for (int k = 0; k < all.num; ++k) {
-    if (!IslandSplits(all, set, k)) continue;
+    if (!all.split[k]) continue;
     for (int s = all.subsystem_adr[k]; s < all.subsystem_adr[k + 1]; ++s) {
       split.subsystems.push_back(all.subsystems[s]);
       split.subsystem_island[all.subsystems[s]] = split.num;
@@ -66,6 +67,7 @@ void IslandSolver::SolveSplitIslands(const Model& m, Data& d, const SolverOption
     }
     split.subsystem_adr.push_back(static_cast<int>(split.subsystems.size()));
     split.constraint_adr.push_back(static_cast<int>(split.constraints.size()));
+    split.split.push_back(true);
     split_island_of_.push_back(k);
     ++split.num;
   }

@@ -28,8 +28,8 @@ class ConstraintSolver {
   // time, in microseconds of SteadyMicroseconds(), after which islands stop iterating (0: none).
   virtual void Solve(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
                      SolverStatistics* stats) = 0;
-  // A split step's second solve (engine/sim/step.cc): solves again only the islands with a row in
-  // d.constraints.split_row, from the impulses of the last Solve; the other islands keep that
+  // A split step's second solve (engine/sim/step.cc): solves again only the islands of
+  // d.islands.split, from the impulses of the last Solve; the other islands keep that
   // Solve's outcome. *stats, that Solve's statistics on entry, then reports both solves' time
   // and iterations and, for the re-solved islands, the second solve's accuracy.
   virtual void SolveSplitIslands(const Model& m, Data& d, const SolverOptions& options,
