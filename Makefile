@@ -16,6 +16,9 @@ CMAKE_FLAGS ?=
 FUZZ_DIR        ?= build-fuzz
 FUZZ_SECONDS    ?= 60
 FUZZ_CI_SECONDS ?= 15
+# make fuzz-ci fixes libFuzzer's seed (a red CI run reproduces); make fuzz takes FUZZ_SEED if set.
+FUZZ_CI_SEED    ?= 1
+FUZZ_SEED       ?=
 FUZZ_TARGETS    ?=
 TEST_FUZZ       ?= 1
 
@@ -79,10 +82,10 @@ fuzz-build: deps
 	@cmake --build $(FUZZ_DIR) --target alsim_fuzzers -j $(JOBS)
 
 fuzz: fuzz-build
-	@tests/fuzz/run_fuzzers.sh $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+	@FUZZ_SEED=$(FUZZ_SEED) tests/fuzz/run_fuzzers.sh $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 fuzz-ci:
-	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_CI_SECONDS)
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_CI_SECONDS) FUZZ_SEED=$(FUZZ_CI_SEED)
 
 fuzz-corpus: fuzz-build
 	rm -rf tests/fuzz/corpus

@@ -35,6 +35,10 @@ if(NOT TARGET alsim::ccd)
   target_link_libraries(alsim::ccd INTERFACE ${CCD_LIBRARY})
 endif()
 
+# tinyxml2 9, the XML parser libmujoco 2.2.2 links: the importer's checks of scene text read it as
+# MuJoCo will. tinyxml2::tinyxml2.
+find_package(tinyxml2 9 CONFIG REQUIRED)
+
 # CHOLMOD (SuiteSparse 5.12) has neither a CMake config nor a .pc file on Debian 12.
 find_path(CHOLMOD_INCLUDE_DIR cholmod.h PATH_SUFFIXES suitesparse REQUIRED)
 find_library(CHOLMOD_LIBRARY cholmod REQUIRED)

@@ -23,6 +23,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   # MuJoCo 2.2.2: MJCF/URDF importer, test oracle, benchmark peer and sample scenes
   libmujoco-dev libmujoco-samples
+  # MuJoCo's XML parser: the importer checks scene text with it before MuJoCo compiles
+  libtinyxml2-dev
   # convex narrowphase: GJK/MPR from libccd 2.1 (the build libmujoco itself links)
   libccd-dev
   # Python client (Debian's interpreter, /usr/bin/python3, sees these)

@@ -1,10 +1,13 @@
 #include "engine/model/model_import.h"
 
 #include <mujoco/mujoco.h>
+#include <strings.h>
+#include <tinyxml2.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <mutex>
@@ -113,48 +116,58 @@ std::string ReadIncluded(const std::string& file, const std::string* directory,
   return text.str();
 }
 
-// The tags named `element` in the XML text, each as the text between its '<' and '>'.
-std::vector<std::string> Tags(const std::string& xml, const std::string& element) {
-  std::vector<std::string> tags;
-  const std::string open = "<" + element;
-  for (size_t at = xml.find(open); at != std::string::npos; at = xml.find(open, at + 1)) {
-    const size_t after = at + open.size();
-    if (after < xml.size() && !std::isspace(static_cast<unsigned char>(xml[after])) &&
-        xml[after] != '/' && xml[after] != '>') {
-      continue;  // a longer element name, e.g. <optionfoo
+// Calls visit(element) for every element of the XML text, depth first, until visit returns true
+// (then true). The text is read with tinyxml2, the parser libmujoco 2.2.2 itself uses, so that
+// these checks see what MuJoCo sees: entities decoded, comments skipped, a '>' inside a quoted
+// value (a text scan missed both; found by scene_import_fuzzer). Text that does not parse gives
+// false: MuJoCo refuses it with its own message.
+template <class Visit>
+bool AnyElement(const std::string& xml, const Visit& visit) {
+  tinyxml2::XMLDocument document;
+  if (document.Parse(xml.data(), xml.size()) != tinyxml2::XML_SUCCESS) return false;
+  std::vector<const tinyxml2::XMLElement*> stack;
+  for (const auto* e = document.LastChildElement(); e != nullptr; e = e->PreviousSiblingElement()) {
+    stack.push_back(e);
+  }
+  while (!stack.empty()) {
+    const tinyxml2::XMLElement* element = stack.back();
+    stack.pop_back();
+    if (visit(*element)) return true;
+    for (const auto* e = element->LastChildElement(); e != nullptr;
+         e = e->PreviousSiblingElement()) {
+      stack.push_back(e);
     }
-    tags.push_back(xml.substr(at, xml.find('>', at) - at));
   }
-  return tags;
+  return false;
 }
 
-// The value of attribute `name` in a tag's text, or "" when absent.
-std::string Attribute(const std::string& tag, const std::string& name) {
-  for (size_t at = tag.find(name); at != std::string::npos; at = tag.find(name, at + 1)) {
-    if (!std::isspace(static_cast<unsigned char>(tag[at - 1]))) continue;
-    size_t i = at + name.size();
-    while (i < tag.size() && std::isspace(static_cast<unsigned char>(tag[i]))) ++i;
-    if (i >= tag.size() || tag[i] != '=') continue;
-    ++i;
-    while (i < tag.size() && std::isspace(static_cast<unsigned char>(tag[i]))) ++i;
-    if (i >= tag.size() || (tag[i] != '"' && tag[i] != '\'')) continue;
-    const size_t end = tag.find(tag[i], i + 1);
-    return tag.substr(i + 1, end == std::string::npos ? std::string::npos : end - i - 1);
-  }
-  return "";
+// MuJoCo's <include> pass matches the element name in any case (<INCLUDE>, <inClude>), unlike the
+// schema's other elements; its `file` attribute is matched exactly.
+bool IsInclude(const tinyxml2::XMLElement& element) {
+  return strcasecmp(element.Name(), "include") == 0;
 }
 
-// Calls visit(text) for the MJCF text and each file it includes, until visit returns true (then
-// true). Each included file is read once, however often it is included: a file that includes
-// itself k times would otherwise cost k^depth reads (found by fuzzing).
+// The `file` attribute of an element, decoded, or "" when absent.
+std::string FileAttribute(const tinyxml2::XMLElement& element) {
+  const char* file = element.Attribute("file");
+  return file != nullptr ? std::string(file) : std::string();
+}
+
+// Calls visit(element) for each element of the MJCF text and of each file it includes, until visit
+// returns true (then true). Each included file is read once, however often it is included: a file
+// that includes itself k times would otherwise cost k^depth reads (found by fuzzing).
 template <class Visit>
 bool AnySceneText(const std::string& xml, const std::string* directory,
                   const std::vector<ModelAsset>& assets, const Visit& visit,
                   std::set<std::string>* seen, int depth = 0) {
-  if (visit(xml)) return true;
+  if (AnyElement(xml, visit)) return true;
   if (depth > 8) return false;
-  for (const auto& tag : Tags(xml, "include")) {
-    const std::string file = Attribute(tag, "file");
+  std::vector<std::string> files;
+  AnyElement(xml, [&files](const tinyxml2::XMLElement& element) {
+    if (IsInclude(element)) files.push_back(FileAttribute(element));
+    return false;
+  });
+  for (const std::string& file : files) {
     if (file.empty() || !seen->insert(file).second) continue;
     if (AnySceneText(ReadIncluded(file, directory, assets), directory, assets, visit, seen,
                      depth + 1)) {
@@ -176,30 +189,25 @@ bool AnySceneText(const std::string& xml, const std::string* directory,
 // compiles 0 and negative values).
 bool SetsTimestep(const std::string& xml, const std::string* directory,
                   const std::vector<ModelAsset>& assets) {
-  return AnySceneText(xml, directory, assets, [](const std::string& text) {
-    for (const auto& tag : Tags(text, "option")) {
-      if (!Attribute(tag, "timestep").empty()) return true;
-    }
-    return false;
+  return AnySceneText(xml, directory, assets, [](const tinyxml2::XMLElement& element) {
+    return std::strcmp(element.Name(), "option") == 0 && element.Attribute("timestep") != nullptr;
   });
 }
 
-// An error for an <include> whose file names a directory (ends with '/'), else "". Refused before
-// MuJoCo sees it: libmujoco 2.2.2 leaks its parser's objects on such an include (found by
+// An error for an <include> whose file ends with a path separator ("sub/", "sub\"), else "".
+// Refused before MuJoCo sees it: libmujoco 2.2.2 strips the path at either separator, raises
+// "Empty filename in VFS" in the middle of its parse and leaks the parser's objects (found by
 // scene_import_fuzzer).
 std::string IncludeOfDirectory(const std::string& source, const std::string& xml,
                                const std::string* directory,
                                const std::vector<ModelAsset>& assets) {
   std::string file;
-  AnySceneText(xml, directory, assets, [&file](const std::string& text) {
-    for (const auto& tag : Tags(text, "include")) {
-      const std::string name = Attribute(tag, "file");
-      if (!name.empty() && name.back() == '/') {
-        file = name;
-        return true;
-      }
-    }
-    return false;
+  AnySceneText(xml, directory, assets, [&file](const tinyxml2::XMLElement& element) {
+    if (!IsInclude(element)) return false;
+    const std::string name = FileAttribute(element);
+    if (name.empty() || (name.back() != '/' && name.back() != '\\')) return false;
+    file = name;
+    return true;
   });
   if (file.empty()) return "";
   return source + ": <include file=\"" + file +

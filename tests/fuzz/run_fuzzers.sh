@@ -10,6 +10,10 @@
 # timeout, out-of-memory or sanitizer report fails the target and leaves the input in
 # BUILD_DIR/artifacts/<target>/; the whole log is BUILD_DIR/logs/<target>.log. Prints executions and
 # coverage per target; exits non-zero when any target failed.
+#
+# FUZZ_SEED=N seeds libFuzzer's mutations (make fuzz-ci sets it, so that a CI run follows the same
+# mutations for the same code and a red run reproduces); unset, libFuzzer picks a new seed each run
+# and prints it in the log ("INFO: Seed:").
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 fuzz_dir=tests/fuzz
@@ -48,6 +52,7 @@ for target in "${targets[@]}"; do
   cp -n "$fuzz_dir/corpus/$target"/* "$corpus"/ 2>/dev/null || true
   args=(-rss_limit_mb=2048 -timeout=25 -print_final_stats=1 -artifact_prefix="$artifacts/")
   [ -f "$fuzz_dir/$target.dict" ] && args+=(-dict="$fuzz_dir/$target.dict")
+  [ -n "${FUZZ_SEED:-}" ] && args+=(-seed="$FUZZ_SEED")
   if [ "$seconds" -gt 0 ]; then
     args+=(-max_total_time="$seconds")
   else
@@ -65,7 +70,8 @@ for target in "${targets[@]}"; do
   line=$(printf '%-22s %s executions (%s/s) %s' "$target" "${runs:-?}" "${speed:-?}" "$done_line")
   if [ $status -ne 0 ]; then
     failed+=("$target")
-    line="$line  FAILED (exit $status)"
+    seed=$(grep -m1 -E '^INFO: Seed: ' "$log" | awk '{print $3}')
+    line="$line  FAILED (exit $status, seed ${seed:-?})"
     echo "fuzz: $target failed; the end of $log:" >&2
     tail -n 60 "$log" >&2
     if [ "$(ls "$artifacts" | wc -l)" -gt "$before" ]; then

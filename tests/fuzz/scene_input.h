@@ -10,7 +10,11 @@
 // may hold any byte but that separator.
 #pragma once
 
+#include <strings.h>
+#include <tinyxml2.h>
+
 #include <cctype>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,6 +59,35 @@ inline std::string EncodeSceneInput(const SceneInput& scene) {
   return input;
 }
 
+// True for URDF text (a <robot> root, in any case) with a <joint> whose type MuJoCo's URDF parser
+// does not know. Read with tinyxml2, MuJoCo's own parser, so that a '>' in a quoted value or an
+// entity cannot hide the type from this check.
+inline bool UrdfJointOfUnknownType(const std::string& text) {
+  tinyxml2::XMLDocument document;
+  if (document.Parse(text.data(), text.size()) != tinyxml2::XML_SUCCESS) return false;
+  const tinyxml2::XMLElement* robot = document.RootElement();
+  if (robot == nullptr || strcasecmp(robot->Name(), "robot") != 0) return false;  // as MuJoCo
+  std::vector<const tinyxml2::XMLElement*> stack = {robot};
+  while (!stack.empty()) {
+    const tinyxml2::XMLElement* element = stack.back();
+    stack.pop_back();
+    if (std::strcmp(element->Name(), "joint") == 0) {
+      if (const char* type = element->Attribute("type"); type != nullptr) {
+        const std::string_view t = type;
+        if (t != "revolute" && t != "continuous" && t != "prismatic" && t != "fixed" &&
+            t != "floating" && t != "planar") {
+          return true;
+        }
+      }
+    }
+    for (const auto* child = element->FirstChildElement(); child != nullptr;
+         child = child->NextSiblingElement()) {
+      stack.push_back(child);
+    }
+  }
+  return false;
+}
+
 // Scenes that hit known, reported bugs (README "Fuzzing", findings): the fuzz targets skip them so
 // that fuzzing goes on past them. Their reproducers are in tests/fuzz/regressions/
 // scene_import_fuzzer/; drop a rule once its bug is fixed (or, for libmujoco's, once alsim refuses
@@ -75,29 +108,7 @@ inline bool KnownBug(const SceneInput& scene) {
     if (lower.size() >= 4 && lower.compare(lower.size() - 4, 4, ".obj") == 0) return true;
   }
   const std::string& text = scene.text;
-  if (text.find("<robot") != std::string::npos) {
-    for (std::size_t at = text.find("<joint"); at != std::string::npos;
-         at = text.find("<joint", at + 1)) {
-      const std::size_t end = text.find('>', at);
-      const std::string tag = text.substr(at, end == std::string::npos ? end : end - at);
-      for (std::size_t t = tag.find("type"); t != std::string::npos; t = tag.find("type", t + 1)) {
-        if (!std::isspace(static_cast<unsigned char>(tag[t - 1]))) continue;
-        std::size_t k = t + 4;
-        while (k < tag.size() && std::isspace(static_cast<unsigned char>(tag[k]))) ++k;
-        if (k >= tag.size() || tag[k] != '=') continue;
-        ++k;
-        while (k < tag.size() && std::isspace(static_cast<unsigned char>(tag[k]))) ++k;
-        if (k >= tag.size()) continue;
-        const std::size_t close = tag.find(tag[k], k + 1);
-        const std::string type =
-            tag.substr(k + 1, close == std::string::npos ? close : close - k - 1);
-        if (type != "revolute" && type != "continuous" && type != "prismatic" && type != "fixed" &&
-            type != "floating" && type != "planar") {
-          return true;
-        }
-      }
-    }
-  }
+  if (UrdfJointOfUnknownType(text)) return true;
   auto short_file_name = [](const std::string& xml) {
     for (std::size_t at = xml.find("file"); at != std::string::npos;
          at = xml.find("file", at + 1)) {

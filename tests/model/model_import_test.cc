@@ -13,6 +13,7 @@
 #include <memory>
 #include <set>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace alsim {
@@ -475,6 +476,38 @@ TEST(ModelImportTest, AnIncludeOfADirectoryIsAnError) {
       ImportModelFromString("<mujoco><include file=\"a.xml\"/></mujoco>",
                             {{"a.xml", "<mujoco><include file=\"d/\"/></mujoco>"}}, "s.xml");
   EXPECT_THAT(nested.error, HasSubstr("<include file=\"d/\"> names a directory"));
+}
+
+// The include checks read the XML as MuJoCo's parser does (scene_import_fuzzer's findings): the
+// element name in any case, entities decoded, a '>' inside a quoted value, comments skipped.
+TEST(ModelImportTest, IncludesAreReadAsMujocoReadsThem) {
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {R"(<inClude file="/dev/"/>)", "/dev/"}, {R"(<INCLUDE file="sub/"/>)", "sub/"},
+      {R"(<include file="et>v/"/>)", "et>v/"}, {R"(<include file="/dev&#47;"/>)", "/dev/"},
+      {R"(<include file="sub\"/>)", "sub\\"},
+  };
+  for (const auto& [include, file] : refused) {
+    const std::string xml = "<mujoco>" + include + "</mujoco>";
+    const ModelImport direct = ImportModelFromString(xml, {}, "s.xml");
+    EXPECT_FALSE(direct) << include;
+    EXPECT_THAT(direct.error, HasSubstr("<include file=\"" + file + "\"> names a directory"));
+    const CompiledScene compiled = CompileSceneText(xml, {}, "s.xml");
+    EXPECT_TRUE(compiled.mjb.empty()) << include;
+    EXPECT_THAT(compiled.error, HasSubstr("names a directory"));
+  }
+
+  // A commented-out include is not one.
+  const std::string body = R"(<worldbody><body><freejoint/><geom size=".1"/></body></worldbody>)";
+  const ModelImport commented =
+      ImportModelFromString(R"(<mujoco><!-- <include file="sub/"/> -->)" + body + "</mujoco>");
+  EXPECT_TRUE(commented) << commented.error;
+
+  // An option in a file included by <INCLUDE> sets the timestep, as MuJoCo compiles it.
+  const ModelImport upper =
+      ImportModelFromString(R"(<mujoco><INCLUDE file="options.xml"/>)" + body + "</mujoco>",
+                            {{"options.xml", R"(<mujoco><option timestep="0.001"/></mujoco>)"}});
+  ASSERT_TRUE(upper) << upper.error;
+  EXPECT_DOUBLE_EQ(upper.model->timestep, 0.001);
 }
 
 TEST(ModelImportTest, ConcurrentImportsAreSerializedAndAllSucceed) {
