@@ -1,8 +1,9 @@
 #include "client/cli/scene_source.h"
 
+#include <strings.h>
 #include <sys/stat.h>
+#include <tinyxml2.h>
 
-#include <cctype>
 #include <fstream>
 #include <map>
 #include <set>
@@ -19,63 +20,36 @@ struct XmlTag {
   std::map<std::string, std::string> attributes;
 };
 
-bool IsNameChar(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == '.' ||
-         c == ':';
-}
-
-// The start tags of an XML text with their attributes (comments, CDATA, processing instructions
-// and declarations skipped). Lenient: enough to find file references, not a validator.
+// The elements of an XML text with their attributes, in document order, read with tinyxml2, the
+// parser MuJoCo uses: entities decoded, comments and CDATA skipped, a '>' inside a quoted value.
+// Text that does not parse gives none (the server then reports MuJoCo's parse error).
 std::vector<XmlTag> StartTags(const std::string& xml) {
   std::vector<XmlTag> tags;
-  std::size_t at = 0;
-  while ((at = xml.find('<', at)) != std::string::npos) {
-    if (xml.compare(at, 4, "<!--") == 0) {
-      const std::size_t end = xml.find("-->", at + 4);
-      if (end == std::string::npos) break;
-      at = end + 3;
-      continue;
-    }
-    if (xml.compare(at, 9, "<![CDATA[") == 0) {
-      const std::size_t end = xml.find("]]>", at + 9);
-      if (end == std::string::npos) break;
-      at = end + 3;
-      continue;
-    }
-    std::size_t i = at + 1;
-    if (i >= xml.size() || xml[i] == '/' || xml[i] == '?' || xml[i] == '!') {
-      at = i;
-      continue;
-    }
+  tinyxml2::XMLDocument document;
+  if (document.Parse(xml.data(), xml.size()) != tinyxml2::XML_SUCCESS) return tags;
+  std::vector<const tinyxml2::XMLElement*> stack;
+  for (const auto* e = document.LastChildElement(); e != nullptr; e = e->PreviousSiblingElement()) {
+    stack.push_back(e);
+  }
+  while (!stack.empty()) {
+    const tinyxml2::XMLElement* element = stack.back();
+    stack.pop_back();
     XmlTag tag;
-    while (i < xml.size() && IsNameChar(xml[i])) tag.element += xml[i++];
-    // Attributes: name = "value" | 'value', until '>' (values may hold '>').
-    while (i < xml.size() && xml[i] != '>') {
-      if (!IsNameChar(xml[i])) {
-        ++i;
-        continue;
-      }
-      std::string name;
-      while (i < xml.size() && IsNameChar(xml[i])) name += xml[i++];
-      while (i < xml.size() && std::isspace(static_cast<unsigned char>(xml[i])) != 0) ++i;
-      if (i >= xml.size() || xml[i] != '=') continue;
-      ++i;
-      while (i < xml.size() && std::isspace(static_cast<unsigned char>(xml[i])) != 0) ++i;
-      if (i >= xml.size() || (xml[i] != '"' && xml[i] != '\'')) continue;
-      const char quote = xml[i];
-      const std::size_t end = xml.find(quote, i + 1);
-      if (end == std::string::npos) {
-        i = xml.size();
-        break;
-      }
-      tag.attributes[name] = xml.substr(i + 1, end - i - 1);
-      i = end + 1;
+    tag.element = element->Name();
+    for (const auto* a = element->FirstAttribute(); a != nullptr; a = a->Next()) {
+      tag.attributes[a->Name()] = a->Value();
     }
-    if (!tag.element.empty()) tags.push_back(std::move(tag));
-    at = i;
+    tags.push_back(std::move(tag));
+    for (const auto* e = element->LastChildElement(); e != nullptr;
+         e = e->PreviousSiblingElement()) {
+      stack.push_back(e);
+    }
   }
   return tags;
 }
+
+// MuJoCo matches <include> in any case (<INCLUDE>), unlike the schema's other elements.
+bool IsInclude(const XmlTag& tag) { return strcasecmp(tag.element.c_str(), "include") == 0; }
 
 // False unless `path` is a regular file (or a link to one) that can be read.
 bool ReadFile(const std::string& path, std::string* text) {
@@ -159,7 +133,7 @@ struct AssetCollector {
             directory = texturedir;
           }
           const std::string relative = Join(directory, value);
-          if (!Add(relative, referrer) || tag.element != "include") continue;
+          if (!Add(relative, referrer) || !IsInclude(tag)) continue;
           if (depth >= kMaxIncludeDepth || !visited_includes.insert(relative).second) continue;
           Collect((*assets)[relative], "'" + relative + "'", depth + 1);
         } else if (name == "filename" && tag.element == "mesh") {

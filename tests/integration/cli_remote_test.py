@@ -130,9 +130,12 @@ class CliRemoteTest(unittest.TestCase):
             write_binary_stl(os.path.join(directory, "meshes", "tet.stl"),
                              [(0, 0, 0), (0.1, 0, 0), (0, 0.1, 0), (0, 0, 0.1)],
                              [(0, 2, 1), (0, 1, 3), (0, 3, 2), (1, 2, 3)])
+            # An include in any case is one, as MuJoCo reads it, and its own includes are sent.
             with open(os.path.join(directory, "parts", "body.xml"), "w") as out:
                 out.write('<mujoco><body pos="0 0 0.3"><freejoint/>'
-                          '<geom type="mesh" mesh="tet"/></body></mujoco>')
+                          '<include file="parts/geom.xml"/></body></mujoco>')
+            with open(os.path.join(directory, "parts", "geom.xml"), "w") as out:
+                out.write('<mujoco><geom type="mesh" mesh="tet"/></mujoco>')
             scene = os.path.join(directory, "scene.xml")
             with open(scene, "w") as out:
                 out.write('<mujoco model="tet">\n'
@@ -142,7 +145,7 @@ class CliRemoteTest(unittest.TestCase):
                           '  <asset><mesh name="tet" file="tet.stl"/></asset>\n'
                           '  <worldbody>\n'
                           '    <geom type="plane" size="1 1 0.1"/>\n'
-                          '    <include file="parts/body.xml"/>\n'
+                          '    <INCLUDE file="parts/body.xml"/>\n'
                           '  </worldbody>\n'
                           '</mujoco>\n')
             created = json.loads(self.alsim_ok("create", scene, "--json").stdout)

@@ -241,6 +241,12 @@ class PythonClientTest(unittest.TestCase):
         with self.assertRaises(FileNotFoundError):
             alsim.scene_source(os.path.join(self.tmp.name, "missing.xml"))
 
+        # An include in any case is one, as MuJoCo reads it.
+        upper = os.path.join(directory, "upper.xml")
+        with open(upper, "w") as f:
+            f.write('<mujoco><INCLUDE file="floor.xml"/></mujoco>')
+        self.assertEqual(sorted(alsim.scene_source(upper).text.assets), ["floor.xml"])
+
     def test_state_round_trip_is_bit_exact(self):
         env = self.env(num_envs=2, seed=1)
         env.reset(seed=1, noise=0.02)

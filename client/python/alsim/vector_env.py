@@ -205,7 +205,9 @@ def scene_source(scene):
     while pending:
         tree, source = pending.pop(0)
         trees.append(tree)
-        for include in tree.iter("include"):
+        # MuJoCo matches <include> in any case (<INCLUDE>), unlike the schema's other elements.
+        for include in (e for e in tree.iter() if isinstance(e.tag, str)
+                        and e.tag.lower() == "include"):
             name = include.get("file")
             if not name:
                 continue
@@ -232,7 +234,7 @@ def scene_source(scene):
     assetdir = directories.get("assetdir", "")
     meshdir = directories.get("meshdir", assetdir)
     texturedir = directories.get("texturedir", assetdir)
-    urdf = root is not None and root.tag == "robot"
+    urdf = root is not None and root.tag.lower() == "robot"  # MuJoCo: any case
 
     def add(element, attribute, directory, name, key=None):
         key = key or _key(directory, name)
