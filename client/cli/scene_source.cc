@@ -1,55 +1,18 @@
 #include "client/cli/scene_source.h"
 
-#include <strings.h>
 #include <sys/stat.h>
-#include <tinyxml2.h>
 
 #include <fstream>
-#include <map>
 #include <set>
 #include <sstream>
+
+#include "engine/model/scene_xml.h"
 
 namespace alsim::cli {
 namespace {
 
 // Includes nested deeper than this are a loop, not a model.
 constexpr int kMaxIncludeDepth = 16;
-
-struct XmlTag {
-  std::string element;
-  std::map<std::string, std::string> attributes;
-};
-
-// The elements of an XML text with their attributes, in document order, read with tinyxml2, the
-// parser MuJoCo uses: entities decoded, comments and CDATA skipped, a '>' inside a quoted value.
-// Text that does not parse gives none (the server then reports MuJoCo's parse error).
-std::vector<XmlTag> StartTags(const std::string& xml) {
-  std::vector<XmlTag> tags;
-  tinyxml2::XMLDocument document;
-  if (document.Parse(xml.data(), xml.size()) != tinyxml2::XML_SUCCESS) return tags;
-  std::vector<const tinyxml2::XMLElement*> stack;
-  for (const auto* e = document.LastChildElement(); e != nullptr; e = e->PreviousSiblingElement()) {
-    stack.push_back(e);
-  }
-  while (!stack.empty()) {
-    const tinyxml2::XMLElement* element = stack.back();
-    stack.pop_back();
-    XmlTag tag;
-    tag.element = element->Name();
-    for (const auto* a = element->FirstAttribute(); a != nullptr; a = a->Next()) {
-      tag.attributes[a->Name()] = a->Value();
-    }
-    tags.push_back(std::move(tag));
-    for (const auto* e = element->LastChildElement(); e != nullptr;
-         e = e->PreviousSiblingElement()) {
-      stack.push_back(e);
-    }
-  }
-  return tags;
-}
-
-// MuJoCo matches <include> in any case (<INCLUDE>), unlike the schema's other elements.
-bool IsInclude(const XmlTag& tag) { return strcasecmp(tag.element.c_str(), "include") == 0; }
 
 // False unless `path` is a regular file (or a link to one) that can be read.
 bool ReadFile(const std::string& path, std::string* text) {
@@ -90,12 +53,12 @@ struct AssetCollector {
 
   // Reads the compiler's directories (the first setting of each wins, as in MuJoCo, where one
   // <compiler> is usual).
-  void ReadCompiler(const std::vector<XmlTag>& tags) {
-    for (const XmlTag& tag : tags) {
-      if (tag.element != "compiler") continue;
+  void ReadCompiler(const std::vector<SceneXmlElement>& tags) {
+    for (const SceneXmlElement& tag : tags) {
+      if (tag.name != "compiler") continue;
       const auto attribute = [&](const char* name) {
-        const auto found = tag.attributes.find(name);
-        return found == tag.attributes.end() ? std::string() : found->second;
+        const std::string* value = tag.Attribute(name);
+        return value == nullptr ? std::string() : *value;
       };
       const std::string assetdir = attribute("assetdir");
       if (meshdir.empty()) meshdir = attribute("meshdir").empty() ? assetdir : attribute("meshdir");
@@ -119,24 +82,24 @@ struct AssetCollector {
   }
 
   void Collect(const std::string& xml, const std::string& referrer, int depth) {
-    const std::vector<XmlTag> tags = StartTags(xml);
+    const std::vector<SceneXmlElement> tags = ReadSceneXml(xml);
     ReadCompiler(tags);
-    for (const XmlTag& tag : tags) {
+    for (const SceneXmlElement& tag : tags) {
       for (const auto& [name, value] : tag.attributes) {
         if (value.empty()) continue;
-        const bool texture_face = tag.element == "texture" && name.rfind("file", 0) == 0;
+        const bool texture_face = tag.name == "texture" && name.rfind("file", 0) == 0;
         if (name == "file" || texture_face) {
           std::string directory;
-          if (tag.element == "mesh" || tag.element == "hfield" || tag.element == "skin") {
+          if (tag.name == "mesh" || tag.name == "hfield" || tag.name == "skin") {
             directory = meshdir;
-          } else if (tag.element == "texture") {
+          } else if (tag.name == "texture") {
             directory = texturedir;
           }
           const std::string relative = Join(directory, value);
-          if (!Add(relative, referrer) || !IsInclude(tag)) continue;
+          if (!Add(relative, referrer) || !IsIncludeElement(tag)) continue;
           if (depth >= kMaxIncludeDepth || !visited_includes.insert(relative).second) continue;
           Collect((*assets)[relative], "'" + relative + "'", depth + 1);
-        } else if (name == "filename" && tag.element == "mesh") {
+        } else if (name == "filename" && tag.name == "mesh") {
           // URDF: MuJoCo keeps only the file name and looks for it in the compiler's meshdir
           // (<mujoco><compiler meshdir="..."/></mujoco>).
           Add(Join(meshdir, BaseName(value)), referrer);

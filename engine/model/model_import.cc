@@ -1,13 +1,10 @@
 #include "engine/model/model_import.h"
 
 #include <mujoco/mujoco.h>
-#include <strings.h>
-#include <tinyxml2.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <cstring>
 #include <fstream>
 #include <limits>
 #include <mutex>
@@ -16,6 +13,7 @@
 #include <stdexcept>
 
 #include "engine/math/spatial.h"
+#include "engine/model/scene_xml.h"
 
 namespace alsim {
 namespace {
@@ -116,43 +114,6 @@ std::string ReadIncluded(const std::string& file, const std::string* directory,
   return text.str();
 }
 
-// Calls visit(element) for every element of the XML text, depth first, until visit returns true
-// (then true). The text is read with tinyxml2, the parser libmujoco 2.2.2 itself uses, so that
-// these checks see what MuJoCo sees: entities decoded, comments skipped, a '>' inside a quoted
-// value (a text scan missed both; found by scene_import_fuzzer). Text that does not parse gives
-// false: MuJoCo refuses it with its own message.
-template <class Visit>
-bool AnyElement(const std::string& xml, const Visit& visit) {
-  tinyxml2::XMLDocument document;
-  if (document.Parse(xml.data(), xml.size()) != tinyxml2::XML_SUCCESS) return false;
-  std::vector<const tinyxml2::XMLElement*> stack;
-  for (const auto* e = document.LastChildElement(); e != nullptr; e = e->PreviousSiblingElement()) {
-    stack.push_back(e);
-  }
-  while (!stack.empty()) {
-    const tinyxml2::XMLElement* element = stack.back();
-    stack.pop_back();
-    if (visit(*element)) return true;
-    for (const auto* e = element->LastChildElement(); e != nullptr;
-         e = e->PreviousSiblingElement()) {
-      stack.push_back(e);
-    }
-  }
-  return false;
-}
-
-// MuJoCo's <include> pass matches the element name in any case (<INCLUDE>, <inClude>), unlike the
-// schema's other elements; its `file` attribute is matched exactly.
-bool IsInclude(const tinyxml2::XMLElement& element) {
-  return strcasecmp(element.Name(), "include") == 0;
-}
-
-// The `file` attribute of an element, decoded, or "" when absent.
-std::string FileAttribute(const tinyxml2::XMLElement& element) {
-  const char* file = element.Attribute("file");
-  return file != nullptr ? std::string(file) : std::string();
-}
-
 // Calls visit(element) for each element of the MJCF text and of each file it includes, until visit
 // returns true (then true). Each included file is read once, however often it is included: a file
 // that includes itself k times would otherwise cost k^depth reads (found by fuzzing).
@@ -160,16 +121,15 @@ template <class Visit>
 bool AnySceneText(const std::string& xml, const std::string* directory,
                   const std::vector<ModelAsset>& assets, const Visit& visit,
                   std::set<std::string>* seen, int depth = 0) {
-  if (AnyElement(xml, visit)) return true;
+  const std::vector<SceneXmlElement> elements = ReadSceneXml(xml);
+  for (const SceneXmlElement& element : elements) {
+    if (visit(element)) return true;
+  }
   if (depth > 8) return false;
-  std::vector<std::string> files;
-  AnyElement(xml, [&files](const tinyxml2::XMLElement& element) {
-    if (IsInclude(element)) files.push_back(FileAttribute(element));
-    return false;
-  });
-  for (const std::string& file : files) {
-    if (file.empty() || !seen->insert(file).second) continue;
-    if (AnySceneText(ReadIncluded(file, directory, assets), directory, assets, visit, seen,
+  for (const SceneXmlElement& element : elements) {
+    const std::string* file = IsIncludeElement(element) ? element.Attribute("file") : nullptr;
+    if (file == nullptr || file->empty() || !seen->insert(*file).second) continue;
+    if (AnySceneText(ReadIncluded(*file, directory, assets), directory, assets, visit, seen,
                      depth + 1)) {
       return true;
     }
@@ -189,8 +149,8 @@ bool AnySceneText(const std::string& xml, const std::string* directory,
 // compiles 0 and negative values).
 bool SetsTimestep(const std::string& xml, const std::string* directory,
                   const std::vector<ModelAsset>& assets) {
-  return AnySceneText(xml, directory, assets, [](const tinyxml2::XMLElement& element) {
-    return std::strcmp(element.Name(), "option") == 0 && element.Attribute("timestep") != nullptr;
+  return AnySceneText(xml, directory, assets, [](const SceneXmlElement& element) {
+    return element.name == "option" && element.Attribute("timestep") != nullptr;
   });
 }
 
@@ -202,11 +162,12 @@ std::string IncludeOfDirectory(const std::string& source, const std::string& xml
                                const std::string* directory,
                                const std::vector<ModelAsset>& assets) {
   std::string file;
-  AnySceneText(xml, directory, assets, [&file](const tinyxml2::XMLElement& element) {
-    if (!IsInclude(element)) return false;
-    const std::string name = FileAttribute(element);
-    if (name.empty() || (name.back() != '/' && name.back() != '\\')) return false;
-    file = name;
+  AnySceneText(xml, directory, assets, [&file](const SceneXmlElement& element) {
+    const std::string* name = IsIncludeElement(element) ? element.Attribute("file") : nullptr;
+    if (name == nullptr || name->empty() || (name->back() != '/' && name->back() != '\\')) {
+      return false;
+    }
+    file = *name;
     return true;
   });
   if (file.empty()) return "";

@@ -10,16 +10,13 @@
 // may hold any byte but that separator.
 #pragma once
 
-#include <strings.h>
-#include <tinyxml2.h>
-
 #include <cctype>
-#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "engine/model/model_import.h"
+#include "engine/model/scene_xml.h"
 
 namespace alsim::fuzz {
 
@@ -59,30 +56,17 @@ inline std::string EncodeSceneInput(const SceneInput& scene) {
   return input;
 }
 
-// True for URDF text (a <robot> root, in any case) with a <joint> whose type MuJoCo's URDF parser
-// does not know. Read with tinyxml2, MuJoCo's own parser, so that a '>' in a quoted value or an
-// entity cannot hide the type from this check.
+// True for URDF text (a <robot> root, in any case, as MuJoCo takes it) with a <joint> whose type
+// MuJoCo's URDF parser does not know. Read as MuJoCo reads it (scene_xml.h), so that a '>' in a
+// quoted value or an entity cannot hide the type from this check.
 inline bool UrdfJointOfUnknownType(const std::string& text) {
-  tinyxml2::XMLDocument document;
-  if (document.Parse(text.data(), text.size()) != tinyxml2::XML_SUCCESS) return false;
-  const tinyxml2::XMLElement* robot = document.RootElement();
-  if (robot == nullptr || strcasecmp(robot->Name(), "robot") != 0) return false;  // as MuJoCo
-  std::vector<const tinyxml2::XMLElement*> stack = {robot};
-  while (!stack.empty()) {
-    const tinyxml2::XMLElement* element = stack.back();
-    stack.pop_back();
-    if (std::strcmp(element->Name(), "joint") == 0) {
-      if (const char* type = element->Attribute("type"); type != nullptr) {
-        const std::string_view t = type;
-        if (t != "revolute" && t != "continuous" && t != "prismatic" && t != "fixed" &&
-            t != "floating" && t != "planar") {
-          return true;
-        }
-      }
-    }
-    for (const auto* child = element->FirstChildElement(); child != nullptr;
-         child = child->NextSiblingElement()) {
-      stack.push_back(child);
+  const std::vector<SceneXmlElement> elements = ReadSceneXml(text);
+  if (elements.empty() || !IsUrdfRoot(elements.front())) return false;
+  for (const SceneXmlElement& element : elements) {
+    const std::string* type = element.name == "joint" ? element.Attribute("type") : nullptr;
+    if (type != nullptr && *type != "revolute" && *type != "continuous" && *type != "prismatic" &&
+        *type != "fixed" && *type != "floating" && *type != "planar") {
+      return true;
     }
   }
   return false;
