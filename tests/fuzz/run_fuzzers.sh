@@ -87,6 +87,17 @@ echo
 echo "fuzz summary ($seconds s per target; logs in $build_dir/logs/):"
 printf '  %s\n' "${summary[@]}"
 if [ ${#failed[@]} -gt 0 ]; then
+  # Last, so that a CI log cut to its tail still says what failed and on which input: each failed
+  # target's first report line and libFuzzer's Base64 of the input (printed for small inputs;
+  # decode with `base64 -d > input` and replay with the target).
+  for target in "${failed[@]}"; do
+    log=$build_dir/logs/$target.log
+    [ -f "$log" ] || continue
+    report=$(grep -m1 -E '(==[0-9]+==ERROR|^ERROR|ALARM|out-of-memory|deadly signal|runtime error|^[a-z_]+_fuzzer: )' "$log")
+    input=$(grep -m1 -E '^Base64: ' "$log")
+    echo "fuzz: $target: ${report:-no report line (see $log)}" >&2
+    [ -n "$input" ] && echo "fuzz: $target: input ${input}" >&2
+  done
   echo "fuzz: FAILED: ${failed[*]} (artifacts in $build_dir/artifacts/)" >&2
   exit 1
 fi
