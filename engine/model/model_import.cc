@@ -144,35 +144,36 @@ bool AnySceneText(const std::string& xml, const std::string* directory,
   return AnySceneText(xml, directory, assets, visit, &seen);
 }
 
-// True if the MJCF text (or a file it includes) sets option/timestep. mjModel cannot tell an
-// explicit timestep from MuJoCo's default; an explicit one must be a positive number (MuJoCo 2.2.2
-// compiles 0 and negative values).
-bool SetsTimestep(const std::string& xml, const std::string* directory,
-                  const std::vector<ModelAsset>& assets) {
-  return AnySceneText(xml, directory, assets, [](const SceneXmlElement& element) {
-    return element.name == "option" && element.Attribute("timestep") != nullptr;
-  });
-}
+// What the importer checks in the scene text before MuJoCo compiles it, from one walk over the
+// text and the files it includes:
+//   - error: an <include> whose file ends with a path separator ("sub/", "sub\"), refused before
+//     MuJoCo sees it: libmujoco 2.2.2 strips the path at either separator, raises "Empty filename
+//     in VFS" in the middle of its parse and leaks the parser's objects (found by
+//     scene_import_fuzzer); else "".
+//   - sets_timestep: some <option> sets timestep. mjModel cannot tell an explicit timestep from
+//     MuJoCo's default; an explicit one must be a positive number (MuJoCo 2.2.2 compiles 0 and
+//     negative values).
+struct SceneTextCheck {
+  std::string error;
+  bool sets_timestep = false;
+};
 
-// An error for an <include> whose file ends with a path separator ("sub/", "sub\"), else "".
-// Refused before MuJoCo sees it: libmujoco 2.2.2 strips the path at either separator, raises
-// "Empty filename in VFS" in the middle of its parse and leaks the parser's objects (found by
-// scene_import_fuzzer).
-std::string IncludeOfDirectory(const std::string& source, const std::string& xml,
-                               const std::string* directory,
-                               const std::vector<ModelAsset>& assets) {
-  std::string file;
-  AnySceneText(xml, directory, assets, [&file](const SceneXmlElement& element) {
-    const std::string* name = IsIncludeElement(element) ? element.Attribute("file") : nullptr;
-    if (name == nullptr || name->empty() || (name->back() != '/' && name->back() != '\\')) {
+SceneTextCheck CheckSceneText(const std::string& source, const std::string& xml,
+                              const std::string* directory, const std::vector<ModelAsset>& assets) {
+  SceneTextCheck check;
+  AnySceneText(xml, directory, assets, [&](const SceneXmlElement& element) {
+    if (element.name == "option" && element.Attribute("timestep") != nullptr) {
+      check.sets_timestep = true;
+    }
+    const std::string* file = IsIncludeElement(element) ? element.Attribute("file") : nullptr;
+    if (file == nullptr || file->empty() || (file->back() != '/' && file->back() != '\\')) {
       return false;
     }
-    file = *name;
+    check.error = source + ": <include file=\"" + *file +
+                  "\"> names a directory; an include names an MJCF file";
     return true;
   });
-  if (file.empty()) return "";
-  return source + ": <include file=\"" + file +
-         "\"> names a directory; an include names an MJCF file";
+  return check;
 }
 
 // ---- feature checks -------------------------------------------------------------------------
@@ -834,16 +835,14 @@ ModelImport ImportModelFromFile(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   const std::string directory = DirName(path);
-  if (std::string error = IncludeOfDirectory(path, text.str(), &directory, {}); !error.empty()) {
-    return {nullptr, error};
-  }
-  const bool sets_timestep = SetsTimestep(text.str(), &directory, {});
+  const SceneTextCheck check = CheckSceneText(path, text.str(), &directory, {});
+  if (!check.error.empty()) return {nullptr, check.error};
   std::vector<std::string> warnings;
   MujocoCompileGuard guard(&warnings);
   std::string error;
   const MjModelPtr m = CompileMj(path, path, nullptr, &error);
   if (m == nullptr) return {nullptr, error};
-  return Convert(path, m.get(), sets_timestep, std::move(warnings));
+  return Convert(path, m.get(), check.sets_timestep, std::move(warnings));
 }
 
 ModelImport ImportModelFromString(const std::string& xml, const std::vector<ModelAsset>& assets,
@@ -855,13 +854,12 @@ ModelImport ImportModelFromString(const std::string& xml, const std::vector<Mode
   if (std::string error = FillFiles(xml, assets, name, main_file, &files); !error.empty()) {
     return {nullptr, error};
   }
-  if (std::string error = IncludeOfDirectory(name, xml, nullptr, assets); !error.empty()) {
-    return {nullptr, error};
-  }
+  const SceneTextCheck check = CheckSceneText(name, xml, nullptr, assets);
+  if (!check.error.empty()) return {nullptr, check.error};
   std::string error;
   const MjModelPtr m = CompileMj(name, main_file, files.vfs.get(), &error);
   if (m == nullptr) return {nullptr, error};
-  return Convert(name, m.get(), SetsTimestep(xml, nullptr, assets), std::move(warnings));
+  return Convert(name, m.get(), check.sets_timestep, std::move(warnings));
 }
 
 namespace {
@@ -888,9 +886,11 @@ CompiledScene CompileSceneText(const std::string& xml, const std::vector<ModelAs
   VirtualFileSystem files;
   const std::string main_file = MainFileName(name);
   out.error = FillFiles(xml, assets, name, main_file, &files);
-  if (out.error.empty()) out.error = IncludeOfDirectory(name, xml, nullptr, assets);
   if (!out.error.empty()) return out;
-  out.sets_timestep = SetsTimestep(xml, nullptr, assets);
+  const SceneTextCheck check = CheckSceneText(name, xml, nullptr, assets);
+  out.error = check.error;
+  if (!out.error.empty()) return out;
+  out.sets_timestep = check.sets_timestep;
   SaveBinary(name, CompileMj(name, main_file, files.vfs.get(), &out.error), &out);
   return out;
 }
@@ -905,9 +905,10 @@ CompiledScene CompileSceneFile(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   const std::string directory = DirName(path);
-  out.error = IncludeOfDirectory(path, text.str(), &directory, {});
+  const SceneTextCheck check = CheckSceneText(path, text.str(), &directory, {});
+  out.error = check.error;
   if (!out.error.empty()) return out;
-  out.sets_timestep = SetsTimestep(text.str(), &directory, {});
+  out.sets_timestep = check.sets_timestep;
   MujocoCompileGuard guard(&out.warnings);
   SaveBinary(path, CompileMj(path, path, nullptr, &out.error), &out);
   return out;
