@@ -13,7 +13,8 @@
 //
 // Actions are a pure function of (seed, instance, step, actuator), uniform in the ctrlrange of
 // humanoid.xml ([-1, 1]), so a remote run split any way over servers and sub-batches, and the
-// in-process replay, step the same trajectories.
+// in-process replay, step the same trajectories (client/cli/random_actions.h, shared with
+// `alsim run --actions random` and solver_bench's random mode).
 #include <mujoco/mujoco.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -41,6 +42,7 @@
 #include <grpcpp/impl/client_unary_call.h>
 #include <grpcpp/impl/codegen/server_callback_handlers.h>
 
+#include "client/cli/random_actions.h"
 #include "client/client.h"
 #include "engine/core/parallel.h"
 #include "engine/dynamics/kinematics.h"
@@ -94,20 +96,8 @@ double OtherProcessCpuSeconds(long pid) {
   return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
-// splitmix64: a well-mixed 64-bit hash, so that actions need no generator state.
-std::uint64_t Mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-// Action of `actuator` of `instance` at `step`, uniform in [-1, 1] (humanoid.xml's ctrlrange).
-double Action(std::uint64_t seed, std::uint64_t instance, std::uint64_t step, int actuator) {
-  const std::uint64_t bits =
-      Mix(seed ^ Mix(instance ^ Mix(step ^ Mix(static_cast<std::uint64_t>(actuator)))));
-  return 2.0 * static_cast<double>(bits >> 11) * 0x1.0p-53 - 1.0;
-}
+// Uniform in [-1, 1] (humanoid.xml's ctrlrange): Action's default range.
+using cli::Action;
 
 struct Flags {
   std::vector<std::string> values;  // argv[2:]

@@ -11,22 +11,39 @@
 //            --model files) against MuJoCo 2.2.2 at 1 thread: steps/s, contacts, max penetration
 //            and the final pose difference (body origins after the same number of steps),
 //            then the same runs by phase (quarters of the steps): time per step, solve time,
-//            iterations and contacts of each engine.
-// Usage: solver_bench [table3|mujoco|robots|solvers|all] [--scenes DIR] [--repeats N]
+//            iterations and contacts of each engine;
+//   random   the load of an RL rollout: alsim (--solver NAME, default the engine's) and MuJoCo
+//            2.2.2's mj_step, each stepping --instances instances (default 8) one after another
+//            in each step on 1 thread, under the same random controls: before every step each
+//            actuator's ctrl is drawn uniformly in its ctrlrange ([-1, 1] without one) by
+//            client/cli/random_actions.h's Action(seed, instance, step, actuator), the draw of
+//            `alsim run --actions random` and of cluster_bench. On the --model files (default
+//            MuJoCo's humanoid/humanoid.xml) for --steps (default 1500), the engines alternating
+//            --repeats times: instance-steps/s of each, the ratio, and the mean solver
+//            iterations per step of each (alsim: SolverStatistics::mean_iterations, the mean over
+//            a step's islands; MuJoCo: mjData::solver_iter).
+// Usage: solver_bench [table3|mujoco|robots|solvers|random|all] [--scenes DIR] [--repeats N]
 //                     [--model FILE [--model FILE ...]] [--steps N] [--solvers A,B,...]
+//                     [--solver NAME] [--instances N] [--seed S]
 //   --scenes DIR   where Table III's quadruped_drop_8.xml and quadruped_drop_27.xml are
 //   --model FILE   compare with MuJoCo on this MJCF file instead of the three humanoid scenes
 //                  (repeatable; MuJoCo must load it too)
-//   --steps N      steps per run for the --model files (default 1000)
+//   --steps N      steps per run for the --model files (default 1000; random: 1500)
+//   --solver NAME  random: alsim's solver (default: the engine's default)
+//   --instances N  random: instances per engine (default 8)
+//   --seed S       random: the actions' seed (default 0)
 // Timings are medians over N repeats (default 3) of the same trajectory, so noise from the
 // shared machine shows as spread, not as bias in one direction; the ratios (Table III's and the
 // MuJoCo ones) are medians of the per-repeat ratios, with their range.
 #include <mujoco/mujoco.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -34,12 +51,14 @@
 #include <vector>
 
 #include "bench/cross_core_latency.h"
+#include "client/cli/random_actions.h"
 #include "engine/core/parallel.h"
 #include "engine/dynamics/kinematics.h"
 #include "engine/model/model_import.h"
 #include "engine/sim/state_snapshot.h"
 #include "engine/sim/step.h"
 #include "engine/solver/solver.h"
+#include "engine/solver/solver_options.h"
 
 namespace alsim {
 namespace {
@@ -529,15 +548,163 @@ void SolversAgainstMujoco(const std::vector<MujocoCase>& cases,
   }
 }
 
+// ---- random controls ------------------------------------------------------------------------
+
+struct RandomSample {
+  double steps_per_second = 0;  // instance-steps per second
+  double mean_iterations = 0;   // solver iterations per instance-step
+  bool ok = true;               // every step finished (alsim: kOk; MuJoCo: no bad qacc reset)
+};
+
+// Each actuator's range of random controls, from its ctrlrange.
+std::vector<cli::ActionRange> ActionRanges(const Model& model) {
+  std::vector<cli::ActionRange> ranges;
+  for (int a = 0; a < model.nu; ++a) {
+    const auto i = static_cast<size_t>(a);
+    ranges.push_back(cli::ActuatorActionRange(model.actuator_ctrl_limited[i],
+                                              model.actuator_ctrl_lower[i],
+                                              model.actuator_ctrl_upper[i]));
+  }
+  return ranges;
+}
+
+std::vector<cli::ActionRange> ActionRanges(const mjModel* m) {
+  std::vector<cli::ActionRange> ranges;
+  for (int a = 0; a < m->nu; ++a) {
+    ranges.push_back(cli::ActuatorActionRange(m->actuator_ctrllimited[a] != 0,
+                                              m->actuator_ctrlrange[2 * a],
+                                              m->actuator_ctrlrange[2 * a + 1]));
+  }
+  return ranges;
+}
+
+// `instances` alsim instances stepped one after another in each of `steps` steps, on the
+// calling thread's arena, each step's controls drawn before it; the solvers are created before
+// the clock starts.
+RandomSample RunAlsimRandom(const Model& model, SolverType type, int instances, int steps,
+                            std::uint64_t seed) {
+  const std::vector<cli::ActionRange> ranges = ActionRanges(model);
+  std::vector<Data> data;
+  data.reserve(static_cast<size_t>(instances));
+  for (int k = 0; k < instances; ++k) {
+    data.emplace_back(model);
+    EnsureSolver(model, data.back(), type);
+  }
+  StepOptions options;
+  options.solver.type = type;
+  RandomSample sample;
+  const auto start = Clock::now();
+  for (int n = 0; n < steps; ++n) {
+    for (int k = 0; k < instances; ++k) {
+      Data& d = data[static_cast<size_t>(k)];
+      for (int a = 0; a < model.nu; ++a) {
+        const cli::ActionRange& range = ranges[static_cast<size_t>(a)];
+        d.ctrl[static_cast<size_t>(a)] =
+            cli::Action(seed, static_cast<std::uint64_t>(k), static_cast<std::uint64_t>(n), a,
+                        range.lower, range.upper);
+      }
+      if (Step(model, d, options) != StepStatus::kOk) sample.ok = false;
+      sample.mean_iterations += d.solver_statistics.mean_iterations;
+    }
+  }
+  const double instance_steps = static_cast<double>(instances) * steps;
+  sample.steps_per_second = instance_steps / Seconds(start);
+  sample.mean_iterations /= instance_steps;
+  return sample;
+}
+
+// The same for MuJoCo: mj_step on `instances` mjData, the same draws in m's ctrlrange.
+RandomSample RunMujocoRandom(const mjModel* m, int instances, int steps, std::uint64_t seed) {
+  const std::vector<cli::ActionRange> ranges = ActionRanges(m);
+  std::vector<mjData*> data;
+  for (int k = 0; k < instances; ++k) data.push_back(mj_makeData(m));
+  RandomSample sample;
+  const auto start = Clock::now();
+  for (int n = 0; n < steps; ++n) {
+    for (int k = 0; k < instances; ++k) {
+      mjData* d = data[static_cast<size_t>(k)];
+      for (int a = 0; a < m->nu; ++a) {
+        const cli::ActionRange& range = ranges[static_cast<size_t>(a)];
+        d->ctrl[a] = cli::Action(seed, static_cast<std::uint64_t>(k), static_cast<std::uint64_t>(n),
+                                 a, range.lower, range.upper);
+      }
+      mj_step(m, d);
+      sample.mean_iterations += d->solver_iter;
+    }
+  }
+  const double instance_steps = static_cast<double>(instances) * steps;
+  sample.steps_per_second = instance_steps / Seconds(start);
+  sample.mean_iterations /= instance_steps;
+  for (mjData* d : data) {
+    if (d->warning[mjWARN_BADQACC].number > 0) sample.ok = false;
+    mj_deleteData(d);
+  }
+  return sample;
+}
+
+// Both engines under the same random controls, 1 thread, interleaved per repeat (the first
+// engine alternates, so neither always runs on a machine the other has warmed or loaded).
+void RandomAgainstMujoco(const std::vector<MujocoCase>& cases, SolverType type, int instances,
+                         std::uint64_t seed, int repeats) {
+  std::vector<std::shared_ptr<const Model>> models;
+  for (const MujocoCase& c : cases) {
+    const std::string path = MujocoCasePath(c.file);
+    models.push_back(Load(path));
+    if (const std::string refused = SolverRefusesModel(*models.back(), type); !refused.empty()) {
+      std::fprintf(stderr, "solver_bench: %s: %s\n", c.file.c_str(), refused.c_str());
+      std::exit(1);
+    }
+    mj_deleteModel(LoadMujoco(path));
+  }
+  std::printf(
+      "\n### Random controls: alsim (%s, 1 thread) vs MuJoCo 2.2.2 mj_step, %d instances each, "
+      "seed %llu\n\n",
+      SolverName(type), instances, static_cast<unsigned long long>(seed));
+  std::printf(
+      "| scene | actuators | steps | alsim steps/s | MuJoCo steps/s | alsim/MuJoCo | "
+      "alsim iterations/step | MuJoCo iterations/step |\n");
+  std::printf("|---|---|---|---|---|---|---|---|\n");
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const MujocoCase& c = cases[k];
+    const Model& model = *models[k];
+    mjModel* mj_model = LoadMujoco(MujocoCasePath(c.file));
+    std::vector<double> alsim, mujoco, ratio;
+    RandomSample alsim_sample, mj_sample;
+    bool ok = true;
+    RunWithThreads(1, [&] {
+      for (int r = 0; r < repeats; ++r) {
+        if (r % 2 == 0) mj_sample = RunMujocoRandom(mj_model, instances, c.steps, seed);
+        alsim_sample = RunAlsimRandom(model, type, instances, c.steps, seed);
+        if (r % 2 == 1) mj_sample = RunMujocoRandom(mj_model, instances, c.steps, seed);
+        ok = ok && alsim_sample.ok && mj_sample.ok;
+        alsim.push_back(alsim_sample.steps_per_second);
+        mujoco.push_back(mj_sample.steps_per_second);
+        ratio.push_back(alsim.back() / mujoco.back());
+      }
+    });
+    mj_deleteModel(mj_model);
+    const std::string name = c.file.substr(c.file.find_last_of('/') + 1);  // npos + 1 == 0
+    std::printf("| %s%s | %d | %d | %.0f | %.0f | %s | %.2f | %.2f |\n", name.c_str(),
+                ok ? "" : " (a step failed)", model.nu, c.steps, Median(alsim), Median(mujoco),
+                RatioSpread(ratio).c_str(), alsim_sample.mean_iterations,
+                mj_sample.mean_iterations);
+    std::fflush(stdout);
+  }
+}
+
 }  // namespace
 }  // namespace alsim
 
 int main(int argc, char** argv) {
   const char* usage =
-      "usage: solver_bench [table3|mujoco|robots|solvers|all] [--scenes DIR] [--repeats N]\n"
-      "                    [--model FILE [--model FILE ...]] [--steps N] [--solvers A,B,...]\n";
+      "usage: solver_bench [table3|mujoco|robots|solvers|random|all] [--scenes DIR] [--repeats N]\n"
+      "                    [--model FILE [--model FILE ...]] [--steps N] [--solvers A,B,...]\n"
+      "                    [--solver NAME] [--instances N] [--seed S]\n";
   std::string what = "all", scenes = ALSIM_SCENES_DIR;
-  int repeats = 3, model_steps = 1000;
+  int repeats = 3, model_steps = 0;  // 0: the mode's default
+  int instances = 8;
+  unsigned long long seed = 0;
+  alsim::SolverType solver = alsim::SolverOptions{}.type;
   std::vector<std::string> models;
   std::vector<alsim::SolverType> solvers = {alsim::SolverType::kSubAdmm, alsim::SolverType::kCanal,
                                             alsim::SolverType::kAuto};
@@ -555,6 +722,25 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "solver_bench: --steps must be at least 1\n%s", usage);
         return 2;
       }
+    } else if (arg == "--solver" && i + 1 < argc) {
+      if (!alsim::ParseSolverName(argv[++i], &solver)) {
+        std::fprintf(stderr, "solver_bench: unknown solver '%s'\n%s", argv[i], usage);
+        return 2;
+      }
+    } else if (arg == "--instances" && i + 1 < argc) {
+      instances = std::atoi(argv[++i]);
+      if (instances < 1) {
+        std::fprintf(stderr, "solver_bench: --instances must be at least 1\n%s", usage);
+        return 2;
+      }
+    } else if (arg == "--seed" && i + 1 < argc) {
+      char* end = nullptr;
+      errno = 0;
+      seed = std::strtoull(argv[++i], &end, 10);
+      if (*argv[i] < '0' || *argv[i] > '9' || *end != '\0' || errno == ERANGE) {
+        std::fprintf(stderr, "solver_bench: --seed must be a non-negative integer\n%s", usage);
+        return 2;
+      }
     } else if (arg == "--solvers" && i + 1 < argc) {
       solvers.clear();
       std::string list = argv[++i];
@@ -570,12 +756,20 @@ int main(int argc, char** argv) {
         start = comma + 1;
       }
     } else if (arg == "table3" || arg == "mujoco" || arg == "robots" || arg == "solvers" ||
-               arg == "all") {
+               arg == "random" || arg == "all") {
       what = arg;
     } else {
       std::fprintf(stderr, "solver_bench: unknown argument '%s'\n%s", arg.c_str(), usage);
       return 2;
     }
+  }
+  if (model_steps == 0) model_steps = what == "random" ? 1500 : 1000;
+  if (what == "random") {
+    std::vector<alsim::MujocoCase> cases;
+    if (models.empty()) models.push_back("humanoid/humanoid.xml");
+    for (const std::string& file : models) cases.push_back({file, model_steps});
+    alsim::RandomAgainstMujoco(cases, solver, instances, seed, repeats);
+    return 0;
   }
   std::vector<alsim::MujocoCase> cases = what == "solvers"  ? alsim::SolverCases(scenes)
                                          : what == "robots" ? alsim::RobotCases(scenes)

@@ -3,17 +3,22 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <limits>
+#include <string>
 
 #include <oneapi/tbb/info.h>
 
 #include "client/cli/json_writer.h"
 #include "client/cli/progress_bar.h"
+#include "client/cli/random_actions.h"
 #include "engine/core/parallel.h"
 #include "engine/data/data.h"
 #include "engine/model/model_import.h"
@@ -32,10 +37,20 @@ constexpr long long kDefaultSteps = 1000;
 // More threads than this is a typo, not a machine; TBB would still try to create them.
 constexpr int kMaxThreads = 4096;
 
+// The controls applied before each step.
+enum class Actions {
+  kZero,    // every ctrl stays 0
+  kRandom,  // every ctrl drawn uniformly in its ctrlrange ([-1, 1] if it has none), every step
+};
+
+const char* ActionsName(Actions actions) { return actions == Actions::kZero ? "zero" : "random"; }
+
 struct RunOptions {
   std::string scene;
   long long steps = kDefaultSteps;
   int threads = 0;  // 0 until parsed: all hardware threads
+  Actions actions = Actions::kZero;
+  std::uint64_t seed = 0;  // of the random actions
   SolverOptions solver;
   bool json = false;
   bool help = false;
@@ -84,6 +99,17 @@ bool ParseIntegerIn(const std::string& text, long long lower, long long upper, i
   return true;
 }
 
+// A seed: a decimal integer from 0 to 2^64 - 1 (no sign, no spaces).
+bool ParseSeed(const std::string& text, std::uint64_t* value) {
+  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0]))) return false;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long parsed = std::strtoull(text.c_str(), &end, 10);
+  if (*end != '\0' || errno == ERANGE) return false;
+  *value = parsed;
+  return true;
+}
+
 // Fills `options` from the arguments after "run"; returns an error message, empty on success.
 // The solver's flags are the option table's (engine/solver/solver_option_table.h).
 std::string ParseRunArgs(const std::vector<std::string>& args, RunOptions* options) {
@@ -92,7 +118,8 @@ std::string ParseRunArgs(const std::vector<std::string>& args, RunOptions* optio
     const SolverOptionSpec* solver_option =
         arg.size() > 2 && arg[0] == '-' ? FindSolverOption(arg) : nullptr;
     if (solver_option != nullptr && solver_option->flag != arg) solver_option = nullptr;
-    const bool takes_value = arg == "--steps" || arg == "--threads" || solver_option != nullptr;
+    const bool takes_value = arg == "--steps" || arg == "--threads" || arg == "--actions" ||
+                             arg == "--seed" || solver_option != nullptr;
     if (takes_value && i + 1 >= args.size()) return arg + " needs a value";
     const std::string value = takes_value ? args[++i] : "";
     long long integer = 0;
@@ -109,6 +136,19 @@ std::string ParseRunArgs(const std::vector<std::string>& args, RunOptions* optio
       if (!ParseIntegerIn(value, 1, kMaxThreads, &options->threads)) {
         return "--threads '" + value + "' is not an integer from 1 to " +
                std::to_string(kMaxThreads);
+      }
+    } else if (arg == "--actions") {
+      if (value == "zero") {
+        options->actions = Actions::kZero;
+      } else if (value == "random") {
+        options->actions = Actions::kRandom;
+      } else {
+        return "--actions '" + value + "' is not one of zero or random";
+      }
+    } else if (arg == "--seed") {
+      if (!ParseSeed(value, &options->seed)) {
+        return "--seed '" + value + "' is not an integer from 0 to " +
+               std::to_string(std::numeric_limits<std::uint64_t>::max());
       }
     } else if (solver_option != nullptr) {
       if (std::string error = SetSolverOption(*solver_option, value, &options->solver);
@@ -129,8 +169,20 @@ std::string ParseRunArgs(const std::vector<std::string>& args, RunOptions* optio
   return "";
 }
 
-// Steps with zero controls until options.steps are done, the state diverges or the engine refuses
-// the options.
+// With --actions random, sets every control of step `step` (instance 0 of the shared draw,
+// client/cli/random_actions.h): a pure function of the seed, the step and the actuator, so the
+// same for any thread count.
+void SetRandomControls(const Model& m, std::uint64_t seed, long long step, Data& d) {
+  for (int a = 0; a < m.nu; ++a) {
+    const auto i = static_cast<std::size_t>(a);
+    const ActionRange range = ActuatorActionRange(
+        m.actuator_ctrl_limited[i], m.actuator_ctrl_lower[i], m.actuator_ctrl_upper[i]);
+    d.ctrl[i] = Action(seed, 0, static_cast<std::uint64_t>(step), a, range.lower, range.upper);
+  }
+}
+
+// Steps with the chosen controls (zero, or random before every step) until options.steps are done,
+// the state diverges or the engine refuses the options.
 RunStatistics Simulate(const Model& m, Data& d, const RunOptions& options) {
   StepOptions step_options;
   step_options.solver = options.solver;
@@ -138,6 +190,7 @@ RunStatistics Simulate(const Model& m, Data& d, const RunOptions& options) {
   RunStatistics stats;
   const Clock::time_point start = Clock::now();
   for (long long k = 0; k < options.steps; ++k) {
+    if (options.actions == Actions::kRandom) SetRandomControls(m, options.seed, k, d);
     stats.status = Step(m, d, step_options);
     if (stats.status == StepStatus::kInvalidOptions) break;  // nothing changed: not a step
     ++stats.steps;
@@ -174,6 +227,8 @@ void PrintJson(const RunOptions& options, const Model& m, const Data& d,
   json.String("scene", options.scene);
   json.String("solver", SolverName(options.solver.type));
   json.Int("threads", options.threads);
+  json.String("actions", ActionsName(options.actions));
+  json.UInt("seed", options.seed);
   json.Int("steps", stats.steps);
   json.Int("dof", m.nv);
   json.Int("nq", m.nq);
@@ -220,6 +275,7 @@ void PrintJson(const RunOptions& options, const Model& m, const Data& d,
   }
   json.String("state_hash", FormatStateHash(StateHash(m, d)));
   json.DoubleArray("qpos", d.qpos);
+  json.DoubleArray("ctrl", d.ctrl);  // the controls of the last step
   std::cout << json.Finish() << "\n";
 }
 
@@ -247,6 +303,12 @@ void PrintSummary(const RunOptions& options, const Model& m, const Data& d,
            SolverOptionValue(spec, options.solver);
   }
   if (!own.empty()) std::printf("%-9s %s\n", name.c_str(), own.c_str());
+  if (options.actions == Actions::kRandom) {
+    std::printf("controls  random in each actuator's ctrlrange, redrawn every step; seed %llu\n",
+                static_cast<unsigned long long>(options.seed));
+  } else {
+    std::printf("controls  zero\n");
+  }
   std::printf("stepped   %lld steps (%g s simulated) in %.3f s: %.0f steps/s, %.2fx real time\n",
               stats.steps, simulated, stats.wall_seconds, stats.StepsPerSecond(),
               stats.wall_seconds > 0 ? simulated / stats.wall_seconds : 0.0);
@@ -299,15 +361,22 @@ void AppendHelpEntry(const std::string& head, const std::string& text, std::stri
 std::string RunUsage() {
   std::string text =
       "  run SCENE [OPTIONS]    load an MJCF or URDF scene and step it in this process (no\n"
-      "                         server) with zero controls; prints a summary, or one JSON object\n"
-      "                         with --json. Exits 0 when done, 1 if the simulation diverged,\n"
-      "                         2 for bad arguments, scenes or options\n";
+      "                         server) with zero or random controls; prints a summary, or one\n"
+      "                         JSON object with --json. Exits 0 when done, 1 if the simulation\n"
+      "                         diverged, 2 for bad arguments, scenes or options\n";
   AppendHelpEntry("    --steps N", "steps to take [default " + std::to_string(kDefaultSteps) + "]",
                   &text);
   AppendHelpEntry("    --threads T",
                   "worker threads [default: all hardware threads, " +
                       std::to_string(tbb::info::default_concurrency()) + " here]",
                   &text);
+  AppendHelpEntry("    --actions A",
+                  "the controls: zero, or random: before every step each actuator's ctrl drawn "
+                  "uniformly in its ctrlrange ([-1, 1] without one), a pure function of (seed, "
+                  "step, actuator), so the same for any --threads; one of zero or random "
+                  "[default zero]",
+                  &text);
+  AppendHelpEntry("    --seed S", "seed of --actions random; 0 to 2^64 - 1 [default 0]", &text);
   // The solver options, from the table: doc, range, who reads it, default, JSON key (README.md's
   // rows are made from this text by scripts/solver-flags-table.py).
   for (const SolverOptionSpec& spec : SolverOptionTable()) {

@@ -54,6 +54,50 @@ def scene_xml():
     return xml, resting_z
 
 
+# Sliders in zero gravity, each pushed by a motor: with a ctrlrange of (-0.5, 0.5), one of
+# (0.25, 2), and none ([-1, 1] for random actions). No contacts: the controls alone move them.
+ACTUATED_RANGES = [(-0.5, 0.5), (0.25, 2.0), None] * 3
+
+
+def actuated_xml():
+    bodies, motors = [], []
+    for i, ctrlrange in enumerate(ACTUATED_RANGES):
+        bodies.append(
+            '<body pos="0 %g 0"><joint name="j%d" type="slide" axis="1 0 0"/>'
+            '<geom type="sphere" size="0.05" mass="1" contype="0" conaffinity="0"/></body>'
+            % (0.2 * i, i))
+        limits = ('ctrllimited="true" ctrlrange="%g %g"' % ctrlrange if ctrlrange
+                  else 'ctrllimited="false"')
+        motors.append('<motor joint="j%d" gear="1" %s/>' % (i, limits))
+    return """<mujoco model="sliders">
+  <option timestep="0.01" gravity="0 0 0"/>
+  <worldbody>
+    %s
+  </worldbody>
+  <actuator>
+    %s
+  </actuator>
+</mujoco>
+""" % ("\n    ".join(bodies), "\n    ".join(motors))
+
+
+MASK64 = (1 << 64) - 1
+
+
+def mix(x):
+    """splitmix64's finalizer, as client/cli/random_actions.h has it."""
+    x = (x + 0x9e3779b97f4a7c15) & MASK64
+    x = ((x ^ (x >> 30)) * 0xbf58476d1ce4e5b9) & MASK64
+    x = ((x ^ (x >> 27)) * 0x94d049bb133111eb) & MASK64
+    return x ^ (x >> 31)
+
+
+def action(seed, instance, step, actuator, lower=-1.0, upper=1.0):
+    """random_actions.h's Action: uniform in [lower, upper), a pure function of its arguments."""
+    bits = mix(seed ^ mix(instance ^ mix(step ^ mix(actuator))))
+    return lower + (upper - lower) * ((bits >> 11) * 2.0**-53)
+
+
 class RunCommandTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -62,6 +106,9 @@ class RunCommandTest(unittest.TestCase):
         cls.scene = os.path.join(cls.tmp.name, "three_stacks.xml")
         with open(cls.scene, "w") as f:
             f.write(xml)
+        cls.actuated = os.path.join(cls.tmp.name, "sliders.xml")
+        with open(cls.actuated, "w") as f:
+            f.write(actuated_xml())
         cls.results = {}
 
     @classmethod
@@ -170,6 +217,67 @@ class RunCommandTest(unittest.TestCase):
         self.assertGreater(figures["newton_steps"], 0)
         self.assertGreaterEqual(figures["outer_iterations"], 1)
 
+    def run_actuated(self, *args):
+        out = self.alsim("run", self.actuated, "--json", *args)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        return json.loads(out.stdout)
+
+    def test_default_actions_are_zero_controls(self):
+        default = self.run_actuated("--steps", "50")
+        self.assertEqual(default["actions"], "zero")
+        self.assertEqual(default["seed"], 0)
+        self.assertEqual(default["ctrl"], [0.0] * len(ACTUATED_RANGES))
+        # Nothing moves the sliders whose ctrlrange holds 0 (the engine clamps 0 to 0.25 in the
+        # others, as MuJoCo does).
+        for q, ctrlrange in zip(default["qpos"], ACTUATED_RANGES):
+            if ctrlrange is None or ctrlrange[0] <= 0 <= ctrlrange[1]:
+                self.assertEqual(q, 0.0)
+        zero = self.run_actuated("--steps", "50", "--actions", "zero", "--seed", "9")
+        self.assertEqual(zero["state_hash"], default["state_hash"])
+        self.assertEqual(zero["actions"], "zero")
+        self.assertEqual(zero["seed"], 9)
+        # On a scene without actuators random actions change nothing.
+        self.assertEqual(
+            self.run_json(threads=1, steps=60)["state_hash"],
+            json.loads(self.alsim("run", self.scene, "--steps", "60", "--threads", "1",
+                                  "--actions", "random", "--json").stdout)["state_hash"])
+
+    def test_random_actions_are_reproducible_and_seeded(self):
+        first = self.run_actuated("--steps", "40", "--actions", "random", "--seed", "3",
+                                  "--threads", "1")
+        again = self.run_actuated("--steps", "40", "--actions", "random", "--seed", "3",
+                                  "--threads", "2")
+        other = self.run_actuated("--steps", "40", "--actions", "random", "--seed", "4",
+                                  "--threads", "1")
+        zero = self.run_actuated("--steps", "40")
+        self.assertEqual(first["actions"], "random")
+        self.assertEqual(first["seed"], 3)
+        self.assertEqual(first["state_hash"], again["state_hash"])
+        self.assertEqual(first["qpos"], again["qpos"])
+        self.assertNotEqual(first["state_hash"], other["state_hash"])
+        self.assertNotEqual(first["state_hash"], zero["state_hash"])
+        self.assertNotEqual(first["qpos"], [0.0] * len(ACTUATED_RANGES))
+        # The default seed is 0.
+        self.assertEqual(self.run_actuated("--steps", "5", "--actions", "random")["state_hash"],
+                         self.run_actuated("--steps", "5", "--actions", "random", "--seed",
+                                           "0")["state_hash"])
+
+    def test_random_actions_lie_in_the_ctrlrange_and_are_redrawn_every_step(self):
+        seed = 2**64 - 5  # the whole 64-bit range is a seed
+        previous = None
+        for steps in range(1, 9):
+            ctrl = self.run_actuated("--steps", str(steps), "--actions", "random", "--seed",
+                                     str(seed))["ctrl"]
+            self.assertEqual(len(ctrl), len(ACTUATED_RANGES))
+            for a, (value, ctrlrange) in enumerate(zip(ctrl, ACTUATED_RANGES)):
+                lower, upper = ctrlrange or (-1.0, 1.0)
+                self.assertGreaterEqual(value, lower, (steps, a))
+                self.assertLessEqual(value, upper, (steps, a))
+                # The draw of instance 0 at the last step, exactly.
+                self.assertEqual(value, action(seed, 0, steps - 1, a, lower, upper), (steps, a))
+            self.assertNotEqual(ctrl, previous)
+            previous = ctrl
+
     def test_split_steps_counts_deep_corrections(self):
         # The stacks rest exactly: no step needs a split. A box placed 5 cm into the floor at
         # 2 ms asks for 5 m/s of correction: its first steps split, and it is not thrown.
@@ -226,6 +334,7 @@ class RunCommandTest(unittest.TestCase):
         for flag in ("run SCENE", "--steps", "--solver", "--threads", "--iterations",
                      "--tolerance", "--budget-us", "--relaxation", "--penalty-scaling",
                      "--anderson", "--delassus-refresh", "--response-after", "--json",
+                     "--actions", "--seed",
                      "server-info", "health"):
             self.assertIn(flag, out.stdout)
         self.assertIn("[default 1000]", out.stdout)
@@ -252,11 +361,14 @@ class RunCommandTest(unittest.TestCase):
                      ["--budget-us", "x"], ["--relaxation", "2"], ["--relaxation", "0"],
                      ["--penalty-scaling", "unit"], ["--anderson", "9"], ["--steps"],
                      ["--response-after", "-1"], ["--delassus-refresh", "0"],
-                     ["--no-such-flag"]):
+                     ["--actions", "foo"], ["--actions"], ["--seed", "-1"], ["--seed", "x"],
+                     ["--seed", "18446744073709551616"], ["--no-such-flag"]):
             out = self.alsim("run", self.scene, *args)
             self.assertEqual(out.returncode, 2, args)
             self.assertIn("alsim: run: ", out.stderr, args)
             self.assertEqual(out.stdout, "", args)
+        out = self.alsim("run", self.scene, "--actions", "foo")
+        self.assertIn("--actions 'foo' is not one of zero or random", out.stderr)
         out = self.alsim("run")
         self.assertEqual(out.returncode, 2)
         self.assertIn("no scene file", out.stderr)
