@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "engine/constraint/soft_rows.h"
 #include "engine/math/spatial.h"
 
 namespace alsim {
@@ -17,6 +18,8 @@ constexpr int kKindLimit = 2;
 constexpr int kKindSoft = 3;
 constexpr int kKindFriction = 4;
 constexpr int kKindTendonLimit = 5;
+
+constexpr double kMinFriction = 1e-5;  // MuJoCo's mjMINMU
 
 // Gap-dependent bias of eqs. (3) and (5) for row `row`: a gap may close within the step (phi / h);
 // a penetration is removed at the rate `erp` per step, at most at `cap` (a correction;
@@ -64,6 +67,7 @@ Constraint& AddConstraint(ConstraintSet& set, ConstraintType type, int dim,
     set.bias.push_back(0.0);
     set.lambda.push_back(0.0);
     set.correction.push_back(0.0);
+    set.regularization.push_back(0.0);
     set.split_row.push_back(false);
   }
   return c;
@@ -76,6 +80,36 @@ ConstraintBlock& AddBlock(ConstraintSet& set) {
   block.constraint = static_cast<int>(set.constraints.size()) - 1;
   ++c.block_num;
   return block;
+}
+
+// J_r v_k of row r of constraint c at the current velocities: its blocks' maps applied to their
+// bodies' spatial velocities, or their coefficients to their dofs' velocities.
+double RowVelocity(const Data& d, const ConstraintSet& set, const Constraint& c, int r) {
+  double velocity = 0;
+  for (int k = c.block_adr; k < c.block_adr + c.block_num; ++k) {
+    const ConstraintBlock& block = set.blocks[k];
+    velocity += block.body >= 0 ? BlockRowDot(block, r, d.cvel[block.body])
+                                : block.dof_coefficient * d.qvel[block.dof];
+  }
+  return velocity;
+}
+
+// Row `row` as MuJoCo's soft row with regularization R and bias e (soft_rows.h).
+void SetSoftRow(ConstraintSet& set, int row, double regularization, double bias) {
+  set.regularization[row] = regularization;
+  set.bias[row] = bias;
+}
+
+// A single soft row of constraint c (a limit, a frictionloss row): R from the impedance at `pos`
+// and the element's inverse weight, e from its reference (friction rows: no stiffness).
+void SetSingleSoftRow(const Data& d, ConstraintSet& set, const Constraint& c,
+                      const SoftRowParameters& p, double pos, double margin, double invweight,
+                      bool friction, double h) {
+  const double imp = Impedance(p.solimp, pos, margin);
+  SoftRowReference reference = Reference(p);
+  if (friction) reference.stiffness = 0;
+  SetSoftRow(set, c.row_adr, Regularization(imp, invweight),
+             SoftRowBias(reference, imp, pos, margin, RowVelocity(d, set, c, 0), h));
 }
 
 void AddJointBlock(const Model& m, ConstraintSet& set, int dof, double coefficient) {
@@ -142,17 +176,61 @@ bool WarmStartContact(const Data& d, Constraint& c, double radius, double* lambd
   return true;
 }
 
+// A contact's rows in MuJoCo's model (mj_diagApprox, mj_makeImpedance): the impedance at its
+// distance from margin - gap, R from the bodies' inverse weights, then the cone's adjustments.
+// Pyramidal: every edge shares R_py = 2 mu_r^2 R_0 with R_0 the first edge pair's R and mu_r =
+// mu sqrt(1 / impratio) the regularized cone's friction; elliptic: the normal row's R from the
+// translational weight, R_1 = R_0 / impratio and R_j mu_j^2 = R_1 mu^2. A frictionless contact
+// (condim 1) has its normal row only.
+void SetMujocoContactRows(const Model& m, const Data& d, ConstraintSet& set, const Constraint& c,
+                          double h) {
+  const Contact& contact = d.contact[c.contact];
+  const int body1 = m.geom_body[contact.geom1], body2 = m.geom_body[contact.geom2];
+  const SoftRowParameters mixed =
+      ContactSoftRowParameters(m, contact.geom1, contact.geom2, contact.explicit_pair);
+  const SoftRowParameters p = CheckedSoftRowParameters(mixed.solref, mixed.solimp, h, m.refsafe);
+  const double imp = Impedance(p.solimp, contact.dist, contact.include_margin);
+  const SoftRowReference reference = Reference(p);
+  const double tran = m.body_invweight0[body1][0] + m.body_invweight0[body2][0];
+  const double mu[6] = {
+      0, c.friction, c.friction, c.friction_torsion, c.friction_rolling, c.friction_rolling};
+  const int row = c.row_adr;
+  set.bias[row] = SoftRowBias(reference, imp, contact.dist, contact.include_margin,
+                              RowVelocity(d, set, c, 0), h);
+  for (int r = 1; r < c.dim; ++r) {
+    set.bias[row + r] = -(1 - h * reference.damping) * RowVelocity(d, set, c, r);
+  }
+  if (!(c.friction > 0)) {
+    set.regularization[row] = Regularization(imp, tran);
+    return;
+  }
+  const double impratio = std::max(1e-15, m.impratio);
+  if (m.cone == FrictionCone::kPyramidal) {
+    const double r0 = Regularization(imp, tran + mu[1] * mu[1] * tran);
+    const double mu_regularized2 = mu[1] * mu[1] / impratio;
+    for (int r = 0; r < c.dim; ++r) set.regularization[row + r] = 2 * mu_regularized2 * r0;
+    return;
+  }
+  set.regularization[row] = Regularization(imp, tran);
+  const double r1 = set.regularization[row] / impratio;
+  for (int r = 1; r < c.dim; ++r) {
+    const double mu_r = std::max(kMinFriction, mu[r]);
+    set.regularization[row + r] = r1 * mu[1] * mu[1] / (mu_r * mu_r);
+  }
+}
+
 // Contact constraints in two passes: the layout (which contacts take part, and where their rows
 // and blocks go), so that the arrays are sized once, then each contact's bias, Jacobian
 // blocks and warm start. Blocks: body2's (+1) before body1's (-1). (Filling the contacts in
 // parallel tasks gained nothing on our scenes: docs/benchmarks-history.md.)
 void AddContacts(const Model& m, const Data& d, ConstraintSet& set, double h,
-                 const ConstraintOptions& o) {
+                 const ConstraintOptions& o, bool mujoco) {
   const int first = static_cast<int>(set.constraints.size());
   for (int k = 0; k < static_cast<int>(d.contact.size()); ++k) {
     const Contact& contact = d.contact[k];
     const int body1 = m.geom_body[contact.geom1], body2 = m.geom_body[contact.geom2];
     if (m.body_subsystem[body1] < 0 && m.body_subsystem[body2] < 0) continue;
+    if (mujoco && !(contact.dist < contact.include_margin)) continue;  // MuJoCo's exclusion
     const int index = static_cast<int>(set.constraints.size());
     Constraint& c = set.constraints.emplace_back();
     c.type = ConstraintType::kContact;
@@ -178,17 +256,21 @@ void AddContacts(const Model& m, const Data& d, ConstraintSet& set, double h,
   set.bias.resize(set.num_rows, 0.0);
   set.lambda.resize(set.num_rows, 0.0);
   set.correction.resize(set.num_rows, 0.0);
+  set.regularization.resize(set.num_rows, 0.0);
   set.split_row.resize(set.num_rows, false);
   for (int i = first; i < static_cast<int>(set.constraints.size()); ++i) {
     Constraint& c = set.constraints[i];
     const Contact& contact = d.contact[c.contact];
-    SetPositionBias(set, c.row_adr, contact.dist, h, o.error_reduction, o.max_correction_speed,
-                    o.kept_correction_speed);
+    if (!mujoco) {
+      SetPositionBias(set, c.row_adr, contact.dist, h, o.error_reduction, o.max_correction_speed,
+                      o.kept_correction_speed);
+    }
     for (int k = 0; k < c.block_num; ++k) {
       ConstraintBlock& block = set.blocks[c.block_adr + k];
       const bool on_body2 = k == 0 && m.body_subsystem[m.geom_body[contact.geom2]] >= 0;
       FillContactMap(m, d, on_body2 ? +1.0 : -1.0, contact, block);
     }
+    if (mujoco) SetMujocoContactRows(m, d, set, c, h);
     if (WarmStartContact(d, c, o.warm_start_radius, set.lambda.data() + c.row_adr)) {
       ++set.num_warm_started_contacts;
     }
@@ -213,11 +295,61 @@ void AddEqualityBlock(const Model& m, const Data& d, ConstraintSet& set, int bod
   }
 }
 
+// An equality's rows in MuJoCo's model (mj_instantiateEquality, mj_diagApprox,
+// mj_makeImpedance). A weld's rotation error is MuJoCo's: the vector part of q = q2^* q1 relquat
+// (about half the rotation angle), and its rows are 0.5 torquescale Im(q2^* (0, w1 - w2) q1
+// relquat), which replace alsim's world-axis rows. The impedance is taken at the norm of the
+// whole error (a weld's rotation part scaled by torquescale), R from the bodies' translational
+// inverse weights, each row's reference at its own error.
+void SetMujocoEqualityRows(const Model& m, const Data& d, ConstraintSet& set, const Constraint& c,
+                           const EqualityError& error, double h) {
+  const int eq = c.key.a;
+  const bool rotation = c.key.b == 1;
+  const bool weld = m.eq_type[eq] == EqualityType::kWeld;
+  const SoftRowParameters p =
+      CheckedSoftRowParameters(m.eq_solref[eq], m.eq_solimp[eq], h, m.refsafe);
+  Vec3 rotation_error = Vec3::Zero();
+  if (weld) {
+    const int body1 = m.eq_body1[eq], body2 = m.eq_body2[eq];
+    const Quat target = QuatMultiply(d.xquat[body1], m.eq_relquat[eq]);
+    const Quat conjugate2 = QuatConjugate(d.xquat[body2]);
+    const Quat q = QuatMultiply(conjugate2, target);
+    rotation_error = q.tail<3>();
+    if (rotation) {
+      Mat3 rows;  // column k: the rows applied to w1 - w2 = e_k
+      for (int k = 0; k < 3; ++k) {
+        const Quat axis(0, k == 0, k == 1, k == 2);
+        const Quat product = QuatMultiply(QuatMultiply(conjugate2, axis), target);
+        rows.col(k) = 0.5 * m.eq_torquescale[eq] * product.tail<3>();
+      }
+      for (int k = c.block_adr; k < c.block_adr + c.block_num; ++k) {
+        ConstraintBlock& block = set.blocks[k];
+        block.map.leftCols<3>() = (block.body == body1 ? 1.0 : -1.0) * rows;
+      }
+    }
+  }
+  const double distance =
+      weld ? std::sqrt(error.position.squaredNorm() +
+                       m.eq_torquescale[eq] * m.eq_torquescale[eq] * rotation_error.squaredNorm())
+           : error.position.norm();
+  const double imp = Impedance(p.solimp, distance, 0);
+  const SoftRowReference reference = Reference(p);
+  // Translational weights for every row: MuJoCo 2.2.2's mj_diagApprox resets its weld row counter
+  // on every row, so a weld's rotation rows take the translational weights too.
+  const double invweight =
+      m.body_invweight0[m.eq_body1[eq]][0] + m.body_invweight0[m.eq_body2[eq]][0];
+  const Vec3& value = rotation ? rotation_error : error.position;
+  for (int r = 0; r < 3; ++r) {
+    SetSoftRow(set, c.row_adr + r, Regularization(imp, invweight),
+               SoftRowBias(reference, imp, value[r], 0, RowVelocity(d, set, c, r), h));
+  }
+}
+
 // Connect (3 position rows) and weld (3 position and 3 rotation rows) as hard equalities, eq. (3)
 // with J v_hat + e = 0 and e = erp * error / h: like a penetration, an error is removed at the
 // rate erp per step rather than at once, which would kick the bodies.
 void AddEqualities(const Model& m, const Data& d, ConstraintSet& set, double h,
-                   const ConstraintOptions& o) {
+                   const ConstraintOptions& o, bool mujoco) {
   for (int eq = 0; eq < m.neq; ++eq) {
     const int body1 = m.eq_body1[eq], body2 = m.eq_body2[eq];
     if (!m.eq_active[eq] || body1 == body2) continue;
@@ -231,29 +363,39 @@ void AddEqualities(const Model& m, const Data& d, ConstraintSet& set, double h,
           AddConstraint(set, ConstraintType::kEquality, 3, {kKindEquality, eq, part});
       const double cap = rotation ? o.max_correction_angular_speed : o.max_correction_speed;
       const double kept = rotation ? o.kept_correction_angular_speed : o.kept_correction_speed;
-      for (int r = 0; r < 3; ++r) {
-        SetEqualityBias(set, c.row_adr + r, value[r], h, o.error_reduction, cap, kept);
+      if (!mujoco) {
+        for (int r = 0; r < 3; ++r) {
+          SetEqualityBias(set, c.row_adr + r, value[r], h, o.error_reduction, cap, kept);
+        }
       }
       AddEqualityBlock(m, d, set, body1, +1.0, rotation, error.point1);
       AddEqualityBlock(m, d, set, body2, -1.0, rotation, error.point2);
+      if (mujoco) SetMujocoEqualityRows(m, d, set, set.constraints.back(), error, h);
     }
   }
 }
 
-void AddLimit(const Model& m, ConstraintSet& set, int joint, int side, double phi, double sign,
-              double h, const ConstraintOptions& o) {
+void AddLimit(const Model& m, const Data& d, ConstraintSet& set, int joint, int side, double phi,
+              double sign, double h, const ConstraintOptions& o, bool mujoco) {
   AddConstraint(set, ConstraintType::kLimit, 1, {kKindLimit, joint, side});
+  AddJointBlock(m, set, m.jnt_dof_adr[joint], sign);
+  if (mujoco) {
+    const SoftRowParameters p =
+        CheckedSoftRowParameters(m.jnt_solref[joint], m.jnt_solimp[joint], h, m.refsafe);
+    SetSingleSoftRow(d, set, set.constraints.back(), p, phi, m.jnt_margin[joint],
+                     m.dof_invweight0[m.jnt_dof_adr[joint]], false, h);
+    return;
+  }
   const bool hinge = m.jnt_type[joint] == JointType::kHinge;
   SetPositionBias(set, set.num_rows - 1, phi, h, o.error_reduction,
                   hinge ? o.max_correction_angular_speed : o.max_correction_speed,
                   hinge ? o.kept_correction_angular_speed : o.kept_correction_speed);
-  AddJointBlock(m, set, m.jnt_dof_adr[joint], sign);
 }
 
 // Hinge and slide limits, eq. (3): lower q - lower >= 0 with J = e_dof, upper upper - q >= 0 with
 // J = -e_dof; a row exists only near a bound.
 void AddJointLimits(const Model& m, const Data& d, ConstraintSet& set, const ConstraintOptions& o,
-                    double h) {
+                    double h, bool mujoco) {
   for (int j = 0; j < m.njnt; ++j) {
     if (!m.jnt_limited[j]) continue;
     if (m.jnt_type[j] != JointType::kHinge && m.jnt_type[j] != JointType::kSlide) continue;
@@ -262,12 +404,13 @@ void AddJointLimits(const Model& m, const Data& d, ConstraintSet& set, const Con
     const double v = d.qvel[m.jnt_dof_adr[j]];
     const double lower_gap = q - m.jnt_range_lower[j];
     const double upper_gap = m.jnt_range_upper[j] - q;
-    if (lower_gap + h * std::min(v, 0.0) < o.limit_margin) {
-      AddLimit(m, set, j, 0, lower_gap, +1.0, h, o);
-    }
-    if (upper_gap - h * std::max(v, 0.0) < o.limit_margin) {
-      AddLimit(m, set, j, 1, upper_gap, -1.0, h, o);
-    }
+    // MuJoCo's model: a row below the joint's margin, as MuJoCo; the hard model looks ahead.
+    const bool lower =
+        mujoco ? lower_gap < m.jnt_margin[j] : lower_gap + h * std::min(v, 0.0) < o.limit_margin;
+    const bool upper =
+        mujoco ? upper_gap < m.jnt_margin[j] : upper_gap - h * std::max(v, 0.0) < o.limit_margin;
+    if (lower) AddLimit(m, d, set, j, 0, lower_gap, +1.0, h, o, mujoco);
+    if (upper) AddLimit(m, d, set, j, 1, upper_gap, -1.0, h, o, mujoco);
   }
 }
 
@@ -311,7 +454,7 @@ void AddServos(const Model& m, const Data& d, ConstraintSet& set, const Constrai
 // violated tendon is capped as a hinge limit's (rad/s) when every joint of the tendon is a hinge,
 // so that L is an angle, else as a slide's (m/s).
 void AddTendonLimits(const Model& m, const Data& d, ConstraintSet& set, const ConstraintOptions& o,
-                     double h) {
+                     double h, bool mujoco) {
   for (int t = 0; t < m.ntendon; ++t) {
     if (!m.tendon_limited[t] || m.tendon_wrap_num[t] == 0) continue;
     bool angle = true;
@@ -325,12 +468,19 @@ void AddTendonLimits(const Model& m, const Data& d, ConstraintSet& set, const Co
     for (int side = 0; side < 2; ++side) {
       const double gap = side == 0 ? lower_gap : upper_gap;
       const double closing = side == 0 ? std::min(v, 0.0) : -std::max(v, 0.0);
-      if (gap + h * closing >= o.limit_margin) continue;
+      if (mujoco ? gap >= m.tendon_margin[t] : gap + h * closing >= o.limit_margin) continue;
       AddConstraint(set, ConstraintType::kLimit, 1, {kKindTendonLimit, t, side});
+      AddTendonBlocks(m, set, t, side == 0 ? 1.0 : -1.0);
+      if (mujoco) {
+        const SoftRowParameters p =
+            CheckedSoftRowParameters(m.tendon_solref_lim[t], m.tendon_solimp_lim[t], h, m.refsafe);
+        SetSingleSoftRow(d, set, set.constraints.back(), p, gap, m.tendon_margin[t],
+                         m.tendon_invweight0[t], false, h);
+        continue;
+      }
       SetPositionBias(set, set.num_rows - 1, gap, h, o.error_reduction,
                       angle ? o.max_correction_angular_speed : o.max_correction_speed,
                       angle ? o.kept_correction_angular_speed : o.kept_correction_speed);
-      AddTendonBlocks(m, set, t, side == 0 ? 1.0 : -1.0);
     }
   }
 }
@@ -338,7 +488,7 @@ void AddTendonLimits(const Model& m, const Data& d, ConstraintSet& set, const Co
 // Dry joint friction (MJCF frictionloss f > 0 on a dof, as MuJoCo's friction rows): one row with
 // J = e_dof and no bias, whose impulse stays in [-f h, f h] and stops the dof's motion over the
 // step if it can (ConstraintType::kFriction). Every dof of every joint type, as MuJoCo.
-void AddFrictionLoss(const Model& m, ConstraintSet& set, double h) {
+void AddFrictionLoss(const Model& m, const Data& d, ConstraintSet& set, double h, bool mujoco) {
   for (int dof = 0; dof < m.nv; ++dof) {
     const double friction = m.dof_frictionloss[dof];
     if (!(friction > 0)) continue;
@@ -347,6 +497,11 @@ void AddFrictionLoss(const Model& m, ConstraintSet& set, double h) {
     c.lambda_lower = -h * friction;
     c.lambda_upper = h * friction;
     AddJointBlock(m, set, dof, 1.0);
+    if (mujoco) {
+      const SoftRowParameters p =
+          CheckedSoftRowParameters(m.dof_solref[dof], m.dof_solimp[dof], h, m.refsafe);
+      SetSingleSoftRow(d, set, set.constraints.back(), p, 0, 0, m.dof_invweight0[dof], true, h);
+    }
   }
 }
 
@@ -418,16 +573,30 @@ void SaveWarmStart(Data& d) {
   }
 }
 
-void BuildConstraints(const Model& m, Data& d, const ConstraintOptions& options, double h) {
+Mat3 MujocoContactFrame(const Vec3& normal) {
+  Vec3 tangent1 = std::abs(normal.y()) < 0.5 ? Vec3::UnitY() : Vec3::UnitZ();
+  tangent1 = (tangent1 - normal * normal.dot(tangent1)).normalized();
+  Mat3 frame;
+  frame << normal, tangent1, normal.cross(tangent1);
+  return frame;
+}
+
+void BuildConstraints(const Model& m, Data& d, const ConstraintOptions& options, double h,
+                      ConstraintModel model) {
   ConstraintSet& set = d.constraints;
   set.Clear();
-  AddContacts(m, d, set, h, options);
+  const bool mujoco = model == ConstraintModel::kMujoco;
+  // MuJoCo's pyramid edges lie along its own tangents: the contacts take its frames.
+  if (mujoco) {
+    for (Contact& contact : d.contact) contact.frame = MujocoContactFrame(contact.normal);
+  }
+  AddContacts(m, d, set, h, options, mujoco);
   const int first_other = static_cast<int>(set.constraints.size());
-  if (m.equalities_enabled) AddEqualities(m, d, set, h, options);
-  if (m.limits_enabled) AddJointLimits(m, d, set, options, h);
+  if (m.equalities_enabled) AddEqualities(m, d, set, h, options, mujoco);
+  if (m.limits_enabled) AddJointLimits(m, d, set, options, h, mujoco);
   AddServos(m, d, set, options, h);
-  if (m.frictionloss_enabled) AddFrictionLoss(m, set, h);
-  if (m.limits_enabled) AddTendonLimits(m, d, set, options, h);
+  if (m.frictionloss_enabled) AddFrictionLoss(m, d, set, h, mujoco);
+  if (m.limits_enabled) AddTendonLimits(m, d, set, options, h, mujoco);
   WarmStartOtherImpulses(d, set, first_other);
 }
 

@@ -10,6 +10,15 @@
 
 namespace alsim {
 
+// The contact model the rows are built for, chosen by the solver (SolverContactModel):
+//   kHard    hard contact, limits and equalities with alsim's biases (ConstraintOptions below):
+//            SubADMM, CANAL, PGS and the ablations;
+//   kMujoco  MuJoCo's soft model (engine/constraint/soft_rows.h): each row's regularization and
+//            reference from the scene's solref and solimp, rows only where MuJoCo has them
+//            (contacts closer than margin - gap, limits within their margin), MuJoCo's contact
+//            frames; no corrections or split steps (the reference removes errors).
+enum class ConstraintModel { kHard, kMujoco };
+
 // Choices the paper leaves open ([OURS] in the digest); defaults are what alsim's tests and
 // benchmarks use.
 struct ConstraintOptions {
@@ -77,6 +86,11 @@ void SaveWarmStart(Data& d);
 // tendons' lengths and velocities (d.ten_length, d.ten_velocity: TendonKinematics()) and the
 // actuators; lambda starts from the impulses saved by SaveWarmStart where a constraint persists,
 // else 0. `h` is the step. Allocates only when there are more rows than ever before.
-void BuildConstraints(const Model& m, Data& d, const ConstraintOptions& options, double h);
+void BuildConstraints(const Model& m, Data& d, const ConstraintOptions& options, double h,
+                      ConstraintModel model = ConstraintModel::kHard);
+
+// MuJoCo's contact frame for `normal` (mju_makeFrame): the first tangent is world y made
+// orthogonal to the normal, or world z when the normal is within 60 degrees of y.
+Mat3 MujocoContactFrame(const Vec3& normal);
 
 }  // namespace alsim

@@ -157,11 +157,17 @@ inline void AddBlockRowTranspose(const ConstraintBlock& block, int r, double y, 
 struct ConstraintSet {
   std::vector<Constraint> constraints;
   std::vector<ConstraintBlock> blocks;
-  std::vector<double> bias;    // e_i per row (eqs. 3-5), m/s (or rad/s)
+  std::vector<double> bias;    // e_i per row (eqs. 3-5), m/s (or rad/s); in MuJoCo's model the
+                               // soft row's e (soft_rows.h): a contact's tangent row k holds the
+                               // reference part of its edges, e_edge = e_0 +- mu_k e_k
   std::vector<double> lambda;  // impulse per row, N s; the warm start on entry to the solver
   // The part of bias that removes an error (a penetration, a limit violation, an equality's
   // error), per row; zero for gaps, servos and friction rows (ConstraintOptions, "Recovery").
   std::vector<double> correction;
+  // MuJoCo's model (ConstraintModel::kMujoco, engine/constraint/soft_rows.h): each row's
+  // regularization R, the impulse being lambda = -(J v + e) / R inside the row's set (for a
+  // pyramidal contact, row 0 holds the R that all its edges share); 0 in the hard model.
+  std::vector<double> regularization;
   // Per row: its correction exceeds its kept speed, so its island solves twice (Islands::split,
   // engine/sim/step.cc); `split` when any row does.
   std::vector<char> split_row;
@@ -178,6 +184,7 @@ struct ConstraintSet {
     bias.clear();
     lambda.clear();
     correction.clear();
+    regularization.clear();
     split_row.clear();
     split = false;
     num_rows = 0;

@@ -95,6 +95,7 @@ Data::Data(const Model& m)
   constraints.bias.reserve(3 * max_constraints);
   constraints.lambda.reserve(3 * max_constraints);
   constraints.correction.reserve(3 * max_constraints);
+  constraints.regularization.reserve(3 * max_constraints);
   constraints.split_row.reserve(3 * max_constraints);
   warm_start.key.reserve(max_constraints);
   warm_start.position.reserve(max_constraints);

@@ -13,6 +13,7 @@
 // ends with its length. Body 0 is the world.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -58,6 +59,14 @@ constexpr int kMaxTendonJoints = 16;
 int JointQposSize(JointType type);
 int JointDofSize(JointType type);
 
+// MuJoCo's friction cones (option/cone): pyramidal (2 (condim - 1) edge rows per contact) or
+// elliptic (condim rows inside the cone).
+enum class FrictionCone { kPyramidal, kElliptic };
+
+// solref and solimp as MuJoCo stores them (mjNREF = 2, mjNIMP = 5).
+using SolRef = std::array<double, 2>;
+using SolImp = std::array<double, 5>;
+
 struct Model {
   // ---- sizes
   int nq = 0;          // generalized positions
@@ -91,6 +100,15 @@ struct Model {
   // false when the scene disables dry joint friction (option/flag frictionloss)
   bool frictionloss_enabled = true;
 
+  // ---- MuJoCo's soft-constraint model (read only by the solvers of that model,
+  // engine/solver/mujoco): every constraint row is regularized by solref (timeconst, dampratio;
+  // or -stiffness, -damping when negative) and solimp (dmin, dmax, width, midpoint, power), the
+  // friction cone is pyramidal or elliptic (option/cone) and impratio scales the friction rows'
+  // regularization (option/impratio). Per-element arrays below carry each element's pair.
+  FrictionCone cone = FrictionCone::kPyramidal;  // MuJoCo's default
+  double impratio = 1;
+  bool refsafe = true;  // timeconst >= 2 timestep (MuJoCo's refsafe flag, on unless disabled)
+
   // ---- bodies (nbody)
   std::vector<std::string> body_name;
   std::vector<int> body_parent;     // parent body; -1 for the world
@@ -98,15 +116,18 @@ struct Model {
   std::vector<int> body_subsystem;  // subsystem of the body; -1 if it cannot move (world, static)
   std::vector<int> body_weld;  // body it is welded to: the nearest ancestor-or-self with a joint,
                                // 0 when welded to the world (MuJoCo's body_weldid)
-  std::vector<int> body_jnt_adr;   // first joint; -1 if none
-  std::vector<int> body_jnt_num;   // number of joints
-  std::vector<int> body_dof_adr;   // first dof; -1 if none
-  std::vector<int> body_dof_num;   // number of dofs
-  std::vector<Vec3> body_pos;      // body frame origin in the parent body frame (at qpos0)
-  std::vector<Quat> body_quat;     // body frame orientation in the parent body frame (at qpos0)
-  std::vector<Vec3> body_ipos;     // center of mass in the body frame
-  std::vector<Quat> body_iquat;    // principal inertia axes in the body frame
-  std::vector<double> body_mass;   // kg
+  std::vector<int> body_jnt_adr;  // first joint; -1 if none
+  std::vector<int> body_jnt_num;  // number of joints
+  std::vector<int> body_dof_adr;  // first dof; -1 if none
+  std::vector<int> body_dof_num;  // number of dofs
+  std::vector<Vec3> body_pos;     // body frame origin in the parent body frame (at qpos0)
+  std::vector<Quat> body_quat;    // body frame orientation in the parent body frame (at qpos0)
+  std::vector<Vec3> body_ipos;    // center of mass in the body frame
+  std::vector<Quat> body_iquat;   // principal inertia axes in the body frame
+  std::vector<double> body_mass;  // kg
+  // MuJoCo's body_invweight0: mean inverse translational and rotational weight at qpos0, the
+  // diagonal approximation of J M^-1 J^T that sets each soft row's regularization R
+  std::vector<Eigen::Vector2d> body_invweight0;
   std::vector<Vec3> body_inertia;  // principal moments of inertia about the COM, kg m^2
 
   // ---- joints (njnt)
@@ -121,6 +142,9 @@ struct Model {
   std::vector<bool> jnt_limited;        // has a position limit
   std::vector<double> jnt_range_lower;  // limit (hinge: rad, slide: m; ball: max angle in [1])
   std::vector<double> jnt_range_upper;
+  std::vector<double> jnt_margin;  // a limit row exists below this distance to a bound
+  std::vector<SolRef> jnt_solref;  // the limit rows' (MuJoCo's model)
+  std::vector<SolImp> jnt_solimp;
 
   // ---- dofs (nv)
   std::vector<int> dof_body;             // body the dof moves
@@ -130,6 +154,9 @@ struct Model {
   std::vector<double> dof_damping;       // viscous damping, N s/m or Nm s/rad
   std::vector<double> dof_frictionloss;  // dry joint friction, N or N m: a kFriction constraint
                                          // row where positive (engine/data/constraint_set.h)
+  std::vector<double> dof_invweight0;    // MuJoCo's: the dof's inverse weight at qpos0
+  std::vector<SolRef> dof_solref;        // the frictionloss row's (MuJoCo's model)
+  std::vector<SolImp> dof_solimp;
 
   // ---- generalized positions (nq)
   std::vector<double> qpos0;        // reference configuration (joint angles measured from it)
@@ -158,6 +185,9 @@ struct Model {
   std::vector<int> geom_priority;   // the higher priority geom's friction wins
   std::vector<double> geom_margin;  // contacts are generated below this distance, m
   std::vector<double> geom_gap;
+  std::vector<SolRef> geom_solref;  // MuJoCo's model: mixed by solmix, or the higher priority's
+  std::vector<SolImp> geom_solimp;
+  std::vector<double> geom_solmix;
   std::vector<double> geom_rbound;  // bounding-sphere radius around geom_pos, m
   std::vector<int> geom_mesh;       // mesh id for kMesh; -1 otherwise
   // (nbody + 1) body b's geoms are [body_geom_adr[b], body_geom_adr[b + 1]): MuJoCo orders geoms
@@ -206,9 +236,13 @@ struct Model {
   //      are dropped. A spatial tendon (sites, geoms) is kept only as a name with no wraps and no
   //      force: the importer refuses it whenever it would act.
   std::vector<std::string> tendon_name;
-  std::vector<int> tendon_wrap_adr;        // first joint in wrap_*
-  std::vector<int> tendon_wrap_num;        // number of joints (0: a spatial tendon)
-  std::vector<bool> tendon_limited;        // has a length range (a limit row near its ends)
+  std::vector<int> tendon_wrap_adr;       // first joint in wrap_*
+  std::vector<int> tendon_wrap_num;       // number of joints (0: a spatial tendon)
+  std::vector<bool> tendon_limited;       // has a length range (a limit row near its ends)
+  std::vector<double> tendon_margin;      // MuJoCo's model: a limit row below this distance
+  std::vector<SolRef> tendon_solref_lim;  // MuJoCo's model: the limit rows'
+  std::vector<SolImp> tendon_solimp_lim;
+  std::vector<double> tendon_invweight0;   // MuJoCo's: the tendon's inverse weight at qpos0
   std::vector<double> tendon_range_lower;  // m or rad, in L's units
   std::vector<double> tendon_range_upper;
   std::vector<double> tendon_stiffness;     // spring toward tendon_lengthspring, N/m
@@ -265,11 +299,14 @@ struct Model {
   std::vector<EqualityType> eq_type;
   std::vector<int> eq_body1;
   std::vector<int> eq_body2;
-  std::vector<bool> eq_active;   // active at qpos0
-  std::vector<Vec3> eq_anchor;   // connect: anchor in body1's frame; weld: anchor in body2's
-  std::vector<Vec3> eq_anchor2;  // connect: the same point in body2's frame (at qpos0)
-  std::vector<Vec3> eq_relpos;   // weld: where body2's anchor belongs, in body1's frame
-  std::vector<Quat> eq_relquat;  // weld: body2's orientation relative to body1
+  std::vector<bool> eq_active;    // active at qpos0
+  std::vector<SolRef> eq_solref;  // MuJoCo's model
+  std::vector<SolImp> eq_solimp;
+  std::vector<double> eq_torquescale;  // weld: rotation error scale in the impedance's distance
+  std::vector<Vec3> eq_anchor;         // connect: anchor in body1's frame; weld: anchor in body2's
+  std::vector<Vec3> eq_anchor2;        // connect: the same point in body2's frame (at qpos0)
+  std::vector<Vec3> eq_relpos;         // weld: where body2's anchor belongs, in body1's frame
+  std::vector<Quat> eq_relquat;        // weld: body2's orientation relative to body1
 
   // ---- collision filters: excluded body pairs (nexclude) and explicit geom pairs (npair)
   std::vector<int> exclude_body1;
@@ -282,6 +319,8 @@ struct Model {
   std::vector<double> pair_friction_torsion;  // the pair's torsional friction (MuJoCo's 3rd)
   std::vector<double> pair_friction_rolling;  // the pair's rolling friction (MuJoCo's 4th)
   std::vector<int> pair_condim;               // the pair's condim, replaces the geoms'
+  std::vector<SolRef> pair_solref;            // MuJoCo's model: replace the geoms' mix
+  std::vector<SolImp> pair_solimp;
 
   // ---- import report
   // Features of the source scene that alsim ignores because they do not change the dynamics it

@@ -287,6 +287,11 @@ void ListIgnoredFeatures(const mjModel* m, std::vector<std::string>& warnings) {
   }
   if (m->nsensor > 0) warnings.push_back(std::to_string(m->nsensor) + " sensor(s) ignored");
   if (m->nkey > 0) warnings.push_back(std::to_string(m->nkey) + " keyframe(s) ignored");
+  if (m->opt.enableflags & mjENBL_OVERRIDE) {
+    warnings.push_back(
+        "option/flag override ignored: contacts keep their own solref, solimp and "
+        "margin");
+  }
   // Constraints, limits, frictionloss, gravity, contact and parent filtering are honoured; other
   // disable flags are not.
   const int honoured = mjDSBL_CONSTRAINT | mjDSBL_LIMIT | mjDSBL_FRICTIONLOSS | mjDSBL_GRAVITY |
@@ -304,6 +309,8 @@ void ListIgnoredFeatures(const mjModel* m, std::vector<std::string>& warnings) {
 
 Vec3 ToVec3(const mjtNum* v) { return Vec3(v[0], v[1], v[2]); }
 Quat ToQuat(const mjtNum* q) { return Quat(q[0], q[1], q[2], q[3]); }
+SolRef ToSolRef(const mjtNum* ref) { return {ref[0], ref[1]}; }
+SolImp ToSolImp(const mjtNum* imp) { return {imp[0], imp[1], imp[2], imp[3], imp[4]}; }
 
 void ConvertOptions(const mjModel* m, bool scene_sets_timestep, Model& model) {
   // MJCF semantics: the compiled timestep, MuJoCo's default (kDefaultTimestep) where unset.
@@ -315,6 +322,9 @@ void ConvertOptions(const mjModel* m, bool scene_sets_timestep, Model& model) {
   model.contact_enabled = !(m->opt.disableflags & mjDSBL_CONTACT);
   model.filter_parent = !(m->opt.disableflags & mjDSBL_FILTERPARENT);
   model.gravity = (m->opt.disableflags & mjDSBL_GRAVITY) ? Vec3::Zero() : ToVec3(m->opt.gravity);
+  model.cone = m->opt.cone == mjCONE_ELLIPTIC ? FrictionCone::kElliptic : FrictionCone::kPyramidal;
+  model.impratio = m->opt.impratio;
+  model.refsafe = !(m->opt.disableflags & mjDSBL_REFSAFE);
 }
 
 void ConvertBodies(const mjModel* m, Model& model) {
@@ -334,6 +344,7 @@ void ConvertBodies(const mjModel* m, Model& model) {
     model.body_iquat.push_back(ToQuat(m->body_iquat + 4 * b));
     model.body_mass.push_back(m->body_mass[b]);
     model.body_inertia.push_back(ToVec3(m->body_inertia + 3 * b));
+    model.body_invweight0.emplace_back(m->body_invweight0[2 * b], m->body_invweight0[2 * b + 1]);
   }
 }
 
@@ -353,6 +364,9 @@ void ConvertJointsAndDofs(const mjModel* m, Model& model) {
     model.jnt_limited.push_back(m->jnt_limited[j] != 0);
     model.jnt_range_lower.push_back(m->jnt_range[2 * j]);
     model.jnt_range_upper.push_back(m->jnt_range[2 * j + 1]);
+    model.jnt_margin.push_back(m->jnt_margin[j]);
+    model.jnt_solref.push_back(ToSolRef(m->jnt_solref + mjNREF * j));
+    model.jnt_solimp.push_back(ToSolImp(m->jnt_solimp + mjNIMP * j));
   }
   for (int i = 0; i < m->nv; ++i) {
     model.dof_body.push_back(m->dof_bodyid[i]);
@@ -361,6 +375,9 @@ void ConvertJointsAndDofs(const mjModel* m, Model& model) {
     model.dof_armature.push_back(m->dof_armature[i]);
     model.dof_damping.push_back(m->dof_damping[i]);
     model.dof_frictionloss.push_back(m->dof_frictionloss[i]);
+    model.dof_invweight0.push_back(m->dof_invweight0[i]);
+    model.dof_solref.push_back(ToSolRef(m->dof_solref + mjNREF * i));
+    model.dof_solimp.push_back(ToSolImp(m->dof_solimp + mjNIMP * i));
   }
   model.qpos0.assign(m->qpos0, m->qpos0 + m->nq);
   model.qpos_spring.assign(m->qpos_spring, m->qpos_spring + m->nq);
@@ -484,6 +501,9 @@ void ConvertGeomsAndMeshes(const mjModel* m, Model& model) {
     model.geom_priority.push_back(m->geom_priority[g]);
     model.geom_margin.push_back(m->geom_margin[g]);
     model.geom_gap.push_back(m->geom_gap[g]);
+    model.geom_solref.push_back(ToSolRef(m->geom_solref + mjNREF * g));
+    model.geom_solimp.push_back(ToSolImp(m->geom_solimp + mjNIMP * g));
+    model.geom_solmix.push_back(m->geom_solmix[g]);
     model.geom_rbound.push_back(m->geom_rbound[g]);
     model.geom_mesh.push_back(m->geom_type[g] == mjGEOM_MESH ? m->geom_dataid[g] : -1);
   }
@@ -556,6 +576,10 @@ void ConvertTendons(const mjModel* m, Model& model) {
     model.tendon_limited.push_back(m->tendon_limited[i] != 0);
     model.tendon_range_lower.push_back(m->tendon_range[2 * i]);
     model.tendon_range_upper.push_back(m->tendon_range[2 * i + 1]);
+    model.tendon_margin.push_back(m->tendon_margin[i]);
+    model.tendon_solref_lim.push_back(ToSolRef(m->tendon_solref_lim + mjNREF * i));
+    model.tendon_solimp_lim.push_back(ToSolImp(m->tendon_solimp_lim + mjNIMP * i));
+    model.tendon_invweight0.push_back(m->tendon_invweight0[i]);
     model.tendon_stiffness.push_back(m->tendon_stiffness[i]);
     model.tendon_damping.push_back(m->tendon_damping[i]);
     model.tendon_lengthspring.push_back(m->tendon_lengthspring[i]);
@@ -682,6 +706,9 @@ void ConvertEqualities(const mjModel* m, Model& model) {
     model.eq_anchor2.push_back(weld ? Vec3::Zero() : ToVec3(data + 3));
     model.eq_relpos.push_back(weld ? ToVec3(data + 3) : Vec3::Zero());
     model.eq_relquat.push_back(weld ? QuatNormalize(ToQuat(data + 6)) : Quat(1, 0, 0, 0));
+    model.eq_torquescale.push_back(weld ? data[10] : 0.0);
+    model.eq_solref.push_back(ToSolRef(m->eq_solref + mjNREF * i));
+    model.eq_solimp.push_back(ToSolImp(m->eq_solimp + mjNIMP * i));
   }
 }
 
@@ -734,6 +761,8 @@ void ConvertCollisionFilters(const mjModel* m, Model& model) {
     model.pair_friction_torsion.push_back(m->pair_friction[5 * i + 2]);
     model.pair_friction_rolling.push_back(m->pair_friction[5 * i + 3]);
     model.pair_condim.push_back(m->pair_dim[i]);
+    model.pair_solref.push_back(ToSolRef(m->pair_solref + mjNREF * i));
+    model.pair_solimp.push_back(ToSolImp(m->pair_solimp + mjNIMP * i));
   }
   // The first geom whose contacts can have torsional or rolling friction rows (the solvers that
   // cannot express them refuse the model by naming it: SolverRefusesModel).

@@ -186,8 +186,10 @@ void Forward(const Model& m, Data& d, const StepOptions& options) {
 StepStatus Step(const Model& m, Data& d, const StepOptions& options) {
   if (!ValidateStepOptions(options).empty()) return StepStatus::kInvalidOptions;
   if (!EnsureSolver(m, d, options.solver.type)) return StepStatus::kInvalidOptions;
-  // A solver without torsional/rolling rows refuses a condim 4/6 scene (SolverRefusesModel).
-  if (m.high_condim_geom >= 0 && !SolverSupportsHighCondim(options.solver.type)) {
+  // A solver refuses a scene it cannot solve (condim 4/6 without torsional/rolling rows; an
+  // elliptic cone for the pyramidal MuJoCo solver): SolverRefusesModel.
+  if ((m.high_condim_geom >= 0 && !SolverSupportsHighCondim(options.solver.type)) ||
+      (options.solver.type == SolverType::kMujoco && m.cone == FrictionCone::kElliptic)) {
     return StepStatus::kInvalidOptions;
   }
   // The clock only for a time budget (a clock read is about 25 ns, 0.15% of a humanoid's step).
@@ -218,7 +220,7 @@ StepStatus Step(const Model& m, Data& d, const StepOptions& options) {
   // constraints: v_hat from the solver
   if (m.constraints_enabled) {
     Collision(m, d, /*boxes_ready=*/true);
-    BuildConstraints(m, d, options.constraints, h);
+    BuildConstraints(m, d, options.constraints, h, SolverConstraintModel(options.solver.type));
   } else {
     d.contact.clear();
     d.constraints.Clear();

@@ -6,6 +6,7 @@
 #include "engine/solver/admm_baselines/admm_nosub_solver.h"
 #include "engine/solver/canal/canal_solver.h"
 #include "engine/solver/hybrid/hybrid_solver.h"
+#include "engine/solver/mujoco/mujoco_solver.h"
 #include "engine/solver/pgs/pgs_solver.h"
 #include "engine/solver/subadmm/subadmm_solver.h"
 
@@ -25,6 +26,7 @@ constexpr SolverNameEntry kSolverNames[] = {
     {SolverType::kCanalTrDogleg, "canal-trdogleg"},
     {SolverType::kCanalDampedSn, "canal-dampedsn"},
     {SolverType::kAuto, "auto"},
+    {SolverType::kMujoco, "mujoco"},
 };
 
 }  // namespace
@@ -79,6 +81,8 @@ std::unique_ptr<ConstraintSolver> NewSolver(SolverType type, const Model& m) {
       return std::make_unique<CanalSolver>(m, type);
     case SolverType::kAuto:
       return std::make_unique<HybridSolver>(m);
+    case SolverType::kMujoco:
+      return std::make_unique<MujocoNewtonSolver>(m);
   }
   return nullptr;
 }
@@ -98,6 +102,7 @@ bool SolverSupportsHighCondim(SolverType type) {
     case SolverType::kAdmmNoSub:
     case SolverType::kAdmmNoBody:
     case SolverType::kAuto:  // islands with condim 4/6 contacts stay with SubADMM (hybrid_solver.h)
+    case SolverType::kMujoco:  // a pyramid edge pair per torsional and rolling row, as MuJoCo
       return true;
     // CANAL's proximal projection onto the anisotropic cone (and its derivative, eq. 23) and the
     // Table II baselines' strict-operator Jacobians exist for the isotropic 3-row cone only.
@@ -109,7 +114,15 @@ bool SolverSupportsHighCondim(SolverType type) {
   return false;
 }
 
+ConstraintModel SolverConstraintModel(SolverType type) {
+  return type == SolverType::kMujoco ? ConstraintModel::kMujoco : ConstraintModel::kHard;
+}
+
 std::string SolverRefusesModel(const Model& m, SolverType type) {
+  if (type == SolverType::kMujoco && m.cone == FrictionCone::kElliptic) {
+    return "solver 'mujoco' solves MuJoCo's pyramidal cone only; the scene sets "
+           "option/cone=\"elliptic\" (use cone=\"pyramidal\", or another solver)";
+  }
   if (m.high_condim_geom < 0 || SolverSupportsHighCondim(type)) return "";
   const int g = m.high_condim_geom;
   const std::string name =

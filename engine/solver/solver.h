@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 
+#include "engine/constraint/build_constraints.h"
 #include "engine/data/data.h"
 #include "engine/model/model.h"
 #include "engine/solver/solver_options.h"
@@ -43,6 +44,10 @@ SolverHandle CreateSolver(SolverType type, const Model& m);
 // Whether the solver of `type` can express contacts with torsional and rolling friction rows
 // (condim 4 and 6). The refusal list: see SolverRefusesModel.
 bool SolverSupportsHighCondim(SolverType type);
+
+// The contact model the solver of `type` solves: MuJoCo's soft model for kMujoco, hard contact
+// for the others (BuildConstraints builds the rows for it).
+ConstraintModel SolverConstraintModel(SolverType type);
 
 // Empty when the solver of `type` can step instances of m; otherwise why not, naming the solver
 // and the first geom it cannot serve (a geom of condim 4 or 6 for a solver that lacks torsional

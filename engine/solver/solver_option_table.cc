@@ -74,7 +74,7 @@ std::vector<SolverOptionSpec> MakeTable() {
   std::vector<SolverOptionSpec> table = {
       // ---- shared by every solver
       {"solver", "--solver", "NAME", "all", K::kChoice, 0, 0, false, false,
-       "subadmm, pgs, admm-nosub, admm-nobody, canal, canal-trdogleg, canal-dampedsn, auto",
+       "subadmm, pgs, admm-nosub, admm-nobody, canal, canal-trdogleg, canal-dampedsn, auto, mujoco",
        "the contact solver", [](const SolverOptions& o) { return std::string(SolverName(o.type)); },
        [](SolverOptions* o, std::string_view v) {
          ParseSolverName(std::string(v).c_str(), &o->type);
@@ -175,6 +175,16 @@ std::vector<SolverOptionSpec> MakeTable() {
       {"auto_switch_after", "--auto-switch-after", "K", "auto", K::kInteger, 1, kMaxCount, false,
        false, "", "an island SubADMM has not finished after K iterations is handed to CANAL",
        ALSIM_NUMBER_FIELD(hybrid.switch_after_iterations)},
+      // ---- mujoco (engine/solver/mujoco/mujoco_parameters.h)
+      {"mujoco_tolerance", "--mujoco-tolerance", "X", "mujoco", K::kNumber, 0, kInfinity, false,
+       true, "",
+       "an island stops once its cost improvement or gradient, scaled as MuJoCo's "
+       "option/tolerance, is below X",
+       ALSIM_NUMBER_FIELD(mujoco.tolerance)},
+      {"mujoco_line_search_iterations", "--mujoco-line-search-iterations", "N", "mujoco",
+       K::kInteger, 1, kMaxCount, false, false, "",
+       "most evaluations of the cost's derivatives in one exact line search",
+       ALSIM_NUMBER_FIELD(mujoco.max_line_search)},
   };
   return table;
 }

@@ -10,6 +10,7 @@
 #include "engine/solver/admm/admm_parameters.h"
 #include "engine/solver/canal/canal_parameters.h"
 #include "engine/solver/hybrid/hybrid_parameters.h"
+#include "engine/solver/mujoco/mujoco_parameters.h"
 #include "engine/solver/subadmm/subadmm_parameters.h"
 
 namespace alsim {
@@ -24,6 +25,7 @@ enum class SolverType {
   kCanalTrDogleg,  // trust-region dogleg on eq. (19) with the strict operator
   kCanalDampedSn,  // damped semismooth Newton with Armijo backtracking on eq. (19)
   kAuto,           // SubADMM, and CANAL for the islands it does not finish (engine/solver/hybrid)
+  kMujoco,         // MuJoCo's soft contact model by primal Newton (engine/solver/mujoco)
 };
 
 // The registered name of a solver ("subadmm", "pgs", ...; engine/solver/solver.cc).
@@ -53,10 +55,11 @@ struct SolverOptions {
   const std::atomic<bool>* interrupt = nullptr;
 
   // Each solver's own parameters; a solver reads only its own.
-  AdmmParameters admm;        // subadmm, admm-nosub, admm-nobody
-  SubAdmmParameters subadmm;  // subadmm
-  CanalParameters canal;      // canal, canal-trdogleg, canal-dampedsn (and auto's CANAL)
-  HybridParameters hybrid;    // auto
+  AdmmParameters admm;            // subadmm, admm-nosub, admm-nobody
+  SubAdmmParameters subadmm;      // subadmm
+  CanalParameters canal;          // canal, canal-trdogleg, canal-dampedsn (and auto's CANAL)
+  HybridParameters hybrid;        // auto
+  MujocoNewtonParameters mujoco;  // mujoco
 };
 
 }  // namespace alsim

@@ -136,8 +136,8 @@ TEST(SolverOptionTable, KnownRanges) {
   EXPECT_EQ(SolverOptionRange(relaxation), "(0, 2)");
   EXPECT_EQ(SolverOptionRange(anderson), "0 to 8");
   EXPECT_EQ(SolverNameList(),
-            "subadmm, pgs, admm-nosub, admm-nobody, canal, canal-trdogleg, canal-dampedsn or "
-            "auto");
+            "subadmm, pgs, admm-nosub, admm-nobody, canal, canal-trdogleg, canal-dampedsn, auto "
+            "or mujoco");
 }
 
 // Step refuses, and leaves the instance alone, whenever a field is outside the table's range

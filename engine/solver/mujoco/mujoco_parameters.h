@@ -1,0 +1,16 @@
+// The knobs of the MuJoCo-model Newton solver (mujoco_solver.h), with MuJoCo 2.2.2's defaults.
+#pragma once
+
+namespace alsim {
+
+struct MujocoNewtonParameters {
+  // MuJoCo's opt.tolerance: an island stops once its scaled cost improvement or scaled gradient
+  // falls below this (both divided by the island's mean inertia times max(1, dofs), in MuJoCo's
+  // acceleration units, as mj_solNewton); 0 iterates to the cap.
+  double tolerance = 1e-8;
+  // The exact line search's most evaluations of the cost's first and second derivative along a
+  // direction (MuJoCo's 50).
+  int max_line_search = 50;
+};
+
+}  // namespace alsim

@@ -1,0 +1,456 @@
+#include "engine/solver/mujoco/mujoco_solver.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <Eigen/Cholesky>
+#include <Eigen/Core>
+
+#include "engine/linalg/tree_ldl.h"
+#include "engine/solver/stop_test.h"
+
+namespace alsim {
+namespace {
+
+using DenseMap = Eigen::Map<Eigen::MatrixXd>;
+using VectorMap = Eigen::Map<Eigen::VectorXd>;
+
+// Solver rows of constraint c: a frictional pyramidal contact's 2 (dim - 1) edges, a frictionless
+// contact's normal row, else its own rows.
+int SolverRows(const Constraint& c) {
+  if (c.type != ConstraintType::kContact) return c.dim;
+  return c.friction > 0 ? 2 * (c.dim - 1) : 1;
+}
+
+// The friction coefficient of a contact's row j >= 1 (MuJoCo's friction[j - 1]).
+double RowFriction(const Constraint& c, int j) {
+  return j <= 2 ? c.friction : j == 3 ? c.friction_torsion : c.friction_rolling;
+}
+
+}  // namespace
+
+MujocoNewtonSolver::MujocoNewtonSolver(const Model& m) : IslandSolver(m) {
+  jacobian_.Reserve(m, MaxConstraints(m));
+  local_dof_.assign(m.nv, -1);
+  start_.assign(m.nv, 0.0);
+}
+
+void MujocoNewtonSolver::Prepare(const Model& m, Data& d, const SolverOptions& /*options*/) {
+  const ConstraintSet& set = d.constraints;
+  const Islands& islands = d.islands;
+  jacobian_.Layout(m, d);
+  const int num = islands.num;
+  for (std::vector<int>* values :
+       {&island_dof_adr_, &island_row_adr_, &island_row_num_, &newton_iterations_,
+        &line_search_evaluations_, &factorizations_, &warm_}) {
+    values->resize(num + 1);
+  }
+  island_matrix_adr_.resize(num + 1);
+  island_entry_adr_.resize(num + 1);
+  constraint_first_row_.resize(set.constraints.size());
+
+  int dofs = 0, rows = 0;
+  size_t matrix = 0, entries = 0;
+  for (int k = 0; k < num; ++k) {
+    island_dof_adr_[k] = dofs;
+    island_row_adr_[k] = rows;
+    island_matrix_adr_[k] = matrix;
+    island_entry_adr_[k] = entries;
+    int n = 0;
+    for (int s = islands.subsystem_adr[k]; s < islands.subsystem_adr[k + 1]; ++s) {
+      const int j = islands.subsystems[s];
+      for (int dof = m.subsystem_dof_adr[j]; dof < m.subsystem_dof_adr[j] + m.subsystem_dof_num[j];
+           ++dof) {
+        local_dof_[dof] = n++;
+      }
+    }
+    for (int s = islands.constraint_adr[k]; s < islands.constraint_adr[k + 1]; ++s) {
+      const int i = islands.constraints[s];
+      const int count = SolverRows(set.constraints[i]);
+      constraint_first_row_[i] = rows;
+      rows += count;
+      entries += static_cast<size_t>(count) * jacobian_.capacity[i];
+    }
+    island_row_num_[k] = rows - island_row_adr_[k];
+    dofs += n;
+    matrix += static_cast<size_t>(n) * n;
+  }
+  island_dof_adr_[num] = dofs;
+  island_row_adr_[num] = rows;
+  island_matrix_adr_[num] = matrix;
+  island_entry_adr_[num] = entries;
+
+  if (velocity_.size() < static_cast<size_t>(dofs)) {
+    for (std::vector<double>* values :
+         {&velocity_, &rhs_, &gradient_, &direction_, &product_, &scratch_}) {
+      values->resize(dofs);
+    }
+    global_dof_.resize(dofs);
+  }
+  if (mass_.size() < matrix) {
+    mass_.resize(matrix);
+    hessian_.resize(matrix);
+  }
+  if (row_d_.size() < static_cast<size_t>(rows)) {
+    kind_.resize(rows);
+    quadratic_.resize(rows);
+    row_entry_adr_.resize(rows);
+    row_entry_num_.resize(rows);
+    for (std::vector<double>* values :
+         {&row_d_, &row_offset_, &lower_, &upper_, &row_y_, &row_z_, &impulse_}) {
+      values->resize(rows);
+    }
+  }
+  if (entry_dof_.size() < entries) {
+    entry_dof_.resize(entries);
+    entry_value_.resize(entries);
+  }
+  for (int k = 0; k < num; ++k) {
+    int n = 0;
+    for (int s = islands.subsystem_adr[k]; s < islands.subsystem_adr[k + 1]; ++s) {
+      const int j = islands.subsystems[s];
+      for (int dof = m.subsystem_dof_adr[j]; dof < m.subsystem_dof_adr[j] + m.subsystem_dof_num[j];
+           ++dof) {
+        global_dof_[island_dof_adr_[k] + n++] = dof;
+      }
+    }
+  }
+}
+
+void MujocoNewtonSolver::BuildRows(const Model& m, const Data& d, int island) {
+  const ConstraintSet& set = d.constraints;
+  const Islands& islands = d.islands;
+  size_t entry = island_entry_adr_[island];
+  for (int s = islands.constraint_adr[island]; s < islands.constraint_adr[island + 1]; ++s) {
+    const int i = islands.constraints[s];
+    const Constraint& c = set.constraints[i];
+    jacobian_.Fill(m, d, i);
+    const int first = jacobian_.entry_adr[i], count = jacobian_.entry_num[i];
+    int row = constraint_first_row_[i];
+    // Appends a row whose J is sum_t weight[t] J_c(t) (contact edges combine two of c's rows).
+    auto add_row = [&](MujocoRowKind kind, double coefficient_d, double offset, int r0, int r1,
+                       double weight1) {
+      kind_[row] = kind;
+      row_d_[row] = coefficient_d;
+      row_offset_[row] = offset;
+      row_entry_adr_[row] = static_cast<int>(entry - island_entry_adr_[island]);
+      row_entry_num_[row] = count;
+      for (int e = first; e < first + count; ++e) {
+        double value = jacobian_.At(e, r0);
+        if (r1 >= 0) value += weight1 * jacobian_.At(e, r1);
+        entry_dof_[entry] = local_dof_[jacobian_.dof[e]];
+        entry_value_[entry] = value;
+        ++entry;
+      }
+      ++row;
+    };
+    const double* bias = set.bias.data() + c.row_adr;
+    switch (c.type) {
+      case ConstraintType::kContact: {
+        const double dn = 1 / set.regularization[c.row_adr];
+        if (!(c.friction > 0)) {
+          add_row(MujocoRowKind::kInequality, dn, dn * bias[0], 0, -1, 0);
+          break;
+        }
+        for (int j = 1; j < c.dim; ++j) {
+          const double mu = RowFriction(c, j);
+          for (const double sign : {+1.0, -1.0}) {
+            add_row(MujocoRowKind::kInequality, dn, dn * (bias[0] + sign * mu * bias[j]), 0, j,
+                    sign * mu);
+          }
+        }
+        break;
+      }
+      case ConstraintType::kLimit:
+      case ConstraintType::kEquality: {
+        const MujocoRowKind kind = c.type == ConstraintType::kLimit ? MujocoRowKind::kInequality
+                                                                    : MujocoRowKind::kEquality;
+        for (int r = 0; r < c.dim; ++r) {
+          const double dr = 1 / set.regularization[c.row_adr + r];
+          add_row(kind, dr, dr * bias[r], r, -1, 0);
+        }
+        break;
+      }
+      case ConstraintType::kFriction:
+      case ConstraintType::kSoft: {
+        const bool soft = c.type == ConstraintType::kSoft;
+        const double dr = soft ? c.soft_damping : 1 / set.regularization[c.row_adr];
+        lower_[row] = c.lambda_lower;
+        upper_[row] = c.lambda_upper;
+        add_row(MujocoRowKind::kBox, dr, soft ? c.soft_bias : dr * bias[0], 0, -1, 0);
+        break;
+      }
+    }
+  }
+}
+
+namespace {
+
+// A row's impulse at y = J_r v and whether its D acts there (the row's cost is quadratic), with
+// its cost s_r(y), continuous across the pieces (mujoco_solver.h).
+struct RowState {
+  double impulse = 0;
+  double cost = 0;
+  bool quadratic = false;
+};
+
+RowState RowAt(MujocoRowKind kind, double dr, double offset, double lower, double upper, double y) {
+  RowState state;
+  const double unclamped = -(dr * y + offset);
+  if (kind == MujocoRowKind::kEquality || (kind == MujocoRowKind::kInequality && unclamped > 0)) {
+    state.impulse = unclamped;
+    state.cost = unclamped * unclamped / (2 * dr);
+    state.quadratic = true;
+  } else if (kind == MujocoRowKind::kInequality) {
+    return state;
+  } else if (!(dr > 0)) {  // a servo without damping or stiffness: a constant impulse
+    state.impulse = std::clamp(-offset, lower, upper);
+    state.cost = -state.impulse * y;
+  } else if (unclamped >= upper || unclamped <= lower) {
+    const double bound = unclamped >= upper ? upper : lower;
+    state.impulse = bound;
+    state.cost = -bound * y - bound * bound / (2 * dr) - bound * offset / dr;
+  } else {
+    state.impulse = unclamped;
+    state.cost = unclamped * unclamped / (2 * dr);
+    state.quadratic = true;
+  }
+  return state;
+}
+
+}  // namespace
+
+double MujocoNewtonSolver::Evaluate(int island, const double* v, double* gradient) {
+  const int n = island_dof_adr_[island + 1] - island_dof_adr_[island];
+  const int dof0 = island_dof_adr_[island];
+  const DenseMap mass(mass_.data() + island_matrix_adr_[island], n, n);
+  const Eigen::Map<const Eigen::VectorXd> velocity(v, n);
+  VectorMap product(product_.data() + dof0, n);
+  const VectorMap rhs(rhs_.data() + dof0, n);
+  product.noalias() = mass * velocity;
+  double cost = 0.5 * velocity.dot(product) - rhs.dot(velocity);
+  if (gradient != nullptr) {
+    for (int i = 0; i < n; ++i) gradient[i] = product[i] - rhs[i];
+  }
+  const size_t entry0 = island_entry_adr_[island];
+  const int row_end = island_row_adr_[island] + island_row_num_[island];
+  for (int r = island_row_adr_[island]; r < row_end; ++r) {
+    const int* dofs = entry_dof_.data() + entry0 + row_entry_adr_[r];
+    const double* values = entry_value_.data() + entry0 + row_entry_adr_[r];
+    double y = 0;
+    for (int e = 0; e < row_entry_num_[r]; ++e) y += values[e] * v[dofs[e]];
+    const RowState state = RowAt(kind_[r], row_d_[r], row_offset_[r], lower_[r], upper_[r], y);
+    row_y_[r] = y;
+    impulse_[r] = state.impulse;
+    quadratic_[r] = state.quadratic;
+    cost += state.cost;
+    if (gradient != nullptr && state.impulse != 0) {
+      for (int e = 0; e < row_entry_num_[r]; ++e) gradient[dofs[e]] -= values[e] * state.impulse;
+    }
+  }
+  return cost;
+}
+
+void MujocoNewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& options,
+                                     double deadline_us, int island) {
+  IslandSolveResult& result = island_results_[island];
+  result = IslandSolveResult{};
+  newton_iterations_[island] = line_search_evaluations_[island] = factorizations_[island] = 0;
+  warm_[island] = 0;
+  const MujocoNewtonParameters& parameters = options.mujoco;
+  ConstraintSet& set = d.constraints;
+  const Islands& islands = d.islands;
+  const int n = island_dof_adr_[island + 1] - island_dof_adr_[island];
+  const int dof0 = island_dof_adr_[island];
+  const int* global = global_dof_.data() + dof0;
+  BuildRows(m, d, island);
+
+  // A (dense, symmetric) from its tree-sparse storage; b; v_free.
+  DenseMap mass(mass_.data() + island_matrix_adr_[island], n, n);
+  mass.setZero();
+  const TreeSparseLayout& layout = d.mass_layout;
+  for (int i = 0; i < n; ++i) {
+    const int dof = global[i];
+    for (int t = 0; t < layout.row_nnz[dof]; ++t) {
+      const int column = local_dof_[layout.column[layout.row_adr[dof] + t]];
+      const double value = d.qA[layout.row_adr[dof] + t];
+      mass(i, column) = value;
+      mass(column, i) = value;
+    }
+  }
+  double* v = velocity_.data() + dof0;
+  double* g = gradient_.data() + dof0;
+  double* direction = direction_.data() + dof0;
+  for (int i = 0; i < n; ++i) {
+    rhs_[dof0 + i] = d.solver_rhs[global[i]];
+    v[i] = d.v_hat[global[i]];
+  }
+  double cost = Evaluate(island, v, g);
+
+  // The warm start's v = A^{-1} (b + J^T lambda_warm), kept if it costs less than v_free.
+  bool any_warm = false;
+  for (int i = 0; i < n; ++i) start_[global[i]] = d.solver_rhs[global[i]];
+  for (int s = islands.constraint_adr[island]; s < islands.constraint_adr[island + 1]; ++s) {
+    const Constraint& c = set.constraints[islands.constraints[s]];
+    const int i = islands.constraints[s];
+    for (int r = 0; r < c.dim; ++r) {
+      const double lambda = set.lambda[c.row_adr + r];
+      if (lambda == 0) continue;
+      any_warm = true;
+      for (int e = jacobian_.entry_adr[i]; e < jacobian_.entry_adr[i] + jacobian_.entry_num[i];
+           ++e) {
+        start_[jacobian_.dof[e]] += jacobian_.At(e, r) * lambda;
+      }
+    }
+  }
+  if (any_warm) {
+    for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
+      const int j = islands.subsystems[s];
+      TreeLdlSolveRange(layout, m.subsystem_dof_adr[j],
+                        m.subsystem_dof_adr[j] + m.subsystem_dof_num[j], d.qA_factor.data(),
+                        start_.data());
+    }
+    double* candidate = scratch_.data() + dof0;
+    for (int i = 0; i < n; ++i) candidate[i] = start_[global[i]];
+    const double warm_cost = Evaluate(island, candidate, direction);
+    if (warm_cost < cost) {
+      std::copy(candidate, candidate + n, v);
+      std::copy(direction, direction + n, g);
+      cost = warm_cost;
+      warm_[island] = 1;
+    } else {
+      Evaluate(island, v, g);  // the rows' states at v_free again
+    }
+  }
+
+  // MuJoCo's scaling: its units are accelerations (v / h), divided by mean inertia x max(1, n).
+  const double h = m.timestep;
+  const double scale = 1 / (mass.trace() / n * std::max(1, n));
+  const double tolerance = parameters.tolerance;
+  auto gradient_test = [&] { return scale * VectorMap(g, n).norm() / h; };
+  const int row0 = island_row_adr_[island], row_end = row0 + island_row_num_[island];
+  const size_t entry0 = island_entry_adr_[island];
+  DenseMap hessian(hessian_.data() + island_matrix_adr_[island], n, n);
+  bool converged = gradient_test() < tolerance;
+  while (!converged && newton_iterations_[island] < options.max_iterations &&
+         !OutOfTime(options, deadline_us)) {
+    // H = A + sum over quadratic rows of D_r J_r^T J_r (lower triangle), factored in place.
+    hessian.triangularView<Eigen::Lower>() = mass;
+    for (int r = row0; r < row_end; ++r) {
+      if (!quadratic_[r]) continue;
+      const int* dofs = entry_dof_.data() + entry0 + row_entry_adr_[r];
+      const double* values = entry_value_.data() + entry0 + row_entry_adr_[r];
+      const int count = row_entry_num_[r];
+      for (int a = 0; a < count; ++a) {
+        const double scaled = row_d_[r] * values[a];
+        for (int b = 0; b < count; ++b) {
+          if (dofs[b] <= dofs[a]) hessian(dofs[a], dofs[b]) += scaled * values[b];
+        }
+      }
+    }
+    Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> factor(hessian);
+    ++factorizations_[island];
+    if (factor.info() != Eigen::Success) break;
+    VectorMap step(direction, n);
+    step = -VectorMap(g, n);
+    factor.solveInPlace(step);
+
+    // Exact line search on cost(v + alpha d): cost' is piecewise linear in alpha.
+    VectorMap mass_step(scratch_.data() + dof0, n);
+    mass_step.noalias() = mass * step;
+    const double curvature = step.dot(mass_step);
+    double slope0 = 0;  // d . (A v - b)
+    for (int i = 0; i < n; ++i) slope0 += direction[i] * (product_[dof0 + i] - rhs_[dof0 + i]);
+    for (int r = row0; r < row_end; ++r) {
+      const int* dofs = entry_dof_.data() + entry0 + row_entry_adr_[r];
+      const double* values = entry_value_.data() + entry0 + row_entry_adr_[r];
+      double z = 0;
+      for (int e = 0; e < row_entry_num_[r]; ++e) z += values[e] * direction[dofs[e]];
+      row_z_[r] = z;
+    }
+    auto derivatives = [&](double alpha, double* second) {
+      double first = slope0 + alpha * curvature;
+      *second = curvature;
+      for (int r = row0; r < row_end; ++r) {
+        const double z = row_z_[r];
+        if (z == 0) continue;
+        const RowState state =
+            RowAt(kind_[r], row_d_[r], row_offset_[r], lower_[r], upper_[r], row_y_[r] + alpha * z);
+        first -= state.impulse * z;
+        if (state.quadratic) *second += row_d_[r] * z * z;
+      }
+      ++line_search_evaluations_[island];
+      return first;
+    };
+    double second = 0;
+    const double first0 = derivatives(0, &second);
+    if (!(first0 < 0)) break;  // not a descent direction: nothing left to gain
+    double alpha = 1, low = 0, high = -1;
+    for (int evaluation = 1; evaluation < parameters.max_line_search; ++evaluation) {
+      const double first = derivatives(alpha, &second);
+      if (std::abs(first) <= 1e-12 * std::abs(first0)) break;
+      if (first < 0) {
+        low = alpha;
+      } else {
+        high = alpha;
+      }
+      double next = alpha - first / second;
+      if (high >= 0 && !(next > low && next < high)) next = 0.5 * (low + high);
+      if (next == alpha || (high >= 0 && high - low <= 1e-15 * high)) break;
+      alpha = next;
+    }
+    for (int i = 0; i < n; ++i) v[i] += alpha * direction[i];
+    const double previous = cost;
+    cost = Evaluate(island, v, g);
+    ++newton_iterations_[island];
+    const double improvement = scale * (previous - cost) / (h * h);
+    converged = improvement < tolerance || gradient_test() < tolerance;
+  }
+  result.iterations = newton_iterations_[island];
+  result.converged = converged;
+  result.dual_residual = VectorMap(g, n).norm();
+
+  // v_hat and the impulses in alsim's rows (a pyramid's edges summed back into n and t_j).
+  for (int i = 0; i < n; ++i) d.v_hat[global[i]] = v[i];
+  for (int s = islands.constraint_adr[island]; s < islands.constraint_adr[island + 1]; ++s) {
+    const int i = islands.constraints[s];
+    const Constraint& c = set.constraints[i];
+    double* lambda = set.lambda.data() + c.row_adr;
+    const double* edge = impulse_.data() + constraint_first_row_[i];
+    if (c.type != ConstraintType::kContact) {
+      std::copy(edge, edge + c.dim, lambda);
+      continue;
+    }
+    std::fill(lambda, lambda + c.dim, 0.0);
+    if (!(c.friction > 0)) {
+      lambda[0] = edge[0];
+      continue;
+    }
+    for (int j = 1; j < c.dim; ++j) {
+      const double plus = edge[2 * (j - 1)], minus = edge[2 * (j - 1) + 1];
+      lambda[0] += plus + minus;
+      lambda[j] = RowFriction(c, j) * (plus - minus);
+    }
+  }
+}
+
+void MujocoNewtonSolver::SolveIslands(const Model& m, Data& d, const SolverOptions& options,
+                                      double deadline_us) {
+  IslandSolver::SolveIslands(m, d, options, deadline_us);
+  statistics_ = MujocoNewtonStatistics{};
+  for (int k = 0; k < d.islands.num; ++k) {
+    statistics_.newton_iterations += newton_iterations_[k];
+    statistics_.line_search_evaluations += line_search_evaluations_[k];
+    statistics_.factorizations += factorizations_[k];
+    statistics_.warm_starts += warm_[k];
+  }
+}
+
+void MujocoNewtonSolver::AddFigures(SolverStatistics* stats) const {
+  stats->AddFigure("newton_iterations", statistics_.newton_iterations);
+  stats->AddFigure("line_search_evaluations", statistics_.line_search_evaluations);
+  stats->AddFigure("factorizations", statistics_.factorizations);
+  stats->AddFigure("warm_starts", statistics_.warm_starts);
+}
+
+}  // namespace alsim

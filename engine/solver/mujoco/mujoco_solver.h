@@ -1,0 +1,96 @@
+// MuJoCo's contact model solved by MuJoCo's primal Newton method (MuJoCo documentation,
+// Computation: "Newton"; engine_solver.c of 2.2.2), per island, in alsim's velocity form.
+//
+// The rows are built by BuildConstraints with ConstraintModel::kMujoco (soft_rows.h): row r has
+// regularization R_r = 1 / D_r and bias e_r, and with y_r = J_r v its impulse is
+//   equality rows (equalities):                         lambda_r = -D_r (y_r + e_r)
+//   inequality rows (contact normals or pyramid edges,  lambda_r = max(0, -D_r (y_r + e_r))
+//     limits):
+//   box rows (frictionloss, implicit servos):           lambda_r = clamp(-D_r y_r - c_r, lo, hi)
+// where a pyramidal contact of condim k has 2 (k - 1) edge rows J_n +- mu_j J_j with the shared
+// R_py and e_n +- mu_j e_j, and a servo's c = k e and D = b of eq. (4). Each lambda_r is minus the
+// derivative of a convex piecewise quadratic s_r(y_r), so v_hat minimizes
+//   cost(v) = 1/2 v^T A v - b^T v + sum_r s_r(J_r v)
+// (MuJoCo's cost times h^2 with v = v_k + h qacc). Newton:
+//   g = A v - b - J^T lambda(v),  H = A + sum_{r quadratic} D_r J_r^T J_r,  d = -H^{-1} g,
+//   alpha = argmin cost(v + alpha d): s_r is quadratic piecewise, so cost'(alpha) is piecewise
+//   linear and a bracketed Newton on it lands exactly once the rows' states settle;
+// stopping when the improvement or the gradient, scaled as MuJoCo scales them (its
+// acceleration units, divided by the island's mean inertia times max(1, dofs)), falls below
+// MujocoNewtonParameters::tolerance, or at SolverOptions::max_iterations.
+// The start is the cheaper of v_free (lambda = 0) and the warm start's v = A^{-1}(b + J^T
+// lambda_warm) (MuJoCo's choice between qacc_smooth and qacc_warmstart).
+//
+// H is dense over the island's dofs (an island is one robot or a few touching ones), factored by
+// an in-place Cholesky. Islands run in parallel, each on its own storage, with every sum in a fixed
+// order: bit-identical for any thread count. Storage only grows, so a step allocates nothing once
+// an instance has seen its largest islands.
+//
+// Elliptic cones (option/cone="elliptic") are not solved yet: SolverRefusesModel names the
+// option.
+#pragma once
+
+#include <vector>
+
+#include "engine/solver/island_solver.h"
+#include "engine/solver/joint_space_jacobian.h"
+
+namespace alsim {
+
+// A solver row's set (the file comment).
+enum class MujocoRowKind : unsigned char { kEquality, kInequality, kBox };
+
+// What the solver did in one step, summed over islands.
+struct MujocoNewtonStatistics {
+  int newton_iterations = 0;
+  int line_search_evaluations = 0;  // evaluations of cost' and cost'' along a direction
+  int factorizations = 0;           // Cholesky factorizations of H
+  int warm_starts = 0;              // islands that started from the warm start, not v_free
+};
+
+class MujocoNewtonSolver final : public IslandSolver {
+ public:
+  explicit MujocoNewtonSolver(const Model& m);
+  SolverType type() const override { return SolverType::kMujoco; }
+  const MujocoNewtonStatistics& statistics() const { return statistics_; }
+
+ private:
+  void Prepare(const Model& m, Data& d, const SolverOptions& options) override;
+  void SolveIsland(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
+                   int island) override;
+  void SolveIslands(const Model& m, Data& d, const SolverOptions& options,
+                    double deadline_us) override;
+  void AddFigures(SolverStatistics* stats) const override;
+
+  // The island's rows (kinds, D, offsets, bounds, sparse J over its local dofs).
+  void BuildRows(const Model& m, const Data& d, int island);
+  // Cost at v (local dofs) and, when `gradient` is set, g and the rows' impulses and states.
+  double Evaluate(int island, const double* v, double* gradient);
+
+  JointSpaceJacobian jacobian_;
+  std::vector<int> local_dof_;             // nv: index within its island
+  std::vector<int> island_dof_adr_;        // per island: first of its dofs in per-dof arrays
+  std::vector<size_t> island_matrix_adr_;  // per island: its n x n block in matrix_ storage
+  std::vector<int> island_row_adr_;        // per island: first of its rows in per-row arrays
+  std::vector<int> island_row_num_;
+  std::vector<size_t> island_entry_adr_;  // per island: first of its rows' entries
+  std::vector<int> global_dof_;           // per island dof: the dof
+  // Per island dof.
+  std::vector<double> velocity_, rhs_, gradient_, direction_, product_, scratch_;
+  std::vector<double> start_;  // nv: the warm start's A^{-1}(b + J^T lambda) in global dofs
+  // Per island, n x n: A, then H and its factor.
+  std::vector<double> mass_, hessian_;
+  // Per row.
+  std::vector<MujocoRowKind> kind_;
+  std::vector<double> row_d_, row_offset_, lower_, upper_;  // D, c (lambda_u = -(D y + c)), box
+  std::vector<double> row_y_, row_z_, impulse_;             // J v, J d, lambda
+  std::vector<char> quadratic_;                             // the row's state: D acts
+  std::vector<int> row_entry_adr_, row_entry_num_;
+  std::vector<int> entry_dof_;             // per entry: local dof
+  std::vector<double> entry_value_;        // per entry: J_r(dof)
+  std::vector<int> constraint_first_row_;  // per constraint: its first solver row
+  std::vector<int> newton_iterations_, line_search_evaluations_, factorizations_, warm_;
+  MujocoNewtonStatistics statistics_;
+};
+
+}  // namespace alsim
