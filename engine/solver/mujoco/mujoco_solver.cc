@@ -33,6 +33,8 @@ MujocoNewtonSolver::MujocoNewtonSolver(const Model& m) : IslandSolver(m) {
   jacobian_.Reserve(m, MaxConstraints(m));
   local_dof_.assign(m.nv, -1);
   start_.assign(m.nv, 0.0);
+  tree_vector_.assign(m.nv, 0.0);
+  tree_hessian_.assign(TreeSparseLayout::FromParents(m.dof_parent).nnz, 0.0);
 }
 
 void MujocoNewtonSolver::Prepare(const Model& m, Data& d, const SolverOptions& /*options*/) {
@@ -42,12 +44,13 @@ void MujocoNewtonSolver::Prepare(const Model& m, Data& d, const SolverOptions& /
   const int num = islands.num;
   for (std::vector<int>* values :
        {&island_dof_adr_, &island_row_adr_, &island_row_num_, &newton_iterations_,
-        &line_search_evaluations_, &factorizations_, &warm_}) {
+        &line_search_evaluations_, &factorizations_, &warm_, &tree_factorizations_}) {
     values->resize(num + 1);
   }
   island_matrix_adr_.resize(num + 1);
   island_entry_adr_.resize(num + 1);
   constraint_first_row_.resize(set.constraints.size());
+  constraint_on_chain_.resize(set.constraints.size());
 
   int dofs = 0, rows = 0;
   size_t matrix = 0, entries = 0;
@@ -126,6 +129,14 @@ void MujocoNewtonSolver::BuildRows(const Model& m, const Data& d, int island) {
     const Constraint& c = set.constraints[i];
     jacobian_.Fill(m, d, i);
     const int first = jacobian_.entry_adr[i], count = jacobian_.entry_num[i];
+    // On one chain: each dof (increasing) an ancestor of the next.
+    bool chain = true;
+    for (int e = first + 1; e < first + count && chain; ++e) {
+      int q = jacobian_.dof[e];
+      while (q > jacobian_.dof[e - 1]) q = m.dof_parent[q];
+      chain = q == jacobian_.dof[e - 1];
+    }
+    constraint_on_chain_[i] = chain;
     int row = constraint_first_row_[i];
     // Appends a row whose J is sum_t weight[t] J_c(t) (contact edges combine two of c's rows).
     auto add_row = [&](MujocoRowKind kind, double coefficient_d, double offset, int r0, int r1,
@@ -223,11 +234,10 @@ RowState RowAt(MujocoRowKind kind, double dr, double offset, double lower, doubl
 double MujocoNewtonSolver::Evaluate(int island, const double* v, double* gradient) {
   const int n = island_dof_adr_[island + 1] - island_dof_adr_[island];
   const int dof0 = island_dof_adr_[island];
-  const DenseMap mass(mass_.data() + island_matrix_adr_[island], n, n);
   const Eigen::Map<const Eigen::VectorXd> velocity(v, n);
   VectorMap product(product_.data() + dof0, n);
   const VectorMap rhs(rhs_.data() + dof0, n);
-  product.noalias() = mass * velocity;
+  product.noalias() = DenseMap(mass_.data() + island_matrix_adr_[island], n, n) * velocity;
   double cost = 0.5 * velocity.dot(product) - rhs.dot(velocity);
   if (gradient != nullptr) {
     for (int i = 0; i < n; ++i) gradient[i] = product[i] - rhs[i];
@@ -256,6 +266,7 @@ void MujocoNewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOption
   IslandSolveResult& result = island_results_[island];
   result = IslandSolveResult{};
   newton_iterations_[island] = line_search_evaluations_[island] = factorizations_[island] = 0;
+  tree_factorizations_[island] = 0;
   warm_[island] = 0;
   const MujocoNewtonParameters& parameters = options.mujoco;
   ConstraintSet& set = d.constraints;
@@ -265,10 +276,18 @@ void MujocoNewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOption
   const int* global = global_dof_.data() + dof0;
   BuildRows(m, d, island);
 
-  // A (dense, symmetric) from its tree-sparse storage; b; v_free.
-  DenseMap mass(mass_.data() + island_matrix_adr_[island], n, n);
-  mass.setZero();
+  // H keeps A's tree sparsity when every constraint's dofs lie on one chain.
+  bool on_chain = true;
+  for (int s = islands.constraint_adr[island]; s < islands.constraint_adr[island + 1]; ++s) {
+    on_chain = on_chain && constraint_on_chain_[islands.constraints[s]];
+  }
+  // A dense (symmetric) from its tree-sparse storage, for the products (Eigen's dense
+  // matrix-vector product beats the tree-sparse one at these sizes); b; v_free.
   const TreeSparseLayout& layout = d.mass_layout;
+  DenseMap mass(mass_.data() + island_matrix_adr_[island], n, n);
+  double trace = 0;
+  for (int i = 0; i < n; ++i) trace += d.qA[layout.row_adr[global[i]]];
+  mass.setZero();
   for (int i = 0; i < n; ++i) {
     const int dof = global[i];
     for (int t = 0; t < layout.row_nnz[dof]; ++t) {
@@ -325,7 +344,7 @@ void MujocoNewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOption
 
   // MuJoCo's scaling: its units are accelerations (v / h), divided by mean inertia x max(1, n).
   const double h = m.timestep;
-  const double scale = 1 / (mass.trace() / n * std::max(1, n));
+  const double scale = 1 / (trace / n * std::max(1, n));
   const double tolerance = parameters.tolerance;
   auto gradient_test = [&] { return scale * VectorMap(g, n).norm() / h; };
   const int row0 = island_row_adr_[island], row_end = row0 + island_row_num_[island];
@@ -334,26 +353,59 @@ void MujocoNewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOption
   bool converged = gradient_test() < tolerance;
   while (!converged && newton_iterations_[island] < options.max_iterations &&
          !OutOfTime(options, deadline_us)) {
-    // H = A + sum over quadratic rows of D_r J_r^T J_r (lower triangle), factored in place.
-    hessian.triangularView<Eigen::Lower>() = mass;
-    for (int r = row0; r < row_end; ++r) {
-      if (!quadratic_[r]) continue;
-      const int* dofs = entry_dof_.data() + entry0 + row_entry_adr_[r];
-      const double* values = entry_value_.data() + entry0 + row_entry_adr_[r];
-      const int count = row_entry_num_[r];
-      for (int a = 0; a < count; ++a) {
-        const double scaled = row_d_[r] * values[a];
+    // H = A + sum over quadratic rows of D_r J_r^T J_r, factored; d = -H^{-1} g.
+    VectorMap step(direction, n);
+    ++factorizations_[island];
+    if (on_chain) {
+      // In the mass matrix's layout: entry (q, p) of an ancestor p of q sits at row_end[q] -
+      // row_nnz[p]; each row's dofs are one chain, increasing, so every pair is such an entry.
+      double* tree = tree_hessian_.data();
+      for (int i = 0; i < n; ++i) {
+        const int adr = layout.row_adr[global[i]];
+        std::copy(d.qA.begin() + adr, d.qA.begin() + adr + layout.row_nnz[global[i]], tree + adr);
+      }
+      for (int r = row0; r < row_end; ++r) {
+        if (!quadratic_[r]) continue;
+        const int* dofs = entry_dof_.data() + entry0 + row_entry_adr_[r];
+        const double* values = entry_value_.data() + entry0 + row_entry_adr_[r];
+        const int count = row_entry_num_[r];
         for (int b = 0; b < count; ++b) {
-          if (dofs[b] <= dofs[a]) hessian(dofs[a], dofs[b]) += scaled * values[b];
+          const int q = global[dofs[b]];
+          const int end = layout.row_adr[q] + layout.row_nnz[q];
+          const double scaled = row_d_[r] * values[b];
+          for (int a = 0; a <= b; ++a) {
+            tree[end - layout.row_nnz[global[dofs[a]]]] += scaled * values[a];
+          }
         }
       }
+      for (int i = 0; i < n; ++i) tree_vector_[global[i]] = -g[i];
+      for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
+        const int j = islands.subsystems[s];
+        const int begin = m.subsystem_dof_adr[j], end = begin + m.subsystem_dof_num[j];
+        TreeLdlFactorRange(layout, begin, end, tree);
+        TreeLdlSolveRange(layout, begin, end, tree, tree_vector_.data());
+      }
+      for (int i = 0; i < n; ++i) direction[i] = tree_vector_[global[i]];
+      ++tree_factorizations_[island];
+    } else {
+      hessian.triangularView<Eigen::Lower>() = mass;
+      for (int r = row0; r < row_end; ++r) {
+        if (!quadratic_[r]) continue;
+        const int* dofs = entry_dof_.data() + entry0 + row_entry_adr_[r];
+        const double* values = entry_value_.data() + entry0 + row_entry_adr_[r];
+        const int count = row_entry_num_[r];
+        for (int a = 0; a < count; ++a) {
+          const double scaled = row_d_[r] * values[a];
+          for (int b = 0; b < count; ++b) {
+            if (dofs[b] <= dofs[a]) hessian(dofs[a], dofs[b]) += scaled * values[b];
+          }
+        }
+      }
+      Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> factor(hessian);
+      if (factor.info() != Eigen::Success) break;
+      step = -VectorMap(g, n);
+      factor.solveInPlace(step);
     }
-    Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> factor(hessian);
-    ++factorizations_[island];
-    if (factor.info() != Eigen::Success) break;
-    VectorMap step(direction, n);
-    step = -VectorMap(g, n);
-    factor.solveInPlace(step);
 
     // Exact line search on cost(v + alpha d): cost' is piecewise linear in alpha.
     VectorMap mass_step(scratch_.data() + dof0, n);
@@ -443,6 +495,7 @@ void MujocoNewtonSolver::SolveIslands(const Model& m, Data& d, const SolverOptio
     statistics_.line_search_evaluations += line_search_evaluations_[k];
     statistics_.factorizations += factorizations_[k];
     statistics_.warm_starts += warm_[k];
+    statistics_.tree_factorizations += tree_factorizations_[k];
   }
 }
 
@@ -450,6 +503,7 @@ void MujocoNewtonSolver::AddFigures(SolverStatistics* stats) const {
   stats->AddFigure("newton_iterations", statistics_.newton_iterations);
   stats->AddFigure("line_search_evaluations", statistics_.line_search_evaluations);
   stats->AddFigure("factorizations", statistics_.factorizations);
+  stats->AddFigure("tree_factorizations", statistics_.tree_factorizations);
   stats->AddFigure("warm_starts", statistics_.warm_starts);
 }
 

@@ -21,10 +21,14 @@
 // The start is the cheaper of v_free (lambda = 0) and the warm start's v = A^{-1}(b + J^T
 // lambda_warm) (MuJoCo's choice between qacc_smooth and qacc_warmstart).
 //
-// H is dense over the island's dofs (an island is one robot or a few touching ones), factored by
-// an in-place Cholesky. Islands run in parallel, each on its own storage, with every sum in a fixed
-// order: bit-identical for any thread count. Storage only grows, so a step allocates nothing once
-// an instance has seen its largest islands.
+// H keeps the mass matrix's tree sparsity when every row of the island lies on one chain of dofs
+// from a body to the root (a contact with the world or a static body, a joint's limit, friction or
+// servo): J_r^T J_r then adds only entries between a dof and its ancestors, so H is factored by
+// the tree LDL^T without fill (engine/linalg/tree_ldl.h), tree by tree. Otherwise (self-contacts
+// across branches, contacts between robots, equalities, tendons) H is dense over the island's dofs,
+// factored by an in-place Cholesky. Islands run in parallel, each on its own storage, with every
+// sum in a fixed order: bit-identical for any thread count. Storage only grows, so a step allocates
+// nothing once an instance has seen its largest islands.
 //
 // Elliptic cones (option/cone="elliptic") are not solved yet: SolverRefusesModel names the
 // option.
@@ -44,7 +48,8 @@ enum class MujocoRowKind : unsigned char { kEquality, kInequality, kBox };
 struct MujocoNewtonStatistics {
   int newton_iterations = 0;
   int line_search_evaluations = 0;  // evaluations of cost' and cost'' along a direction
-  int factorizations = 0;           // Cholesky factorizations of H
+  int factorizations = 0;           // factorizations of H (tree LDL^T or dense Cholesky)
+  int tree_factorizations = 0;      // of which by the tree LDL^T
   int warm_starts = 0;              // islands that started from the warm start, not v_free
 };
 
@@ -89,7 +94,11 @@ class MujocoNewtonSolver final : public IslandSolver {
   std::vector<int> entry_dof_;             // per entry: local dof
   std::vector<double> entry_value_;        // per entry: J_r(dof)
   std::vector<int> constraint_first_row_;  // per constraint: its first solver row
+  std::vector<char> constraint_on_chain_;  // per constraint: its dofs lie on one chain
+  std::vector<double> tree_hessian_;       // H in the mass matrix's layout (global entries)
+  std::vector<double> tree_vector_;        // nv: a right-hand side in global dofs
   std::vector<int> newton_iterations_, line_search_evaluations_, factorizations_, warm_;
+  std::vector<int> tree_factorizations_;
   MujocoNewtonStatistics statistics_;
 };
 
