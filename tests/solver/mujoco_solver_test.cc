@@ -14,6 +14,7 @@
 #include "engine/model/model_import.h"
 #include "engine/sim/state_hash.h"
 #include "engine/sim/step.h"
+#include "engine/solver/mujoco/mujoco_solver.h"
 #include "engine/solver/solver.h"
 #include "tests/support/allocation_counter.h"
 #include "tests/support/mujoco_oracle.h"
@@ -144,6 +145,21 @@ TEST(MujocoSolverTest, OneStepMatchesMujocoWithSolrefSolimpAndImpratio) {
   for (const OracleCase& c : Cases("solref='-20000 -150'", "")) {
     ExpectOneStepMatches(c, MujocoOptions(), 1e-6);
   }
+}
+
+// Eleven spheres in a row, each pressing on the next and on the floor: one island of 66 dofs,
+// above MujocoNewtonSolver::kMaxDenseDofs, so H is sparse and factored by CHOLMOD.
+TEST(MujocoSolverTest, OneStepMatchesMujocoOnALargeIsland) {
+  OracleCase row{"sphere_row", "", {}, {}};
+  std::string bodies;
+  for (int k = 0; k < 11; ++k) {
+    bodies += "<body><freejoint/><geom type='sphere' size='0.1' friction='0.7'/></body>";
+    row.qpos.insert(row.qpos.end(), {0.199 * k, 0.001 * (k % 3), 0.0995, 1, 0, 0, 0});
+    row.qvel.insert(row.qvel.end(), {0.3 - 0.05 * k, 0.1, -0.2, 0.5, -0.3, 0.1 * k});
+  }
+  row.xml = Scene("", "", bodies);
+  ASSERT_GT(6 * 11, MujocoNewtonSolver::kMaxDenseDofs);
+  ExpectOneStepMatches(row, MujocoOptions(), 1e-6);
 }
 
 TEST(MujocoSolverTest, RefusesAnEllipticCone) {

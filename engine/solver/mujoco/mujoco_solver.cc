@@ -34,6 +34,8 @@ MujocoNewtonSolver::MujocoNewtonSolver(const Model& m) : IslandSolver(m) {
   local_dof_.assign(m.nv, -1);
   start_.assign(m.nv, 0.0);
   tree_vector_.assign(m.nv, 0.0);
+  tree_product_.assign(m.nv, 0.0);
+  pattern_.Reserve(m);
   tree_hessian_.assign(TreeSparseLayout::FromParents(m.dof_parent).nnz, 0.0);
 }
 
@@ -51,6 +53,7 @@ void MujocoNewtonSolver::Prepare(const Model& m, Data& d, const SolverOptions& /
   island_entry_adr_.resize(num + 1);
   constraint_first_row_.resize(set.constraints.size());
   constraint_on_chain_.resize(set.constraints.size());
+  island_tree_.resize(num + 1);
 
   int dofs = 0, rows = 0;
   size_t matrix = 0, entries = 0;
@@ -76,7 +79,7 @@ void MujocoNewtonSolver::Prepare(const Model& m, Data& d, const SolverOptions& /
     }
     island_row_num_[k] = rows - island_row_adr_[k];
     dofs += n;
-    matrix += static_cast<size_t>(n) * n;
+    if (n <= kMaxDenseDofs) matrix += static_cast<size_t>(n) * n;
   }
   island_dof_adr_[num] = dofs;
   island_row_adr_[num] = rows;
@@ -84,8 +87,8 @@ void MujocoNewtonSolver::Prepare(const Model& m, Data& d, const SolverOptions& /
   island_entry_adr_[num] = entries;
 
   if (velocity_.size() < static_cast<size_t>(dofs)) {
-    for (std::vector<double>* values :
-         {&velocity_, &rhs_, &gradient_, &direction_, &product_, &scratch_}) {
+    for (std::vector<double>* values : {&velocity_, &rhs_, &gradient_, &direction_, &product_,
+                                        &scratch_, &permuted_, &permuted_product_}) {
       values->resize(dofs);
     }
     global_dof_.resize(dofs);
@@ -102,6 +105,16 @@ void MujocoNewtonSolver::Prepare(const Model& m, Data& d, const SolverOptions& /
     for (std::vector<double>* values :
          {&row_d_, &row_offset_, &lower_, &upper_, &row_y_, &row_z_, &impulse_}) {
       values->resize(rows);
+    }
+  }
+  bool large = false;
+  for (int k = 0; k < num && !large; ++k) {
+    large = island_dof_adr_[k + 1] - island_dof_adr_[k] > kMaxDenseDofs;
+  }
+  if (large) {
+    pattern_.LayOut(m, d, islands, jacobian_);
+    while (factors_.size() < static_cast<size_t>(num)) {
+      factors_.push_back(std::make_unique<CholmodLlt>());
     }
   }
   if (entry_dof_.size() < entries) {
@@ -231,13 +244,54 @@ RowState RowAt(MujocoRowKind kind, double dr, double offset, double lower, doubl
 
 }  // namespace
 
-double MujocoNewtonSolver::Evaluate(int island, const double* v, double* gradient) {
+void MujocoNewtonSolver::MassProduct(const Model& m, const Data& d, int island, const double* x,
+                                     double* y) {
+  const int n = island_dof_adr_[island + 1] - island_dof_adr_[island];
+  if (n <= kMaxDenseDofs) {
+    VectorMap(y, n).noalias() = DenseMap(mass_.data() + island_matrix_adr_[island], n, n) *
+                                Eigen::Map<const Eigen::VectorXd>(x, n);
+    return;
+  }
+  const int* global = global_dof_.data() + island_dof_adr_[island];
+  if (island_tree_[island]) {
+    for (int i = 0; i < n; ++i) tree_vector_[global[i]] = x[i];
+    const Islands& islands = d.islands;
+    for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
+      const int j = islands.subsystems[s];
+      TreeSparseMultiplyRange(d.mass_layout, m.subsystem_dof_adr[j],
+                              m.subsystem_dof_adr[j] + m.subsystem_dof_num[j], d.qA.data(),
+                              tree_vector_.data(), tree_product_.data());
+    }
+    for (int i = 0; i < n; ++i) y[i] = tree_product_[global[i]];
+    return;
+  }
+  // The pattern's upper triangle, in its own numbering of the island's dofs.
+  const int* local = pattern_.local_dofs();
+  double* in = permuted_.data() + island_dof_adr_[island];
+  double* out = permuted_product_.data() + island_dof_adr_[island];
+  for (int i = 0; i < n; ++i) in[local[global[i]]] = x[i];
+  std::fill(out, out + n, 0.0);
+  const int* columns = pattern_.column_start(island);
+  const int* rows = pattern_.row_index(island);
+  const double* values = pattern_.mass(island);
+  for (int c = 0; c < n; ++c) {
+    for (int e = columns[c]; e < columns[c + 1]; ++e) {
+      const int r = rows[e];
+      out[r] += values[e] * in[c];
+      if (r != c) out[c] += values[e] * in[r];
+    }
+  }
+  for (int i = 0; i < n; ++i) y[i] = out[local[global[i]]];
+}
+
+double MujocoNewtonSolver::Evaluate(const Model& m, const Data& d, int island, const double* v,
+                                    double* gradient) {
   const int n = island_dof_adr_[island + 1] - island_dof_adr_[island];
   const int dof0 = island_dof_adr_[island];
   const Eigen::Map<const Eigen::VectorXd> velocity(v, n);
   VectorMap product(product_.data() + dof0, n);
   const VectorMap rhs(rhs_.data() + dof0, n);
-  product.noalias() = DenseMap(mass_.data() + island_matrix_adr_[island], n, n) * velocity;
+  MassProduct(m, d, island, v, product.data());
   double cost = 0.5 * velocity.dot(product) - rhs.dot(velocity);
   if (gradient != nullptr) {
     for (int i = 0; i < n; ++i) gradient[i] = product[i] - rhs[i];
@@ -277,24 +331,32 @@ void MujocoNewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOption
   BuildRows(m, d, island);
 
   // H keeps A's tree sparsity when every constraint's dofs lie on one chain.
+  // A dense (symmetric) from its tree-sparse storage, for the products (Eigen's dense
+  // matrix-vector product beats the tree-sparse one at these sizes); b; v_free.
+  const TreeSparseLayout& layout = d.mass_layout;
   bool on_chain = true;
   for (int s = islands.constraint_adr[island]; s < islands.constraint_adr[island + 1]; ++s) {
     on_chain = on_chain && constraint_on_chain_[islands.constraints[s]];
   }
-  // A dense (symmetric) from its tree-sparse storage, for the products (Eigen's dense
-  // matrix-vector product beats the tree-sparse one at these sizes); b; v_free.
-  const TreeSparseLayout& layout = d.mass_layout;
-  DenseMap mass(mass_.data() + island_matrix_adr_[island], n, n);
+  island_tree_[island] = on_chain;
+  const bool small = n <= kMaxDenseDofs;
+  if (!small && !on_chain) {
+    pattern_.Build(m, d, islands, jacobian_, island);
+    factors_[island]->SetPattern(n, pattern_.column_start(island), pattern_.row_index(island));
+  }
+  DenseMap mass(mass_.data() + island_matrix_adr_[island], small ? n : 0, small ? n : 0);
   double trace = 0;
   for (int i = 0; i < n; ++i) trace += d.qA[layout.row_adr[global[i]]];
-  mass.setZero();
-  for (int i = 0; i < n; ++i) {
-    const int dof = global[i];
-    for (int t = 0; t < layout.row_nnz[dof]; ++t) {
-      const int column = local_dof_[layout.column[layout.row_adr[dof] + t]];
-      const double value = d.qA[layout.row_adr[dof] + t];
-      mass(i, column) = value;
-      mass(column, i) = value;
+  if (small) {
+    mass.setZero();
+    for (int i = 0; i < n; ++i) {
+      const int dof = global[i];
+      for (int t = 0; t < layout.row_nnz[dof]; ++t) {
+        const int column = local_dof_[layout.column[layout.row_adr[dof] + t]];
+        const double value = d.qA[layout.row_adr[dof] + t];
+        mass(i, column) = value;
+        mass(column, i) = value;
+      }
     }
   }
   double* v = velocity_.data() + dof0;
@@ -304,7 +366,7 @@ void MujocoNewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOption
     rhs_[dof0 + i] = d.solver_rhs[global[i]];
     v[i] = d.v_hat[global[i]];
   }
-  double cost = Evaluate(island, v, g);
+  double cost = Evaluate(m, d, island, v, g);
 
   // The warm start's v = A^{-1} (b + J^T lambda_warm), kept if it costs less than v_free.
   bool any_warm = false;
@@ -331,14 +393,14 @@ void MujocoNewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOption
     }
     double* candidate = scratch_.data() + dof0;
     for (int i = 0; i < n; ++i) candidate[i] = start_[global[i]];
-    const double warm_cost = Evaluate(island, candidate, direction);
+    const double warm_cost = Evaluate(m, d, island, candidate, direction);
     if (warm_cost < cost) {
       std::copy(candidate, candidate + n, v);
       std::copy(direction, direction + n, g);
       cost = warm_cost;
       warm_[island] = 1;
     } else {
-      Evaluate(island, v, g);  // the rows' states at v_free again
+      Evaluate(m, d, island, v, g);  // the rows' states at v_free again
     }
   }
 
@@ -349,7 +411,7 @@ void MujocoNewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOption
   auto gradient_test = [&] { return scale * VectorMap(g, n).norm() / h; };
   const int row0 = island_row_adr_[island], row_end = row0 + island_row_num_[island];
   const size_t entry0 = island_entry_adr_[island];
-  DenseMap hessian(hessian_.data() + island_matrix_adr_[island], n, n);
+  DenseMap hessian(hessian_.data() + island_matrix_adr_[island], small ? n : 0, small ? n : 0);
   bool converged = gradient_test() < tolerance;
   while (!converged && newton_iterations_[island] < options.max_iterations &&
          !OutOfTime(options, deadline_us)) {
@@ -387,6 +449,33 @@ void MujocoNewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOption
       }
       for (int i = 0; i < n; ++i) direction[i] = tree_vector_[global[i]];
       ++tree_factorizations_[island];
+    } else if (!small) {
+      // In the island's sparse pattern (upper triangle, its own dof numbering): A's values, then
+      // each quadratic row's pairs.
+      CholmodLlt& factor = *factors_[island];
+      const int* local = pattern_.local_dofs();
+      double* values = factor.values();
+      std::copy(pattern_.mass(island), pattern_.mass(island) + pattern_.nnz(island), values);
+      for (int r = row0; r < row_end; ++r) {
+        if (!quadratic_[r]) continue;
+        const int* dofs = entry_dof_.data() + entry0 + row_entry_adr_[r];
+        const double* row_values = entry_value_.data() + entry0 + row_entry_adr_[r];
+        const int count = row_entry_num_[r];
+        for (int b = 0; b < count; ++b) {
+          const int column = local[global[dofs[b]]];
+          const double scaled = row_d_[r] * row_values[b];
+          for (int a = 0; a <= b; ++a) {
+            const int row = local[global[dofs[a]]];
+            values[pattern_.Position(island, std::max(row, column), std::min(row, column))] +=
+                scaled * row_values[a];
+          }
+        }
+      }
+      if (!factor.Factor()) break;
+      double* x = permuted_.data() + dof0;
+      for (int i = 0; i < n; ++i) x[local[global[i]]] = -g[i];
+      factor.Solve(x);
+      for (int i = 0; i < n; ++i) direction[i] = x[local[global[i]]];
     } else {
       hessian.triangularView<Eigen::Lower>() = mass;
       for (int r = row0; r < row_end; ++r) {
@@ -409,7 +498,7 @@ void MujocoNewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOption
 
     // Exact line search on cost(v + alpha d): cost' is piecewise linear in alpha.
     VectorMap mass_step(scratch_.data() + dof0, n);
-    mass_step.noalias() = mass * step;
+    MassProduct(m, d, island, direction, mass_step.data());
     const double curvature = step.dot(mass_step);
     double slope0 = 0;  // d . (A v - b)
     for (int i = 0; i < n; ++i) slope0 += direction[i] * (product_[dof0 + i] - rhs_[dof0 + i]);
@@ -453,7 +542,7 @@ void MujocoNewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOption
     }
     for (int i = 0; i < n; ++i) v[i] += alpha * direction[i];
     const double previous = cost;
-    cost = Evaluate(island, v, g);
+    cost = Evaluate(m, d, island, v, g);
     ++newton_iterations_[island];
     const double improvement = scale * (previous - cost) / (h * h);
     converged = improvement < tolerance || gradient_test() < tolerance;

@@ -26,9 +26,12 @@
 // servo): J_r^T J_r then adds only entries between a dof and its ancestors, so H is factored by
 // the tree LDL^T without fill (engine/linalg/tree_ldl.h), tree by tree. Otherwise (self-contacts
 // across branches, contacts between robots, equalities, tendons) H is dense over the island's dofs,
-// factored by an in-place Cholesky. Islands run in parallel, each on its own storage, with every
-// sum in a fixed order: bit-identical for any thread count. Storage only grows, so a step allocates
-// nothing once an instance has seen its largest islands.
+// factored by an in-place Cholesky, or, above kMaxDenseDofs (MuJoCo's own switch to sparse: a
+// pile of bodies), sparse over the pattern of A and every constraint's J^T J
+// (island_sparse_pattern.h) and factored by CHOLMOD, which allocates (cholmod_llt.h). Islands run
+// in parallel, each on its own storage, with every sum in a fixed order: bit-identical for any
+// thread count. Storage only grows, so a step allocates nothing once an instance has seen its
+// largest islands.
 //
 // Elliptic cones (option/cone="elliptic") are not solved yet: SolverRefusesModel names the
 // option.
@@ -36,7 +39,9 @@
 
 #include <vector>
 
+#include "engine/linalg/cholmod_llt.h"
 #include "engine/solver/island_solver.h"
+#include "engine/solver/island_sparse_pattern.h"
 #include "engine/solver/joint_space_jacobian.h"
 
 namespace alsim {
@@ -55,6 +60,9 @@ struct MujocoNewtonStatistics {
 
 class MujocoNewtonSolver final : public IslandSolver {
  public:
+  // Islands with more dofs keep H sparse (the file comment).
+  static constexpr int kMaxDenseDofs = 60;
+
   explicit MujocoNewtonSolver(const Model& m);
   SolverType type() const override { return SolverType::kMujoco; }
   const MujocoNewtonStatistics& statistics() const { return statistics_; }
@@ -70,7 +78,10 @@ class MujocoNewtonSolver final : public IslandSolver {
   // The island's rows (kinds, D, offsets, bounds, sparse J over its local dofs).
   void BuildRows(const Model& m, const Data& d, int island);
   // Cost at v (local dofs) and, when `gradient` is set, g and the rows' impulses and states.
-  double Evaluate(int island, const double* v, double* gradient);
+  double Evaluate(const Model& m, const Data& d, int island, const double* v, double* gradient);
+  // y = A x over the island's local dofs: the dense copy of A for a small island, else A's tree
+  // storage (one tree) or the sparse pattern's values.
+  void MassProduct(const Model& m, const Data& d, int island, const double* x, double* y);
 
   JointSpaceJacobian jacobian_;
   std::vector<int> local_dof_;             // nv: index within its island
@@ -82,6 +93,7 @@ class MujocoNewtonSolver final : public IslandSolver {
   std::vector<int> global_dof_;           // per island dof: the dof
   // Per island dof.
   std::vector<double> velocity_, rhs_, gradient_, direction_, product_, scratch_;
+  std::vector<double> permuted_, permuted_product_;  // in the sparse pattern's dof numbering
   std::vector<double> start_;  // nv: the warm start's A^{-1}(b + J^T lambda) in global dofs
   // Per island, n x n: A, then H and its factor.
   std::vector<double> mass_, hessian_;
@@ -97,6 +109,10 @@ class MujocoNewtonSolver final : public IslandSolver {
   std::vector<char> constraint_on_chain_;  // per constraint: its dofs lie on one chain
   std::vector<double> tree_hessian_;       // H in the mass matrix's layout (global entries)
   std::vector<double> tree_vector_;        // nv: a right-hand side in global dofs
+  std::vector<double> tree_product_;       // nv: A times tree_vector_
+  std::vector<char> island_tree_;          // per island: H keeps the tree sparsity
+  IslandSparsePattern pattern_;            // large islands: A + sum J^T J's pattern, A's values
+  std::vector<std::unique_ptr<CholmodLlt>> factors_;  // per island, for the large ones
   std::vector<int> newton_iterations_, line_search_evaluations_, factorizations_, warm_;
   std::vector<int> tree_factorizations_;
   MujocoNewtonStatistics statistics_;
