@@ -186,10 +186,8 @@ void Forward(const Model& m, Data& d, const StepOptions& options) {
 StepStatus Step(const Model& m, Data& d, const StepOptions& options) {
   if (!ValidateStepOptions(options).empty()) return StepStatus::kInvalidOptions;
   if (!EnsureSolver(m, d, options.solver.type)) return StepStatus::kInvalidOptions;
-  // A solver refuses a scene it cannot solve (condim 4/6 without torsional/rolling rows; an
-  // elliptic cone for the pyramidal MuJoCo solver): SolverRefusesModel.
-  if ((m.high_condim_geom >= 0 && !SolverSupportsHighCondim(options.solver.type)) ||
-      (options.solver.type == SolverType::kMujoco && m.cone == FrictionCone::kElliptic)) {
+  // A solver without torsional/rolling rows refuses a condim 4/6 scene (SolverRefusesModel).
+  if (m.high_condim_geom >= 0 && !SolverSupportsHighCondim(options.solver.type)) {
     return StepStatus::kInvalidOptions;
   }
   // The clock only for a time budget (a clock read is about 25 ns, 0.15% of a humanoid's step).

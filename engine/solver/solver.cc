@@ -119,10 +119,6 @@ ConstraintModel SolverConstraintModel(SolverType type) {
 }
 
 std::string SolverRefusesModel(const Model& m, SolverType type) {
-  if (type == SolverType::kMujoco && m.cone == FrictionCone::kElliptic) {
-    return "solver 'mujoco' solves MuJoCo's pyramidal cone only; the scene sets "
-           "option/cone=\"elliptic\" (use cone=\"pyramidal\", or another solver)";
-  }
   if (m.high_condim_geom < 0 || SolverSupportsHighCondim(type)) return "";
   const int g = m.high_condim_geom;
   const std::string name =

@@ -141,6 +141,12 @@ TEST(MujocoSolverTest, OneStepMatchesMujocoWithSolrefSolimpAndImpratio) {
   for (const OracleCase& c : Cases(geoms, "impratio='3'")) {
     ExpectOneStepMatches(c, MujocoOptions(), 1e-6);
   }
+  // Torsional and rolling friction (condim 4 and 6): a pyramid edge pair per row.
+  for (const std::string condim : {"4", "6"}) {
+    for (const OracleCase& c : Cases("condim='" + condim + "' friction='0.9 0.02 0.001'", "")) {
+      ExpectOneStepMatches(c, MujocoOptions(), 1e-6);
+    }
+  }
   // Direct (stiffness, damping) references.
   for (const OracleCase& c : Cases("solref='-20000 -150'", "")) {
     ExpectOneStepMatches(c, MujocoOptions(), 1e-6);
@@ -162,14 +168,16 @@ TEST(MujocoSolverTest, OneStepMatchesMujocoOnALargeIsland) {
   ExpectOneStepMatches(row, MujocoOptions(), 1e-6);
 }
 
-TEST(MujocoSolverTest, RefusesAnEllipticCone) {
-  const std::string path = WriteTempScene("elliptic.xml", Scene("", "cone='elliptic'", ""));
-  const ModelImport imported = ImportModelFromFile(path);
-  ASSERT_TRUE(imported) << imported.error;
-  const std::string why = SolverRefusesModel(*imported.model, SolverType::kMujoco);
-  EXPECT_NE(why.find("elliptic"), std::string::npos) << why;
-  Data d(*imported.model);
-  EXPECT_EQ(Step(*imported.model, d, MujocoOptions()), StepStatus::kInvalidOptions);
+TEST(MujocoSolverTest, OneStepMatchesMujocoWithAnEllipticCone) {
+  for (const OracleCase& c : Cases("", "cone='elliptic'")) {
+    ExpectOneStepMatches(c, MujocoOptions(), 1e-6);
+  }
+  const std::string geoms =
+      "solref='0.01 0.7' solimp='0.8 0.97 0.003 0.3 3' condim='6' "
+      "friction='0.9 0.02 0.001'";
+  for (const OracleCase& c : Cases(geoms, "cone='elliptic' impratio='5'")) {
+    ExpectOneStepMatches(c, MujocoOptions(), 1e-6);
+  }
 }
 
 // A three-box stack settles on the floor: once its contacts stop changing state, the pyramidal

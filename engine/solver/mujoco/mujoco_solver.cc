@@ -5,6 +5,7 @@
 
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
+#include <Eigen/Eigenvalues>
 
 #include "engine/linalg/tree_ldl.h"
 #include "engine/solver/stop_test.h"
@@ -16,10 +17,11 @@ using DenseMap = Eigen::Map<Eigen::MatrixXd>;
 using VectorMap = Eigen::Map<Eigen::VectorXd>;
 
 // Solver rows of constraint c: a frictional pyramidal contact's 2 (dim - 1) edges, a frictionless
-// contact's normal row, else its own rows.
-int SolverRows(const Constraint& c) {
+// contact's normal row, else its own rows (an elliptic contact's dim rows).
+int SolverRows(const Constraint& c, bool elliptic) {
   if (c.type != ConstraintType::kContact) return c.dim;
-  return c.friction > 0 ? 2 * (c.dim - 1) : 1;
+  if (!(c.friction > 0)) return 1;
+  return elliptic ? c.dim : 2 * (c.dim - 1);
 }
 
 // The friction coefficient of a contact's row j >= 1 (MuJoCo's friction[j - 1]).
@@ -72,7 +74,7 @@ void MujocoNewtonSolver::Prepare(const Model& m, Data& d, const SolverOptions& /
     }
     for (int s = islands.constraint_adr[k]; s < islands.constraint_adr[k + 1]; ++s) {
       const int i = islands.constraints[s];
-      const int count = SolverRows(set.constraints[i]);
+      const int count = SolverRows(set.constraints[i], m.cone == FrictionCone::kElliptic);
       constraint_first_row_[i] = rows;
       rows += count;
       entries += static_cast<size_t>(count) * jacobian_.capacity[i];
@@ -88,7 +90,7 @@ void MujocoNewtonSolver::Prepare(const Model& m, Data& d, const SolverOptions& /
 
   if (velocity_.size() < static_cast<size_t>(dofs)) {
     for (std::vector<double>* values : {&velocity_, &rhs_, &gradient_, &direction_, &product_,
-                                        &scratch_, &permuted_, &permuted_product_}) {
+                                        &scratch_, &permuted_, &permuted_product_, &combined_}) {
       values->resize(dofs);
     }
     global_dof_.resize(dofs);
@@ -100,6 +102,9 @@ void MujocoNewtonSolver::Prepare(const Model& m, Data& d, const SolverOptions& /
   if (row_d_.size() < static_cast<size_t>(rows)) {
     kind_.resize(rows);
     quadratic_.resize(rows);
+    row_mu_.resize(rows);
+    cone_dim_.resize(rows);
+    cone_hessian_.resize(36 * static_cast<size_t>(rows));
     row_entry_adr_.resize(rows);
     row_entry_num_.resize(rows);
     for (std::vector<double>* values :
@@ -176,6 +181,19 @@ void MujocoNewtonSolver::BuildRows(const Model& m, const Data& d, int island) {
           add_row(MujocoRowKind::kInequality, dn, dn * bias[0], 0, -1, 0);
           break;
         }
+        if (m.cone == FrictionCone::kElliptic) {
+          // A cone of dim rows: the first row carries the regularized cone's mu = mu_1
+          // sqrt(R_0 / R_1) (mj_makeImpedance), the others their friction coefficients.
+          const double impratio = std::max(1e-15, m.impratio);
+          for (int r = 0; r < c.dim; ++r) {
+            const double dr = 1 / set.regularization[c.row_adr + r];
+            row_mu_[row] = r == 0 ? c.friction / std::sqrt(impratio) : RowFriction(c, r);
+            cone_dim_[row] = c.dim;
+            add_row(r == 0 ? MujocoRowKind::kCone : MujocoRowKind::kConeTail, dr, dr * bias[r], r,
+                    -1, 0);
+          }
+          break;
+        }
         for (int j = 1; j < c.dim; ++j) {
           const double mu = RowFriction(c, j);
           for (const double sign : {+1.0, -1.0}) {
@@ -242,6 +260,57 @@ RowState RowAt(MujocoRowKind kind, double dr, double offset, double lower, doubl
   return state;
 }
 
+// An elliptic cone's impulses, cost, zone and (middle zone) Hessian at x = J v + e of its dim
+// rows (mujoco_solver.h; mj_constraintUpdate of MuJoCo 2.2.2).
+struct ConeState {
+  double impulse[kMaxConstraintDim] = {0, 0, 0, 0, 0, 0};
+  double cost = 0;
+  char zone = 0;  // 0 top, 1 bottom, 2 middle
+};
+ConeState ConeAt(int dim, const double* x, const double* dr, const double* mu_row,
+                 double* hessian) {
+  ConeState state;
+  const double mu = mu_row[0];
+  double u[kMaxConstraintDim];
+  u[0] = x[0] * mu;
+  double t2 = 0;
+  for (int j = 1; j < dim; ++j) {
+    u[j] = x[j] * mu_row[j];
+    t2 += u[j] * u[j];
+  }
+  const double n = u[0], t = std::sqrt(t2);
+  if (n >= mu * t || (t <= 0 && n >= 0)) return state;
+  if (mu * n + t <= 0 || (t <= 0 && n < 0)) {
+    state.zone = 1;
+    for (int j = 0; j < dim; ++j) {
+      state.impulse[j] = -dr[j] * x[j];
+      state.cost += 0.5 * dr[j] * x[j] * x[j];
+    }
+    return state;
+  }
+  state.zone = 2;
+  const double dm = dr[0] / (mu * mu * (1 + mu * mu));
+  const double nmt = n - mu * t;
+  state.cost = 0.5 * dm * nmt * nmt;
+  state.impulse[0] = -dm * nmt * mu;
+  for (int j = 1; j < dim; ++j) state.impulse[j] = -state.impulse[0] / t * u[j] * mu_row[j];
+  if (hessian == nullptr) return state;
+  // (1, -mu/T U^T; -mu/T U, mu N/T^3 U U^T + (mu^2 - mu N/T) I), then scaled on both sides by
+  // diag(mu, f) and by D_m.
+  Eigen::Map<Eigen::MatrixXd> h(hessian, dim, dim);
+  h(0, 0) = 1;
+  for (int j = 1; j < dim; ++j) h(0, j) = h(j, 0) = -mu / t * u[j];
+  for (int k = 1; k < dim; ++k) {
+    for (int j = 1; j < dim; ++j) {
+      h(k, j) = mu * n / (t * t * t) * u[j] * u[k] + (j == k ? mu * mu - mu * n / t : 0.0);
+    }
+  }
+  for (int k = 0; k < dim; ++k) {
+    for (int j = 0; j < dim; ++j) h(k, j) *= dm * mu_row[k] * mu_row[j];
+  }
+  return state;
+}
+
 }  // namespace
 
 void MujocoNewtonSolver::MassProduct(const Model& m, const Data& d, int island, const double* x,
@@ -298,19 +367,42 @@ double MujocoNewtonSolver::Evaluate(const Model& m, const Data& d, int island, c
   }
   const size_t entry0 = island_entry_adr_[island];
   const int row_end = island_row_adr_[island] + island_row_num_[island];
-  for (int r = island_row_adr_[island]; r < row_end; ++r) {
+  const int row0 = island_row_adr_[island];
+  for (int r = row0; r < row_end; ++r) {
     const int* dofs = entry_dof_.data() + entry0 + row_entry_adr_[r];
     const double* values = entry_value_.data() + entry0 + row_entry_adr_[r];
     double y = 0;
     for (int e = 0; e < row_entry_num_[r]; ++e) y += values[e] * v[dofs[e]];
-    const RowState state = RowAt(kind_[r], row_d_[r], row_offset_[r], lower_[r], upper_[r], y);
     row_y_[r] = y;
+  }
+  for (int r = row0; r < row_end; ++r) {
+    if (kind_[r] == MujocoRowKind::kConeTail) continue;
+    if (kind_[r] == MujocoRowKind::kCone) {
+      const int dim = cone_dim_[r];
+      double x[kMaxConstraintDim];
+      for (int j = 0; j < dim; ++j) x[j] = row_y_[r + j] + row_offset_[r + j] / row_d_[r + j];
+      const ConeState state =
+          ConeAt(dim, x, row_d_.data() + r, row_mu_.data() + r, cone_hessian_.data() + 36 * r);
+      for (int j = 0; j < dim; ++j) {
+        impulse_[r + j] = state.impulse[j];
+        quadratic_[r + j] = 0;
+      }
+      quadratic_[r] = state.zone;
+      cost += state.cost;
+      continue;
+    }
+    const RowState state =
+        RowAt(kind_[r], row_d_[r], row_offset_[r], lower_[r], upper_[r], row_y_[r]);
     impulse_[r] = state.impulse;
     quadratic_[r] = state.quadratic;
     cost += state.cost;
-    if (gradient != nullptr && state.impulse != 0) {
-      for (int e = 0; e < row_entry_num_[r]; ++e) gradient[dofs[e]] -= values[e] * state.impulse;
-    }
+  }
+  if (gradient == nullptr) return cost;
+  for (int r = row0; r < row_end; ++r) {
+    if (impulse_[r] == 0) continue;
+    const int* dofs = entry_dof_.data() + entry0 + row_entry_adr_[r];
+    const double* values = entry_value_.data() + entry0 + row_entry_adr_[r];
+    for (int e = 0; e < row_entry_num_[r]; ++e) gradient[dofs[e]] -= values[e] * impulse_[r];
   }
   return cost;
 }
@@ -415,31 +507,85 @@ void MujocoNewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOption
   bool converged = gradient_test() < tolerance;
   while (!converged && newton_iterations_[island] < options.max_iterations &&
          !OutOfTime(options, deadline_us)) {
-    // H = A + sum over quadratic rows of D_r J_r^T J_r, factored; d = -H^{-1} g.
+    // H = A + sum over quadratic rows of D_r J_r^T J_r (and the cones' middle-zone Hessians),
+    // factored; d = -H^{-1} g.
     VectorMap step(direction, n);
     ++factorizations_[island];
+    CholmodLlt* sparse = small || on_chain ? nullptr : factors_[island].get();
+    const int* pattern_local = pattern_.local_dofs();
+    double* tree = tree_hessian_.data();
+    // Adds weight J^T J for one row J (its entries' local dofs increasing, one constraint's).
+    auto add_row = [&](const int* dofs, const double* values, int count, double weight) {
+      for (int b = 0; b < count; ++b) {
+        const double scaled = weight * values[b];
+        if (on_chain) {
+          // Entry (q, p) of an ancestor p of q sits at row_end[q] - row_nnz[p] in A's layout;
+          // one chain, increasing, so every pair is such an entry.
+          const int q = global[dofs[b]];
+          const int end = layout.row_adr[q] + layout.row_nnz[q];
+          for (int a = 0; a <= b; ++a) {
+            tree[end - layout.row_nnz[global[dofs[a]]]] += scaled * values[a];
+          }
+        } else if (sparse != nullptr) {
+          const int column = pattern_local[global[dofs[b]]];
+          for (int a = 0; a <= b; ++a) {
+            const int row = pattern_local[global[dofs[a]]];
+            sparse->values()[pattern_.Position(island, std::max(row, column),
+                                               std::min(row, column))] += scaled * values[a];
+          }
+        } else {
+          for (int a = 0; a <= b; ++a) hessian(dofs[b], dofs[a]) += scaled * values[a];
+        }
+      }
+    };
     if (on_chain) {
-      // In the mass matrix's layout: entry (q, p) of an ancestor p of q sits at row_end[q] -
-      // row_nnz[p]; each row's dofs are one chain, increasing, so every pair is such an entry.
-      double* tree = tree_hessian_.data();
       for (int i = 0; i < n; ++i) {
         const int adr = layout.row_adr[global[i]];
         std::copy(d.qA.begin() + adr, d.qA.begin() + adr + layout.row_nnz[global[i]], tree + adr);
       }
-      for (int r = row0; r < row_end; ++r) {
-        if (!quadratic_[r]) continue;
-        const int* dofs = entry_dof_.data() + entry0 + row_entry_adr_[r];
-        const double* values = entry_value_.data() + entry0 + row_entry_adr_[r];
-        const int count = row_entry_num_[r];
-        for (int b = 0; b < count; ++b) {
-          const int q = global[dofs[b]];
-          const int end = layout.row_adr[q] + layout.row_nnz[q];
-          const double scaled = row_d_[r] * values[b];
-          for (int a = 0; a <= b; ++a) {
-            tree[end - layout.row_nnz[global[dofs[a]]]] += scaled * values[a];
-          }
-        }
+    } else if (sparse != nullptr) {
+      std::copy(pattern_.mass(island), pattern_.mass(island) + pattern_.nnz(island),
+                sparse->values());
+    } else {
+      hessian.triangularView<Eigen::Lower>() = mass;
+    }
+    for (int r = row0; r < row_end; ++r) {
+      if (!quadratic_[r]) continue;
+      const int* dofs = entry_dof_.data() + entry0 + row_entry_adr_[r];
+      const double* values = entry_value_.data() + entry0 + row_entry_adr_[r];
+      const int count = row_entry_num_[r];
+      if (kind_[r] != MujocoRowKind::kCone) {
+        add_row(dofs, values, count, row_d_[r]);
+        continue;
       }
+      const int dim = cone_dim_[r];
+      if (quadratic_[r] == 1) {  // bottom zone: every row quadratic
+        for (int j = 0; j < dim; ++j) {
+          add_row(dofs, entry_value_.data() + entry0 + row_entry_adr_[r + j], count, row_d_[r + j]);
+        }
+        continue;
+      }
+      // Middle zone: J^T H_c J through H_c's eigenvectors q_k, each the row sum_j q_kj J_j.
+      using ConeMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, kMaxConstraintDim,
+                                       kMaxConstraintDim>;
+      const ConeMatrix cone =
+          Eigen::Map<const Eigen::MatrixXd>(cone_hessian_.data() + 36 * r, dim, dim);
+      const Eigen::SelfAdjointEigenSolver<ConeMatrix> eigen(cone);
+      double* combined = combined_.data() + dof0;
+      for (int k = 0; k < dim; ++k) {
+        const double sigma = eigen.eigenvalues()[k];
+        if (!(sigma > 0)) continue;
+        for (int e = 0; e < count; ++e) {
+          double sum = 0;
+          for (int j = 0; j < dim; ++j) {
+            sum += eigen.eigenvectors()(j, k) * entry_value_[entry0 + row_entry_adr_[r + j] + e];
+          }
+          combined[e] = sum;
+        }
+        add_row(dofs, combined, count, sigma);
+      }
+    }
+    if (on_chain) {
       for (int i = 0; i < n; ++i) tree_vector_[global[i]] = -g[i];
       for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
         const int j = islands.subsystems[s];
@@ -449,47 +595,13 @@ void MujocoNewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOption
       }
       for (int i = 0; i < n; ++i) direction[i] = tree_vector_[global[i]];
       ++tree_factorizations_[island];
-    } else if (!small) {
-      // In the island's sparse pattern (upper triangle, its own dof numbering): A's values, then
-      // each quadratic row's pairs.
-      CholmodLlt& factor = *factors_[island];
-      const int* local = pattern_.local_dofs();
-      double* values = factor.values();
-      std::copy(pattern_.mass(island), pattern_.mass(island) + pattern_.nnz(island), values);
-      for (int r = row0; r < row_end; ++r) {
-        if (!quadratic_[r]) continue;
-        const int* dofs = entry_dof_.data() + entry0 + row_entry_adr_[r];
-        const double* row_values = entry_value_.data() + entry0 + row_entry_adr_[r];
-        const int count = row_entry_num_[r];
-        for (int b = 0; b < count; ++b) {
-          const int column = local[global[dofs[b]]];
-          const double scaled = row_d_[r] * row_values[b];
-          for (int a = 0; a <= b; ++a) {
-            const int row = local[global[dofs[a]]];
-            values[pattern_.Position(island, std::max(row, column), std::min(row, column))] +=
-                scaled * row_values[a];
-          }
-        }
-      }
-      if (!factor.Factor()) break;
+    } else if (sparse != nullptr) {
+      if (!sparse->Factor()) break;
       double* x = permuted_.data() + dof0;
-      for (int i = 0; i < n; ++i) x[local[global[i]]] = -g[i];
-      factor.Solve(x);
-      for (int i = 0; i < n; ++i) direction[i] = x[local[global[i]]];
+      for (int i = 0; i < n; ++i) x[pattern_local[global[i]]] = -g[i];
+      sparse->Solve(x);
+      for (int i = 0; i < n; ++i) direction[i] = x[pattern_local[global[i]]];
     } else {
-      hessian.triangularView<Eigen::Lower>() = mass;
-      for (int r = row0; r < row_end; ++r) {
-        if (!quadratic_[r]) continue;
-        const int* dofs = entry_dof_.data() + entry0 + row_entry_adr_[r];
-        const double* values = entry_value_.data() + entry0 + row_entry_adr_[r];
-        const int count = row_entry_num_[r];
-        for (int a = 0; a < count; ++a) {
-          const double scaled = row_d_[r] * values[a];
-          for (int b = 0; b < count; ++b) {
-            if (dofs[b] <= dofs[a]) hessian(dofs[a], dofs[b]) += scaled * values[b];
-          }
-        }
-      }
       Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> factor(hessian);
       if (factor.info() != Eigen::Success) break;
       step = -VectorMap(g, n);
@@ -513,6 +625,24 @@ void MujocoNewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOption
       double first = slope0 + alpha * curvature;
       *second = curvature;
       for (int r = row0; r < row_end; ++r) {
+        if (kind_[r] == MujocoRowKind::kConeTail) continue;
+        if (kind_[r] == MujocoRowKind::kCone) {
+          const int dim = cone_dim_[r];
+          double x[kMaxConstraintDim], hessian_at[kMaxConstraintDim * kMaxConstraintDim];
+          for (int j = 0; j < dim; ++j) {
+            x[j] = row_y_[r + j] + alpha * row_z_[r + j] + row_offset_[r + j] / row_d_[r + j];
+          }
+          const ConeState state = ConeAt(dim, x, row_d_.data() + r, row_mu_.data() + r, hessian_at);
+          for (int j = 0; j < dim; ++j) {
+            first -= state.impulse[j] * row_z_[r + j];
+            if (state.zone == 1) *second += row_d_[r + j] * row_z_[r + j] * row_z_[r + j];
+            if (state.zone != 2) continue;
+            for (int k = 0; k < dim; ++k) {
+              *second += row_z_[r + j] * hessian_at[j + k * dim] * row_z_[r + k];
+            }
+          }
+          continue;
+        }
         const double z = row_z_[r];
         if (z == 0) continue;
         const RowState state =
@@ -558,7 +688,8 @@ void MujocoNewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOption
     const Constraint& c = set.constraints[i];
     double* lambda = set.lambda.data() + c.row_adr;
     const double* edge = impulse_.data() + constraint_first_row_[i];
-    if (c.type != ConstraintType::kContact) {
+    if (c.type != ConstraintType::kContact ||
+        (m.cone == FrictionCone::kElliptic && c.friction > 0)) {
       std::copy(edge, edge + c.dim, lambda);
       continue;
     }

@@ -33,8 +33,11 @@
 // thread count. Storage only grows, so a step allocates nothing once an instance has seen its
 // largest islands.
 //
-// Elliptic cones (option/cone="elliptic") are not solved yet: SolverRefusesModel names the
-// option.
+// Elliptic cones (option/cone="elliptic") are MuJoCo's (mj_constraintUpdate): with U = (mu x_0,
+// f_j x_j), N = U_0 and T = |U_1..|, the top zone (N >= mu T) costs nothing, the bottom zone
+// (mu N + T <= 0) is quadratic in every row, the middle zone costs 1/2 D_0 / (mu^2 (1 + mu^2))
+// (N - mu T)^2 with its dim x dim Hessian, which H takes through its eigenvectors (each a
+// combined row); x = J v + e and mu the regularized cone's.
 #pragma once
 
 #include <vector>
@@ -47,7 +50,8 @@
 namespace alsim {
 
 // A solver row's set (the file comment).
-enum class MujocoRowKind : unsigned char { kEquality, kInequality, kBox };
+// kCone heads an elliptic contact's dim rows (the others kConeTail), which share one cone cost.
+enum class MujocoRowKind : unsigned char { kEquality, kInequality, kBox, kCone, kConeTail };
 
 // What the solver did in one step, summed over islands.
 struct MujocoNewtonStatistics {
@@ -101,7 +105,12 @@ class MujocoNewtonSolver final : public IslandSolver {
   std::vector<MujocoRowKind> kind_;
   std::vector<double> row_d_, row_offset_, lower_, upper_;  // D, c (lambda_u = -(D y + c)), box
   std::vector<double> row_y_, row_z_, impulse_;             // J v, J d, lambda
-  std::vector<char> quadratic_;                             // the row's state: D acts
+  std::vector<char>
+      quadratic_;               // the row's state: D acts; a cone's head: 0 top, 1 bottom, 2 middle
+  std::vector<double> row_mu_;  // elliptic rows: the cone's mu (head), friction (others)
+  std::vector<int> cone_dim_;   // a cone's head: its rows
+  std::vector<double> cone_hessian_;  // a cone's head: its dim x dim Hessian in the middle zone
+  std::vector<double> combined_;      // per island dof: a cone Hessian's eigenvector's J row
   std::vector<int> row_entry_adr_, row_entry_num_;
   std::vector<int> entry_dof_;             // per entry: local dof
   std::vector<double> entry_value_;        // per entry: J_r(dof)
