@@ -21,7 +21,8 @@
 //            MuJoCo's humanoid/humanoid.xml) for --steps (default 1500), the engines alternating
 //            --repeats times: instance-steps/s of each, the ratio, and the mean solver
 //            iterations per step of each (alsim: SolverStatistics::mean_iterations, the mean over
-//            a step's islands; MuJoCo: mjData::solver_iter).
+//            a step's islands; MuJoCo: mjData::solver_iter), and each engine's deepest and mean
+//            penetration over every penetrating contact of every step.
 // Usage: solver_bench [table3|mujoco|robots|solvers|random|all] [--scenes DIR] [--repeats N]
 //                     [--model FILE [--model FILE ...]] [--steps N] [--solvers A,B,...]
 //                     [--solver NAME] [--instances N] [--seed S]
@@ -553,7 +554,18 @@ void SolversAgainstMujoco(const std::vector<MujocoCase>& cases,
 struct RandomSample {
   double steps_per_second = 0;  // instance-steps per second
   double mean_iterations = 0;   // solver iterations per instance-step
-  bool ok = true;               // every step finished (alsim: kOk; MuJoCo: no bad qacc reset)
+  double deepest = 0;           // the deepest penetration of any contact in any step, m
+  double depth_sum = 0;         // sum and count of the penetrating contacts' depths, m
+  long depth_count = 0;
+  // Penetration of one contact at signed distance `dist` (negative: overlapping).
+  void AddContact(double dist) {
+    if (!(dist < 0)) return;
+    deepest = std::max(deepest, -dist);
+    depth_sum -= dist;
+    ++depth_count;
+  }
+  double MeanDepth() const { return depth_count > 0 ? depth_sum / depth_count : 0; }
+  bool ok = true;  // every step finished (alsim: kOk; MuJoCo: no bad qacc reset)
 };
 
 // Each actuator's range of random controls, from its ctrlrange.
@@ -605,6 +617,7 @@ RandomSample RunAlsimRandom(const Model& model, SolverType type, int instances, 
       }
       if (Step(model, d, options) != StepStatus::kOk) sample.ok = false;
       sample.mean_iterations += d.solver_statistics.mean_iterations;
+      for (const Contact& contact : d.contact) sample.AddContact(contact.dist);
     }
   }
   const double instance_steps = static_cast<double>(instances) * steps;
@@ -630,6 +643,7 @@ RandomSample RunMujocoRandom(const mjModel* m, int instances, int steps, std::ui
       }
       mj_step(m, d);
       sample.mean_iterations += d->solver_iter;
+      for (int i = 0; i < d->ncon; ++i) sample.AddContact(d->contact[i].dist);
     }
   }
   const double instance_steps = static_cast<double>(instances) * steps;
@@ -662,8 +676,9 @@ void RandomAgainstMujoco(const std::vector<MujocoCase>& cases, SolverType type, 
       SolverName(type), instances, static_cast<unsigned long long>(seed));
   std::printf(
       "| scene | actuators | steps | alsim steps/s | MuJoCo steps/s | alsim/MuJoCo | "
-      "alsim iterations/step | MuJoCo iterations/step |\n");
-  std::printf("|---|---|---|---|---|---|---|---|\n");
+      "alsim iterations/step | MuJoCo iterations/step | deepest penetration alsim / MuJoCo, mm | "
+      "mean penetration alsim / MuJoCo, mm |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
   for (size_t k = 0; k < cases.size(); ++k) {
     const MujocoCase& c = cases[k];
     const Model& model = *models[k];
@@ -684,10 +699,11 @@ void RandomAgainstMujoco(const std::vector<MujocoCase>& cases, SolverType type, 
     });
     mj_deleteModel(mj_model);
     const std::string name = c.file.substr(c.file.find_last_of('/') + 1);  // npos + 1 == 0
-    std::printf("| %s%s | %d | %d | %.0f | %.0f | %s | %.2f | %.2f |\n", name.c_str(),
-                ok ? "" : " (a step failed)", model.nu, c.steps, Median(alsim), Median(mujoco),
-                RatioSpread(ratio).c_str(), alsim_sample.mean_iterations,
-                mj_sample.mean_iterations);
+    std::printf("| %s%s | %d | %d | %.0f | %.0f | %s | %.2f | %.2f | %.2f / %.2f | %.3f / %.3f |\n",
+                name.c_str(), ok ? "" : " (a step failed)", model.nu, c.steps, Median(alsim),
+                Median(mujoco), RatioSpread(ratio).c_str(), alsim_sample.mean_iterations,
+                mj_sample.mean_iterations, 1e3 * alsim_sample.deepest, 1e3 * mj_sample.deepest,
+                1e3 * alsim_sample.MeanDepth(), 1e3 * mj_sample.MeanDepth());
     std::fflush(stdout);
   }
 }
