@@ -1,6 +1,8 @@
 #include "engine/solver/solver.h"
 
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "engine/solver/admm_baselines/admm_nobody_solver.h"
 #include "engine/solver/admm_baselines/admm_nosub_solver.h"
@@ -13,39 +15,106 @@
 namespace alsim {
 namespace {
 
-struct SolverNameEntry {
+template <class Solver>
+std::unique_ptr<ConstraintSolver> Make(const Model& m) {
+  return std::make_unique<Solver>(m);
+}
+template <SolverType kType>
+std::unique_ptr<ConstraintSolver> MakeCanal(const Model& m) {
+  return std::make_unique<CanalSolver>(m, kType);
+}
+
+// The one table of solvers: every list of solvers (names, `--solver`'s choices, the refusal
+// messages, README's table, the tests' lists) derives from it. A new solver is a folder and a
+// row here.
+struct SolverRegistration {
   SolverType type;
   const char* name;
+  std::unique_ptr<ConstraintSolver> (*make)(const Model&);
+  // Torsional and rolling friction rows (condim 4 and 6); without them the solver refuses such
+  // a scene (SolverRefusesModel).
+  bool high_condim;
+  ConstraintModel model;  // the contact model it solves (BuildConstraints builds its rows)
+  const char* summary;    // one line, README's solver table says more
 };
-constexpr SolverNameEntry kSolverNames[] = {
-    {SolverType::kSubAdmm, "subadmm"},
-    {SolverType::kPgs, "pgs"},
-    {SolverType::kAdmmNoSub, "admm-nosub"},
-    {SolverType::kAdmmNoBody, "admm-nobody"},
-    {SolverType::kCanal, "canal"},
-    {SolverType::kCanalTrDogleg, "canal-trdogleg"},
-    {SolverType::kCanalDampedSn, "canal-dampedsn"},
-    {SolverType::kAuto, "auto"},
-    {SolverType::kMujoco, "mujoco"},
+constexpr SolverRegistration kSolvers[] = {
+    {SolverType::kSubAdmm, "subadmm", &Make<SubAdmmSolver>, true, ConstraintModel::kHard,
+     "subsystem- and body-split ADMM per island (SubADMM paper, Algorithm 2): the default"},
+    {SolverType::kPgs, "pgs", &Make<PgsSolver>, true, ConstraintModel::kHard,
+     "projected Gauss-Seidel on the Delassus operator, the paper's baseline"},
+    {SolverType::kAdmmNoSub, "admm-nosub", &Make<AdmmNoSubSolver>, true, ConstraintModel::kHard,
+     "ADMM on one global system factored by CHOLMOD (Table III, No Sub)"},
+    {SolverType::kAdmmNoBody, "admm-nobody", &Make<AdmmNoBodySolver>, true, ConstraintModel::kHard,
+     "the subsystem split without the body split (Table III, No Body)"},
+    // CANAL's proximal projection onto the anisotropic cone (and its derivative, eq. 23) and the
+    // Table II baselines' strict-operator Jacobians exist for the isotropic 3-row cone only.
+    {SolverType::kCanal, "canal", &MakeCanal<SolverType::kCanal>, false, ConstraintModel::kHard,
+     "cascaded Newton-based augmented Lagrangian (CANAL, Algorithm 1)"},
+    {SolverType::kCanalTrDogleg, "canal-trdogleg", &MakeCanal<SolverType::kCanalTrDogleg>, false,
+     ConstraintModel::kHard, "CANAL's AL loop with a trust-region dogleg (Table II ablation)"},
+    {SolverType::kCanalDampedSn, "canal-dampedsn", &MakeCanal<SolverType::kCanalDampedSn>, false,
+     ConstraintModel::kHard, "CANAL's AL loop with a damped semismooth Newton (Table II ablation)"},
+    // Islands with condim 4/6 contacts stay with SubADMM (hybrid_solver.h).
+    {SolverType::kAuto, "auto", &Make<HybridSolver>, true, ConstraintModel::kHard,
+     "SubADMM, then CANAL for the islands SubADMM has not finished"},
+    {SolverType::kMujoco, "mujoco", &Make<MujocoNewtonSolver>, true, ConstraintModel::kMujoco,
+     "MuJoCo's soft contact model (solref, solimp, pyramidal or elliptic cone) by primal Newton"},
 };
+
+const SolverRegistration* FindRegistration(SolverType type) {
+  for (const SolverRegistration& entry : kSolvers) {
+    if (entry.type == type) return &entry;
+  }
+  return nullptr;
+}
+
+// "a, b or c" over the registered names that pass `keep`, each quoted when `quote`.
+template <class Keep>
+std::string JoinNames(const Keep& keep, bool quote, const char* last_separator) {
+  std::vector<std::string> names;
+  for (const SolverRegistration& entry : kSolvers) {
+    if (keep(entry)) names.push_back(quote ? "'" + std::string(entry.name) + "'" : entry.name);
+  }
+  std::string text;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) text += i + 1 == names.size() ? last_separator : ", ";
+    text += names[i];
+  }
+  return text;
+}
 
 }  // namespace
 
 const char* SolverName(SolverType type) {
-  for (const SolverNameEntry& entry : kSolverNames) {
-    if (entry.type == type) return entry.name;
-  }
-  return "unknown";
+  const SolverRegistration* entry = FindRegistration(type);
+  return entry != nullptr ? entry->name : "unknown";
 }
 
 bool ParseSolverName(const char* name, SolverType* type) {
-  for (const SolverNameEntry& entry : kSolverNames) {
+  for (const SolverRegistration& entry : kSolvers) {
     if (std::strcmp(entry.name, name) == 0) {
       *type = entry.type;
       return true;
     }
   }
   return false;
+}
+
+const char* SolverNameChoices() {
+  static const std::string choices =
+      JoinNames([](const SolverRegistration&) { return true; }, false, ", ");
+  return choices.c_str();
+}
+
+std::vector<SolverType> RegisteredSolvers() {
+  std::vector<SolverType> types;
+  for (const SolverRegistration& entry : kSolvers) types.push_back(entry.type);
+  return types;
+}
+
+const char* SolverSummary(SolverType type) {
+  const SolverRegistration* entry = FindRegistration(type);
+  return entry != nullptr ? entry->summary : "";
 }
 
 const char* PenaltyScalingName(PenaltyScaling scaling) {
@@ -65,57 +134,24 @@ bool ParsePenaltyScalingName(const char* name, PenaltyScaling* scaling) {
 
 namespace {
 
-std::unique_ptr<ConstraintSolver> NewSolver(SolverType type, const Model& m) {
-  switch (type) {
-    case SolverType::kSubAdmm:
-      return std::make_unique<SubAdmmSolver>(m);
-    case SolverType::kPgs:
-      return std::make_unique<PgsSolver>(m);
-    case SolverType::kAdmmNoSub:
-      return std::make_unique<AdmmNoSubSolver>(m);
-    case SolverType::kAdmmNoBody:
-      return std::make_unique<AdmmNoBodySolver>(m);
-    case SolverType::kCanal:
-    case SolverType::kCanalTrDogleg:
-    case SolverType::kCanalDampedSn:
-      return std::make_unique<CanalSolver>(m, type);
-    case SolverType::kAuto:
-      return std::make_unique<HybridSolver>(m);
-    case SolverType::kMujoco:
-      return std::make_unique<MujocoNewtonSolver>(m);
-  }
-  return nullptr;
-}
-
 void DestroySolver(ConstraintSolver* solver) { delete solver; }
 
 }  // namespace
 
 SolverHandle CreateSolver(SolverType type, const Model& m) {
-  return SolverHandle(NewSolver(type, m).release(), SolverDeleter{&DestroySolver});
+  const SolverRegistration* entry = FindRegistration(type);
+  return SolverHandle(entry != nullptr ? entry->make(m).release() : nullptr,
+                      SolverDeleter{&DestroySolver});
 }
 
 bool SolverSupportsHighCondim(SolverType type) {
-  switch (type) {
-    case SolverType::kSubAdmm:
-    case SolverType::kPgs:
-    case SolverType::kAdmmNoSub:
-    case SolverType::kAdmmNoBody:
-    case SolverType::kAuto:  // islands with condim 4/6 contacts stay with SubADMM (hybrid_solver.h)
-    case SolverType::kMujoco:  // a pyramid edge pair per torsional and rolling row, as MuJoCo
-      return true;
-    // CANAL's proximal projection onto the anisotropic cone (and its derivative, eq. 23) and the
-    // Table II baselines' strict-operator Jacobians exist for the isotropic 3-row cone only.
-    case SolverType::kCanal:
-    case SolverType::kCanalTrDogleg:
-    case SolverType::kCanalDampedSn:
-      return false;
-  }
-  return false;
+  const SolverRegistration* entry = FindRegistration(type);
+  return entry != nullptr && entry->high_condim;
 }
 
 ConstraintModel SolverConstraintModel(SolverType type) {
-  return type == SolverType::kMujoco ? ConstraintModel::kMujoco : ConstraintModel::kHard;
+  const SolverRegistration* entry = FindRegistration(type);
+  return entry != nullptr ? entry->model : ConstraintModel::kHard;
 }
 
 std::string SolverRefusesModel(const Model& m, SolverType type) {
@@ -124,8 +160,8 @@ std::string SolverRefusesModel(const Model& m, SolverType type) {
   const std::string name =
       m.geom_name[g].empty() ? "geom " + std::to_string(g) : "geom '" + m.geom_name[g] + "'";
   return std::string("solver '") + SolverName(type) + "' cannot express condim 4 or 6 " +
-         "(torsional/rolling friction) of " + name +
-         "; use solver 'subadmm', 'auto', 'pgs', 'admm-nosub' or 'admm-nobody'";
+         "(torsional/rolling friction) of " + name + "; use solver " +
+         JoinNames([](const SolverRegistration& entry) { return entry.high_condim; }, true, " or ");
 }
 
 bool EnsureSolver(const Model& m, Data& d, SolverType type) {

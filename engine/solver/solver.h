@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/constraint/build_constraints.h"
 #include "engine/data/data.h"
@@ -36,6 +37,11 @@ class ConstraintSolver {
   virtual void SolveSplitIslands(const Model& m, Data& d, const SolverOptions& options,
                                  double deadline_us, SolverStatistics* stats) = 0;
 };
+
+// The registered solvers in the registry's order (engine/solver/solver.cc: every list of solvers
+// derives from it), and each one's one-line summary.
+std::vector<SolverType> RegisteredSolvers();
+const char* SolverSummary(SolverType type);
 
 // The one place solvers are made: the solver of `type` for instances of m, null for a type the
 // engine lacks.

@@ -73,8 +73,7 @@ std::vector<SolverOptionSpec> MakeTable() {
   constexpr const char* kCanalLoop = "canal, canal-trdogleg, canal-dampedsn, auto";
   std::vector<SolverOptionSpec> table = {
       // ---- shared by every solver
-      {"solver", "--solver", "NAME", "all", K::kChoice, 0, 0, false, false,
-       "subadmm, pgs, admm-nosub, admm-nobody, canal, canal-trdogleg, canal-dampedsn, auto, mujoco",
+      {"solver", "--solver", "NAME", "all", K::kChoice, 0, 0, false, false, SolverNameChoices(),
        "the contact solver", [](const SolverOptions& o) { return std::string(SolverName(o.type)); },
        [](SolverOptions* o, std::string_view v) {
          ParseSolverName(std::string(v).c_str(), &o->type);

@@ -27,11 +27,15 @@ enum class SolverType {
   kAuto,           // SubADMM, and CANAL for the islands it does not finish (engine/solver/hybrid)
   kMujoco,         // MuJoCo's soft contact model by primal Newton (engine/solver/mujoco)
 };
+// The number of SolverType values: the last one plus 1 (a test checks each is registered).
+inline constexpr int kNumSolverTypes = static_cast<int>(SolverType::kMujoco) + 1;
 
 // The registered name of a solver ("subadmm", "pgs", ...; engine/solver/solver.cc).
 const char* SolverName(SolverType type);
 // Parses a SolverName; false for an unknown name.
 bool ParseSolverName(const char* name, SolverType* type);
+// Every registered name in the registry's order, ", "-separated (`--solver`'s choices).
+const char* SolverNameChoices();
 
 struct SolverOptions {
   SolverType type = SolverType::kSubAdmm;

@@ -15,6 +15,7 @@
 #include "engine/data/data.h"
 #include "engine/model/model_import.h"
 #include "engine/sim/step.h"
+#include "engine/solver/solver.h"
 
 namespace alsim {
 namespace {
@@ -205,6 +206,50 @@ TEST(SolverOptionTable, ProtoCommentsMatchTheTable) {
         << spec.name << ": " << comment;
     EXPECT_NE(comment.find("default (" + SolverOptionDefault(spec) + ")"), std::string::npos)
         << spec.name << ": " << comment;
+  }
+}
+
+// The registry (engine/solver/solver.cc) is the one list of solvers: every SolverType has a row
+// (name, factory, capabilities), and the lists derived from it agree with it.
+TEST(SolverRegistry, EverySolverTypeIsRegisteredAndMade) {
+  const ModelImport imported = ImportModelFromFile(ALSIM_SCENES_DIR "/box_stack.xml");
+  ASSERT_TRUE(imported) << imported.error;
+  ASSERT_EQ(static_cast<int>(RegisteredSolvers().size()), kNumSolverTypes);
+  for (int t = 0; t < kNumSolverTypes; ++t) {
+    const auto type = static_cast<SolverType>(t);
+    SCOPED_TRACE(t);
+    const std::string name = SolverName(type);
+    EXPECT_NE(name, "unknown") << "SolverType " << t << " has no row in the registry";
+    SolverType parsed = SolverType::kSubAdmm;
+    EXPECT_TRUE(ParseSolverName(name.c_str(), &parsed));
+    EXPECT_EQ(parsed, type);
+    EXPECT_NE(std::string(SolverSummary(type)), "");
+    const SolverHandle solver = CreateSolver(type, *imported.model);
+    ASSERT_NE(solver, nullptr) << name;
+    EXPECT_EQ(solver->type(), type) << name;
+  }
+}
+
+TEST(SolverRegistry, DerivedListsMatchTheRegistry) {
+  std::string choices;
+  for (const SolverType type : RegisteredSolvers()) {
+    choices += (choices.empty() ? "" : ", ") + std::string(SolverName(type));
+  }
+  EXPECT_EQ(FindSolverOption("solver")->choices, choices);
+  // README's solver table has a row per solver, and the refusal of a condim 6 scene names every
+  // solver that can take it.
+  const std::string readme = ReadFile(ALSIM_SOURCE_DIR "/README.md");
+  const std::string path = ALSIM_SCENES_DIR "/spinning_top.xml";
+  const ModelImport top = ImportModelFromFile(path);
+  ASSERT_TRUE(top) << top.error;
+  for (const SolverType type : RegisteredSolvers()) {
+    const std::string name = SolverName(type);
+    EXPECT_NE(readme.find("| `" + name + "`"), std::string::npos)
+        << "README's solver table has no row for " << name;
+    const std::string refusal = SolverRefusesModel(*top.model, SolverType::kCanal);
+    if (SolverSupportsHighCondim(type)) {
+      EXPECT_NE(refusal.find("'" + name + "'"), std::string::npos) << refusal;
+    }
   }
 }
 
