@@ -8,7 +8,7 @@
 #include "engine/solver/admm_baselines/admm_nosub_solver.h"
 #include "engine/solver/canal/canal_solver.h"
 #include "engine/solver/hybrid/hybrid_solver.h"
-#include "engine/solver/mujoco/mujoco_solver.h"
+#include "engine/solver/newton/newton_solver.h"
 #include "engine/solver/pgs/pgs_solver.h"
 #include "engine/solver/subadmm/subadmm_solver.h"
 
@@ -57,7 +57,7 @@ constexpr SolverRegistration kSolvers[] = {
     // Islands with condim 4/6 contacts stay with SubADMM (hybrid_solver.h).
     {SolverType::kAuto, "auto", &Make<HybridSolver>, true, ConstraintModel::kHard,
      "SubADMM, then CANAL for the islands SubADMM has not finished"},
-    {SolverType::kMujoco, "mujoco", &Make<MujocoNewtonSolver>, true, ConstraintModel::kMujoco,
+    {SolverType::kMujoco, "mujoco", &Make<NewtonSolver>, true, ConstraintModel::kMujoco,
      "MuJoCo's soft contact model (solref, solimp, pyramidal or elliptic cone) by primal Newton"},
 };
 

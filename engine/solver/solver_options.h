@@ -25,7 +25,7 @@ enum class SolverType {
   kCanalTrDogleg,  // trust-region dogleg on eq. (19) with the strict operator
   kCanalDampedSn,  // damped semismooth Newton with Armijo backtracking on eq. (19)
   kAuto,           // SubADMM, and CANAL for the islands it does not finish (engine/solver/hybrid)
-  kMujoco,         // MuJoCo's soft contact model by primal Newton (engine/solver/mujoco)
+  kMujoco,         // MuJoCo's soft contact model by primal Newton (engine/solver/newton)
 };
 // The number of SolverType values: the last one plus 1 (a test checks each is registered).
 inline constexpr int kNumSolverTypes = static_cast<int>(SolverType::kMujoco) + 1;

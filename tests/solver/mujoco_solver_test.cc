@@ -14,7 +14,7 @@
 #include "engine/model/model_import.h"
 #include "engine/sim/state_hash.h"
 #include "engine/sim/step.h"
-#include "engine/solver/mujoco/mujoco_solver.h"
+#include "engine/solver/newton/newton_solver.h"
 #include "engine/solver/solver.h"
 #include "tests/support/allocation_counter.h"
 #include "tests/support/mujoco_oracle.h"
@@ -154,7 +154,7 @@ TEST(MujocoSolverTest, OneStepMatchesMujocoWithSolrefSolimpAndImpratio) {
 }
 
 // Eleven spheres in a row, each pressing on the next and on the floor: one island of 66 dofs,
-// above MujocoNewtonSolver::kMaxDenseDofs, so H is sparse and factored by CHOLMOD.
+// above NewtonSolver::kMaxDenseDofs, so H is sparse and factored by CHOLMOD.
 TEST(MujocoSolverTest, OneStepMatchesMujocoOnALargeIsland) {
   OracleCase row{"sphere_row", "", {}, {}};
   std::string bodies;
@@ -164,7 +164,7 @@ TEST(MujocoSolverTest, OneStepMatchesMujocoOnALargeIsland) {
     row.qvel.insert(row.qvel.end(), {0.3 - 0.05 * k, 0.1, -0.2, 0.5, -0.3, 0.1 * k});
   }
   row.xml = Scene("", "", bodies);
-  ASSERT_GT(6 * 11, MujocoNewtonSolver::kMaxDenseDofs);
+  ASSERT_GT(6 * 11, NewtonSolver::kMaxDenseDofs);
   ExpectOneStepMatches(row, MujocoOptions(), 1e-6);
 }
 

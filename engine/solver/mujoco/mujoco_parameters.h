@@ -1,4 +1,5 @@
-// The knobs of the MuJoCo-model Newton solver (mujoco_solver.h), with MuJoCo 2.2.2's defaults.
+// The knobs of the MuJoCo-model Newton solver (engine/solver/newton/newton_solver.h), with MuJoCo
+// 2.2.2's defaults.
 #pragma once
 
 namespace alsim {

@@ -1,4 +1,4 @@
-#include "engine/solver/mujoco/mujoco_solver.h"
+#include "engine/solver/newton/newton_solver.h"
 
 #include <algorithm>
 #include <cmath>
@@ -31,7 +31,7 @@ double RowFriction(const Constraint& c, int j) {
 
 }  // namespace
 
-MujocoNewtonSolver::MujocoNewtonSolver(const Model& m) : IslandSolver(m) {
+NewtonSolver::NewtonSolver(const Model& m) : IslandSolver(m) {
   jacobian_.Reserve(m, MaxConstraints(m));
   local_dof_.assign(m.nv, -1);
   start_.assign(m.nv, 0.0);
@@ -41,7 +41,7 @@ MujocoNewtonSolver::MujocoNewtonSolver(const Model& m) : IslandSolver(m) {
   tree_hessian_.assign(TreeSparseLayout::FromParents(m.dof_parent).nnz, 0.0);
 }
 
-void MujocoNewtonSolver::Prepare(const Model& m, Data& d, const SolverOptions& /*options*/) {
+void NewtonSolver::Prepare(const Model& m, Data& d, const SolverOptions& /*options*/) {
   const ConstraintSet& set = d.constraints;
   const Islands& islands = d.islands;
   jacobian_.Layout(m, d);
@@ -138,7 +138,7 @@ void MujocoNewtonSolver::Prepare(const Model& m, Data& d, const SolverOptions& /
   }
 }
 
-void MujocoNewtonSolver::BuildRows(const Model& m, const Data& d, int island) {
+void NewtonSolver::BuildRows(const Model& m, const Data& d, int island) {
   const ConstraintSet& set = d.constraints;
   const Islands& islands = d.islands;
   size_t entry = island_entry_adr_[island];
@@ -157,7 +157,7 @@ void MujocoNewtonSolver::BuildRows(const Model& m, const Data& d, int island) {
     constraint_on_chain_[i] = chain;
     int row = constraint_first_row_[i];
     // Appends a row whose J is sum_t weight[t] J_c(t) (contact edges combine two of c's rows).
-    auto add_row = [&](MujocoRowKind kind, double coefficient_d, double offset, int r0, int r1,
+    auto add_row = [&](NewtonRowKind kind, double coefficient_d, double offset, int r0, int r1,
                        double weight1) {
       kind_[row] = kind;
       row_d_[row] = coefficient_d;
@@ -178,7 +178,7 @@ void MujocoNewtonSolver::BuildRows(const Model& m, const Data& d, int island) {
       case ConstraintType::kContact: {
         const double dn = 1 / set.regularization[c.row_adr];
         if (!(c.friction > 0)) {
-          add_row(MujocoRowKind::kInequality, dn, dn * bias[0], 0, -1, 0);
+          add_row(NewtonRowKind::kInequality, dn, dn * bias[0], 0, -1, 0);
           break;
         }
         if (m.cone == FrictionCone::kElliptic) {
@@ -189,7 +189,7 @@ void MujocoNewtonSolver::BuildRows(const Model& m, const Data& d, int island) {
             const double dr = 1 / set.regularization[c.row_adr + r];
             row_mu_[row] = r == 0 ? c.friction / std::sqrt(impratio) : RowFriction(c, r);
             cone_dim_[row] = c.dim;
-            add_row(r == 0 ? MujocoRowKind::kCone : MujocoRowKind::kConeTail, dr, dr * bias[r], r,
+            add_row(r == 0 ? NewtonRowKind::kCone : NewtonRowKind::kConeTail, dr, dr * bias[r], r,
                     -1, 0);
           }
           break;
@@ -197,7 +197,7 @@ void MujocoNewtonSolver::BuildRows(const Model& m, const Data& d, int island) {
         for (int j = 1; j < c.dim; ++j) {
           const double mu = RowFriction(c, j);
           for (const double sign : {+1.0, -1.0}) {
-            add_row(MujocoRowKind::kInequality, dn, dn * (bias[0] + sign * mu * bias[j]), 0, j,
+            add_row(NewtonRowKind::kInequality, dn, dn * (bias[0] + sign * mu * bias[j]), 0, j,
                     sign * mu);
           }
         }
@@ -205,8 +205,8 @@ void MujocoNewtonSolver::BuildRows(const Model& m, const Data& d, int island) {
       }
       case ConstraintType::kLimit:
       case ConstraintType::kEquality: {
-        const MujocoRowKind kind = c.type == ConstraintType::kLimit ? MujocoRowKind::kInequality
-                                                                    : MujocoRowKind::kEquality;
+        const NewtonRowKind kind = c.type == ConstraintType::kLimit ? NewtonRowKind::kInequality
+                                                                    : NewtonRowKind::kEquality;
         for (int r = 0; r < c.dim; ++r) {
           const double dr = 1 / set.regularization[c.row_adr + r];
           add_row(kind, dr, dr * bias[r], r, -1, 0);
@@ -219,7 +219,7 @@ void MujocoNewtonSolver::BuildRows(const Model& m, const Data& d, int island) {
         const double dr = soft ? c.soft_damping : 1 / set.regularization[c.row_adr];
         lower_[row] = c.lambda_lower;
         upper_[row] = c.lambda_upper;
-        add_row(MujocoRowKind::kBox, dr, soft ? c.soft_bias : dr * bias[0], 0, -1, 0);
+        add_row(NewtonRowKind::kBox, dr, soft ? c.soft_bias : dr * bias[0], 0, -1, 0);
         break;
       }
     }
@@ -229,21 +229,21 @@ void MujocoNewtonSolver::BuildRows(const Model& m, const Data& d, int island) {
 namespace {
 
 // A row's impulse at y = J_r v and whether its D acts there (the row's cost is quadratic), with
-// its cost s_r(y), continuous across the pieces (mujoco_solver.h).
+// its cost s_r(y), continuous across the pieces (newton_solver.h).
 struct RowState {
   double impulse = 0;
   double cost = 0;
   bool quadratic = false;
 };
 
-RowState RowAt(MujocoRowKind kind, double dr, double offset, double lower, double upper, double y) {
+RowState RowAt(NewtonRowKind kind, double dr, double offset, double lower, double upper, double y) {
   RowState state;
   const double unclamped = -(dr * y + offset);
-  if (kind == MujocoRowKind::kEquality || (kind == MujocoRowKind::kInequality && unclamped > 0)) {
+  if (kind == NewtonRowKind::kEquality || (kind == NewtonRowKind::kInequality && unclamped > 0)) {
     state.impulse = unclamped;
     state.cost = unclamped * unclamped / (2 * dr);
     state.quadratic = true;
-  } else if (kind == MujocoRowKind::kInequality) {
+  } else if (kind == NewtonRowKind::kInequality) {
     return state;
   } else if (!(dr > 0)) {  // a servo without damping or stiffness: a constant impulse
     state.impulse = std::clamp(-offset, lower, upper);
@@ -261,7 +261,7 @@ RowState RowAt(MujocoRowKind kind, double dr, double offset, double lower, doubl
 }
 
 // An elliptic cone's impulses, cost, zone and (middle zone) Hessian at x = J v + e of its dim
-// rows (mujoco_solver.h; mj_constraintUpdate of MuJoCo 2.2.2).
+// rows (newton_solver.h; mj_constraintUpdate of MuJoCo 2.2.2).
 struct ConeState {
   double impulse[kMaxConstraintDim] = {0, 0, 0, 0, 0, 0};
   double cost = 0;
@@ -313,8 +313,8 @@ ConeState ConeAt(int dim, const double* x, const double* dr, const double* mu_ro
 
 }  // namespace
 
-void MujocoNewtonSolver::MassProduct(const Model& m, const Data& d, int island, const double* x,
-                                     double* y) {
+void NewtonSolver::MassProduct(const Model& m, const Data& d, int island, const double* x,
+                               double* y) {
   const int n = island_dof_adr_[island + 1] - island_dof_adr_[island];
   if (n <= kMaxDenseDofs) {
     VectorMap(y, n).noalias() = DenseMap(mass_.data() + island_matrix_adr_[island], n, n) *
@@ -353,8 +353,8 @@ void MujocoNewtonSolver::MassProduct(const Model& m, const Data& d, int island, 
   for (int i = 0; i < n; ++i) y[i] = out[local[global[i]]];
 }
 
-double MujocoNewtonSolver::Evaluate(const Model& m, const Data& d, int island, const double* v,
-                                    double* gradient) {
+double NewtonSolver::Evaluate(const Model& m, const Data& d, int island, const double* v,
+                              double* gradient) {
   const int n = island_dof_adr_[island + 1] - island_dof_adr_[island];
   const int dof0 = island_dof_adr_[island];
   const Eigen::Map<const Eigen::VectorXd> velocity(v, n);
@@ -376,8 +376,8 @@ double MujocoNewtonSolver::Evaluate(const Model& m, const Data& d, int island, c
     row_y_[r] = y;
   }
   for (int r = row0; r < row_end; ++r) {
-    if (kind_[r] == MujocoRowKind::kConeTail) continue;
-    if (kind_[r] == MujocoRowKind::kCone) {
+    if (kind_[r] == NewtonRowKind::kConeTail) continue;
+    if (kind_[r] == NewtonRowKind::kCone) {
       const int dim = cone_dim_[r];
       double x[kMaxConstraintDim];
       for (int j = 0; j < dim; ++j) x[j] = row_y_[r + j] + row_offset_[r + j] / row_d_[r + j];
@@ -407,8 +407,8 @@ double MujocoNewtonSolver::Evaluate(const Model& m, const Data& d, int island, c
   return cost;
 }
 
-void MujocoNewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& options,
-                                     double deadline_us, int island) {
+void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& options,
+                               double deadline_us, int island) {
   IslandSolveResult& result = island_results_[island];
   result = IslandSolveResult{};
   newton_iterations_[island] = line_search_evaluations_[island] = factorizations_[island] = 0;
@@ -554,7 +554,7 @@ void MujocoNewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOption
       const int* dofs = entry_dof_.data() + entry0 + row_entry_adr_[r];
       const double* values = entry_value_.data() + entry0 + row_entry_adr_[r];
       const int count = row_entry_num_[r];
-      if (kind_[r] != MujocoRowKind::kCone) {
+      if (kind_[r] != NewtonRowKind::kCone) {
         add_row(dofs, values, count, row_d_[r]);
         continue;
       }
@@ -625,8 +625,8 @@ void MujocoNewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOption
       double first = slope0 + alpha * curvature;
       *second = curvature;
       for (int r = row0; r < row_end; ++r) {
-        if (kind_[r] == MujocoRowKind::kConeTail) continue;
-        if (kind_[r] == MujocoRowKind::kCone) {
+        if (kind_[r] == NewtonRowKind::kConeTail) continue;
+        if (kind_[r] == NewtonRowKind::kCone) {
           const int dim = cone_dim_[r];
           double x[kMaxConstraintDim], hessian_at[kMaxConstraintDim * kMaxConstraintDim];
           for (int j = 0; j < dim; ++j) {
@@ -706,10 +706,10 @@ void MujocoNewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOption
   }
 }
 
-void MujocoNewtonSolver::SolveIslands(const Model& m, Data& d, const SolverOptions& options,
-                                      double deadline_us) {
+void NewtonSolver::SolveIslands(const Model& m, Data& d, const SolverOptions& options,
+                                double deadline_us) {
   IslandSolver::SolveIslands(m, d, options, deadline_us);
-  statistics_ = MujocoNewtonStatistics{};
+  statistics_ = NewtonStatistics{};
   for (int k = 0; k < d.islands.num; ++k) {
     statistics_.newton_iterations += newton_iterations_[k];
     statistics_.line_search_evaluations += line_search_evaluations_[k];
@@ -719,7 +719,7 @@ void MujocoNewtonSolver::SolveIslands(const Model& m, Data& d, const SolverOptio
   }
 }
 
-void MujocoNewtonSolver::AddFigures(SolverStatistics* stats) const {
+void NewtonSolver::AddFigures(SolverStatistics* stats) const {
   stats->AddFigure("newton_iterations", statistics_.newton_iterations);
   stats->AddFigure("line_search_evaluations", statistics_.line_search_evaluations);
   stats->AddFigure("factorizations", statistics_.factorizations);

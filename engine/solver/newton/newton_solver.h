@@ -1,4 +1,6 @@
-// MuJoCo's contact model solved by MuJoCo's primal Newton method (MuJoCo documentation,
+// The Newton kit: a primal Newton solve per island of a convex cost with one row per constraint
+// row (equality, inequality, box, cone), used by the contact models that have one. First among
+// them MuJoCo's contact model, solved by MuJoCo's primal Newton method (MuJoCo documentation,
 // Computation: "Newton"; engine_solver.c of 2.2.2), per island, in alsim's velocity form.
 //
 // The rows are built by BuildConstraints with ConstraintModel::kMujoco (soft_rows.h): row r has
@@ -51,10 +53,10 @@ namespace alsim {
 
 // A solver row's set (the file comment).
 // kCone heads an elliptic contact's dim rows (the others kConeTail), which share one cone cost.
-enum class MujocoRowKind : unsigned char { kEquality, kInequality, kBox, kCone, kConeTail };
+enum class NewtonRowKind : unsigned char { kEquality, kInequality, kBox, kCone, kConeTail };
 
 // What the solver did in one step, summed over islands.
-struct MujocoNewtonStatistics {
+struct NewtonStatistics {
   int newton_iterations = 0;
   int line_search_evaluations = 0;  // evaluations of cost' and cost'' along a direction
   int factorizations = 0;           // factorizations of H (tree LDL^T or dense Cholesky)
@@ -62,14 +64,14 @@ struct MujocoNewtonStatistics {
   int warm_starts = 0;              // islands that started from the warm start, not v_free
 };
 
-class MujocoNewtonSolver final : public IslandSolver {
+class NewtonSolver final : public IslandSolver {
  public:
   // Islands with more dofs keep H sparse (the file comment).
   static constexpr int kMaxDenseDofs = 60;
 
-  explicit MujocoNewtonSolver(const Model& m);
+  explicit NewtonSolver(const Model& m);
   SolverType type() const override { return SolverType::kMujoco; }
-  const MujocoNewtonStatistics& statistics() const { return statistics_; }
+  const NewtonStatistics& statistics() const { return statistics_; }
 
  private:
   void Prepare(const Model& m, Data& d, const SolverOptions& options) override;
@@ -102,7 +104,7 @@ class MujocoNewtonSolver final : public IslandSolver {
   // Per island, n x n: A, then H and its factor.
   std::vector<double> mass_, hessian_;
   // Per row.
-  std::vector<MujocoRowKind> kind_;
+  std::vector<NewtonRowKind> kind_;
   std::vector<double> row_d_, row_offset_, lower_, upper_;  // D, c (lambda_u = -(D y + c)), box
   std::vector<double> row_y_, row_z_, impulse_;             // J v, J d, lambda
   std::vector<char>
@@ -124,7 +126,7 @@ class MujocoNewtonSolver final : public IslandSolver {
   std::vector<std::unique_ptr<CholmodLlt>> factors_;  // per island, for the large ones
   std::vector<int> newton_iterations_, line_search_evaluations_, factorizations_, warm_;
   std::vector<int> tree_factorizations_;
-  MujocoNewtonStatistics statistics_;
+  NewtonStatistics statistics_;
 };
 
 }  // namespace alsim
