@@ -224,13 +224,14 @@ void SetMujocoContactRows(const Model& m, const Data& d, ConstraintSet& set, con
 // blocks and warm start. Blocks: body2's (+1) before body1's (-1). (Filling the contacts in
 // parallel tasks gained nothing on our scenes: docs/benchmarks-history.md.)
 void AddContacts(const Model& m, const Data& d, ConstraintSet& set, double h,
-                 const ConstraintOptions& o, bool mujoco) {
+                 const ConstraintOptions& o, ConstraintModel model) {
   const int first = static_cast<int>(set.constraints.size());
   for (int k = 0; k < static_cast<int>(d.contact.size()); ++k) {
     const Contact& contact = d.contact[k];
     const int body1 = m.geom_body[contact.geom1], body2 = m.geom_body[contact.geom2];
     if (m.body_subsystem[body1] < 0 && m.body_subsystem[body2] < 0) continue;
-    if (mujoco && !(contact.dist < contact.include_margin)) continue;  // MuJoCo's exclusion
+    if (model == ConstraintModel::kMujoco && !(contact.dist < contact.include_margin))
+      continue;  // MuJoCo's exclusion
     const int index = static_cast<int>(set.constraints.size());
     Constraint& c = set.constraints.emplace_back();
     c.type = ConstraintType::kContact;
@@ -261,16 +262,18 @@ void AddContacts(const Model& m, const Data& d, ConstraintSet& set, double h,
   for (int i = first; i < static_cast<int>(set.constraints.size()); ++i) {
     Constraint& c = set.constraints[i];
     const Contact& contact = d.contact[c.contact];
-    if (!mujoco) {
+    if (model == ConstraintModel::kHard) {
       SetPositionBias(set, c.row_adr, contact.dist, h, o.error_reduction, o.max_correction_speed,
                       o.kept_correction_speed);
+    } else if (model == ConstraintModel::kSap) {
+      set.bias[c.row_adr] = contact.dist;  // phi0 (the SAP solver makes it -vhat_n)
     }
     for (int k = 0; k < c.block_num; ++k) {
       ConstraintBlock& block = set.blocks[c.block_adr + k];
       const bool on_body2 = k == 0 && m.body_subsystem[m.geom_body[contact.geom2]] >= 0;
       FillContactMap(m, d, on_body2 ? +1.0 : -1.0, contact, block);
     }
-    if (mujoco) SetMujocoContactRows(m, d, set, c, h);
+    if (model == ConstraintModel::kMujoco) SetMujocoContactRows(m, d, set, c, h);
     if (WarmStartContact(d, c, o.warm_start_radius, set.lambda.data() + c.row_adr)) {
       ++set.num_warm_started_contacts;
     }
@@ -349,7 +352,7 @@ void SetMujocoEqualityRows(const Model& m, const Data& d, ConstraintSet& set, co
 // with J v_hat + e = 0 and e = erp * error / h: like a penetration, an error is removed at the
 // rate erp per step rather than at once, which would kick the bodies.
 void AddEqualities(const Model& m, const Data& d, ConstraintSet& set, double h,
-                   const ConstraintOptions& o, bool mujoco) {
+                   const ConstraintOptions& o, ConstraintModel model) {
   for (int eq = 0; eq < m.neq; ++eq) {
     const int body1 = m.eq_body1[eq], body2 = m.eq_body2[eq];
     if (!m.eq_active[eq] || body1 == body2) continue;
@@ -363,23 +366,31 @@ void AddEqualities(const Model& m, const Data& d, ConstraintSet& set, double h,
           AddConstraint(set, ConstraintType::kEquality, 3, {kKindEquality, eq, part});
       const double cap = rotation ? o.max_correction_angular_speed : o.max_correction_speed;
       const double kept = rotation ? o.kept_correction_angular_speed : o.kept_correction_speed;
-      if (!mujoco) {
-        for (int r = 0; r < 3; ++r) {
+      for (int r = 0; r < 3; ++r) {
+        if (model == ConstraintModel::kHard) {
           SetEqualityBias(set, c.row_adr + r, value[r], h, o.error_reduction, cap, kept);
+        } else if (model == ConstraintModel::kSap) {
+          set.bias[c.row_adr + r] = value[r];
         }
       }
       AddEqualityBlock(m, d, set, body1, +1.0, rotation, error.point1);
       AddEqualityBlock(m, d, set, body2, -1.0, rotation, error.point2);
-      if (mujoco) SetMujocoEqualityRows(m, d, set, set.constraints.back(), error, h);
+      if (model == ConstraintModel::kMujoco) {
+        SetMujocoEqualityRows(m, d, set, set.constraints.back(), error, h);
+      }
     }
   }
 }
 
 void AddLimit(const Model& m, const Data& d, ConstraintSet& set, int joint, int side, double phi,
-              double sign, double h, const ConstraintOptions& o, bool mujoco) {
+              double sign, double h, const ConstraintOptions& o, ConstraintModel model) {
   AddConstraint(set, ConstraintType::kLimit, 1, {kKindLimit, joint, side});
   AddJointBlock(m, set, m.jnt_dof_adr[joint], sign);
-  if (mujoco) {
+  if (model == ConstraintModel::kSap) {
+    set.bias[set.num_rows - 1] = phi;
+    return;
+  }
+  if (model == ConstraintModel::kMujoco) {
     const SoftRowParameters p =
         CheckedSoftRowParameters(m.jnt_solref[joint], m.jnt_solimp[joint], h, m.refsafe);
     SetSingleSoftRow(d, set, set.constraints.back(), p, phi, m.jnt_margin[joint],
@@ -395,7 +406,7 @@ void AddLimit(const Model& m, const Data& d, ConstraintSet& set, int joint, int 
 // Hinge and slide limits, eq. (3): lower q - lower >= 0 with J = e_dof, upper upper - q >= 0 with
 // J = -e_dof; a row exists only near a bound.
 void AddJointLimits(const Model& m, const Data& d, ConstraintSet& set, const ConstraintOptions& o,
-                    double h, bool mujoco) {
+                    double h, ConstraintModel model) {
   for (int j = 0; j < m.njnt; ++j) {
     if (!m.jnt_limited[j]) continue;
     if (m.jnt_type[j] != JointType::kHinge && m.jnt_type[j] != JointType::kSlide) continue;
@@ -404,13 +415,14 @@ void AddJointLimits(const Model& m, const Data& d, ConstraintSet& set, const Con
     const double v = d.qvel[m.jnt_dof_adr[j]];
     const double lower_gap = q - m.jnt_range_lower[j];
     const double upper_gap = m.jnt_range_upper[j] - q;
-    // MuJoCo's model: a row below the joint's margin, as MuJoCo; the hard model looks ahead.
+    // MuJoCo's model: a row below the joint's margin, as MuJoCo; the others look ahead.
+    const bool mujoco = model == ConstraintModel::kMujoco;
     const bool lower =
         mujoco ? lower_gap < m.jnt_margin[j] : lower_gap + h * std::min(v, 0.0) < o.limit_margin;
     const bool upper =
         mujoco ? upper_gap < m.jnt_margin[j] : upper_gap - h * std::max(v, 0.0) < o.limit_margin;
-    if (lower) AddLimit(m, d, set, j, 0, lower_gap, +1.0, h, o, mujoco);
-    if (upper) AddLimit(m, d, set, j, 1, upper_gap, -1.0, h, o, mujoco);
+    if (lower) AddLimit(m, d, set, j, 0, lower_gap, +1.0, h, o, model);
+    if (upper) AddLimit(m, d, set, j, 1, upper_gap, -1.0, h, o, model);
   }
 }
 
@@ -454,7 +466,7 @@ void AddServos(const Model& m, const Data& d, ConstraintSet& set, const Constrai
 // violated tendon is capped as a hinge limit's (rad/s) when every joint of the tendon is a hinge,
 // so that L is an angle, else as a slide's (m/s).
 void AddTendonLimits(const Model& m, const Data& d, ConstraintSet& set, const ConstraintOptions& o,
-                     double h, bool mujoco) {
+                     double h, ConstraintModel model) {
   for (int t = 0; t < m.ntendon; ++t) {
     if (!m.tendon_limited[t] || m.tendon_wrap_num[t] == 0) continue;
     bool angle = true;
@@ -468,6 +480,7 @@ void AddTendonLimits(const Model& m, const Data& d, ConstraintSet& set, const Co
     for (int side = 0; side < 2; ++side) {
       const double gap = side == 0 ? lower_gap : upper_gap;
       const double closing = side == 0 ? std::min(v, 0.0) : -std::max(v, 0.0);
+      const bool mujoco = model == ConstraintModel::kMujoco;
       if (mujoco ? gap >= m.tendon_margin[t] : gap + h * closing >= o.limit_margin) continue;
       AddConstraint(set, ConstraintType::kLimit, 1, {kKindTendonLimit, t, side});
       AddTendonBlocks(m, set, t, side == 0 ? 1.0 : -1.0);
@@ -476,6 +489,10 @@ void AddTendonLimits(const Model& m, const Data& d, ConstraintSet& set, const Co
             CheckedSoftRowParameters(m.tendon_solref_lim[t], m.tendon_solimp_lim[t], h, m.refsafe);
         SetSingleSoftRow(d, set, set.constraints.back(), p, gap, m.tendon_margin[t],
                          m.tendon_invweight0[t], false, h);
+        continue;
+      }
+      if (model == ConstraintModel::kSap) {
+        set.bias[set.num_rows - 1] = gap;
         continue;
       }
       SetPositionBias(set, set.num_rows - 1, gap, h, o.error_reduction,
@@ -488,7 +505,8 @@ void AddTendonLimits(const Model& m, const Data& d, ConstraintSet& set, const Co
 // Dry joint friction (MJCF frictionloss f > 0 on a dof, as MuJoCo's friction rows): one row with
 // J = e_dof and no bias, whose impulse stays in [-f h, f h] and stops the dof's motion over the
 // step if it can (ConstraintType::kFriction). Every dof of every joint type, as MuJoCo.
-void AddFrictionLoss(const Model& m, const Data& d, ConstraintSet& set, double h, bool mujoco) {
+void AddFrictionLoss(const Model& m, const Data& d, ConstraintSet& set, double h,
+                     ConstraintModel model) {
   for (int dof = 0; dof < m.nv; ++dof) {
     const double friction = m.dof_frictionloss[dof];
     if (!(friction > 0)) continue;
@@ -497,7 +515,7 @@ void AddFrictionLoss(const Model& m, const Data& d, ConstraintSet& set, double h
     c.lambda_lower = -h * friction;
     c.lambda_upper = h * friction;
     AddJointBlock(m, set, dof, 1.0);
-    if (mujoco) {
+    if (model == ConstraintModel::kMujoco) {
       const SoftRowParameters p =
           CheckedSoftRowParameters(m.dof_solref[dof], m.dof_solimp[dof], h, m.refsafe);
       SetSingleSoftRow(d, set, set.constraints.back(), p, 0, 0, m.dof_invweight0[dof], true, h);
@@ -590,13 +608,13 @@ void BuildConstraints(const Model& m, Data& d, const ConstraintOptions& options,
   if (mujoco) {
     for (Contact& contact : d.contact) contact.frame = MujocoContactFrame(contact.normal);
   }
-  AddContacts(m, d, set, h, options, mujoco);
+  AddContacts(m, d, set, h, options, model);
   const int first_other = static_cast<int>(set.constraints.size());
-  if (m.equalities_enabled) AddEqualities(m, d, set, h, options, mujoco);
-  if (m.limits_enabled) AddJointLimits(m, d, set, options, h, mujoco);
+  if (m.equalities_enabled) AddEqualities(m, d, set, h, options, model);
+  if (m.limits_enabled) AddJointLimits(m, d, set, options, h, model);
   AddServos(m, d, set, options, h);
-  if (m.frictionloss_enabled) AddFrictionLoss(m, d, set, h, mujoco);
-  if (m.limits_enabled) AddTendonLimits(m, d, set, options, h, mujoco);
+  if (m.frictionloss_enabled) AddFrictionLoss(m, d, set, h, model);
+  if (m.limits_enabled) AddTendonLimits(m, d, set, options, h, model);
   WarmStartOtherImpulses(d, set, first_other);
 }
 

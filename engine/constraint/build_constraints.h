@@ -17,7 +17,12 @@ namespace alsim {
 //            reference from the scene's solref and solimp, rows only where MuJoCo has them
 //            (contacts closer than margin - gap, limits within their margin), MuJoCo's contact
 //            frames; no corrections or split steps (the reference removes errors).
-enum class ConstraintModel { kHard, kMujoco };
+//   kSap     SAP's compliant model (engine/solver/sap): the hard model's rows (speculative
+//            contacts included, which SAP's vhat_n = -phi0 / (dt + tau_d) leaves inactive until
+//            they close), each bias holding the row's signed distance or error phi0 (contacts,
+//            limits, equalities; 0 for friction rows), from which the SAP solver takes its
+//            regularization and vhat; no corrections and no split steps.
+enum class ConstraintModel { kHard, kMujoco, kSap };
 
 // Choices the paper leaves open ([OURS] in the digest); defaults are what alsim's tests and
 // benchmarks use.

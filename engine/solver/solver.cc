@@ -23,6 +23,10 @@ template <SolverType kType>
 std::unique_ptr<ConstraintSolver> MakeCanal(const Model& m) {
   return std::make_unique<CanalSolver>(m, kType);
 }
+template <SolverType kType>
+std::unique_ptr<ConstraintSolver> MakeNewton(const Model& m) {
+  return std::make_unique<NewtonSolver>(m, kType);
+}
 
 // The one table of solvers: every list of solvers (names, `--solver`'s choices, the refusal
 // messages, README's table, the tests' lists) derives from it. A new solver is a folder and a
@@ -57,8 +61,12 @@ constexpr SolverRegistration kSolvers[] = {
     // Islands with condim 4/6 contacts stay with SubADMM (hybrid_solver.h).
     {SolverType::kAuto, "auto", &Make<HybridSolver>, true, ConstraintModel::kHard,
      "SubADMM, then CANAL for the islands SubADMM has not finished"},
-    {SolverType::kMujoco, "mujoco", &Make<NewtonSolver>, true, ConstraintModel::kMujoco,
+    {SolverType::kMujoco, "mujoco", &MakeNewton<SolverType::kMujoco>, true,
+     ConstraintModel::kMujoco,
      "MuJoCo's soft contact model (solref, solimp, pyramidal or elliptic cone) by primal Newton"},
+    // SAP's cone (sap_cone.h) is the 3-row isotropic one.
+    {SolverType::kSap, "sap", &MakeNewton<SolverType::kSap>, false, ConstraintModel::kSap,
+     "SAP: compliant contact with physical stiffness and dissipation, by primal Newton"},
 };
 
 const SolverRegistration* FindRegistration(SolverType type) {

@@ -184,6 +184,26 @@ std::vector<SolverOptionSpec> MakeTable() {
        K::kInteger, 1, kMaxCount, false, false, "",
        "most evaluations of the cost's derivatives in one exact line search",
        ALSIM_NUMBER_FIELD(mujoco.max_line_search)},
+      // ---- sap (engine/solver/sap/sap_parameters.h)
+      {"sap_stiffness", "--sap-stiffness", "K", "sap", K::kNumber, 0, kInfinity, false, true, "",
+       "contact stiffness k, N/m (R_n^-1 = dt k (dt + tau_d)); 0 for near-rigid contact",
+       ALSIM_NUMBER_FIELD(sap.stiffness)},
+      {"sap_dissipation_time", "--sap-dissipation-time", "T", "sap", K::kNumber, 0, kInfinity,
+       false, true, "",
+       "dissipation time scale tau_d, s (vhat_n = -phi0 / (dt + tau_d)); 0 for (beta / pi) dt",
+       ALSIM_NUMBER_FIELD(sap.dissipation_time)},
+      {"sap_beta", "--sap-beta", "B", "sap", K::kNumber, 0, kInfinity, true, true, "",
+       "near-rigid parameter beta of eq. (21): R_n >= beta^2 / (4 pi^2) w",
+       ALSIM_NUMBER_FIELD(sap.beta)},
+      {"sap_sigma", "--sap-sigma", "S", "sap", K::kNumber, 0, kInfinity, true, true, "",
+       "stiction regularization sigma of eq. (22): R_t = sigma w", ALSIM_NUMBER_FIELD(sap.sigma)},
+      {"sap_relative_tolerance", "--sap-relative-tolerance", "X", "sap", K::kNumber, 0, kInfinity,
+       false, true, "",
+       "an island stops once its scaled gradient is below X times its scaled momentum (eq. 20)",
+       ALSIM_NUMBER_FIELD(sap.relative_tolerance)},
+      {"sap_absolute_tolerance", "--sap-absolute-tolerance", "X", "sap", K::kNumber, 0, kInfinity,
+       false, true, "", "the absolute part of eq. (20)'s stop, sqrt(J)",
+       ALSIM_NUMBER_FIELD(sap.absolute_tolerance)},
   };
   return table;
 }

@@ -11,6 +11,7 @@
 #include "engine/solver/canal/canal_parameters.h"
 #include "engine/solver/hybrid/hybrid_parameters.h"
 #include "engine/solver/mujoco/mujoco_parameters.h"
+#include "engine/solver/sap/sap_parameters.h"
 #include "engine/solver/subadmm/subadmm_parameters.h"
 
 namespace alsim {
@@ -26,9 +27,10 @@ enum class SolverType {
   kCanalDampedSn,  // damped semismooth Newton with Armijo backtracking on eq. (19)
   kAuto,           // SubADMM, and CANAL for the islands it does not finish (engine/solver/hybrid)
   kMujoco,         // MuJoCo's soft contact model by primal Newton (engine/solver/newton)
+  kSap,            // SAP's compliant contact by primal Newton (engine/solver/sap, newton)
 };
 // The number of SolverType values: the last one plus 1 (a test checks each is registered).
-inline constexpr int kNumSolverTypes = static_cast<int>(SolverType::kMujoco) + 1;
+inline constexpr int kNumSolverTypes = static_cast<int>(SolverType::kSap) + 1;
 
 // The registered name of a solver ("subadmm", "pgs", ...; engine/solver/solver.cc).
 const char* SolverName(SolverType type);
@@ -64,6 +66,7 @@ struct SolverOptions {
   CanalParameters canal;          // canal, canal-trdogleg, canal-dampedsn (and auto's CANAL)
   HybridParameters hybrid;        // auto
   MujocoNewtonParameters mujoco;  // mujoco
+  SapParameters sap;              // sap
 };
 
 }  // namespace alsim

@@ -137,8 +137,8 @@ TEST(SolverOptionTable, KnownRanges) {
   EXPECT_EQ(SolverOptionRange(relaxation), "(0, 2)");
   EXPECT_EQ(SolverOptionRange(anderson), "0 to 8");
   EXPECT_EQ(SolverNameList(),
-            "subadmm, pgs, admm-nosub, admm-nobody, canal, canal-trdogleg, canal-dampedsn, auto "
-            "or mujoco");
+            "subadmm, pgs, admm-nosub, admm-nobody, canal, canal-trdogleg, canal-dampedsn, auto, "
+            "mujoco or sap");
 }
 
 // Step refuses, and leaves the instance alone, whenever a field is outside the table's range

@@ -477,8 +477,9 @@ class VectorEnv:
             it), whatever server holds it.
         solver: None (the server's default), a solver name (``"subadmm"``, ``"pgs"``,
             ``"admm-nosub"``, ``"admm-nobody"``, ``"canal"``, and Table II's ablations
-            ``"canal-trdogleg"``, ``"canal-dampedsn"``, ``"auto"``, and ``"mujoco"``, MuJoCo's
-            own soft contact model), a dict of options or an
+            ``"canal-trdogleg"``, ``"canal-dampedsn"``, ``"auto"``, ``"mujoco"``, MuJoCo's
+            own soft contact model, and ``"sap"``, SAP's compliant contact), a dict of options or
+            an
             ``alsim.v1.SolverConfig``. A dict's keys are SolverConfig fields or any option name
             of the engine's table (``alsim run --help``), e.g. ``{"solver": "canal",
             "canal_beta0": 1e3}``; values out of range make the server refuse the Create.

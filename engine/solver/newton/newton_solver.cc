@@ -8,6 +8,7 @@
 #include <Eigen/Eigenvalues>
 
 #include "engine/linalg/tree_ldl.h"
+#include "engine/solver/sap/sap_cone.h"
 #include "engine/solver/stop_test.h"
 
 namespace alsim {
@@ -31,7 +32,7 @@ double RowFriction(const Constraint& c, int j) {
 
 }  // namespace
 
-NewtonSolver::NewtonSolver(const Model& m) : IslandSolver(m) {
+NewtonSolver::NewtonSolver(const Model& m, SolverType type) : IslandSolver(m), type_(type) {
   jacobian_.Reserve(m, MaxConstraints(m));
   local_dof_.assign(m.nv, -1);
   start_.assign(m.nv, 0.0);
@@ -74,7 +75,8 @@ void NewtonSolver::Prepare(const Model& m, Data& d, const SolverOptions& /*optio
     }
     for (int s = islands.constraint_adr[k]; s < islands.constraint_adr[k + 1]; ++s) {
       const int i = islands.constraints[s];
-      const int count = SolverRows(set.constraints[i], m.cone == FrictionCone::kElliptic);
+      const int count = SolverRows(set.constraints[i],
+                                   type_ == SolverType::kSap || m.cone == FrictionCone::kElliptic);
       constraint_first_row_[i] = rows;
       rows += count;
       entries += static_cast<size_t>(count) * jacobian_.capacity[i];
@@ -138,7 +140,37 @@ void NewtonSolver::Prepare(const Model& m, Data& d, const SolverOptions& /*optio
   }
 }
 
-void NewtonSolver::BuildRows(const Model& m, const Data& d, int island) {
+double NewtonSolver::DelassusDiagonalMean(const Model& m, const Data& d, int i) {
+  const ConstraintSet& set = d.constraints;
+  const Constraint& c = set.constraints[i];
+  const TreeSparseLayout& layout = d.mass_layout;
+  const int first = jacobian_.entry_adr[i], count = jacobian_.entry_num[i];
+  const int rows = std::min(c.dim, 3);
+  double sum = 0;
+  for (int r = 0; r < rows; ++r) {
+    // J_r A^-1 J_r^T by the trees' factors of A, on the trees the constraint reaches.
+    for (int k = c.block_adr; k < c.block_adr + c.block_num; ++k) {
+      const int j = set.blocks[k].subsystem;
+      std::fill(tree_vector_.begin() + m.subsystem_dof_adr[j],
+                tree_vector_.begin() + m.subsystem_dof_adr[j] + m.subsystem_dof_num[j], 0.0);
+    }
+    for (int e = first; e < first + count; ++e) tree_vector_[jacobian_.dof[e]] = jacobian_.At(e, r);
+    for (int k = c.block_adr; k < c.block_adr + c.block_num; ++k) {
+      const int j = set.blocks[k].subsystem;
+      if (k > c.block_adr && set.blocks[k - 1].subsystem == j) continue;  // solved already
+      TreeLdlSolveRange(layout, m.subsystem_dof_adr[j],
+                        m.subsystem_dof_adr[j] + m.subsystem_dof_num[j], d.qA_factor.data(),
+                        tree_vector_.data());
+    }
+    for (int e = first; e < first + count; ++e) {
+      sum += jacobian_.At(e, r) * tree_vector_[jacobian_.dof[e]];
+    }
+  }
+  return sum / rows;
+}
+
+void NewtonSolver::BuildRows(const Model& m, const Data& d, const SolverOptions& options,
+                             int island) {
   const ConstraintSet& set = d.constraints;
   const Islands& islands = d.islands;
   size_t entry = island_entry_adr_[island];
@@ -174,6 +206,49 @@ void NewtonSolver::BuildRows(const Model& m, const Data& d, int island) {
       ++row;
     };
     const double* bias = set.bias.data() + c.row_adr;
+    if (type_ == SolverType::kSap && c.type != ConstraintType::kSoft) {
+      // SAP (sap_parameters.h): R_n = max(beta^2 / (4 pi^2) w, 1 / (dt k (dt + tau_d))) (eq. 21),
+      // R_t = sigma w (eq. 22), vhat = -phi0 / (dt + tau_d), so e = phi0 / (dt + tau_d). Limits
+      // and equalities are near-rigid rows, friction rows stiction-regularized as R_t.
+      const SapParameters& p = options.sap;
+      const double h = m.timestep;
+      const double tau = p.dissipation_time > 0 ? p.dissipation_time : p.beta / M_PI * h;
+      const double w = DelassusDiagonalMean(m, d, i);
+      const double near_rigid = p.beta * p.beta / (4 * M_PI * M_PI) * w;
+      const double normal = c.type == ConstraintType::kContact && p.stiffness > 0
+                                ? std::max(near_rigid, 1 / (h * p.stiffness * (h + tau)))
+                                : near_rigid;
+      const double tangent = p.sigma * w;
+      switch (c.type) {
+        case ConstraintType::kContact:
+          if (!(c.friction > 0)) {
+            add_row(NewtonRowKind::kInequality, 1 / normal, bias[0] / (h + tau) / normal, 0, -1, 0);
+            break;
+          }
+          row_mu_[row] = c.friction;
+          cone_dim_[row] = 3;
+          add_row(NewtonRowKind::kCone, 1 / normal, bias[0] / (h + tau) / normal, 0, -1, 0);
+          add_row(NewtonRowKind::kConeTail, 1 / tangent, 0, 1, -1, 0);
+          add_row(NewtonRowKind::kConeTail, 1 / tangent, 0, 2, -1, 0);
+          break;
+        case ConstraintType::kLimit:
+        case ConstraintType::kEquality:
+          for (int r = 0; r < c.dim; ++r) {
+            add_row(c.type == ConstraintType::kLimit ? NewtonRowKind::kInequality
+                                                     : NewtonRowKind::kEquality,
+                    1 / normal, bias[r] / (h + tau) / normal, r, -1, 0);
+          }
+          break;
+        case ConstraintType::kFriction:
+          lower_[row] = c.lambda_lower;
+          upper_[row] = c.lambda_upper;
+          add_row(NewtonRowKind::kBox, 1 / tangent, 0, 0, -1, 0);
+          break;
+        case ConstraintType::kSoft:
+          break;
+      }
+      continue;
+    }
     switch (c.type) {
       case ConstraintType::kContact: {
         const double dn = 1 / set.regularization[c.row_adr];
@@ -311,6 +386,19 @@ ConeState ConeAt(int dim, const double* x, const double* dr, const double* mu_ro
   return state;
 }
 
+// A cone's state in the solver's model: SAP's (sap_cone.h; R_n, R_t from the rows' D) or
+// MuJoCo's elliptic one.
+ConeState CurrentCone(SolverType type, int dim, const double* x, const double* dr,
+                      const double* mu_row, double* hessian) {
+  if (type != SolverType::kSap) return ConeAt(dim, x, dr, mu_row, hessian);
+  const SapConeState sap = SapConeAt(x, 1 / dr[0], 1 / dr[1], mu_row[0], hessian);
+  ConeState state;
+  for (int j = 0; j < 3; ++j) state.impulse[j] = sap.impulse[j];
+  state.cost = sap.cost;
+  state.zone = sap.zone;  // stiction: G = diag(D), as MuJoCo's bottom zone; sliding: G in full
+  return state;
+}
+
 }  // namespace
 
 void NewtonSolver::MassProduct(const Model& m, const Data& d, int island, const double* x,
@@ -381,8 +469,8 @@ double NewtonSolver::Evaluate(const Model& m, const Data& d, int island, const d
       const int dim = cone_dim_[r];
       double x[kMaxConstraintDim];
       for (int j = 0; j < dim; ++j) x[j] = row_y_[r + j] + row_offset_[r + j] / row_d_[r + j];
-      const ConeState state =
-          ConeAt(dim, x, row_d_.data() + r, row_mu_.data() + r, cone_hessian_.data() + 36 * r);
+      const ConeState state = CurrentCone(type_, dim, x, row_d_.data() + r, row_mu_.data() + r,
+                                          cone_hessian_.data() + 36 * r);
       for (int j = 0; j < dim; ++j) {
         impulse_[r + j] = state.impulse[j];
         quadratic_[r + j] = 0;
@@ -420,7 +508,7 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
   const int n = island_dof_adr_[island + 1] - island_dof_adr_[island];
   const int dof0 = island_dof_adr_[island];
   const int* global = global_dof_.data() + dof0;
-  BuildRows(m, d, island);
+  BuildRows(m, d, options, island);
 
   // H keeps A's tree sparsity when every constraint's dofs lie on one chain.
   // A dense (symmetric) from its tree-sparse storage, for the products (Eigen's dense
@@ -504,7 +592,24 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
   const int row0 = island_row_adr_[island], row_end = row0 + island_row_num_[island];
   const size_t entry0 = island_entry_adr_[island];
   DenseMap hessian(hessian_.data() + island_matrix_adr_[island], small ? n : 0, small ? n : 0);
-  bool converged = gradient_test() < tolerance;
+  // SAP's stop (eq. 20): ||D g|| <= eps_a + eps_r max(||D p||, ||D j_c||), D = diag(A)^-1/2,
+  // p = A v, j_c = J^T gamma = A v - b - g; before each factorization.
+  auto sap_test = [&] {
+    double gradient2 = 0, momentum2 = 0, impulse2 = 0;
+    for (int i = 0; i < n; ++i) {
+      const double scale2 = 1 / d.qA[layout.row_adr[global[i]]];
+      const double p = product_[dof0 + i];
+      const double jc = p - rhs_[dof0 + i] - g[i];
+      gradient2 += scale2 * g[i] * g[i];
+      momentum2 += scale2 * p * p;
+      impulse2 += scale2 * jc * jc;
+    }
+    return std::sqrt(gradient2) <=
+           options.sap.absolute_tolerance +
+               options.sap.relative_tolerance * std::sqrt(std::max(momentum2, impulse2));
+  };
+  const bool sap = type_ == SolverType::kSap;
+  bool converged = sap ? sap_test() : gradient_test() < tolerance;
   while (!converged && newton_iterations_[island] < options.max_iterations &&
          !OutOfTime(options, deadline_us)) {
     // H = A + sum over quadratic rows of D_r J_r^T J_r (and the cones' middle-zone Hessians),
@@ -632,7 +737,8 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
           for (int j = 0; j < dim; ++j) {
             x[j] = row_y_[r + j] + alpha * row_z_[r + j] + row_offset_[r + j] / row_d_[r + j];
           }
-          const ConeState state = ConeAt(dim, x, row_d_.data() + r, row_mu_.data() + r, hessian_at);
+          const ConeState state =
+              CurrentCone(type_, dim, x, row_d_.data() + r, row_mu_.data() + r, hessian_at);
           for (int j = 0; j < dim; ++j) {
             first -= state.impulse[j] * row_z_[r + j];
             if (state.zone == 1) *second += row_d_[r + j] * row_z_[r + j] * row_z_[r + j];
@@ -675,7 +781,7 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
     cost = Evaluate(m, d, island, v, g);
     ++newton_iterations_[island];
     const double improvement = scale * (previous - cost) / (h * h);
-    converged = improvement < tolerance || gradient_test() < tolerance;
+    converged = sap ? sap_test() : improvement < tolerance || gradient_test() < tolerance;
   }
   result.iterations = newton_iterations_[island];
   result.converged = converged;
@@ -689,7 +795,7 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
     double* lambda = set.lambda.data() + c.row_adr;
     const double* edge = impulse_.data() + constraint_first_row_[i];
     if (c.type != ConstraintType::kContact ||
-        (m.cone == FrictionCone::kElliptic && c.friction > 0)) {
+        ((type_ == SolverType::kSap || m.cone == FrictionCone::kElliptic) && c.friction > 0)) {
       std::copy(edge, edge + c.dim, lambda);
       continue;
     }

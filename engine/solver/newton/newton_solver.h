@@ -69,8 +69,9 @@ class NewtonSolver final : public IslandSolver {
   // Islands with more dofs keep H sparse (the file comment).
   static constexpr int kMaxDenseDofs = 60;
 
-  explicit NewtonSolver(const Model& m);
-  SolverType type() const override { return SolverType::kMujoco; }
+  // `type`: kMujoco (MuJoCo's model) or kSap (SAP's, engine/solver/sap).
+  NewtonSolver(const Model& m, SolverType type);
+  SolverType type() const override { return type_; }
   const NewtonStatistics& statistics() const { return statistics_; }
 
  private:
@@ -82,7 +83,10 @@ class NewtonSolver final : public IslandSolver {
   void AddFigures(SolverStatistics* stats) const override;
 
   // The island's rows (kinds, D, offsets, bounds, sparse J over its local dofs).
-  void BuildRows(const Model& m, const Data& d, int island);
+  void BuildRows(const Model& m, const Data& d, const SolverOptions& options, int island);
+  // SAP: constraint i's rows from SAP's parameters and w, the mean of the diagonal of its block
+  // of W = J A^-1 J^T (sap_parameters.h; digest 5.2-5.4).
+  double DelassusDiagonalMean(const Model& m, const Data& d, int i);
   // Cost at v (local dofs) and, when `gradient` is set, g and the rows' impulses and states.
   double Evaluate(const Model& m, const Data& d, int island, const double* v, double* gradient);
   // y = A x over the island's local dofs: the dense copy of A for a small island, else A's tree
@@ -127,6 +131,7 @@ class NewtonSolver final : public IslandSolver {
   std::vector<int> newton_iterations_, line_search_evaluations_, factorizations_, warm_;
   std::vector<int> tree_factorizations_;
   NewtonStatistics statistics_;
+  SolverType type_;
 };
 
 }  // namespace alsim

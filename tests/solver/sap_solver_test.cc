@@ -1,0 +1,166 @@
+// SAP (--solver sap: the Newton kit, engine/solver/newton, with SAP's cone and parameters,
+// engine/solver/sap) against the paper's analytic answers for a particle on the ground (digest
+// seed-001-sap.md, section 11): the near-rigid resting penetration -g dt (dt + tau_d) beta^2 /
+// (4 pi^2), independent of the mass; the compliant one -m g / k; stiction creep at sigma w dt F;
+// Coulomb's law while sliding; then robot scenes, determinism and allocation.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "engine/core/parallel.h"
+#include "engine/model/model_import.h"
+#include "engine/sim/state_hash.h"
+#include "engine/sim/step.h"
+#include "engine/solver/solver.h"
+#include "tests/support/allocation_counter.h"
+
+namespace alsim {
+namespace {
+
+constexpr double kStep = 0.002;
+constexpr double kGravity = 9.81;
+
+// A particle: a sphere on three slide joints (so W = I / m: w = 1 / m exactly), touching the
+// ground at qpos = 0.
+std::shared_ptr<const Model> Particle(double mass, double friction) {
+  const std::string xml =
+      "<mujoco><option timestep='0.002' gravity='0 0 -9.81'/><worldbody>"
+      "<geom type='plane' size='5 5 0.1' friction='" +
+      std::to_string(friction) +
+      "'/><body pos='0 0 0.1'><joint type='slide' axis='1 0 0'/><joint type='slide' "
+      "axis='0 1 0'/><joint type='slide' axis='0 0 1'/><geom type='sphere' size='0.1' mass='" +
+      std::to_string(mass) + "' friction='" + std::to_string(friction) +
+      "'/></body></worldbody></mujoco>";
+  const ModelImport imported = ImportModelFromString(xml, {}, "particle.xml");
+  EXPECT_TRUE(imported) << imported.error;
+  return imported.model;
+}
+
+StepOptions SapOptions() {
+  StepOptions options;
+  options.solver.type = SolverType::kSap;
+  options.solver.sap.relative_tolerance = 1e-12;
+  return options;
+}
+
+// Steps the particle with a horizontal force on it and returns the last step's data.
+void StepParticle(const Model& m, Data& d, const StepOptions& options, int steps, double force_x) {
+  d.xfrc_applied[1][0] = force_x;
+  for (int k = 0; k < steps; ++k) ASSERT_EQ(Step(m, d, options), StepStatus::kOk) << k;
+}
+
+TEST(SapSolverTest, NearRigidRestingPenetrationIsIndependentOfMass) {
+  const StepOptions options = SapOptions();
+  const double tau = options.solver.sap.beta / M_PI * kStep;  // the default tau_d
+  const double expected = -kGravity * kStep * (kStep + tau) * options.solver.sap.beta *
+                          options.solver.sap.beta / (4 * M_PI * M_PI);
+  for (const double mass : {0.5, 2.0, 50.0}) {
+    const auto model = Particle(mass, 1.0);
+    Data d(*model);
+    StepParticle(*model, d, options, 600, 0.0);
+    EXPECT_NEAR(d.qpos[2], expected, 1e-3 * std::abs(expected)) << "mass " << mass;
+  }
+}
+
+TEST(SapSolverTest, CompliantRestingPenetrationIsWeightOverStiffness) {
+  StepOptions options = SapOptions();
+  options.solver.sap.stiffness = 1e4;
+  options.solver.sap.dissipation_time = 0.01;
+  const auto model = Particle(1.0, 1.0);
+  Data d(*model);
+  StepParticle(*model, d, options, 2000, 0.0);
+  EXPECT_NEAR(d.qpos[2], -kGravity / 1e4, 1e-6 * kGravity / 1e4);
+}
+
+TEST(SapSolverTest, StictionCreepsAtSigmaWDtF) {
+  const StepOptions options = SapOptions();
+  const double mass = 3.0, force = 0.5 * mass * kGravity;  // inside the cone (mu = 1)
+  const auto model = Particle(mass, 1.0);
+  Data d(*model);
+  StepParticle(*model, d, options, 800, force);
+  const double expected = options.solver.sap.sigma / mass * kStep * force;
+  EXPECT_NEAR(d.qvel[0], expected, 1e-6 * expected);
+  EXPECT_NEAR(d.qvel[1], 0.0, 1e-12);
+}
+
+TEST(SapSolverTest, SlidingFollowsCoulomb) {
+  const StepOptions options = SapOptions();
+  const double mass = 1.5, mu = 0.6, force = 2 * mass * kGravity;
+  const auto model = Particle(mass, mu);
+  Data d(*model);
+  StepParticle(*model, d, options, 300, force);
+  const double* lambda = d.constraints.lambda.data();
+  // The friction impulse is mu times the normal one and opposes the slip.
+  EXPECT_NEAR(std::hypot(lambda[1], lambda[2]), mu * lambda[0], 1e-9 * lambda[0]);
+  EXPECT_GT(d.qvel[0], 0.0);
+  const Mat3& frame = d.contact[0].frame;
+  const Vec3 friction = frame.col(1) * lambda[1] + frame.col(2) * lambda[2];
+  EXPECT_LT(friction.dot(Vec3(d.qvel[0], d.qvel[1], 0.0)), 0.0);
+  // Newton's law over the step: the acceleration is (F - mu N) / m with N the normal impulse's
+  // force (which SAP's sliding regularization makes a little less than m g).
+  const double velocity = d.qvel[0];
+  ASSERT_EQ(Step(*model, d, options), StepStatus::kOk);
+  const double normal_force = d.constraints.lambda[0] / kStep;
+  EXPECT_NEAR((d.qvel[0] - velocity) / kStep, (force - mu * normal_force) / mass, 1e-6);
+  EXPECT_NEAR(normal_force, mass * kGravity, 0.05 * mass * kGravity);
+}
+
+std::shared_ptr<const Model> Humanoid() {
+  const ModelImport imported = ImportModelFromFile("/usr/share/mujoco/model/humanoid/humanoid.xml");
+  EXPECT_TRUE(imported) << imported.error;
+  return imported.model;
+}
+
+TEST(SapSolverTest, BitIdenticalForOneTwoAndEightThreads) {
+  const auto model = Humanoid();
+  std::vector<std::uint64_t> hashes;
+  for (const int threads : {1, 2, 8}) {
+    RunWithThreads(threads, [&] {
+      Data d(*model);
+      StepOptions options;
+      options.solver.type = SolverType::kSap;
+      for (int step = 0; step < 300; ++step) {
+        for (int a = 0; a < model->nu; ++a) d.ctrl[a] = std::sin(0.05 * step + a);
+        ASSERT_EQ(Step(*model, d, options), StepStatus::kOk);
+      }
+      hashes.push_back(StateHash(*model, d));
+    });
+  }
+  EXPECT_EQ(hashes[0], hashes[1]);
+  EXPECT_EQ(hashes[0], hashes[2]);
+}
+
+TEST(SapSolverTest, AStepAllocatesNothingOnceWarm) {
+  const auto model = Humanoid();
+  Data d(*model);
+  StepOptions options;
+  options.solver.type = SolverType::kSap;
+  for (int step = 0; step < 400; ++step) ASSERT_EQ(Step(*model, d, options), StepStatus::kOk);
+  testing::AllocationCounter counter;
+  for (int step = 0; step < 300; ++step) ASSERT_EQ(Step(*model, d, options), StepStatus::kOk);
+  EXPECT_EQ(counter.count(), 0);
+}
+
+// The project's robot scenes step without diverging, near-rigid contact staying near the surface.
+TEST(SapSolverTest, StepsTheRobotScenes) {
+  for (const char* scene : {"closed_loop_biped.xml", "quadruped_drop_8.xml", "box_stack.xml",
+                            "tendon_gripper.xml", "frictionloss_arm.xml", "mesh_humanoid.xml"}) {
+    SCOPED_TRACE(scene);
+    const ModelImport imported = ImportModelFromFile(std::string(ALSIM_SCENES_DIR "/") + scene);
+    ASSERT_TRUE(imported) << imported.error;
+    Data d(*imported.model);
+    StepOptions options;
+    options.solver.type = SolverType::kSap;
+    double deepest = 0;
+    for (int step = 0; step < 400; ++step) {
+      ASSERT_EQ(Step(*imported.model, d, options), StepStatus::kOk) << step;
+      for (const Contact& contact : d.contact) deepest = std::max(deepest, -contact.dist);
+    }
+    EXPECT_LT(deepest, 0.01);
+  }
+}
+
+}  // namespace
+}  // namespace alsim
