@@ -13,6 +13,7 @@
 #include "engine/model/model_import.h"
 #include "engine/sim/state_hash.h"
 #include "engine/sim/step.h"
+#include "engine/solver/sap/sap_parameters.h"
 #include "engine/solver/solver.h"
 #include "tests/support/allocation_counter.h"
 
@@ -24,9 +25,10 @@ constexpr double kGravity = 9.81;
 
 // A particle: a sphere on three slide joints (so W = I / m: w = 1 / m exactly), touching the
 // ground at qpos = 0.
-std::shared_ptr<const Model> Particle(double mass, double friction) {
+std::shared_ptr<const Model> Particle(double mass, double friction, double timestep = kStep) {
   const std::string xml =
-      "<mujoco><option timestep='0.002' gravity='0 0 -9.81'/><worldbody>"
+      "<mujoco><option timestep='" + std::to_string(timestep) +
+      "' gravity='0 0 -9.81'/><worldbody>"
       "<geom type='plane' size='5 5 0.1' friction='" +
       std::to_string(friction) +
       "'/><body pos='0 0 0.1'><joint type='slide' axis='1 0 0'/><joint type='slide' "
@@ -62,6 +64,31 @@ TEST(SapSolverTest, NearRigidRestingPenetrationIsIndependentOfMass) {
     StepParticle(*model, d, options, 600, 0.0);
     EXPECT_NEAR(d.qpos[2], expected, 1e-3 * std::abs(expected)) << "mass " << mass;
   }
+}
+
+// T9 with the digest's numbers: dt = tau_d = 1e-2 gives -4.9698e-5 m for any mass.
+TEST(SapSolverTest, NearRigidRestingPenetrationMatchesTheDigestsNumbers) {
+  StepOptions options = SapOptions();
+  options.solver.sap.dissipation_time = 0.01;
+  for (const double mass : {1.0, 5.0}) {
+    const auto model = Particle(mass, 1.0, 0.01);
+    Data d(*model);
+    StepParticle(*model, d, options, 400, 0.0);
+    EXPECT_NEAR(d.qpos[2], -4.9698e-5, 1e-8) << "mass " << mass;
+  }
+}
+
+// T17: eq. (21) picks the compliant branch for the spring-cylinder's contact (m = 0.5, k = 1e4,
+// tau_d = dt = 0.02: R_n = 1 / (dt k (dt + tau_d)) = 0.125) and the near-rigid one for k = 1e12.
+TEST(SapSolverTest, Equation21SwitchesBetweenItsRegimes) {
+  SapParameters p;
+  p.stiffness = 1e4;
+  p.dissipation_time = 0.02;
+  EXPECT_DOUBLE_EQ(SapNormalRegularization(p, 1 / 0.5, 0.02), 0.125);
+  p.stiffness = 1e12;
+  EXPECT_DOUBLE_EQ(SapNormalRegularization(p, 2.0, 0.02), 2.0 / (4 * M_PI * M_PI));
+  p.stiffness = 0;  // near-rigid by default
+  EXPECT_DOUBLE_EQ(SapNormalRegularization(p, 2.0, 0.02), 2.0 / (4 * M_PI * M_PI));
 }
 
 TEST(SapSolverTest, CompliantRestingPenetrationIsWeightOverStiffness) {
@@ -105,6 +132,26 @@ TEST(SapSolverTest, SlidingFollowsCoulomb) {
   const double normal_force = d.constraints.lambda[0] / kStep;
   EXPECT_NEAR((d.qvel[0] - velocity) / kStep, (force - mu * normal_force) / mass, 1e-6);
   EXPECT_NEAR(normal_force, mass * kGravity, 0.05 * mass * kGravity);
+}
+
+// T11 and T12: pushed with F = mu m g the particle slides at a constant speed (the acceleration
+// is exactly Coulomb's, F / m - mu g = 0) and, SAP's expected gliding artifact, hovers at
+// phi = (dt + tau_d) mu |v_t| - R_n (1 + mutilde^2) m g dt (dt + tau_d).
+TEST(SapSolverTest, SteadySlidingIsCoulombAndGlidesAsPredicted) {
+  const StepOptions options = SapOptions();
+  const double mass = 2.0, mu = 0.3, speed = 2.0;
+  const auto model = Particle(mass, mu);
+  Data d(*model);
+  d.qvel[0] = speed;
+  StepParticle(*model, d, options, 600, mu * mass * kGravity);
+  EXPECT_NEAR(d.qvel[0], speed, 1e-6);
+  const SapParameters& p = options.solver.sap;
+  const double tau = SapDissipationTime(p, kStep), w = 1 / mass;
+  const double rn = SapNormalRegularization(p, w, kStep), rt = p.sigma * w;
+  const double mutilde2 = mu * mu * rt / rn;
+  const double expected =
+      (kStep + tau) * mu * speed - rn * (1 + mutilde2) * mass * kGravity * kStep * (kStep + tau);
+  EXPECT_NEAR(d.qpos[2], expected, 1e-6 * std::abs(expected));
 }
 
 std::shared_ptr<const Model> Humanoid() {

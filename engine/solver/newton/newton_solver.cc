@@ -212,12 +212,12 @@ void NewtonSolver::BuildRows(const Model& m, const Data& d, const SolverOptions&
       // and equalities are near-rigid rows, friction rows stiction-regularized as R_t.
       const SapParameters& p = options.sap;
       const double h = m.timestep;
-      const double tau = p.dissipation_time > 0 ? p.dissipation_time : p.beta / M_PI * h;
+      const double tau = SapDissipationTime(p, h);
       const double w = DelassusDiagonalMean(m, d, i);
-      const double near_rigid = p.beta * p.beta / (4 * M_PI * M_PI) * w;
-      const double normal = c.type == ConstraintType::kContact && p.stiffness > 0
-                                ? std::max(near_rigid, 1 / (h * p.stiffness * (h + tau)))
-                                : near_rigid;
+      SapParameters near_rigid = p;
+      near_rigid.stiffness = 0;  // limits and equalities: near-rigid rows
+      const double normal =
+          SapNormalRegularization(c.type == ConstraintType::kContact ? p : near_rigid, w, h);
       const double tangent = p.sigma * w;
       switch (c.type) {
         case ConstraintType::kContact:

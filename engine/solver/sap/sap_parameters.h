@@ -2,6 +2,9 @@
 // seed-001-sap.md sections 5.2-5.4 and 6.6), with the paper's defaults.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
+
 namespace alsim {
 
 struct SapParameters {
@@ -23,5 +26,18 @@ struct SapParameters {
   double relative_tolerance = 1e-6;
   double absolute_tolerance = 1e-14;
 };
+
+// tau_d for a step of dt: the parameter, or the near-rigid (beta / pi) dt when it is 0.
+inline double SapDissipationTime(const SapParameters& p, double dt) {
+  return p.dissipation_time > 0 ? p.dissipation_time : p.beta / M_PI * dt;
+}
+
+// R_n of eq. (21) for a contact of effective inverse mass w: max(beta^2 / (4 pi^2) w,
+// 1 / (dt k (dt + tau_d))), the near-rigid floor alone when k is 0 (infinite).
+inline double SapNormalRegularization(const SapParameters& p, double w, double dt) {
+  const double near_rigid = p.beta * p.beta / (4 * M_PI * M_PI) * w;
+  if (!(p.stiffness > 0)) return near_rigid;
+  return std::max(near_rigid, 1 / (dt * p.stiffness * (dt + SapDissipationTime(p, dt))));
+}
 
 }  // namespace alsim
