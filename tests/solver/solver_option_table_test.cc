@@ -253,5 +253,25 @@ TEST(SolverRegistry, DerivedListsMatchTheRegistry) {
   }
 }
 
+// Every registered solver steps the project's robot scenes (closed kinematic loops, tendons,
+// dry friction, a quadruped drop) without diverging, or refuses the scene by name.
+TEST(SolverRegistry, EverySolverStepsTheRobotScenes) {
+  for (const char* scene : {"closed_loop_biped.xml", "four_bar.xml", "tendon_gripper.xml",
+                            "frictionloss_arm.xml", "quadruped_drop_8.xml"}) {
+    const ModelImport imported = ImportModelFromFile(std::string(ALSIM_SCENES_DIR "/") + scene);
+    ASSERT_TRUE(imported) << imported.error;
+    for (const SolverType type : RegisteredSolvers()) {
+      SCOPED_TRACE(std::string(scene) + " with " + SolverName(type));
+      if (!SolverRefusesModel(*imported.model, type).empty()) continue;
+      Data d(*imported.model);
+      StepOptions options;
+      options.solver.type = type;
+      for (int step = 0; step < 150; ++step) {
+        ASSERT_EQ(Step(*imported.model, d, options), StepStatus::kOk) << "step " << step;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace alsim
