@@ -154,6 +154,30 @@ TEST(SapSolverTest, SteadySlidingIsCoulombAndGlidesAsPredicted) {
   EXPECT_NEAR(d.qpos[2], expected, 1e-6 * std::abs(expected));
 }
 
+// T13: a push ramped up from zero leaves the particle stuck (creeping) while F < mu gamma_n / dt
+// and sliding once it exceeds it, the switch within one step of the ramp.
+TEST(SapSolverTest, SlidingStartsWhereThePushReachesTheCone) {
+  const StepOptions options = SapOptions();
+  const double mass = 1.0, mu = 0.5, increment = 1e-3 * mu * mass * kGravity;
+  const auto model = Particle(mass, mu);
+  Data d(*model);
+  StepParticle(*model, d, options, 300, 0.0);  // at rest first
+  int onset = -1;
+  double push = 0, limit = 0;
+  for (int k = 1; k < 3000 && onset < 0; ++k) {
+    push = k * increment;
+    d.xfrc_applied[1][0] = push;
+    ASSERT_EQ(Step(*model, d, options), StepStatus::kOk);
+    const double* lambda = d.constraints.lambda.data();
+    limit = mu * lambda[0] / kStep;  // the cone's bound on the friction force
+    if (std::hypot(lambda[1], lambda[2]) >= mu * lambda[0] * (1 - 1e-9)) onset = k;
+  }
+  ASSERT_GT(onset, 0);
+  EXPECT_NEAR(push, limit, 2 * increment);
+  // The normal impulse then is the weight's, up to the start of SAP's gliding.
+  EXPECT_NEAR(limit, mu * mass * kGravity, 1e-3 * mu * mass * kGravity);
+}
+
 std::shared_ptr<const Model> Humanoid() {
   const ModelImport imported = ImportModelFromFile("/usr/share/mujoco/model/humanoid/humanoid.xml");
   EXPECT_TRUE(imported) << imported.error;
