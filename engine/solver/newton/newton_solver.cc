@@ -584,6 +584,8 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
     }
   }
 
+  const bool record = record_history_ && island == 0;
+  if (record) cost_history_.assign(1, cost);
   // MuJoCo's scaling: its units are accelerations (v / h), divided by mean inertia x max(1, n).
   const double h = m.timestep;
   const double scale = 1 / (trace / n * std::max(1, n));
@@ -779,6 +781,7 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
     for (int i = 0; i < n; ++i) v[i] += alpha * direction[i];
     const double previous = cost;
     cost = Evaluate(m, d, island, v, g);
+    if (record) cost_history_.push_back(cost);
     ++newton_iterations_[island];
     const double improvement = scale * (previous - cost) / (h * h);
     converged = sap ? sap_test() : improvement < tolerance || gradient_test() < tolerance;

@@ -73,6 +73,10 @@ class NewtonSolver final : public IslandSolver {
   NewtonSolver(const Model& m, SolverType type);
   SolverType type() const override { return type_; }
   const NewtonStatistics& statistics() const { return statistics_; }
+  // Records island 0's cost at its start and after every Newton iteration, in the next solves
+  // (allocates while on), for tests of the descent.
+  void set_record_history(bool on) { record_history_ = on; }
+  const std::vector<double>& cost_history() const { return cost_history_; }
 
  private:
   void Prepare(const Model& m, Data& d, const SolverOptions& options) override;
@@ -132,6 +136,8 @@ class NewtonSolver final : public IslandSolver {
   std::vector<int> tree_factorizations_;
   NewtonStatistics statistics_;
   SolverType type_;
+  bool record_history_ = false;
+  std::vector<double> cost_history_;
 };
 
 }  // namespace alsim
