@@ -73,6 +73,7 @@ void JointSpaceJacobian::Fill(const Model& m, const Data& d, int constraint) {
       ++count;
       continue;
     }
+    const int run = count;  // this block's entries, from the body towards the root
     for (int i = d.body_last_dof[block.body]; i >= 0; i = m.dof_parent[i]) {
       Vec3 row = Vec3::Zero();
       for (int r = 0; r < std::min(c.dim, 3); ++r) row[r] = block.map.row(r).dot(d.cdof[i]);
@@ -85,8 +86,13 @@ void JointSpaceJacobian::Fill(const Model& m, const Data& d, int constraint) {
       values[count] = row;
       ++count;
     }
+    // Parents precede children, so the run is in decreasing dof order: reversed, it is sorted
+    // and the sort below has only the runs of several blocks to interleave.
+    std::reverse(dofs + run, dofs + count);
+    std::reverse(values + run, values + count);
+    if (c.dim > 3) std::reverse(angular_values + run, angular_values + count);
   }
-  // Insertion sort by dof (a few short runs), then merge the entries of a shared dof.
+  // Insertion sort by dof (a few short sorted runs), then merge the entries of a shared dof.
   for (int a = 1; a < count; ++a) {
     for (int b = a; b > 0 && dofs[b - 1] > dofs[b]; --b) {
       std::swap(dofs[b - 1], dofs[b]);
