@@ -106,6 +106,7 @@ void NewtonSolver::Prepare(const Model& m, Data& d, const SolverOptions& /*optio
     quadratic_.resize(rows);
     row_mu_.resize(rows);
     cone_dim_.resize(rows);
+    pyramid_constraint_.resize(rows);
     cone_hessian_.resize(36 * static_cast<size_t>(rows));
     row_entry_adr_.resize(rows);
     row_entry_num_.resize(rows);
@@ -188,6 +189,11 @@ void NewtonSolver::BuildRows(const Model& m, const Data& d, const SolverOptions&
     }
     constraint_on_chain_[i] = chain;
     int row = constraint_first_row_[i];
+    for (int r = row;
+         r < row + SolverRows(c, type_ == SolverType::kSap || m.cone == FrictionCone::kElliptic);
+         ++r) {
+      pyramid_constraint_[r] = -1;
+    }
     // Appends a row whose J is sum_t weight[t] J_c(t) (contact edges combine two of c's rows).
     auto add_row = [&](NewtonRowKind kind, double coefficient_d, double offset, int r0, int r1,
                        double weight1) {
@@ -269,6 +275,7 @@ void NewtonSolver::BuildRows(const Model& m, const Data& d, const SolverOptions&
           }
           break;
         }
+        const int first_edge = row;
         for (int j = 1; j < c.dim; ++j) {
           const double mu = RowFriction(c, j);
           for (const double sign : {+1.0, -1.0}) {
@@ -276,6 +283,7 @@ void NewtonSolver::BuildRows(const Model& m, const Data& d, const SolverOptions&
                     sign * mu);
           }
         }
+        if (c.dim == 3) pyramid_constraint_[first_edge] = i;
         break;
       }
       case ConstraintType::kLimit:
@@ -645,6 +653,27 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
         }
       }
     };
+    // Adds J^T C J for one contact's rows J (3 per entry, its entries' local dofs increasing).
+    auto add_block = [&](const int* dofs, const Vec3* rows, int count, const Mat3& weights) {
+      for (int b = 0; b < count; ++b) {
+        const Vec3 weighted = weights * rows[b];
+        if (on_chain) {
+          double* end = tree + layout.row_adr[global[dofs[b]]] + layout.row_nnz[global[dofs[b]]];
+          for (int a = 0; a <= b; ++a) {
+            end[-layout.row_nnz[global[dofs[a]]]] += rows[a].dot(weighted);
+          }
+        } else if (sparse != nullptr) {
+          const int column = pattern_local[global[dofs[b]]];
+          for (int a = 0; a <= b; ++a) {
+            const int row = pattern_local[global[dofs[a]]];
+            sparse->values()[pattern_.Position(island, std::max(row, column),
+                                               std::min(row, column))] += rows[a].dot(weighted);
+          }
+        } else {
+          for (int a = 0; a <= b; ++a) hessian(dofs[b], dofs[a]) += rows[a].dot(weighted);
+        }
+      }
+    };
     if (on_chain) {
       for (int i = 0; i < n; ++i) {
         const int adr = layout.row_adr[global[i]];
@@ -657,6 +686,25 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
       hessian.triangularView<Eigen::Lower>() = mass;
     }
     for (int r = row0; r < row_end; ++r) {
+      if (pyramid_constraint_[r] >= 0) {
+        // A condim-3 pyramid's 4 edges at once: sum_e D J_e^T J_e = J_c^T C J_c with J_c the
+        // contact's (normal, t1, t2) rows and C = sum over quadratic edges of D u u^T, u = (1,
+        // +-mu, 0) or (1, 0, +-mu); per entry pair one 3-vector product instead of 4 edges'.
+        const int i = pyramid_constraint_[r];
+        Mat3 weights = Mat3::Zero();
+        for (int e = 0; e < 4; ++e) {
+          if (!quadratic_[r + e]) continue;
+          Vec3 u(1, 0, 0);
+          u[1 + e / 2] = (e % 2 == 0 ? 1 : -1) * d.constraints.constraints[i].friction;
+          weights += row_d_[r + e] * u * u.transpose();
+        }
+        if (quadratic_[r] || quadratic_[r + 1] || quadratic_[r + 2] || quadratic_[r + 3]) {
+          add_block(entry_dof_.data() + entry0 + row_entry_adr_[r],
+                    jacobian_.value.data() + jacobian_.entry_adr[i], row_entry_num_[r], weights);
+        }
+        r += 3;
+        continue;
+      }
       if (!quadratic_[r]) continue;
       const int* dofs = entry_dof_.data() + entry0 + row_entry_adr_[r];
       const double* values = entry_value_.data() + entry0 + row_entry_adr_[r];

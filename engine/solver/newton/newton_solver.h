@@ -119,6 +119,9 @@ class NewtonSolver final : public IslandSolver {
       quadratic_;               // the row's state: D acts; a cone's head: 0 top, 1 bottom, 2 middle
   std::vector<double> row_mu_;  // elliptic rows: the cone's mu (head), friction (others)
   std::vector<int> cone_dim_;   // a cone's head: its rows
+  // A condim-3 pyramid's first edge: its constraint, whose 4 edges H takes together as
+  // J_c^T C J_c with C (3 x 3) the sum of the quadratic edges' D u u^T; -1 on other rows.
+  std::vector<int> pyramid_constraint_;
   std::vector<double> cone_hessian_;  // a cone's head: its dim x dim Hessian in the middle zone
   std::vector<double> combined_;      // per island dof: a cone Hessian's eigenvector's J row
   std::vector<int> row_entry_adr_, row_entry_num_;
