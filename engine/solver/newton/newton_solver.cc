@@ -449,6 +449,32 @@ void NewtonSolver::MassProduct(const Model& m, const Data& d, int island, const 
   for (int i = 0; i < n; ++i) y[i] = out[local[global[i]]];
 }
 
+void NewtonSolver::RowProducts(const Data& d, int island, const double* x, double* out) const {
+  const size_t entry0 = island_entry_adr_[island];
+  const int row_end = island_row_adr_[island] + island_row_num_[island];
+  for (int r = island_row_adr_[island]; r < row_end; ++r) {
+    const int* dofs = entry_dof_.data() + entry0 + row_entry_adr_[r];
+    const int count = row_entry_num_[r];
+    if (pyramid_constraint_[r] >= 0) {
+      const int i = pyramid_constraint_[r];
+      const Vec3* rows = jacobian_.value.data() + jacobian_.entry_adr[i];
+      Vec3 sum = Vec3::Zero();
+      for (int e = 0; e < count; ++e) sum += rows[e] * x[dofs[e]];
+      const double mu = d.constraints.constraints[i].friction;
+      out[r] = sum[0] + mu * sum[1];
+      out[r + 1] = sum[0] - mu * sum[1];
+      out[r + 2] = sum[0] + mu * sum[2];
+      out[r + 3] = sum[0] - mu * sum[2];
+      r += 3;
+      continue;
+    }
+    const double* values = entry_value_.data() + entry0 + row_entry_adr_[r];
+    double y = 0;
+    for (int e = 0; e < count; ++e) y += values[e] * x[dofs[e]];
+    out[r] = y;
+  }
+}
+
 double NewtonSolver::Evaluate(const Model& m, const Data& d, int island, const double* v,
                               double* gradient) {
   const int n = island_dof_adr_[island + 1] - island_dof_adr_[island];
@@ -464,13 +490,7 @@ double NewtonSolver::Evaluate(const Model& m, const Data& d, int island, const d
   const size_t entry0 = island_entry_adr_[island];
   const int row_end = island_row_adr_[island] + island_row_num_[island];
   const int row0 = island_row_adr_[island];
-  for (int r = row0; r < row_end; ++r) {
-    const int* dofs = entry_dof_.data() + entry0 + row_entry_adr_[r];
-    const double* values = entry_value_.data() + entry0 + row_entry_adr_[r];
-    double y = 0;
-    for (int e = 0; e < row_entry_num_[r]; ++e) y += values[e] * v[dofs[e]];
-    row_y_[r] = y;
-  }
+  RowProducts(d, island, v, row_y_.data());
   for (int r = row0; r < row_end; ++r) {
     if (kind_[r] == NewtonRowKind::kConeTail) continue;
     if (kind_[r] == NewtonRowKind::kCone) {
@@ -495,6 +515,20 @@ double NewtonSolver::Evaluate(const Model& m, const Data& d, int island, const d
   }
   if (gradient == nullptr) return cost;
   for (int r = row0; r < row_end; ++r) {
+    if (pyramid_constraint_[r] >= 0) {  // J_c^T of the edges' impulses in (normal, t1, t2)
+      const int i = pyramid_constraint_[r];
+      const double mu = d.constraints.constraints[i].friction;
+      const double* edge = impulse_.data() + r;
+      const Vec3 impulse(edge[0] + edge[1] + edge[2] + edge[3], mu * (edge[0] - edge[1]),
+                         mu * (edge[2] - edge[3]));
+      if (!impulse.isZero(0)) {
+        const int* dofs = entry_dof_.data() + entry0 + row_entry_adr_[r];
+        const Vec3* rows = jacobian_.value.data() + jacobian_.entry_adr[i];
+        for (int e = 0; e < row_entry_num_[r]; ++e) gradient[dofs[e]] -= rows[e].dot(impulse);
+      }
+      r += 3;
+      continue;
+    }
     if (impulse_[r] == 0) continue;
     const int* dofs = entry_dof_.data() + entry0 + row_entry_adr_[r];
     const double* values = entry_value_.data() + entry0 + row_entry_adr_[r];
@@ -769,13 +803,7 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
     const double curvature = step.dot(mass_step);
     double slope0 = 0;  // d . (A v - b)
     for (int i = 0; i < n; ++i) slope0 += direction[i] * (product_[dof0 + i] - rhs_[dof0 + i]);
-    for (int r = row0; r < row_end; ++r) {
-      const int* dofs = entry_dof_.data() + entry0 + row_entry_adr_[r];
-      const double* values = entry_value_.data() + entry0 + row_entry_adr_[r];
-      double z = 0;
-      for (int e = 0; e < row_entry_num_[r]; ++e) z += values[e] * direction[dofs[e]];
-      row_z_[r] = z;
-    }
+    RowProducts(d, island, direction, row_z_.data());
     auto derivatives = [&](double alpha, double* second) {
       double first = slope0 + alpha * curvature;
       *second = curvature;

@@ -96,6 +96,9 @@ class NewtonSolver final : public IslandSolver {
   // y = A x over the island's local dofs: the dense copy of A for a small island, else A's tree
   // storage (one tree) or the sparse pattern's values.
   void MassProduct(const Model& m, const Data& d, int island, const double* x, double* y);
+  // out[r] = J_r x for every row r of the island (x over its local dofs; a condim-3 pyramid's
+  // edges from one pass over its contact's rows).
+  void RowProducts(const Data& d, int island, const double* x, double* out) const;
 
   JointSpaceJacobian jacobian_;
   std::vector<int> local_dof_;             // nv: index within its island
