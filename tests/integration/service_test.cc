@@ -784,6 +784,23 @@ TEST_F(ServiceTest, SolverParametersReachTheEngineByName) {
       << status.error_message();
 }
 
+// The Newton kit's contact models by name through the service: MuJoCo's (`mujoco`) and SAP's
+// (`sap`, with a stiffness among its parameters) give the in-process trajectories bit for bit.
+TEST_F(ServiceTest, MujocoAndSapSolversReachTheEngineByName) {
+  v1::SolverConfig mujoco;
+  mujoco.set_solver("mujoco");
+  StepOptions mujoco_options;
+  mujoco_options.solver.type = SolverType::kMujoco;
+  ExpectQuadrupedsLandAsInProcess(mujoco, mujoco_options);
+  v1::SolverConfig sap;
+  sap.set_solver("sap");
+  (*sap.mutable_parameters())["sap_stiffness"] = "100000";
+  StepOptions sap_options;
+  sap_options.solver.type = SolverType::kSap;
+  sap_options.solver.sap.stiffness = 1e5;
+  ExpectQuadrupedsLandAsInProcess(sap, sap_options);
+}
+
 // SolverConfig.delassus_refresh_steps reaches SubADMM: quadrupeds (trees, whose constraints keep
 // their traces) land the same as in-process with the same value, not as with the default; 0 is
 // refused.
