@@ -17,6 +17,8 @@ namespace {
 using DenseMap = Eigen::Map<Eigen::MatrixXd>;
 using VectorMap = Eigen::Map<Eigen::VectorXd>;
 
+constexpr double kMinRegularization = 1e-15;  // MuJoCo's mjMINVAL, the least R of a row
+
 // Solver rows of constraint c: a frictional pyramidal contact's 2 (dim - 1) edges, a frictionless
 // contact's normal row, else its own rows (an elliptic contact's dim rows).
 int SolverRows(const Constraint& c, bool elliptic) {
@@ -222,9 +224,11 @@ void NewtonSolver::BuildRows(const Model& m, const Data& d, const SolverOptions&
       const double w = DelassusDiagonalMean(m, d, i);
       SapParameters near_rigid = p;
       near_rigid.stiffness = 0;  // limits and equalities: near-rigid rows
-      const double normal =
-          SapNormalRegularization(c.type == ConstraintType::kContact ? p : near_rigid, w, h);
-      const double tangent = p.sigma * w;
+      // A row that moves nothing (w = 0) keeps a positive R, as MuJoCo's mjMINVAL floor.
+      const double normal = std::max(
+          kMinRegularization,
+          SapNormalRegularization(c.type == ConstraintType::kContact ? p : near_rigid, w, h));
+      const double tangent = std::max(kMinRegularization, p.sigma * w);
       switch (c.type) {
         case ConstraintType::kContact:
           if (!(c.friction > 0)) {
