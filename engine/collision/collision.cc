@@ -41,7 +41,6 @@ void CollideCandidate(const Model& m, Data& d, int k) {
     found[i].dim = parameters.dim;
     found[i].frame = ContactFrame(found[i].normal);
     found[i].explicit_pair = candidate.explicit_pair;
-    found[i].include_margin = parameters.include_margin;
   }
 }
 
@@ -106,9 +105,6 @@ ContactParameters ContactParametersOfPair(const Model& m, int geom1, int geom2, 
     friction = m.geom_friction[geom1].cwiseMax(m.geom_friction[geom2]);
   }
   p.dim = ContactDimOfCondim(condim);
-  p.include_margin = explicit_pair >= 0 ? m.pair_margin[explicit_pair] - m.pair_gap[explicit_pair]
-                                        : std::max(m.geom_margin[geom1], m.geom_margin[geom2]) -
-                                              std::max(m.geom_gap[geom1], m.geom_gap[geom2]);
   p.friction = condim == 1 ? 0.0 : friction[0];
   if (p.dim >= 4) p.friction_torsion = friction[1];
   if (p.dim >= 6) p.friction_rolling = friction[2];

@@ -40,7 +40,6 @@ struct ContactParameters {
   double friction_torsion = 0;
   double friction_rolling = 0;
   int dim = 3;
-  double include_margin = 0;  // MuJoCo's margin - gap of the pair (Contact::include_margin)
 };
 ContactParameters ContactParametersOfPair(const Model& m, int geom1, int geom2, int explicit_pair);
 

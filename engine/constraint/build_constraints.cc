@@ -189,14 +189,15 @@ void SetMujocoContactRows(const Model& m, const Data& d, ConstraintSet& set, con
   const SoftRowParameters mixed =
       ContactSoftRowParameters(m, contact.geom1, contact.geom2, contact.explicit_pair);
   const SoftRowParameters p = CheckedSoftRowParameters(mixed.solref, mixed.solimp, h, m.refsafe);
-  const double imp = Impedance(p.solimp, contact.dist, contact.include_margin);
+  const double margin =
+      ContactIncludeMargin(m, contact.geom1, contact.geom2, contact.explicit_pair);
+  const double imp = Impedance(p.solimp, contact.dist, margin);
   const SoftRowReference reference = Reference(p);
   const double tran = m.body_invweight0[body1][0] + m.body_invweight0[body2][0];
   const double mu[6] = {
       0, c.friction, c.friction, c.friction_torsion, c.friction_rolling, c.friction_rolling};
   const int row = c.row_adr;
-  set.bias[row] = SoftRowBias(reference, imp, contact.dist, contact.include_margin,
-                              RowVelocity(d, set, c, 0), h);
+  set.bias[row] = SoftRowBias(reference, imp, contact.dist, margin, RowVelocity(d, set, c, 0), h);
   for (int r = 1; r < c.dim; ++r) {
     set.bias[row + r] = -(1 - h * reference.damping) * RowVelocity(d, set, c, r);
   }
@@ -230,7 +231,9 @@ void AddContacts(const Model& m, const Data& d, ConstraintSet& set, double h,
     const Contact& contact = d.contact[k];
     const int body1 = m.geom_body[contact.geom1], body2 = m.geom_body[contact.geom2];
     if (m.body_subsystem[body1] < 0 && m.body_subsystem[body2] < 0) continue;
-    if (model == ConstraintModel::kMujoco && !(contact.dist < contact.include_margin))
+    if (model == ConstraintModel::kMujoco &&
+        !(contact.dist <
+          ContactIncludeMargin(m, contact.geom1, contact.geom2, contact.explicit_pair)))
       continue;  // MuJoCo's exclusion
     const int index = static_cast<int>(set.constraints.size());
     Constraint& c = set.constraints.emplace_back();

@@ -63,6 +63,12 @@ SoftRowParameters ContactSoftRowParameters(const Model& m, int geom1, int geom2,
   return p;
 }
 
+double ContactIncludeMargin(const Model& m, int geom1, int geom2, int explicit_pair) {
+  return explicit_pair >= 0 ? m.pair_margin[explicit_pair] - m.pair_gap[explicit_pair]
+                            : std::max(m.geom_margin[geom1], m.geom_margin[geom2]) -
+                                  std::max(m.geom_gap[geom1], m.geom_gap[geom2]);
+}
+
 double Impedance(const SolImp& solimp, double pos, double margin) {
   const double dmin = solimp[0], dmax = solimp[1], width = solimp[2];
   const double mid = solimp[3], power = solimp[4];

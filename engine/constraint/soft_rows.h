@@ -31,6 +31,10 @@ SoftRowParameters CheckedSoftRowParameters(const SolRef& solref, const SolImp& s
 // solref the smaller).
 SoftRowParameters ContactSoftRowParameters(const Model& m, int geom1, int geom2, int explicit_pair);
 
+// MuJoCo's includemargin of a contact's pair, margin - gap (the explicit pair's, else the larger
+// of the geoms' each): only a contact closer than this is active.
+double ContactIncludeMargin(const Model& m, int geom1, int geom2, int explicit_pair);
+
 // The impedance d(r) of solimp at distance `pos` from `margin` (MuJoCo's getimpedance).
 double Impedance(const SolImp& solimp, double pos, double margin);
 

@@ -24,10 +24,9 @@ struct Contact {
   double friction_torsion = 0;
   double friction_rolling = 0;
   int dim = 3;  // constraint rows: 3 (sliding), 4 (+ torsion) or 6 (+ rolling); condim 1 is 3
-  // MuJoCo's model (engine/solver/mujoco): the explicit pair the contact came from (-1: a dynamic
-  // pair), and MuJoCo's includemargin, margin - gap: only a contact closer than this is active.
+  // The explicit pair the contact came from, -1 for a dynamic pair (MuJoCo's model reads the
+  // pair's solref, solimp, margin and gap; it fits in the struct's padding).
   int explicit_pair = -1;
-  double include_margin = 0;
 };
 
 // A geom pair for the narrowphase, chosen by the broadphase; geom1 < geom2.

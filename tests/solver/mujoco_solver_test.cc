@@ -1,8 +1,8 @@
-// The MuJoCo-model Newton solver (engine/solver/mujoco) against libmujoco 2.2.2 as the oracle:
-// one step from identical states (qpos, qvel, ctrl) on scenes where both engines find the same
-// contacts must give MuJoCo's next velocities and positions, with MuJoCo's default soft contact
-// and with solref, solimp and impratio set; and the solver's own behaviour (refusals, iteration
-// counts at rest, determinism across thread counts, no allocation once warm).
+// The Newton kit in MuJoCo's model (--solver mujoco) against libmujoco 2.2.2 as the oracle: one
+// step from identical states (qpos, qvel, ctrl) on scenes where both engines find the same
+// contacts must give MuJoCo's next velocities and positions, pyramidal and elliptic, with MuJoCo's
+// default soft contact and with solref, solimp and impratio set; and the iterations at rest.
+// Determinism and allocation: newton_solver_test.cc.
 #include <gtest/gtest.h>
 
 #include <mujoco/mujoco.h>
@@ -10,13 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/parallel.h"
 #include "engine/model/model_import.h"
-#include "engine/sim/state_hash.h"
 #include "engine/sim/step.h"
 #include "engine/solver/newton/newton_solver.h"
 #include "engine/solver/solver.h"
-#include "tests/support/allocation_counter.h"
 #include "tests/support/mujoco_oracle.h"
 
 namespace alsim {
@@ -212,43 +209,6 @@ TEST(MujocoSolverTest, ARestingStackTakesAboutOneNewtonIteration) {
   // Within a millimetre: once the boxes sink into each other MuJoCo's box-box reports half
   // their overlap as the distance (see box_stack), so its stack rests a little lower.
   ExpectNear(qpos, Eigen::Map<const Eigen::VectorXd>(md->qpos, m.nq), 1e-3, "resting qpos");
-}
-
-std::shared_ptr<const Model> Humanoid() {
-  const ModelImport imported =
-      ImportModelFromFile(testing::kMujocoSamples + "humanoid/humanoid.xml");
-  EXPECT_TRUE(imported) << imported.error;
-  return imported.model;
-}
-
-TEST(MujocoSolverTest, BitIdenticalForOneTwoAndEightThreads) {
-  const auto model = Humanoid();
-  std::vector<std::uint64_t> hashes;
-  for (const int threads : {1, 2, 8}) {
-    RunWithThreads(threads, [&] {
-      Data d(*model);
-      StepOptions options;
-      options.solver.type = SolverType::kMujoco;
-      for (int step = 0; step < 300; ++step) {
-        for (int a = 0; a < model->nu; ++a) d.ctrl[a] = std::sin(0.05 * step + a);
-        ASSERT_EQ(Step(*model, d, options), StepStatus::kOk);
-      }
-      hashes.push_back(StateHash(*model, d));
-    });
-  }
-  EXPECT_EQ(hashes[0], hashes[1]);
-  EXPECT_EQ(hashes[0], hashes[2]);
-}
-
-TEST(MujocoSolverTest, AStepAllocatesNothingOnceWarm) {
-  const auto model = Humanoid();
-  Data d(*model);
-  StepOptions options;
-  options.solver.type = SolverType::kMujoco;
-  for (int step = 0; step < 400; ++step) ASSERT_EQ(Step(*model, d, options), StepStatus::kOk);
-  testing::AllocationCounter counter;
-  for (int step = 0; step < 300; ++step) ASSERT_EQ(Step(*model, d, options), StepStatus::kOk);
-  EXPECT_EQ(counter.count(), 0);
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 // engine/solver/sap) against the paper's analytic answers for a particle on the ground (digest
 // seed-001-sap.md, section 11): the near-rigid resting penetration -g dt (dt + tau_d) beta^2 /
 // (4 pi^2), independent of the mass; the compliant one -m g / k; stiction creep at sigma w dt F;
-// Coulomb's law while sliding; then robot scenes, determinism and allocation.
+// Coulomb's law while sliding, its onset and SAP's gliding; the paper's clutter; robot scenes.
+// Determinism and allocation: newton_solver_test.cc.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,13 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/parallel.h"
 #include "engine/model/model_import.h"
-#include "engine/sim/state_hash.h"
 #include "engine/sim/step.h"
 #include "engine/solver/sap/sap_parameters.h"
 #include "engine/solver/solver.h"
-#include "tests/support/allocation_counter.h"
 
 namespace alsim {
 namespace {
@@ -226,42 +224,6 @@ TEST(SapSolverTest, ClutterSettlesInAboutThreeNewtonIterationsPerStep) {
          largest / counted, mean / counted);
   EXPECT_LE(largest / counted, 4.0);
   EXPECT_LE(mean / counted, 3.0);
-}
-
-std::shared_ptr<const Model> Humanoid() {
-  const ModelImport imported = ImportModelFromFile("/usr/share/mujoco/model/humanoid/humanoid.xml");
-  EXPECT_TRUE(imported) << imported.error;
-  return imported.model;
-}
-
-TEST(SapSolverTest, BitIdenticalForOneTwoAndEightThreads) {
-  const auto model = Humanoid();
-  std::vector<std::uint64_t> hashes;
-  for (const int threads : {1, 2, 8}) {
-    RunWithThreads(threads, [&] {
-      Data d(*model);
-      StepOptions options;
-      options.solver.type = SolverType::kSap;
-      for (int step = 0; step < 300; ++step) {
-        for (int a = 0; a < model->nu; ++a) d.ctrl[a] = std::sin(0.05 * step + a);
-        ASSERT_EQ(Step(*model, d, options), StepStatus::kOk);
-      }
-      hashes.push_back(StateHash(*model, d));
-    });
-  }
-  EXPECT_EQ(hashes[0], hashes[1]);
-  EXPECT_EQ(hashes[0], hashes[2]);
-}
-
-TEST(SapSolverTest, AStepAllocatesNothingOnceWarm) {
-  const auto model = Humanoid();
-  Data d(*model);
-  StepOptions options;
-  options.solver.type = SolverType::kSap;
-  for (int step = 0; step < 400; ++step) ASSERT_EQ(Step(*model, d, options), StepStatus::kOk);
-  testing::AllocationCounter counter;
-  for (int step = 0; step < 300; ++step) ASSERT_EQ(Step(*model, d, options), StepStatus::kOk);
-  EXPECT_EQ(counter.count(), 0);
 }
 
 // The project's robot scenes step without diverging, near-rigid contact staying near the surface.
