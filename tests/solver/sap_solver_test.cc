@@ -226,6 +226,53 @@ TEST(SapSolverTest, ClutterSettlesInAboutThreeNewtonIterationsPerStep) {
   EXPECT_LE(mean / counted, 3.0);
 }
 
+// T4, duality: SAP's impulse for one contact equals the solution of the dual (eq. 5),
+// min over the friction cone of 1/2 gamma^T (W + R) gamma + r^T gamma with W = J A^-1 J^T and
+// r = J v* - vhat, found here independently by projected gradient with the Euclidean projection
+// onto the cone; and the primal and dual costs add up to zero (no duality gap).
+TEST(SapSolverTest, ImpulseSolvesTheDualWithoutADualityGap) {
+  const double mass = 2.0, mu = 0.5;
+  const auto model = Particle(mass, mu);
+  const StepOptions options = SapOptions();
+  const SapParameters& p = options.solver.sap;
+  for (const Vec3& velocity : {Vec3(1.0, 0.5, -0.3), Vec3(1e-4, -2e-4, -0.2)}) {
+    Data d(*model);
+    d.qpos[2] = -0.001;  // 1 mm into the ground
+    for (int i = 0; i < 3; ++i) d.qvel[i] = velocity[i];
+    ASSERT_EQ(Step(*model, d, options), StepStatus::kOk);
+    ASSERT_EQ(d.contact.size(), 1u);
+    const Mat3 frame = d.contact[0].frame;  // J = frame^T on the slides, W = I / m
+    const Vec3 free(d.v_free[0], d.v_free[1], d.v_free[2]);
+    const double tau = SapDissipationTime(p, kStep), w = 1 / mass;
+    const Vec3 r_diag(SapNormalRegularization(p, w, kStep), p.sigma * w, p.sigma * w);
+    Vec3 r = frame.transpose() * free;
+    r[0] += d.contact[0].dist / (kStep + tau);  // -vhat_n = phi0 / (dt + tau_d)
+    const Mat3 dual = Mat3::Identity() * w + Mat3(r_diag.asDiagonal());
+    // Projected gradient on the dual, step 1 / L with L the largest eigenvalue of W + R.
+    Vec3 gamma = Vec3::Zero();
+    const double step = 1 / dual.diagonal().maxCoeff();
+    for (int k = 0; k < 200000; ++k) {
+      Vec3 y = gamma - step * (dual * gamma + r);
+      const double yt = std::hypot(y[1], y[2]);
+      if (yt <= mu * y[0]) {
+        gamma = y;
+      } else if (mu * yt <= -y[0]) {
+        gamma.setZero();
+      } else {  // onto the cone's wall
+        const double n = (y[0] + mu * yt) / (1 + mu * mu);
+        gamma = Vec3(n, mu * n * y[1] / yt, mu * n * y[2] / yt);
+      }
+    }
+    const Vec3 sap(d.constraints.lambda[0], d.constraints.lambda[1], d.constraints.lambda[2]);
+    EXPECT_NEAR((sap - gamma).norm(), 0.0, 1e-8 * gamma.norm()) << sap.transpose();
+    const Vec3 v(d.v_hat[0], d.v_hat[1], d.v_hat[2]);
+    const double primal =
+        0.5 * mass * (v - free).squaredNorm() + 0.5 * sap.dot(Vec3(r_diag.asDiagonal() * sap));
+    const double dual_cost = 0.5 * gamma.dot(dual * gamma) + r.dot(gamma);
+    EXPECT_NEAR(primal + dual_cost, 0.0, 1e-9 * std::abs(primal));
+  }
+}
+
 // The project's robot scenes step without diverging, near-rigid contact staying near the surface.
 TEST(SapSolverTest, StepsTheRobotScenes) {
   for (const char* scene : {"closed_loop_biped.xml", "quadruped_drop_8.xml", "box_stack.xml",
