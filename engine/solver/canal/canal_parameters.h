@@ -2,15 +2,10 @@
 // where the paper gives none (digest seed-004 sections 5.6-5.8 and 12).
 #pragma once
 
-namespace alsim {
+// LineSearchParameters: the exact line search of eq. (26), shared with the Newton kit.
+#include "engine/solver/newton/exact_line_search.h"
 
-// The exact line search of eq. (26): a bracketed Newton on phi'(alpha) (exact_line_search.h).
-struct LineSearchParameters {
-  double relative_tolerance = 1e-12;  // on |phi'(alpha)| / |phi'(0)|
-  double bracket_tolerance = 1e-14;   // on (alpha_hi - alpha_lo) / max(1, alpha_hi)
-  int max_iterations = 100;           // evaluations of phi' and phi'', bracketing included
-  int max_doublings = 60;             // steps right while phi' < 0 at every point so far
-};
+namespace alsim {
 
 // The two Newton baselines of Table II inside CANAL's AL loop (newton_baselines.h). Both read
 // CanalParameters' outer-loop knobs and inner cap and tolerance; these are their own [OURS].

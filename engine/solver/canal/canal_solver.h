@@ -54,12 +54,12 @@
 
 #include "engine/linalg/cholmod_llt.h"
 #include "engine/solver/canal/al_island.h"
-#include "engine/solver/canal/exact_line_search.h"
 #include "engine/solver/canal/newton_baselines.h"
 #include "engine/solver/constraint_ops.h"
 #include "engine/solver/island_solver.h"
 #include "engine/solver/island_sparse_pattern.h"
 #include "engine/solver/joint_space_jacobian.h"
+#include "engine/solver/newton/exact_line_search.h"
 #include "engine/solver/solve_statistics.h"
 #include "engine/solver/solver.h"
 

@@ -1,10 +1,12 @@
-// The exact line search of CANAL, eq. (26) (digest 5.6): alpha = argmin_{alpha > 0} phi(alpha)
-// with phi(alpha) = h(v_hat + alpha d), h the strictly convex potential of eq. (22) and d a
-// descent direction. phi' is continuous, increasing and piecewise smooth, so the minimizer is the
-// root of phi'. [OURS] A bracketed Newton iteration that uses phi's structure:
+// The exact line search of the Newton solvers: alpha = argmin_{alpha > 0} phi(alpha) with
+// phi(alpha) = f(v + alpha d), f a strictly convex cost and d a descent direction. CANAL's f is h
+// of eq. (22) (its eq. 26, digest 5.6; canal_solver.h), the Newton kit's the piecewise quadratic
+// cost of its rows (newton_solver.h). phi' is continuous, increasing and piecewise smooth, so the
+// minimizer is the root of phi'. [OURS] A bracketed Newton iteration that uses phi's structure:
 //   - each evaluation also reports the piece [left, right] around alpha on which no row changes
-//     case (a contact's stick/slip/open, a limit's sign, a soft row's clamp), and whether phi' is
-//     affine there (no contact slips: every T_i is linear along the line). On an affine piece
+//     case (a contact's stick/slip/open, a limit's sign, a soft row's clamp, a cone's zone), and
+//     whether phi' is affine there (every row's impulse linear along the line: CANAL's T_i when
+//     no contact slips, the kit's rows outside a cone's middle zone). On an affine piece
 //     phi'(t) = phi'(alpha) + phi''(alpha) (t - alpha) exactly, so a Newton iterate inside the
 //     piece is the root (returned without another evaluation), and one beyond it moves the
 //     bracket to the piece's end for free (the sign of phi' there is known);
@@ -21,9 +23,15 @@
 
 #include <limits>
 
-#include "engine/solver/canal/canal_parameters.h"
-
 namespace alsim {
+
+// The stop rules and caps (the file comment); the defaults are CANAL's [OURS].
+struct LineSearchParameters {
+  double relative_tolerance = 1e-12;  // on |phi'(alpha)| / |phi'(0)|
+  double bracket_tolerance = 1e-14;   // on (alpha_hi - alpha_lo) / max(1, alpha_hi)
+  int max_iterations = 100;           // evaluations of phi' and phi'', bracketing included
+  int max_doublings = 60;             // steps right while phi' < 0 at every point so far
+};
 
 // phi' and phi'' (> 0) at one alpha, and what the function knows about its piece there.
 struct LineSearchSample {

@@ -1,4 +1,4 @@
-#include "engine/solver/canal/exact_line_search.h"
+#include "engine/solver/newton/exact_line_search.h"
 
 #include <algorithm>
 #include <cmath>
