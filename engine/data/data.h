@@ -149,13 +149,15 @@ struct Data {
   std::vector<Contact> contact;  // this step's contacts, sorted by (geom1, geom2)
 
   // ---- Step() / Forward() (engine/sim/step.h)
-  std::vector<double> qH;    // M + (1 - theta) h D, then its tree LDL^T factor, mass_layout (nnz)
-  std::vector<double> qacc;  // generalized acceleration of the smooth dynamics (nv)
+  // M + (1 - theta) h theta_v D + h^2 theta_q theta_vq K (engine/dynamics/theta_method.h), then
+  // its tree LDL^T factor, mass_layout (nnz)
+  std::vector<double> qH;
+  std::vector<double> qacc;        // generalized acceleration of the smooth dynamics (nv)
   std::vector<double> qvel_start;  // v_k while bias forces are re-evaluated at v_theta (nv)
 
   // ---- the constraint solve of Step() (engine/constraint, engine/island, engine/solver)
-  std::vector<double> qA;          // A = (M + (1 - theta) h D) / (1 - theta) of eq. (2) with
-                                   // damping implicit, mass_layout (nnz)
+  std::vector<double> qA;          // A = qH's matrix / (1 - theta): eq. (2) of the SubADMM paper,
+                                   // eq. (11) of the SAP paper, mass_layout (nnz)
   std::vector<double> qA_factor;   // its tree LDL^T (nnz)
   std::vector<double> v_free;      // v_hat without constraints, A^{-1} b (nv)
   std::vector<double> solver_rhs;  // b = A v_free (nv)

@@ -57,10 +57,27 @@ void ForEachTree(const Model& m, const Tree& tree) {
   }
 }
 
+// The weights of the step's theta-methods (engine/dynamics/theta_method.h).
+ThetaWeights StepWeights(const StepOptions& options) {
+  ThetaWeights w;
+  w.theta = options.theta;
+  switch (options.solver.integrator) {
+    case Integrator::kEuler:
+      break;
+    case Integrator::kImplicitEuler:
+      w.theta_q = w.theta_v = w.theta_vq = 1;
+      break;
+    case Integrator::kMidpoint:
+      w.theta_q = w.theta_v = w.theta_vq = 0.5;
+      break;
+  }
+  return w;
+}
+
 // Position- and velocity-dependent quantities of the trees at the current qpos, qvel: kinematics,
 // their geoms' poses, velocities, mass matrix, bias, passive and applied (xfrc_applied) forces,
 // and the factor of the step matrix (FactorStepMatrixOfTrees).
-void SmoothDynamicsOfTrees(const Model& m, Data& d, double theta, const TreeRange& trees) {
+void SmoothDynamicsOfTrees(const Model& m, Data& d, const ThetaWeights& w, const TreeRange& trees) {
   KinematicsOfTrees(m, d, trees);
   PlaceGeoms(m, d, m.body_geom_adr[trees.body_begin], m.body_geom_adr[trees.body_end]);
   VelocityOfTrees(m, d, trees);
@@ -68,7 +85,7 @@ void SmoothDynamicsOfTrees(const Model& m, Data& d, double theta, const TreeRang
   BiasForcesOfTrees(m, d, trees);
   PassiveForcesOfTrees(m, d, trees);
   AppliedForcesOfTrees(m, d, trees);
-  FactorStepMatrixOfTrees(m, d, theta, trees);
+  FactorStepMatrixOfTrees(m, d, w, trees);
 }
 
 // Servos solved as soft constraints must not also act as explicit forces (`servos` null: they
@@ -99,7 +116,7 @@ void ActuationOfTrees(const Model& m, Data& d, const ConstraintOptions* servos,
 // the results are the serial stages' bit for bit.
 // `after_tree(range)` ends each tree's task (and first the world body's).
 template <class AfterTree>
-void SmoothStage(const Model& m, Data& d, double theta, const ConstraintOptions* servos,
+void SmoothStage(const Model& m, Data& d, const ThetaWeights& w, const ConstraintOptions* servos,
                  bool solver_problem, const AfterTree& after_tree) {
   KinematicsOfWorld(d);
   PlaceGeoms(m, d, m.body_geom_adr[0], m.body_geom_adr[1]);
@@ -109,19 +126,19 @@ void SmoothStage(const Model& m, Data& d, double theta, const ConstraintOptions*
   if (m.ntendon > 0) TendonKinematics(m, d);  // before the tree tasks: tendons may span trees
   after_tree(TreeRange{0, 1, 0, 0});
   auto rest = [&](const TreeRange& trees) {
-    AccelerationOfTrees(m, d, theta, trees);
-    if (solver_problem) SolverProblemOfTrees(m, d, theta, trees);
+    AccelerationOfTrees(m, d, w, trees);
+    if (solver_problem) SolverProblemOfTrees(m, d, w, trees);
     after_tree(trees);
   };
   if (m.actuators_in_trees) {
     ForEachTree(m, [&](const TreeRange& trees) {
-      SmoothDynamicsOfTrees(m, d, theta, trees);
+      SmoothDynamicsOfTrees(m, d, w, trees);
       ActuationOfTrees(m, d, servos, trees);
       rest(trees);
     });
     return;
   }
-  ForEachTree(m, [&](const TreeRange& trees) { SmoothDynamicsOfTrees(m, d, theta, trees); });
+  ForEachTree(m, [&](const TreeRange& trees) { SmoothDynamicsOfTrees(m, d, w, trees); });
   ActuatorForces(m, d);
   for (int a = 0; a < m.nu; ++a) RemoveImplicitServoForce(m, d, servos, a);
   ForEachTree(m, rest);
@@ -167,6 +184,10 @@ void SolveWithoutCorrections(const Model& m, Data& d, const StepOptions& options
 
 std::string ValidateStepOptions(const StepOptions& options) {
   if (!(options.theta >= 0.0 && options.theta < 1.0)) return "theta must be in [0, 1)";
+  if (options.theta != 0 && options.solver.integrator != Integrator::kEuler) {
+    return "integrator " + std::string(IntegratorName(options.solver.integrator)) +
+           " needs theta = 0";
+  }
   const double error_reduction = options.constraints.error_reduction;
   if (!(error_reduction >= 0 && error_reduction <= 1)) return "error_reduction must be in [0, 1]";
   const ConstraintOptions& c = options.constraints;
@@ -180,7 +201,7 @@ std::string ValidateStepOptions(const StepOptions& options) {
 }
 
 void Forward(const Model& m, Data& d, const StepOptions& options) {
-  SmoothStage(m, d, options.theta, nullptr, false, [](const TreeRange&) {});
+  SmoothStage(m, d, StepWeights(options), nullptr, false, [](const TreeRange&) {});
 }
 
 StepStatus Step(const Model& m, Data& d, const StepOptions& options) {
@@ -193,6 +214,7 @@ StepStatus Step(const Model& m, Data& d, const StepOptions& options) {
   // The clock only for a time budget (a clock read is about 25 ns, 0.15% of a humanoid's step).
   const double budget_us = options.solver.time_budget_us;
   const double start_us = budget_us > 0 ? SteadyMicroseconds() : 0;
+  const ThetaWeights weights = StepWeights(options);
   const double theta = options.theta;
   const double h = m.timestep;
 
@@ -204,7 +226,7 @@ StepStatus Step(const Model& m, Data& d, const StepOptions& options) {
   // for the collision, its geoms' speculative margins and bounding boxes: passes over every dof
   // and geom on the calling thread would fetch what the other threads just wrote.
   const ConstraintOptions& constraint_options = options.constraints;
-  SmoothStage(m, d, theta, &constraint_options, true, [&](const TreeRange& trees) {
+  SmoothStage(m, d, weights, &constraint_options, true, [&](const TreeRange& trees) {
     std::copy(d.v_free.begin() + trees.dof_begin, d.v_free.begin() + trees.dof_end,
               d.v_hat.begin() + trees.dof_begin);
     if (!m.constraints_enabled) return;
@@ -237,14 +259,22 @@ StepStatus Step(const Model& m, Data& d, const StepOptions& options) {
   SaveWarmStart(d);
 
   // kick: v_{k+1} = v_k + (v_hat - v_k) / (1 - theta); then drift to q_{k+1} with v_{k+1} (a
-  // split step drifts with the velocity its first solve gave instead)
+  // split step drifts with the velocity its first solve gave instead), or with
+  // theta_vq v_{k+1} + (1 - theta_vq) v_k (eq. 8 of the SAP paper; theta = 0 there)
   if (split) {
     for (int i = 0; i < m.nv; ++i) {
       d.v_position[i] = d.qvel[i] + (d.v_position[i] - d.qvel[i]) / (1.0 - theta);
     }
   }
+  const bool blend = weights.theta_vq != 1;
+  if (blend && !split) std::copy(d.v_hat.begin(), d.v_hat.end(), d.v_position.begin());
+  if (blend) {
+    for (int i = 0; i < m.nv; ++i) {
+      d.v_position[i] = weights.theta_vq * d.v_position[i] + (1 - weights.theta_vq) * d.qvel[i];
+    }
+  }
   for (int i = 0; i < m.nv; ++i) d.qvel[i] += (d.v_hat[i] - d.qvel[i]) / (1.0 - theta);
-  IntegratePositions(m, split ? d.v_position.data() : d.qvel.data(), (1.0 - theta) * h,
+  IntegratePositions(m, split || blend ? d.v_position.data() : d.qvel.data(), (1.0 - theta) * h,
                      d.qpos.data());
   d.time += h;
 

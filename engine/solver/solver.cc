@@ -140,6 +140,29 @@ bool ParsePenaltyScalingName(const char* name, PenaltyScaling* scaling) {
   return false;
 }
 
+const char* IntegratorName(Integrator integrator) {
+  switch (integrator) {
+    case Integrator::kEuler:
+      return "euler";
+    case Integrator::kImplicitEuler:
+      return "implicit-euler";
+    case Integrator::kMidpoint:
+      return "midpoint";
+  }
+  return "";
+}
+
+bool ParseIntegratorName(const char* name, Integrator* integrator) {
+  for (const Integrator candidate :
+       {Integrator::kEuler, Integrator::kImplicitEuler, Integrator::kMidpoint}) {
+    if (std::strcmp(IntegratorName(candidate), name) == 0) {
+      *integrator = candidate;
+      return true;
+    }
+  }
+  return false;
+}
+
 namespace {
 
 void DestroySolver(ConstraintSolver* solver) { delete solver; }

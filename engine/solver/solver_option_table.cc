@@ -93,6 +93,15 @@ std::vector<SolverOptionSpec> MakeTable() {
        "compute the Sec. VII contact residual of every step (one extra solve per constrained "
        "subsystem)",
        ALSIM_BOOLEAN_FIELD(compute_residual)},
+      {"integrator", "--integrator", "NAME", "all", K::kChoice, 0, 0, false, false,
+       "euler, implicit-euler, midpoint",
+       "the time stepping of the SAP paper's theta method (Sec. IV): euler (symplectic, damping "
+       "implicit, MuJoCo's Euler), implicit-euler, or midpoint (second order); joint springs and "
+       "dampers enter A implicitly",
+       [](const SolverOptions& o) { return std::string(IntegratorName(o.integrator)); },
+       [](SolverOptions* o, std::string_view v) {
+         ParseIntegratorName(std::string(v).c_str(), &o->integrator);
+       }},
       // ---- the ADMM family (engine/solver/admm/admm_parameters.h)
       {"relaxation", "--relaxation", "A", kAdmm, K::kNumber, 0, 2, true, true, "",
        "ADMM over-relaxation; 1 is the paper's Algorithm 2", ALSIM_NUMBER_FIELD(admm.relaxation)},

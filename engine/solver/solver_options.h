@@ -39,6 +39,20 @@ bool ParseSolverName(const char* name, SolverType* type);
 // Every registered name in the registry's order, ", "-separated (`--solver`'s choices).
 const char* SolverNameChoices();
 
+// The time stepping of the two-stage theta method of the SAP paper (seed 001, Sec. IV; digest
+// seed-001-sap.md section 3), with weights (theta_q, theta_v, theta_vq) of eq. (6). The step
+// (engine/sim/step.cc) applies it; every solver then solves A (v - v*) = J^T gamma with
+// A = M + dt^2 theta_q theta_vq K + dt theta_v D (eq. 11) for the joints' springs K and dampers D.
+enum class Integrator {
+  kEuler,          // (0, 1, 1): symplectic Euler with implicit damping, MuJoCo 2.2.2's Euler
+  kImplicitEuler,  // (1, 1, 1): first order, dissipative
+  kMidpoint,       // (1/2, 1/2, 1/2): second order, conserves a linear oscillator's energy
+};
+// "euler", "implicit-euler", "midpoint".
+const char* IntegratorName(Integrator integrator);
+// Parses an IntegratorName; false for an unknown name.
+bool ParseIntegratorName(const char* name, Integrator* integrator);
+
 struct SolverOptions {
   SolverType type = SolverType::kSubAdmm;
   // Stop an island after this many iterations (the paper's Table III uses 100).
@@ -59,6 +73,8 @@ struct SolverOptions {
   // deadline, or that is shutting down). A solve stopped this way leaves an unconverged answer,
   // as the iteration cap does; the caller decides what to tell its client.
   const std::atomic<bool>* interrupt = nullptr;
+  // The step's time stepping (Integrator); not a solver's knob, but every solver's problem.
+  Integrator integrator = Integrator::kEuler;
 
   // Each solver's own parameters; a solver reads only its own.
   AdmmParameters admm;            // subadmm, admm-nosub, admm-nobody

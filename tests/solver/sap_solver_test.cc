@@ -273,6 +273,68 @@ TEST(SapSolverTest, ImpulseSolvesTheDualWithoutADualityGap) {
   }
 }
 
+// T7, the certificate of accuracy: after every solve the dimensionless momentum error of eq. (24),
+// e_m = ||D grad l_p|| / max(||D p||, ||D j_c||) with D = diag(A)^-1/2, grad l_p =
+// A (v - v*) - J^T gamma, p = A v and j_c = J^T gamma, is at most eps_r (the absolute part is
+// 1e-14), for every eps_r from 1e-1 to 1e-6. J is rebuilt here from the contacts' frames: a
+// column of three particles (slide joints, so each contact's rows are frame^T on the relative
+// velocity) with masses 1, 10 and 100 falling onto the ground and onto each other.
+TEST(SapSolverTest, MomentumErrorIsBelowTheRelativeTolerance) {
+  std::string bodies;
+  const double masses[3] = {1, 10, 100};
+  for (int b = 0; b < 3; ++b) {
+    bodies += "<body pos='0.0" + std::to_string(3 * b) + " 0 " + std::to_string(0.1 + 0.19 * b) +
+              "'><joint type='slide' axis='1 0 0'/><joint type='slide' axis='0 1 0'/><joint "
+              "type='slide' axis='0 0 1'/><geom type='sphere' size='0.1' mass='" +
+              std::to_string(masses[b]) + "'/></body>";
+  }
+  const ModelImport imported = ImportModelFromString(
+      "<mujoco><option timestep='0.01'/><default><geom friction='0.5'/></default><worldbody>"
+      "<geom type='plane' size='5 5 0.1'/>" +
+          bodies + "</worldbody></mujoco>",
+      {}, "particles.xml");
+  ASSERT_TRUE(imported) << imported.error;
+  const Model& m = *imported.model;
+  for (const double tolerance : {1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6}) {
+    StepOptions options;
+    options.solver.type = SolverType::kSap;
+    options.solver.sap.relative_tolerance = tolerance;
+    Data d(m);
+    for (int i = 0; i < m.nv; ++i) d.qvel[i] = 0.3 * std::sin(1.7 * i + 0.4);
+    double worst = 0;
+    int solves = 0;
+    for (int step = 0; step < 60; ++step) {
+      ASSERT_EQ(Step(m, d, options), StepStatus::kOk);
+      if (d.contact.empty()) continue;
+      ++solves;
+      Eigen::VectorXd jc = Eigen::VectorXd::Zero(m.nv);
+      for (const Constraint& c : d.constraints.constraints) {
+        const Contact& contact = d.contact[c.contact];
+        const Vec3 gamma(d.constraints.lambda[c.row_adr], d.constraints.lambda[c.row_adr + 1],
+                         d.constraints.lambda[c.row_adr + 2]);
+        const Vec3 force = contact.frame * gamma;  // on geom2's body, minus on geom1's
+        const int b1 = m.geom_body[contact.geom1], b2 = m.geom_body[contact.geom2];
+        for (int k = 0; k < 3; ++k) {
+          if (b2 > 0) jc[3 * (b2 - 1) + k] += force[k];
+          if (b1 > 0) jc[3 * (b1 - 1) + k] -= force[k];
+        }
+      }
+      double gradient2 = 0, momentum2 = 0, impulse2 = 0;
+      for (int i = 0; i < m.nv; ++i) {
+        const double a = d.qA[d.mass_layout.row_adr[i]];  // A is diagonal here
+        const double g = a * (d.v_hat[i] - d.v_free[i]) - jc[i];
+        gradient2 += g * g / a;
+        momentum2 += a * d.v_hat[i] * d.v_hat[i];
+        impulse2 += jc[i] * jc[i] / a;
+      }
+      const double error = std::sqrt(gradient2 / std::max(momentum2, impulse2));
+      worst = std::max(worst, error);
+    }
+    EXPECT_GT(solves, 30);
+    EXPECT_LE(worst, tolerance) << "eps_r " << tolerance;
+  }
+}
+
 // The project's robot scenes step without diverging, near-rigid contact staying near the surface.
 TEST(SapSolverTest, StepsTheRobotScenes) {
   for (const char* scene : {"closed_loop_biped.xml", "quadruped_drop_8.xml", "box_stack.xml",
