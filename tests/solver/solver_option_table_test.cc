@@ -255,9 +255,12 @@ TEST(SolverRegistry, DerivedListsMatchTheRegistry) {
 
 // Every registered solver steps the project's robot scenes (closed kinematic loops, tendons,
 // dry friction, a quadruped drop) without diverging, or refuses the scene by name.
+// spring_linkage_biped.xml has Cassie's spring legs and linkages (issue 43): PGS diverged on it at
+// step 15 when it stepped a connect's three rows from one velocity.
 TEST(SolverRegistry, EverySolverStepsTheRobotScenes) {
-  for (const char* scene : {"closed_loop_biped.xml", "four_bar.xml", "tendon_gripper.xml",
-                            "frictionloss_arm.xml", "quadruped_drop_8.xml"}) {
+  for (const char* scene :
+       {"closed_loop_biped.xml", "four_bar.xml", "tendon_gripper.xml", "frictionloss_arm.xml",
+        "quadruped_drop_8.xml", "spring_linkage_biped.xml"}) {
     const ModelImport imported = ImportModelFromFile(std::string(ALSIM_SCENES_DIR "/") + scene);
     ASSERT_TRUE(imported) << imported.error;
     for (const SolverType type : RegisteredSolvers()) {

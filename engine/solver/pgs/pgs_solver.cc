@@ -265,10 +265,22 @@ double PgsSolver::Sweep(Data& d, int island) {
           updated[0] = std::min(c.lambda_upper, std::max(c.lambda_lower, value));
         }
         break;
-      case ConstraintType::kEquality:  // row by row, as the contact rows, unless dependent
+      case ConstraintType::kEquality:  // Gauss-Seidel over its rows, unless dependent
         if (c.dim == 3 && DependentEqualityUpdate(block, velocity, bias, own, updated)) break;
+        // Each row's step sees the rows before it through W_ii (velocity += W_ii[:, r] delta_r),
+        // as it sees the constraints before it. Stepping all rows from one velocity (Jacobi, the
+        // contact rows' D step) diverges when W_ii is far from diagonal: its iteration matrix
+        // I - diag(W_ii)^-1 W_ii has a spectral radius above 1 once W_ii is close to rank one
+        // along a direction oblique to the world axes its rows are on (a light lever at 45
+        // degrees carrying the pin, or a four-bar pin opened by millimetres: Cassie's had 1.62),
+        // and the impulses grow by that factor every sweep. Row by row, each step lowers the
+        // island's quadratic energy for any positive semidefinite W, so it cannot diverge.
         for (int r = 0; r < c.dim; ++r) {
-          if (diagonal[r] > 0) updated[r] = own[r] - (velocity[r] + bias[r]) / diagonal[r];
+          updated[r] = own[r];
+          if (!(diagonal[r] > 0)) continue;
+          const double delta = -(velocity[r] + bias[r]) / diagonal[r];
+          updated[r] += delta;
+          for (int q = r + 1; q < c.dim; ++q) velocity[q] += block[q][r] * delta;
         }
         break;
       case ConstraintType::kSoft: {

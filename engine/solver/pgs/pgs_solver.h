@@ -10,6 +10,9 @@
 //            step size for both tangents keeps the fixed points of the strict operator (17) equal
 //            to the Signorini-Coulomb solutions), T the strict operator;
 //   limit:   lambda_i <- max(lambda_i - (W lambda + J v_free + e)_i / W_ii, 0);
+//   equality: Gauss-Seidel over its rows, lambda_r <- lambda_r - (W lambda + J v_free + e)_r / W_rr
+//            with the rows before r already updated (a dependent block: solved exactly on its
+//            independent rows, pgs_solver.cc);
 //   soft:    the exact solve of eq. (4) in lambda_i with the other impulses fixed,
 //            lambda_i (1 + b W_ii) = -k e - b (J v without lambda_i's own term), then clamped.
 // W is kept as its per-subsystem terms W_j = J_j A_j^{-1} J_j^T, each dense over the rows of the
