@@ -51,6 +51,17 @@ class LineSearchFunction {
   virtual void Evaluate(double alpha, LineSearchSample* sample) const = 0;
 };
 
+// A LineSearchFunction that calls evaluate(alpha, sample), which it holds by reference.
+template <class Function>
+class LineSearchLambda final : public LineSearchFunction {
+ public:
+  explicit LineSearchLambda(const Function& evaluate) : evaluate_(evaluate) {}
+  void Evaluate(double alpha, LineSearchSample* sample) const override { evaluate_(alpha, sample); }
+
+ private:
+  const Function& evaluate_;
+};
+
 struct LineSearchResult {
   double alpha = 0;
   int iterations = 0;      // evaluations of phi

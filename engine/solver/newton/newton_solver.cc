@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
 #include <Eigen/Eigenvalues>
 
 #include "engine/linalg/tree_ldl.h"
+#include "engine/solver/newton/exact_line_search.h"
 #include "engine/solver/sap/sap_cone.h"
 #include "engine/solver/stop_test.h"
 
@@ -549,6 +551,11 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
   tree_factorizations_[island] = 0;
   warm_[island] = 0;
   const MujocoNewtonParameters& parameters = options.mujoco;
+  // The line search's stops: as tight as rounding allows, within MuJoCo's cap on evaluations.
+  LineSearchParameters line_search;
+  line_search.relative_tolerance = 1e-12;
+  line_search.bracket_tolerance = 1e-15;
+  line_search.max_iterations = parameters.max_line_search;
   ConstraintSet& set = d.constraints;
   const Islands& islands = d.islands;
   const int n = island_dof_adr_[island + 1] - island_dof_adr_[island];
@@ -801,63 +808,81 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
       factor.solveInPlace(step);
     }
 
-    // Exact line search on cost(v + alpha d): cost' is piecewise linear in alpha.
+    // The exact line search (exact_line_search.h) on phi(alpha) = cost(v + alpha d). Each row's
+    // s_r is piecewise quadratic in y_r = y + alpha z, so cost' is affine on the piece where no row
+    // changes state; its ends are the rows' kinks, where D_r y + c_r meets 0 (an inequality row) or
+    // a box's bound. A cone's zones (elliptic, SAP) are not computed: a cone that moves leaves the
+    // piece unknown (not affine), as its middle zone is not affine.
     VectorMap mass_step(scratch_.data() + dof0, n);
     MassProduct(m, d, island, direction, mass_step.data());
     const double curvature = step.dot(mass_step);
     double slope0 = 0;  // d . (A v - b)
     for (int i = 0; i < n; ++i) slope0 += direction[i] * (product_[dof0 + i] - rhs_[dof0 + i]);
     RowProducts(d, island, direction, row_z_.data());
-    auto derivatives = [&](double alpha, double* second) {
+    auto derivatives = [&](double alpha, LineSearchSample* sample) {
       double first = slope0 + alpha * curvature;
-      *second = curvature;
+      double second = curvature;
+      double left = -std::numeric_limits<double>::infinity();
+      double right = std::numeric_limits<double>::infinity();
+      bool affine = true;
+      auto exclude = [&](double kink) {  // narrows [left, right] to exclude a kink
+        if (kink > alpha) {
+          right = std::min(right, kink);
+        } else if (kink < alpha) {
+          left = std::max(left, kink);
+        } else {
+          left = right = alpha;
+        }
+      };
       for (int r = row0; r < row_end; ++r) {
         if (kind_[r] == NewtonRowKind::kConeTail) continue;
         if (kind_[r] == NewtonRowKind::kCone) {
           const int dim = cone_dim_[r];
           double x[kMaxConstraintDim], hessian_at[kMaxConstraintDim * kMaxConstraintDim];
+          bool moves = false;
           for (int j = 0; j < dim; ++j) {
             x[j] = row_y_[r + j] + alpha * row_z_[r + j] + row_offset_[r + j] / row_d_[r + j];
+            moves = moves || row_z_[r + j] != 0;
           }
+          if (moves) affine = false;
           const ConeState state =
               CurrentCone(type_, dim, x, row_d_.data() + r, row_mu_.data() + r, hessian_at);
           for (int j = 0; j < dim; ++j) {
             first -= state.impulse[j] * row_z_[r + j];
-            if (state.zone == 1) *second += row_d_[r + j] * row_z_[r + j] * row_z_[r + j];
+            if (state.zone == 1) second += row_d_[r + j] * row_z_[r + j] * row_z_[r + j];
             if (state.zone != 2) continue;
             for (int k = 0; k < dim; ++k) {
-              *second += row_z_[r + j] * hessian_at[j + k * dim] * row_z_[r + k];
+              second += row_z_[r + j] * hessian_at[j + k * dim] * row_z_[r + k];
             }
           }
           continue;
         }
         const double z = row_z_[r];
         if (z == 0) continue;
+        const double dr = row_d_[r];
         const RowState state =
-            RowAt(kind_[r], row_d_[r], row_offset_[r], lower_[r], upper_[r], row_y_[r] + alpha * z);
+            RowAt(kind_[r], dr, row_offset_[r], lower_[r], upper_[r], row_y_[r] + alpha * z);
         first -= state.impulse * z;
-        if (state.quadratic) *second += row_d_[r] * z * z;
+        if (state.quadratic) second += dr * z * z;
+        // D_r (y + t z) + c_r = -bound at t = (-(c_r + bound) / D_r - y) / z.
+        if (kind_[r] == NewtonRowKind::kInequality) {
+          exclude((-row_offset_[r] / dr - row_y_[r]) / z);
+        } else if (kind_[r] == NewtonRowKind::kBox && dr > 0) {
+          exclude((-(row_offset_[r] + upper_[r]) / dr - row_y_[r]) / z);
+          exclude((-(row_offset_[r] + lower_[r]) / dr - row_y_[r]) / z);
+        }
       }
       ++line_search_evaluations_[island];
-      return first;
+      sample->first = first;
+      sample->second = second;
+      sample->left = std::min(left, alpha);
+      sample->right = std::max(right, alpha);
+      sample->affine = affine;
     };
-    double second = 0;
-    const double first0 = derivatives(0, &second);
+    // phi'(0) = g . d (= -g^T H^{-1} g < 0), from g itself rather than an evaluation at 0.
+    const double first0 = step.dot(VectorMap(g, n));
     if (!(first0 < 0)) break;  // not a descent direction: nothing left to gain
-    double alpha = 1, low = 0, high = -1;
-    for (int evaluation = 1; evaluation < parameters.max_line_search; ++evaluation) {
-      const double first = derivatives(alpha, &second);
-      if (std::abs(first) <= 1e-12 * std::abs(first0)) break;
-      if (first < 0) {
-        low = alpha;
-      } else {
-        high = alpha;
-      }
-      double next = alpha - first / second;
-      if (high >= 0 && !(next > low && next < high)) next = 0.5 * (low + high);
-      if (next == alpha || (high >= 0 && high - low <= 1e-15 * high)) break;
-      alpha = next;
-    }
+    const double alpha = ExactLineSearch(LineSearchLambda(derivatives), first0, line_search).alpha;
     for (int i = 0; i < n; ++i) v[i] += alpha * direction[i];
     const double previous = cost;
     cost = Evaluate(m, d, island, v, g);

@@ -15,8 +15,10 @@
 //   cost(v) = 1/2 v^T A v - b^T v + sum_r s_r(J_r v)
 // (MuJoCo's cost times h^2 with v = v_k + h qacc). Newton:
 //   g = A v - b - J^T lambda(v),  H = A + sum_{r quadratic} D_r J_r^T J_r,  d = -H^{-1} g,
-//   alpha = argmin cost(v + alpha d): s_r is quadratic piecewise, so cost'(alpha) is piecewise
-//   linear and a bracketed Newton on it lands exactly once the rows' states settle;
+//   alpha = argmin cost(v + alpha d) by the exact line search CANAL uses too
+//   (exact_line_search.h): s_r is quadratic piecewise, so cost'(alpha) is affine between the
+//   rows' kinks, which each evaluation reports, and a Newton iterate inside that piece is the
+//   minimizer, returned without another evaluation;
 // stopping when the improvement or the gradient, scaled as MuJoCo scales them (its
 // acceleration units, divided by the island's mean inertia times max(1, dofs)), falls below
 // MujocoNewtonParameters::tolerance, or at SolverOptions::max_iterations.
