@@ -393,6 +393,24 @@ class PythonClientTest(unittest.TestCase):
             alsim.VectorEnv(self.address, "box_stack", 1, solver={"canal_zeta": 1.5})
         self.assertIn("canal_zeta must be a number in (0, 1)", str(refused.exception))
 
+    def test_newton_solvers_and_the_integrator_by_name(self):
+        # MuJoCo's model and SAP's (issue 43) by their registered names, with the Newton kit's
+        # figures; SAP's physical parameters and the theta method's integrator by option name.
+        for solver in ({"solver": "mujoco"},
+                       {"solver": "sap", "sap_stiffness": 1e5, "integrator": "midpoint"}):
+            env = self.env("box_stack", 2, solver=solver)
+            for _ in range(20):
+                _, info = env.step(None)
+            figures = info["solver_figures"]
+            for name in ("newton_iterations", "line_search_evaluations", "factorizations",
+                         "warm_starts"):
+                self.assertIn(name, figures, solver)
+            self.assertTrue((figures["newton_iterations"] >= 1).all(), (solver, figures))
+            env.close()
+        with self.assertRaises(alsim.AlsimError) as refused:
+            alsim.VectorEnv(self.address, "box_stack", 1, solver={"integrator": "rk4"})
+        self.assertIn("integrator", str(refused.exception))
+
     def test_two_servers_give_the_bits_of_one(self):
         # 8 environments on one server against 4 + 4 on two: env k is seeded seed + k on
         # either, so the batches agree bit for bit, autoresets and state round trips included.
