@@ -1,9 +1,10 @@
 // The sparse matrix A + sum_i J_i^T J_i over the dofs of each island, for the solvers that factor
-// one sparse matrix per island (No Sub's eq. 28, CANAL's Hessian eq. 24): the island's local dof
-// numbering, the pattern of the upper triangle in compressed columns (rows increasing), A's values
-// on it, and the position of any entry. The pattern holds A's branch-induced entries within each
-// subsystem and every pair of dofs one constraint reaches, so that a penalty or D_i of zero
-// leaves an explicit zero and the symbolic analysis can be kept while the pattern is unchanged.
+// one sparse matrix per island (No Sub's eq. 28; CANAL's Hessian eq. 24 and the Newton kit's, both
+// through newton/island_hessian.h): the island's local dof numbering, the pattern of the upper
+// triangle in compressed columns (rows increasing), A's values on it, and the position of any
+// entry. The pattern holds A's branch-induced entries within each subsystem and every pair of dofs
+// one constraint reaches, so that a penalty or D_i of zero leaves an explicit zero and the
+// symbolic analysis can be kept while the pattern is unchanged.
 #pragma once
 
 #include <cstddef>

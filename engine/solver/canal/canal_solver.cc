@@ -9,17 +9,13 @@
 #include "engine/solver/island_schedule.h"
 
 namespace alsim {
-namespace {
 
-size_t PairCount(size_t entries) { return entries * (entries + 1) / 2; }
-
-}  // namespace
-
-CanalSolver::CanalSolver(const Model& m, SolverType type) : IslandSolver(m), type_(type) {
+// The Table II baselines factor their dr/dv dense: H is for CANAL's exact Newton alone.
+CanalSolver::CanalSolver(const Model& m, SolverType type)
+    : IslandSolver(m), hessian_(type == SolverType::kCanal), type_(type) {
   const size_t max_constraints = MaxConstraints(m);
   jacobian_.Reserve(m, max_constraints);
-  pattern_.Reserve(m);
-  pair_adr_.reserve(max_constraints);
+  hessian_.Reserve(m, max_constraints);
   velocity_.reserve(m.nv);
   rhs_.reserve(m.nv);
   newton_residual_.reserve(m.nv);
@@ -29,31 +25,8 @@ CanalSolver::CanalSolver(const Model& m, SolverType type) : IslandSolver(m), typ
     rows->reserve(3 * max_constraints);
   }
   derivative_.reserve(9 * max_constraints);
-  factors_.reserve(m.nsubsystem);
   dense_.reserve(m.nsubsystem);
   island_stats_.reserve(m.nsubsystem);
-}
-
-// The pattern and A's values (IslandSparsePattern), then where each constraint's entry pairs land.
-void CanalSolver::Assemble(const Model& m, const Data& d, int island) {
-  const Islands& islands = d.islands;
-  pattern_.Build(m, d, islands, jacobian_, island);
-  const int* local_dof = pattern_.local_dofs();
-  for (int s = islands.constraint_adr[island]; s < islands.constraint_adr[island + 1]; ++s) {
-    const int c = islands.constraints[s];
-    int* position = pair_position_.data() + pair_adr_[c];
-    const int first = jacobian_.entry_adr[c], last = first + jacobian_.entry_num[c];
-    for (int b = first; b < last; ++b) {
-      for (int a = first; a <= b; ++a) {
-        *position++ =
-            pattern_.Position(island, local_dof[jacobian_.dof[b]], local_dof[jacobian_.dof[a]]);
-      }
-    }
-  }
-  if (type_ == SolverType::kCanal) {
-    factors_[island]->SetPattern(pattern_.dofs(island), pattern_.column_start(island),
-                                 pattern_.row_index(island));
-  }
 }
 
 namespace {
@@ -201,20 +174,20 @@ InnerSolveResult CanalSolver::ExactNewton(AlIsland& problem, const SolverOptions
   const CanalParameters& parameters = options.canal;
   const int n = problem.n;
   const double beta = problem.beta;
-  double* velocity = velocity_.data() + pattern_.dof_adr(island);
-  double* residual = newton_residual_.data() + pattern_.dof_adr(island);
-  double* product = product_.data() + pattern_.dof_adr(island);
-  const double* mass = problem.mass;
+  const int dof0 = hessian_.pattern().dof_adr(island);
+  double* velocity = velocity_.data() + dof0;
+  double* residual = newton_residual_.data() + dof0;
+  double* product = product_.data() + dof0;
   const double* rhs = problem.rhs;
-  CholmodLlt& factor = *factors_[island];
 
-  // H = A + beta sum_i J_i^T D_i J_i (eq. 24) into the factor, then the numeric factorization.
+  // H = A + beta sum_i J_i^T D_i J_i (eq. 24): each constraint's block in parallel, then the sum
+  // in constraint order (island_hessian.h) and the numeric factorization.
   auto factor_hessian = [&] {
     problem.ForConstraints([&](int c) {
       const Constraint& constraint = set.constraints[c];
       const int dim = constraint.dim;
       const double* D = derivative_.data() + 3 * constraint.row_adr;
-      double* pair = pair_value_.data() + pair_adr_[c];
+      double* pair = hessian_.pair_values(c);
       const int first = jacobian_.entry_adr[c], last = first + jacobian_.entry_num[c];
       for (int b = first; b < last; ++b) {
         double w[3] = {0, 0, 0};  // beta D J_b
@@ -229,17 +202,9 @@ InnerSolveResult CanalSolver::ExactNewton(AlIsland& problem, const SolverOptions
         }
       }
     });
-    double* values = factor.values();
-    std::copy(mass, mass + pattern_.nnz(island), values);
-    for (int s = 0; s < problem.num_constraints; ++s) {
-      const int c = problem.constraints[s];
-      const size_t count = PairCount(jacobian_.entry_num[c]);
-      const int* position = pair_position_.data() + pair_adr_[c];
-      const double* pair = pair_value_.data() + pair_adr_[c];
-      for (size_t p = 0; p < count; ++p) values[position[p]] += pair[p];
-    }
+    hessian_.AssembleBlocks(island, problem.constraints, problem.num_constraints);
     ++stats->factorizations;
-    return factor.Factor();
+    return hessian_.Factor(island);
   };
 
   Phi phi;
@@ -267,7 +232,7 @@ InnerSolveResult CanalSolver::ExactNewton(AlIsland& problem, const SolverOptions
     }
     // d = -H^{-1} r (eq. 25), kept in `residual`; -r kept in `product` for phi'(0) = r^T d.
     for (int k = 0; k < n; ++k) residual[k] = product[k] = -residual[k];
-    factor.Solve(residual);
+    hessian_.Solve(island, residual);
     const double* direction = residual;
     // phi'(0) = grad h . d = r^T d (= -d^T H d < 0), from r itself rather than an evaluation of
     // phi' at 0, whose sum cancels the large terms d^T A v and d^T b.
@@ -315,14 +280,15 @@ void CanalSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opti
   const bool strict = type_ != SolverType::kCanal;  // a Table II baseline: eq. (19), strict T
   const int* constraints = islands.constraints.data() + islands.constraint_adr[island];
   const int num_constraints = islands.constraint_adr[island + 1] - islands.constraint_adr[island];
-  const int n = pattern_.dofs(island);
+  const IslandSparsePattern& pattern = hessian_.pattern();  // H's, built below
+  const int n = pattern.dofs(island);
   const int subsystem_begin = islands.subsystem_adr[island];
   const int subsystem_end = islands.subsystem_adr[island + 1];
-  double* velocity = velocity_.data() + pattern_.dof_adr(island);
-  double* rhs = rhs_.data() + pattern_.dof_adr(island);
-  double* residual = newton_residual_.data() + pattern_.dof_adr(island);
-  const int* global_dofs = pattern_.global_dofs(island);
-  const int* local_dof = pattern_.local_dofs();  // numbered by Assemble, below
+  double* velocity = velocity_.data() + pattern.dof_adr(island);
+  double* rhs = rhs_.data() + pattern.dof_adr(island);
+  double* residual = newton_residual_.data() + pattern.dof_adr(island);
+  const int* global_dofs = pattern.global_dofs(island);
+  const int* local_dof = pattern.local_dofs();  // numbered by hessian_.Build, below
   const bool record = record_history_ && island == 0;
   if (record) {
     history_.clear();
@@ -349,9 +315,9 @@ void CanalSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opti
   problem.constraints = constraints;
   problem.num_constraints = num_constraints;
   problem.n = n;
-  problem.column_start = pattern_.column_start(island);
-  problem.row_index = pattern_.row_index(island);
-  problem.mass = pattern_.mass(island);
+  problem.column_start = pattern.column_start(island);
+  problem.row_index = pattern.row_index(island);
+  problem.mass = pattern.mass(island);
   problem.rhs = rhs;
   problem.strict = strict;
   problem.outer_impulse = outer_impulse_.data();
@@ -363,7 +329,7 @@ void CanalSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opti
   problem.rounding = rounding_.data();
 
   problem.ForConstraints([&](int c) { jacobian_.Fill(m, d, c); });
-  Assemble(m, d, island);
+  hessian_.Build(m, d, islands, jacobian_, island);
 
   double beta = parameters.beta0;
   result.beta0 = beta;
@@ -494,8 +460,7 @@ void CanalSolver::Prepare(const Model& m, Data& d, const SolverOptions& /*option
   const Islands& islands = d.islands;
   jacobian_.Layout(m, d);
 
-  // Storage (sequential prefix sums): per island dofs and pattern room, per constraint pairs.
-  const size_t num_constraints = set.constraints.size();
+  // Storage (sequential): per row, per island dof, and H's (island_hessian.h).
   const size_t rows = static_cast<size_t>(set.num_rows);
   if (argument_.size() < rows) {
     for (std::vector<double>* values : {&argument_, &impulse_, &outer_impulse_, &shifted_bias_,
@@ -504,29 +469,16 @@ void CanalSolver::Prepare(const Model& m, Data& d, const SolverOptions& /*option
     }
     derivative_.resize(3 * rows);
   }
-  if (pair_adr_.size() < num_constraints) pair_adr_.resize(num_constraints);
-  size_t total_pairs = 0;
-  for (size_t c = 0; c < num_constraints; ++c) {
-    pair_adr_[c] = total_pairs;
-    total_pairs += PairCount(jacobian_.capacity[c]);
-  }
-  if (pair_position_.size() < total_pairs) {
-    pair_position_.resize(total_pairs);
-    pair_value_.resize(total_pairs);
-  }
-  if (type_ == SolverType::kCanal) {
-    while (factors_.size() < static_cast<size_t>(islands.num)) {
-      factors_.push_back(std::make_unique<CholmodLlt>());
-    }
-  } else {
+  if (type_ != SolverType::kCanal) {
     while (dense_.size() < static_cast<size_t>(islands.num)) {
       dense_.push_back(std::make_unique<DenseNewtonWorkspace>());
     }
   }
-  pattern_.LayOut(m, d, islands, jacobian_);
-  if (velocity_.size() < static_cast<size_t>(pattern_.total_dofs())) {
+  hessian_.LayOut(m, d, islands, jacobian_);
+  const int total_dofs = hessian_.pattern().total_dofs();
+  if (velocity_.size() < static_cast<size_t>(total_dofs)) {
     for (std::vector<double>* values : {&velocity_, &rhs_, &newton_residual_, &product_}) {
-      values->resize(pattern_.total_dofs());
+      values->resize(total_dofs);
     }
   }
   island_stats_.resize(islands.num);

@@ -27,15 +27,17 @@
 // Rows: contacts (proximal cone projection, or strict), joint limits (max(., 0)), equalities
 // (identity) and soft servos (eq. 15, clamped to the force range) all enter h, r and H.
 //
-// CANAL's H is assembled per island as a sparse matrix over the island's dofs: A's tree-sparse
-// entries plus every pair of dofs one constraint reaches (J_i^T J_i over ALL the island's
-// constraints, open contacts included, whose D_i = 0 leaves explicit zeros), so the symbolic
-// analysis of the CHOLMOD supernodal factorization (engine/linalg/cholmod_llt.h) runs at most
-// once per step and island, and each Newton step runs a numeric factorization only. Each
-// constraint's J_i^T D_i J_i is computed in parallel into its own slots and then added into H in
-// constraint order; every other sum (r, phi', the residuals) runs in a fixed order too. The
-// baselines assemble their non-symmetric dr/dv dense per island (newton_baselines.h). Islands run
-// in parallel and share no writable data, so results are bit-identical for any thread count.
+// CANAL's H is the Newton solvers' sparse island Hessian (engine/solver/newton/island_hessian.h,
+// shared with the Newton kit): A's tree-sparse entries plus every pair of dofs one constraint
+// reaches (J_i^T J_i over ALL the island's constraints, open contacts included, whose D_i = 0
+// leaves explicit zeros), so the symbolic analysis of the CHOLMOD supernodal factorization
+// (engine/linalg/cholmod_llt.h) runs at most once per step and island, and each Newton step runs
+// a numeric factorization only. Each constraint's beta J_i^T D_i J_i is computed in parallel into
+// its own slots and then added into H in constraint order; the exact line search is the Newton
+// solvers' too (engine/solver/newton/exact_line_search.h). Every other sum (r, phi', the residuals)
+// runs in a fixed order too. The baselines assemble their non-symmetric dr/dv dense per island
+// (newton_baselines.h). Islands run in parallel and share no writable data, so results are
+// bit-identical for any thread count.
 //
 // Stop tests are SolverOptions' (max_iterations counts outer iterations, tolerance is the AL
 // threshold theta^AL of Alg. 1 line 16, in m/s, replacing the digest's 1e-10 n_contacts so that
@@ -52,14 +54,13 @@
 #include <memory>
 #include <vector>
 
-#include "engine/linalg/cholmod_llt.h"
 #include "engine/solver/canal/al_island.h"
 #include "engine/solver/canal/newton_baselines.h"
 #include "engine/solver/constraint_ops.h"
 #include "engine/solver/island_solver.h"
-#include "engine/solver/island_sparse_pattern.h"
 #include "engine/solver/joint_space_jacobian.h"
 #include "engine/solver/newton/exact_line_search.h"
+#include "engine/solver/newton/island_hessian.h"
 #include "engine/solver/solve_statistics.h"
 #include "engine/solver/solver.h"
 
@@ -136,15 +137,11 @@ class CanalSolver final : public IslandSolver {
   // velocity; counts into *stats.
   InnerSolveResult ExactNewton(AlIsland& problem, const SolverOptions& options, double deadline_us,
                                int island, CanalIslandStatistics* stats);
-  // The pattern of H over the island's dofs (A's entries and every constraint's J_i^T J_i, upper
-  // triangle), A's values at its entries, and each constraint pair's position in H.
-  void Assemble(const Model& m, const Data& d, int island);
 
   JointSpaceJacobian jacobian_;
-  IslandSparsePattern pattern_;     // H's pattern (A + J^T J per island) and A's values
-  std::vector<size_t> pair_adr_;    // per constraint: first of its entry pairs
-  std::vector<int> pair_position_;  // per entry pair (a <= b): its entry in H
-  std::vector<double> pair_value_;  // per entry pair: beta (J^T D J)(a, b)
+  // H of eq. (24) per island: its pattern (A + J^T J), local dofs and A's values (which the
+  // baselines use too), the per-constraint blocks beta J_i^T D_i J_i, CHOLMOD (CANAL only).
+  IslandHessian hessian_;
   SolverType type_;
   // Per island dof.
   std::vector<double> velocity_;         // v_hat
@@ -160,7 +157,6 @@ class CanalSolver final : public IslandSolver {
   std::vector<double> row_direction_;  // J d
   std::vector<double> rounding_;       // per constraint, at its first row: r's rounding scale
   std::vector<double> derivative_;     // D_i, c.dim x c.dim at 3 row_adr (per row: 3 values)
-  std::vector<std::unique_ptr<CholmodLlt>> factors_;          // per island (CANAL)
   std::vector<std::unique_ptr<DenseNewtonWorkspace>> dense_;  // per island (the baselines)
   std::vector<CanalIslandStatistics> island_stats_;
   CanalStatistics statistics_;

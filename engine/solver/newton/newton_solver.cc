@@ -42,7 +42,7 @@ NewtonSolver::NewtonSolver(const Model& m, SolverType type) : IslandSolver(m), t
   start_.assign(m.nv, 0.0);
   tree_vector_.assign(m.nv, 0.0);
   tree_product_.assign(m.nv, 0.0);
-  pattern_.Reserve(m);
+  sparse_hessian_.Reserve(m, MaxConstraints(m));
   tree_hessian_.assign(TreeSparseLayout::FromParents(m.dof_parent).nnz, 0.0);
 }
 
@@ -111,6 +111,7 @@ void NewtonSolver::Prepare(const Model& m, Data& d, const SolverOptions& /*optio
     row_mu_.resize(rows);
     cone_dim_.resize(rows);
     pyramid_constraint_.resize(rows);
+    row_constraint_.resize(rows);
     cone_hessian_.resize(36 * static_cast<size_t>(rows));
     row_entry_adr_.resize(rows);
     row_entry_num_.resize(rows);
@@ -124,10 +125,7 @@ void NewtonSolver::Prepare(const Model& m, Data& d, const SolverOptions& /*optio
     large = island_dof_adr_[k + 1] - island_dof_adr_[k] > kMaxDenseDofs;
   }
   if (large) {
-    pattern_.LayOut(m, d, islands, jacobian_);
-    while (factors_.size() < static_cast<size_t>(num)) {
-      factors_.push_back(std::make_unique<CholmodLlt>());
-    }
+    sparse_hessian_.LayOut(m, d, islands, jacobian_);
   }
   if (entry_dof_.size() < entries) {
     entry_dof_.resize(entries);
@@ -202,6 +200,7 @@ void NewtonSolver::BuildRows(const Model& m, const Data& d, const SolverOptions&
     auto add_row = [&](NewtonRowKind kind, double coefficient_d, double offset, int r0, int r1,
                        double weight1) {
       kind_[row] = kind;
+      row_constraint_[row] = i;
       row_d_[row] = coefficient_d;
       row_offset_[row] = offset;
       row_entry_adr_[row] = static_cast<int>(entry - island_entry_adr_[island]);
@@ -437,14 +436,15 @@ void NewtonSolver::MassProduct(const Model& m, const Data& d, int island, const 
     return;
   }
   // The pattern's upper triangle, in its own numbering of the island's dofs.
-  const int* local = pattern_.local_dofs();
+  const IslandSparsePattern& pattern = sparse_hessian_.pattern();
+  const int* local = pattern.local_dofs();
   double* in = permuted_.data() + island_dof_adr_[island];
   double* out = permuted_product_.data() + island_dof_adr_[island];
   for (int i = 0; i < n; ++i) in[local[global[i]]] = x[i];
   std::fill(out, out + n, 0.0);
-  const int* columns = pattern_.column_start(island);
-  const int* rows = pattern_.row_index(island);
-  const double* values = pattern_.mass(island);
+  const int* columns = pattern.column_start(island);
+  const int* rows = pattern.row_index(island);
+  const double* values = pattern.mass(island);
   for (int c = 0; c < n; ++c) {
     for (int e = columns[c]; e < columns[c + 1]; ++e) {
       const int r = rows[e];
@@ -574,8 +574,7 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
   island_tree_[island] = on_chain;
   const bool small = n <= kMaxDenseDofs;
   if (!small && !on_chain) {
-    pattern_.Build(m, d, islands, jacobian_, island);
-    factors_[island]->SetPattern(n, pattern_.column_start(island), pattern_.row_index(island));
+    sparse_hessian_.Build(m, d, islands, jacobian_, island);
   }
   DenseMap mass(mass_.data() + island_matrix_adr_[island], small ? n : 0, small ? n : 0);
   double trace = 0;
@@ -671,11 +670,12 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
     // factored; d = -H^{-1} g.
     VectorMap step(direction, n);
     ++factorizations_[island];
-    CholmodLlt* sparse = small || on_chain ? nullptr : factors_[island].get();
-    const int* pattern_local = pattern_.local_dofs();
+    const bool sparse = !small && !on_chain;
+    double* sparse_values = sparse ? sparse_hessian_.values(island) : nullptr;
     double* tree = tree_hessian_.data();
-    // Adds weight J^T J for one row J (its entries' local dofs increasing, one constraint's).
-    auto add_row = [&](const int* dofs, const double* values, int count, double weight) {
+    // Adds weight J^T J for one row J of constraint c (its entries, their local dofs increasing;
+    // sparse: their pairs' positions in H, island_hessian.h).
+    auto add_row = [&](const int* dofs, const double* values, int count, double weight, int c) {
       for (int b = 0; b < count; ++b) {
         const double scaled = weight * values[b];
         if (on_chain) {
@@ -686,20 +686,16 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
           for (int a = 0; a <= b; ++a) {
             tree[end - layout.row_nnz[global[dofs[a]]]] += scaled * values[a];
           }
-        } else if (sparse != nullptr) {
-          const int column = pattern_local[global[dofs[b]]];
-          for (int a = 0; a <= b; ++a) {
-            const int row = pattern_local[global[dofs[a]]];
-            sparse->values()[pattern_.Position(island, std::max(row, column),
-                                               std::min(row, column))] += scaled * values[a];
-          }
+        } else if (sparse) {
+          const int* position = sparse_hessian_.pair_positions(c) + b * (b + 1) / 2;
+          for (int a = 0; a <= b; ++a) sparse_values[position[a]] += scaled * values[a];
         } else {
           for (int a = 0; a <= b; ++a) hessian(dofs[b], dofs[a]) += scaled * values[a];
         }
       }
     };
-    // Adds J^T C J for one contact's rows J (3 per entry, its entries' local dofs increasing).
-    auto add_block = [&](const int* dofs, const Vec3* rows, int count, const Mat3& weights) {
+    // Adds J^T C J for contact c's rows J (3 per entry, its entries' local dofs increasing).
+    auto add_block = [&](const int* dofs, const Vec3* rows, int count, const Mat3& weights, int c) {
       for (int b = 0; b < count; ++b) {
         const Vec3 weighted = weights * rows[b];
         if (on_chain) {
@@ -707,13 +703,9 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
           for (int a = 0; a <= b; ++a) {
             end[-layout.row_nnz[global[dofs[a]]]] += rows[a].dot(weighted);
           }
-        } else if (sparse != nullptr) {
-          const int column = pattern_local[global[dofs[b]]];
-          for (int a = 0; a <= b; ++a) {
-            const int row = pattern_local[global[dofs[a]]];
-            sparse->values()[pattern_.Position(island, std::max(row, column),
-                                               std::min(row, column))] += rows[a].dot(weighted);
-          }
+        } else if (sparse) {
+          const int* position = sparse_hessian_.pair_positions(c) + b * (b + 1) / 2;
+          for (int a = 0; a <= b; ++a) sparse_values[position[a]] += rows[a].dot(weighted);
         } else {
           for (int a = 0; a <= b; ++a) hessian(dofs[b], dofs[a]) += rows[a].dot(weighted);
         }
@@ -724,9 +716,8 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
         const int adr = layout.row_adr[global[i]];
         std::copy(d.qA.begin() + adr, d.qA.begin() + adr + layout.row_nnz[global[i]], tree + adr);
       }
-    } else if (sparse != nullptr) {
-      std::copy(pattern_.mass(island), pattern_.mass(island) + pattern_.nnz(island),
-                sparse->values());
+    } else if (sparse) {
+      sparse_hessian_.SetToMass(island);
     } else {
       hessian.triangularView<Eigen::Lower>() = mass;
     }
@@ -745,7 +736,7 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
         }
         if (quadratic_[r] || quadratic_[r + 1] || quadratic_[r + 2] || quadratic_[r + 3]) {
           add_block(entry_dof_.data() + entry0 + row_entry_adr_[r],
-                    jacobian_.value.data() + jacobian_.entry_adr[i], row_entry_num_[r], weights);
+                    jacobian_.value.data() + jacobian_.entry_adr[i], row_entry_num_[r], weights, i);
         }
         r += 3;
         continue;
@@ -755,13 +746,14 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
       const double* values = entry_value_.data() + entry0 + row_entry_adr_[r];
       const int count = row_entry_num_[r];
       if (kind_[r] != NewtonRowKind::kCone) {
-        add_row(dofs, values, count, row_d_[r]);
+        add_row(dofs, values, count, row_d_[r], row_constraint_[r]);
         continue;
       }
       const int dim = cone_dim_[r];
       if (quadratic_[r] == 1) {  // bottom zone: every row quadratic
         for (int j = 0; j < dim; ++j) {
-          add_row(dofs, entry_value_.data() + entry0 + row_entry_adr_[r + j], count, row_d_[r + j]);
+          add_row(dofs, entry_value_.data() + entry0 + row_entry_adr_[r + j], count, row_d_[r + j],
+                  row_constraint_[r]);
         }
         continue;
       }
@@ -782,7 +774,7 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
           }
           combined[e] = sum;
         }
-        add_row(dofs, combined, count, sigma);
+        add_row(dofs, combined, count, sigma, row_constraint_[r]);
       }
     }
     if (on_chain) {
@@ -795,11 +787,12 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
       }
       for (int i = 0; i < n; ++i) direction[i] = tree_vector_[global[i]];
       ++tree_factorizations_[island];
-    } else if (sparse != nullptr) {
-      if (!sparse->Factor()) break;
+    } else if (sparse) {
+      if (!sparse_hessian_.Factor(island)) break;
+      const int* pattern_local = sparse_hessian_.pattern().local_dofs();
       double* x = permuted_.data() + dof0;
       for (int i = 0; i < n; ++i) x[pattern_local[global[i]]] = -g[i];
-      sparse->Solve(x);
+      sparse_hessian_.Solve(island, x);
       for (int i = 0; i < n; ++i) direction[i] = x[pattern_local[global[i]]];
     } else {
       Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> factor(hessian);

@@ -31,8 +31,9 @@
 // the tree LDL^T without fill (engine/linalg/tree_ldl.h), tree by tree. Otherwise (self-contacts
 // across branches, contacts between robots, equalities, tendons) H is dense over the island's dofs,
 // factored by an in-place Cholesky, or, above kMaxDenseDofs (MuJoCo's own switch to sparse: a
-// pile of bodies), sparse over the pattern of A and every constraint's J^T J
-// (island_sparse_pattern.h) and factored by CHOLMOD, which allocates (cholmod_llt.h). Islands run
+// pile of bodies), sparse over the pattern of A and every constraint's J^T J, the island Hessian
+// CANAL uses too (island_hessian.h: each row's terms scattered at its constraint's pair
+// positions, in row order), and factored by CHOLMOD, which allocates (cholmod_llt.h). Islands run
 // in parallel, each on its own storage, with every sum in a fixed order: bit-identical for any
 // thread count. Storage only grows, so a step allocates nothing once an instance has seen its
 // largest islands.
@@ -46,10 +47,9 @@
 
 #include <vector>
 
-#include "engine/linalg/cholmod_llt.h"
 #include "engine/solver/island_solver.h"
-#include "engine/solver/island_sparse_pattern.h"
 #include "engine/solver/joint_space_jacobian.h"
+#include "engine/solver/newton/island_hessian.h"
 
 namespace alsim {
 
@@ -127,6 +127,7 @@ class NewtonSolver final : public IslandSolver {
   // A condim-3 pyramid's first edge: its constraint, whose 4 edges H takes together as
   // J_c^T C J_c with C (3 x 3) the sum of the quadratic edges' D u u^T; -1 on other rows.
   std::vector<int> pyramid_constraint_;
+  std::vector<int> row_constraint_;   // the row's constraint
   std::vector<double> cone_hessian_;  // a cone's head: its dim x dim Hessian in the middle zone
   std::vector<double> combined_;      // per island dof: a cone Hessian's eigenvector's J row
   std::vector<int> row_entry_adr_, row_entry_num_;
@@ -138,8 +139,8 @@ class NewtonSolver final : public IslandSolver {
   std::vector<double> tree_vector_;        // nv: a right-hand side in global dofs
   std::vector<double> tree_product_;       // nv: A times tree_vector_
   std::vector<char> island_tree_;          // per island: H keeps the tree sparsity
-  IslandSparsePattern pattern_;            // large islands: A + sum J^T J's pattern, A's values
-  std::vector<std::unique_ptr<CholmodLlt>> factors_;  // per island, for the large ones
+  // Large islands off one chain: H sparse (A + sum J^T J's pattern, A's values, CHOLMOD).
+  IslandHessian sparse_hessian_;
   std::vector<int> newton_iterations_, line_search_evaluations_, factorizations_, warm_;
   std::vector<int> tree_factorizations_;
   NewtonStatistics statistics_;
