@@ -104,6 +104,33 @@ void TreeLdlFactorRange(const TreeSparseLayout& layout, int begin, int end, doub
   }
 }
 
+bool TreeLdlRankOneUpdate(const TreeSparseLayout& layout, int deepest, double sigma, double* w,
+                          double* factor) {
+  double alpha = sigma;
+  bool positive = true;
+  for (int k = deepest; k >= 0; k = layout.parent[k]) {
+    const double p = w[k];
+    w[k] = 0;
+    if (p == 0 || !positive) continue;
+    double* row = factor + layout.row_adr[k];
+    const double pivot = row[0] + alpha * p * p;
+    if (!(pivot > 0)) {
+      positive = false;
+      continue;
+    }
+    const double beta = alpha * p / pivot;
+    alpha *= row[0] / pivot;
+    row[0] = pivot;
+    const int* column = layout.column.data() + layout.row_adr[k];
+    for (int t = 1; t < layout.row_nnz[k]; ++t) {
+      double& wa = w[column[t]];
+      wa -= p * row[t];
+      row[t] += beta * wa;
+    }
+  }
+  return positive;
+}
+
 void TreeLdlTransposeSubstituteRange(const TreeSparseLayout& layout, int begin, int end,
                                      const double* factor, double* x) {
   // L^T y = x: y_i is final once all its descendants (higher indices) have been folded in. The

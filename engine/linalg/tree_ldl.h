@@ -24,6 +24,19 @@ void TreeLdlFactorRange(const TreeSparseLayout& layout, int begin, int end, doub
 void TreeLdlSolveRange(const TreeSparseLayout& layout, int begin, int end, const double* factor,
                        double* x);
 
+// Rank-1 update of a factor from TreeLdlFactor(Range): afterwards `factor` holds the factor of
+// M + sigma w w^T, for w nonzero only on dof `deepest` and its ancestors (one chain; w indexed by
+// global dof, left zero on return). With M = sum_k D_k l_k l_k^T, l_k = e_k + sum over ancestors
+// a of L_ka e_a, the chain's dofs are visited leaf to root (the elimination order), each by the
+// classic update of Gill, Golub, Murray and Saunders (1974, method C1): p = w_k,
+// D_k' = D_k + alpha p^2, beta = alpha p / D_k', alpha <- alpha D_k / D_k', and for each ancestor
+// a: w_a -= p L_ka, L_ka += beta w_a. Cost: sum over the chain of depth(k), against the
+// factorization's sum over every dof of depth(k)^2. A downdate (sigma < 0) of a positive definite
+// result stays positive definite in exact arithmetic; returns false if a pivot does not (the
+// factor is then partly updated: factor again).
+bool TreeLdlRankOneUpdate(const TreeSparseLayout& layout, int deepest, double sigma, double* w,
+                          double* factor);
+
 // The first substitution of TreeLdlSolveRange alone: x <- L^{-T} x on the dofs [begin, end)
 // (closed under parents), for solvers that combine L^{-T} columns themselves.
 void TreeLdlTransposeSubstituteRange(const TreeSparseLayout& layout, int begin, int end,

@@ -105,6 +105,46 @@ std::vector<int> RandomDepthFirstParents(int n, std::mt19937& rng) {
 // same order, so the same bits as the scatter (which a layout without subtree ranges takes). The
 // same for the product TreeSparseMultiplyRange.
 // Orders that are not depth-first keep no subtree ranges.
+// A rank-1 update (and the downdate back) on one chain gives the factor of M + sigma w w^T that
+// a fresh factorization gives, and leaves w zero.
+TEST(TreeLdlTest, RankOneUpdateAndDowndateMatchAFreshFactor) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  for (int trial = 0; trial < 30; ++trial) {
+    const int n = 2 + trial * 3;
+    const TreeSparseLayout layout = TreeSparseLayout::FromParents(RandomParents(n, rng));
+    const KnownFactorMatrix known = RandomKnownFactorMatrix(layout, rng);
+    const int deepest = std::uniform_int_distribution<int>(0, n - 1)(rng);
+    Eigen::VectorXd w = Eigen::VectorXd::Zero(n);
+    for (int k = deepest; k >= 0; k = layout.parent[k]) w[k] = uniform(rng);
+    const double sigma = 0.1 + 2 * std::abs(uniform(rng));
+    // M + sigma w w^T in layout storage, factored afresh.
+    std::vector<double> updated_matrix = known.stored;
+    for (int i = 0; i < n; ++i) {
+      int k = 0;
+      for (int j = i; j >= 0; j = layout.parent[j], ++k)
+        updated_matrix[layout.row_adr[i] + k] += sigma * w[i] * w[j];
+    }
+    std::vector<double> fresh = updated_matrix;
+    TreeLdlFactor(layout, fresh.data());
+
+    std::vector<double> factor = known.factor;
+    std::vector<double> scratch(w.data(), w.data() + n);
+    ASSERT_TRUE(TreeLdlRankOneUpdate(layout, deepest, sigma, scratch.data(), factor.data()));
+    for (int e = 0; e < layout.nnz; ++e) EXPECT_NEAR(factor[e], fresh[e], 1e-10) << e;
+    for (int i = 0; i < n; ++i) EXPECT_EQ(scratch[i], 0.0);
+
+    scratch.assign(w.data(), w.data() + n);
+    ASSERT_TRUE(TreeLdlRankOneUpdate(layout, deepest, -sigma, scratch.data(), factor.data()));
+    for (int e = 0; e < layout.nnz; ++e) EXPECT_NEAR(factor[e], known.factor[e], 1e-9) << e;
+  }
+  // A downdate that leaves an indefinite matrix reports it.
+  const TreeSparseLayout chain = TreeSparseLayout::FromParents({-1, 0});
+  std::vector<double> factor = {1.0, 1.0, 0.0};  // M = I: D = (1, 1), L_10 = 0
+  std::vector<double> w = {0.0, 2.0};
+  EXPECT_FALSE(TreeLdlRankOneUpdate(chain, 1, -1.0, w.data(), factor.data()));
+}
+
 TEST(TreeLdlTest, DepthFirstGatherMatchesTheScatterBitForBit) {
   std::mt19937 rng(11);
   int branched = 0;
