@@ -46,6 +46,19 @@ class EngineLayersTest(unittest.TestCase):
                                                              line.strip()))
         self.assertEqual(broken, [], "includes against the layer order:\n" + "\n".join(broken))
 
+    def test_the_newton_folder_includes_no_solver_built_on_it(self):
+        # engine/solver/newton/ holds the Newton loop, line search and island Hessian that CANAL
+        # and the Newton kit share; the solvers built on it include it, never the other way.
+        newton = os.path.join(ROOT, "engine", "solver", "newton")
+        broken = []
+        for name in sorted(os.listdir(newton)):
+            with open(os.path.join(newton, name)) as f:
+                for number, line in enumerate(f, 1):
+                    if re.match(r'#include "engine/solver/(canal|hybrid)/', line.strip()):
+                        broken.append("engine/solver/newton/%s:%d: %s" % (name, number,
+                                                                          line.strip()))
+        self.assertEqual(broken, [], "newton/ includes a solver built on it:\n" + "\n".join(broken))
+
 
 if __name__ == "__main__":
     unittest.main(argv=[sys.argv[0]])

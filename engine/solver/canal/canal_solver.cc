@@ -7,6 +7,7 @@
 #include "engine/core/parallel.h"
 #include "engine/solver/canal/cone_operators.h"
 #include "engine/solver/island_schedule.h"
+#include "engine/solver/newton/newton_loop.h"
 
 namespace alsim {
 
@@ -214,21 +215,18 @@ InnerSolveResult CanalSolver::ExactNewton(AlIsland& problem, const SolverOptions
   phi.argument = argument_.data();
   phi.row_direction = row_direction_.data();
 
+  // The Newton loop (newton_loop.h) with CANAL's pieces: the stop on ||r|| (the inner
+  // tolerance), d and phi along it, the step and r at the new v_hat.
   InnerSolveResult result;
-  while (true) {
+  auto evaluate = [&] {
     problem.Evaluate(velocity, /*with_derivative=*/true);
     result.residual = problem.Residual(velocity, residual, product);
-    if (result.residual < problem.Tolerance() || result.steps >= parameters.max_newton_steps) {
-      break;
-    }
-    if (OutOfTime(options, deadline_us)) {
-      result.out_of_time = true;
-      break;
-    }
+  };
+  auto converged = [&] { return result.residual < problem.Tolerance(); };
+  auto newton_direction = [&](double* slope) {
     if (!factor_hessian()) {
       ++stats->failed_factorizations;
-      result.broken = true;
-      break;
+      return false;
     }
     // d = -H^{-1} r (eq. 25), kept in `residual`; -r kept in `product` for phi'(0) = r^T d.
     for (int k = 0; k < n; ++k) residual[k] = product[k] = -residual[k];
@@ -253,17 +251,22 @@ InnerSolveResult CanalSolver::ExactNewton(AlIsland& problem, const SolverOptions
     phi.d_a_v = d_a_v;
     phi.d_a_d = d_a_d;
     phi.d_b = d_b;
-    const LineSearchResult search = ExactLineSearch(phi, slope0, parameters.line_search);
-    stats->line_search_iterations += search.iterations;
-    for (int k = 0; k < n; ++k) velocity[k] += search.alpha * direction[k];
-    ++result.steps;
-    ++stats->newton_steps;
-    if (search.alpha == 0) {  // no descent left at round-off: r is as small as it gets
-      problem.Evaluate(velocity, /*with_derivative=*/true);
-      result.residual = problem.Residual(velocity, residual, product);
-      break;
-    }
-  }
+    *slope = slope0;
+    return true;
+  };
+  auto take_step = [&](double alpha) {
+    for (int k = 0; k < n; ++k) velocity[k] += alpha * residual[k];  // `residual` holds d
+    evaluate();
+  };
+  evaluate();
+  const NewtonLoopResult loop =
+      NewtonLoop(converged, newton_direction, phi, take_step, parameters.max_newton_steps,
+                 parameters.line_search, options, deadline_us);
+  result.steps = loop.steps;
+  result.out_of_time = loop.out_of_time;
+  result.broken = loop.broken;
+  stats->newton_steps += loop.steps;
+  stats->line_search_iterations += loop.line_search_evaluations;
   result.tolerance = problem.Tolerance();
   return result;
 }

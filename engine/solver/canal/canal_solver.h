@@ -14,6 +14,8 @@
 //         H = A + beta sum_i J_i^T D_i J_i,  D_i = dT_i/dx_i                   (eq. 24, SPD)
 //         d = -H^{-1} r                                                        (eq. 25)
 //         alpha = argmin h(v_hat + alpha d) by Newton on phi' (piece-aware)    (eq. 26)
+//         (the Newton solvers' loop and line search, newton/newton_loop.h and
+//         newton/exact_line_search.h)
 //       TRDogleg, DampedSN: the same r with the strict T of eq. (17) and e~ = e (eq. 19), by a
 //         trust-region dogleg or a damped semismooth Newton on 1/2 ||r||^2 (newton_baselines.h);
 //       until ||r|| < newton_tolerance max(1, ||b||) (or below r's rounding error, which grows
@@ -33,10 +35,9 @@
 // leaves explicit zeros), so the symbolic analysis of the CHOLMOD supernodal factorization
 // (engine/linalg/cholmod_llt.h) runs at most once per step and island, and each Newton step runs
 // a numeric factorization only. Each constraint's beta J_i^T D_i J_i is computed in parallel into
-// its own slots and then added into H in constraint order; the exact line search is the Newton
-// solvers' too (engine/solver/newton/exact_line_search.h). Every other sum (r, phi', the residuals)
-// runs in a fixed order too. The baselines assemble their non-symmetric dr/dv dense per island
-// (newton_baselines.h). Islands run in parallel and share no writable data, so results are
+// its own slots and then added into H in constraint order. Every other sum (r, phi', the
+// residuals) runs in a fixed order too. The baselines assemble their non-symmetric dr/dv dense per
+// island (newton_baselines.h). Islands run in parallel and share no writable data, so results are
 // bit-identical for any thread count.
 //
 // Stop tests are SolverOptions' (max_iterations counts outer iterations, tolerance is the AL

@@ -10,8 +10,8 @@
 
 #include "engine/linalg/tree_ldl.h"
 #include "engine/solver/newton/exact_line_search.h"
+#include "engine/solver/newton/newton_loop.h"
 #include "engine/solver/sap/sap_cone.h"
-#include "engine/solver/stop_test.h"
 
 namespace alsim {
 namespace {
@@ -663,11 +663,19 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
                options.sap.relative_tolerance * std::sqrt(std::max(momentum2, impulse2));
   };
   const bool sap = type_ == SolverType::kSap;
-  bool converged = sap ? sap_test() : gradient_test() < tolerance;
-  while (!converged && newton_iterations_[island] < options.max_iterations &&
-         !OutOfTime(options, deadline_us)) {
-    // H = A + sum over quadratic rows of D_r J_r^T J_r (and the cones' middle-zone Hessians),
-    // factored; d = -H^{-1} g.
+  // The Newton loop (newton_loop.h) with the kit's pieces. The stop: SAP's, or MuJoCo's on the
+  // gradient and, once a step was taken, on the cost's improvement.
+  double previous = cost;
+  bool stepped = false;
+  auto converged = [&] {
+    if (sap) return sap_test();
+    return (stepped && scale * (previous - cost) / (h * h) < tolerance) ||
+           gradient_test() < tolerance;
+  };
+  double curvature = 0, slope0 = 0;  // along d: d^T A d and d . (A v - b)
+  // H = A + sum over quadratic rows of D_r J_r^T J_r (and the cones' middle-zone Hessians),
+  // factored; d = -H^{-1} g; then A d, J d and phi'(0) for the line search.
+  auto newton_direction = [&](double* first0) {
     VectorMap step(direction, n);
     ++factorizations_[island];
     const bool sparse = !small && !on_chain;
@@ -788,7 +796,7 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
       for (int i = 0; i < n; ++i) direction[i] = tree_vector_[global[i]];
       ++tree_factorizations_[island];
     } else if (sparse) {
-      if (!sparse_hessian_.Factor(island)) break;
+      if (!sparse_hessian_.Factor(island)) return false;
       const int* pattern_local = sparse_hessian_.pattern().local_dofs();
       double* x = permuted_.data() + dof0;
       for (int i = 0; i < n; ++i) x[pattern_local[global[i]]] = -g[i];
@@ -796,96 +804,99 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
       for (int i = 0; i < n; ++i) direction[i] = x[pattern_local[global[i]]];
     } else {
       Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> factor(hessian);
-      if (factor.info() != Eigen::Success) break;
+      if (factor.info() != Eigen::Success) return false;
       step = -VectorMap(g, n);
       factor.solveInPlace(step);
     }
 
-    // The exact line search (exact_line_search.h) on phi(alpha) = cost(v + alpha d). Each row's
-    // s_r is piecewise quadratic in y_r = y + alpha z, so cost' is affine on the piece where no row
-    // changes state; its ends are the rows' kinks, where D_r y + c_r meets 0 (an inequality row) or
-    // a box's bound. A cone's zones (elliptic, SAP) are not computed: a cone that moves leaves the
-    // piece unknown (not affine), as its middle zone is not affine.
     VectorMap mass_step(scratch_.data() + dof0, n);
     MassProduct(m, d, island, direction, mass_step.data());
-    const double curvature = step.dot(mass_step);
-    double slope0 = 0;  // d . (A v - b)
+    curvature = step.dot(mass_step);
+    slope0 = 0;
     for (int i = 0; i < n; ++i) slope0 += direction[i] * (product_[dof0 + i] - rhs_[dof0 + i]);
     RowProducts(d, island, direction, row_z_.data());
-    auto derivatives = [&](double alpha, LineSearchSample* sample) {
-      double first = slope0 + alpha * curvature;
-      double second = curvature;
-      double left = -std::numeric_limits<double>::infinity();
-      double right = std::numeric_limits<double>::infinity();
-      bool affine = true;
-      auto exclude = [&](double kink) {  // narrows [left, right] to exclude a kink
-        if (kink > alpha) {
-          right = std::min(right, kink);
-        } else if (kink < alpha) {
-          left = std::max(left, kink);
-        } else {
-          left = right = alpha;
-        }
-      };
-      for (int r = row0; r < row_end; ++r) {
-        if (kind_[r] == NewtonRowKind::kConeTail) continue;
-        if (kind_[r] == NewtonRowKind::kCone) {
-          const int dim = cone_dim_[r];
-          double x[kMaxConstraintDim], hessian_at[kMaxConstraintDim * kMaxConstraintDim];
-          bool moves = false;
-          for (int j = 0; j < dim; ++j) {
-            x[j] = row_y_[r + j] + alpha * row_z_[r + j] + row_offset_[r + j] / row_d_[r + j];
-            moves = moves || row_z_[r + j] != 0;
-          }
-          if (moves) affine = false;
-          const ConeState state =
-              CurrentCone(type_, dim, x, row_d_.data() + r, row_mu_.data() + r, hessian_at);
-          for (int j = 0; j < dim; ++j) {
-            first -= state.impulse[j] * row_z_[r + j];
-            if (state.zone == 1) second += row_d_[r + j] * row_z_[r + j] * row_z_[r + j];
-            if (state.zone != 2) continue;
-            for (int k = 0; k < dim; ++k) {
-              second += row_z_[r + j] * hessian_at[j + k * dim] * row_z_[r + k];
-            }
-          }
-          continue;
-        }
-        const double z = row_z_[r];
-        if (z == 0) continue;
-        const double dr = row_d_[r];
-        const RowState state =
-            RowAt(kind_[r], dr, row_offset_[r], lower_[r], upper_[r], row_y_[r] + alpha * z);
-        first -= state.impulse * z;
-        if (state.quadratic) second += dr * z * z;
-        // D_r (y + t z) + c_r = -bound at t = (-(c_r + bound) / D_r - y) / z.
-        if (kind_[r] == NewtonRowKind::kInequality) {
-          exclude((-row_offset_[r] / dr - row_y_[r]) / z);
-        } else if (kind_[r] == NewtonRowKind::kBox && dr > 0) {
-          exclude((-(row_offset_[r] + upper_[r]) / dr - row_y_[r]) / z);
-          exclude((-(row_offset_[r] + lower_[r]) / dr - row_y_[r]) / z);
-        }
-      }
-      ++line_search_evaluations_[island];
-      sample->first = first;
-      sample->second = second;
-      sample->left = std::min(left, alpha);
-      sample->right = std::max(right, alpha);
-      sample->affine = affine;
-    };
     // phi'(0) = g . d (= -g^T H^{-1} g < 0), from g itself rather than an evaluation at 0.
-    const double first0 = step.dot(VectorMap(g, n));
-    if (!(first0 < 0)) break;  // not a descent direction: nothing left to gain
-    const double alpha = ExactLineSearch(LineSearchLambda(derivatives), first0, line_search).alpha;
+    *first0 = step.dot(VectorMap(g, n));
+    return true;
+  };
+  // The exact line search (exact_line_search.h) on phi(alpha) = cost(v + alpha d). Each row's
+  // s_r is piecewise quadratic in y_r = y + alpha z, so cost' is affine on the piece where no row
+  // changes state; its ends are the rows' kinks, where D_r y + c_r meets 0 (an inequality row) or
+  // a box's bound. A cone's zones (elliptic, SAP) are not computed: a cone that moves leaves the
+  // piece unknown (not affine), as its middle zone is not affine.
+  auto derivatives = [&](double alpha, LineSearchSample* sample) {
+    double first = slope0 + alpha * curvature;
+    double second = curvature;
+    double left = -std::numeric_limits<double>::infinity();
+    double right = std::numeric_limits<double>::infinity();
+    bool affine = true;
+    auto exclude = [&](double kink) {  // narrows [left, right] to exclude a kink
+      if (kink > alpha) {
+        right = std::min(right, kink);
+      } else if (kink < alpha) {
+        left = std::max(left, kink);
+      } else {
+        left = right = alpha;
+      }
+    };
+    for (int r = row0; r < row_end; ++r) {
+      if (kind_[r] == NewtonRowKind::kConeTail) continue;
+      if (kind_[r] == NewtonRowKind::kCone) {
+        const int dim = cone_dim_[r];
+        double x[kMaxConstraintDim], hessian_at[kMaxConstraintDim * kMaxConstraintDim];
+        bool moves = false;
+        for (int j = 0; j < dim; ++j) {
+          x[j] = row_y_[r + j] + alpha * row_z_[r + j] + row_offset_[r + j] / row_d_[r + j];
+          moves = moves || row_z_[r + j] != 0;
+        }
+        if (moves) affine = false;
+        const ConeState state =
+            CurrentCone(type_, dim, x, row_d_.data() + r, row_mu_.data() + r, hessian_at);
+        for (int j = 0; j < dim; ++j) {
+          first -= state.impulse[j] * row_z_[r + j];
+          if (state.zone == 1) second += row_d_[r + j] * row_z_[r + j] * row_z_[r + j];
+          if (state.zone != 2) continue;
+          for (int k = 0; k < dim; ++k) {
+            second += row_z_[r + j] * hessian_at[j + k * dim] * row_z_[r + k];
+          }
+        }
+        continue;
+      }
+      const double z = row_z_[r];
+      if (z == 0) continue;
+      const double dr = row_d_[r];
+      const RowState state =
+          RowAt(kind_[r], dr, row_offset_[r], lower_[r], upper_[r], row_y_[r] + alpha * z);
+      first -= state.impulse * z;
+      if (state.quadratic) second += dr * z * z;
+      // D_r (y + t z) + c_r = -bound at t = (-(c_r + bound) / D_r - y) / z.
+      if (kind_[r] == NewtonRowKind::kInequality) {
+        exclude((-row_offset_[r] / dr - row_y_[r]) / z);
+      } else if (kind_[r] == NewtonRowKind::kBox && dr > 0) {
+        exclude((-(row_offset_[r] + upper_[r]) / dr - row_y_[r]) / z);
+        exclude((-(row_offset_[r] + lower_[r]) / dr - row_y_[r]) / z);
+      }
+    }
+    sample->first = first;
+    sample->second = second;
+    sample->left = std::min(left, alpha);
+    sample->right = std::max(right, alpha);
+    sample->affine = affine;
+  };
+  auto take_step = [&](double alpha) {
     for (int i = 0; i < n; ++i) v[i] += alpha * direction[i];
-    const double previous = cost;
+    previous = cost;
     cost = Evaluate(m, d, island, v, g);
     if (record) cost_history_.push_back(cost);
-    ++newton_iterations_[island];
-    const double improvement = scale * (previous - cost) / (h * h);
-    converged = sap ? sap_test() : improvement < tolerance || gradient_test() < tolerance;
-  }
-  result.iterations = newton_iterations_[island];
-  result.converged = converged;
+    stepped = true;
+  };
+  const NewtonLoopResult loop =
+      NewtonLoop(converged, newton_direction, LineSearchLambda(derivatives), take_step,
+                 options.max_iterations, line_search, options, deadline_us);
+  newton_iterations_[island] = loop.steps;
+  line_search_evaluations_[island] = loop.line_search_evaluations;
+  result.iterations = loop.steps;
+  result.converged = loop.converged;
   result.dual_residual = VectorMap(g, n).norm();
 
   // v_hat and the impulses in alsim's rows (a pyramid's edges summed back into n and t_j).

@@ -21,7 +21,8 @@
 //   minimizer, returned without another evaluation;
 // stopping when the improvement or the gradient, scaled as MuJoCo scales them (its
 // acceleration units, divided by the island's mean inertia times max(1, dofs)), falls below
-// MujocoNewtonParameters::tolerance, or at SolverOptions::max_iterations.
+// MujocoNewtonParameters::tolerance, or at SolverOptions::max_iterations: the loop of
+// newton_loop.h, which CANAL's inner solve runs too.
 // The start is the cheaper of v_free (lambda = 0) and the warm start's v = A^{-1}(b + J^T
 // lambda_warm) (MuJoCo's choice between qacc_smooth and qacc_warmstart).
 //
