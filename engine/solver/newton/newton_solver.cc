@@ -40,6 +40,7 @@ NewtonSolver::NewtonSolver(const Model& m, SolverType type) : IslandSolver(m), t
   jacobian_.Reserve(m, MaxConstraints(m));
   local_dof_.assign(m.nv, -1);
   start_.assign(m.nv, 0.0);
+  warm_product_.assign(m.nv, 0.0);
   tree_vector_.assign(m.nv, 0.0);
   tree_product_.assign(m.nv, 0.0);
   sparse_hessian_.Reserve(m, MaxConstraints(m));
@@ -116,7 +117,7 @@ void NewtonSolver::Prepare(const Model& m, Data& d, const SolverOptions& /*optio
     row_entry_adr_.resize(rows);
     row_entry_num_.resize(rows);
     for (std::vector<double>* values :
-         {&row_d_, &row_offset_, &lower_, &upper_, &row_y_, &row_z_, &impulse_}) {
+         {&row_d_, &row_offset_, &lower_, &upper_, &row_y_, &row_z_, &impulse_, &saved_y_}) {
       values->resize(rows);
     }
   }
@@ -483,12 +484,17 @@ void NewtonSolver::RowProducts(const Data& d, int island, const double* x, doubl
 
 double NewtonSolver::Evaluate(const Model& m, const Data& d, int island, const double* v,
                               double* gradient) {
+  MassProduct(m, d, island, v, product_.data() + island_dof_adr_[island]);
+  RowProducts(d, island, v, row_y_.data());
+  return EvaluateRows(d, island, v, gradient);
+}
+
+double NewtonSolver::EvaluateRows(const Data& d, int island, const double* v, double* gradient) {
   const int n = island_dof_adr_[island + 1] - island_dof_adr_[island];
   const int dof0 = island_dof_adr_[island];
   const Eigen::Map<const Eigen::VectorXd> velocity(v, n);
-  VectorMap product(product_.data() + dof0, n);
+  const VectorMap product(product_.data() + dof0, n);
   const VectorMap rhs(rhs_.data() + dof0, n);
-  MassProduct(m, d, island, v, product.data());
   double cost = 0.5 * velocity.dot(product) - rhs.dot(velocity);
   if (gradient != nullptr) {
     for (int i = 0; i < n; ++i) gradient[i] = product[i] - rhs[i];
@@ -496,7 +502,6 @@ double NewtonSolver::Evaluate(const Model& m, const Data& d, int island, const d
   const size_t entry0 = island_entry_adr_[island];
   const int row_end = island_row_adr_[island] + island_row_num_[island];
   const int row0 = island_row_adr_[island];
-  RowProducts(d, island, v, row_y_.data());
   for (int r = row0; r < row_end; ++r) {
     if (kind_[r] == NewtonRowKind::kConeTail) continue;
     if (kind_[r] == NewtonRowKind::kCone) {
@@ -598,7 +603,19 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
     rhs_[dof0 + i] = d.solver_rhs[global[i]];
     v[i] = d.v_hat[global[i]];
   }
-  double cost = Evaluate(m, d, island, v, g);
+  // Products are not recomputed where they are known: A v_free = b, A A^{-1} (b + J^T lambda) =
+  // b + J^T lambda, and along a step A (v + alpha d) = A v + alpha A d, J (v + alpha d) = J v +
+  // alpha J d (as MuJoCo updates its Ma and Jaref), equal up to rounding.
+  bool at_free = true;
+  for (int i = 0; i < n && at_free; ++i) at_free = v[i] == d.v_free[global[i]];
+  double cost = 0;
+  if (at_free) {
+    std::copy(rhs_.begin() + dof0, rhs_.begin() + dof0 + n, product_.begin() + dof0);
+    RowProducts(d, island, v, row_y_.data());
+    cost = EvaluateRows(d, island, v, g);
+  } else {
+    cost = Evaluate(m, d, island, v, g);
+  }
 
   // The warm start's v = A^{-1} (b + J^T lambda_warm), kept if it costs less than v_free.
   bool any_warm = false;
@@ -617,6 +634,7 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
     }
   }
   if (any_warm) {
+    for (int i = 0; i < n; ++i) warm_product_[global[i]] = start_[global[i]];
     for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
       const int j = islands.subsystems[s];
       TreeLdlSolveRange(layout, m.subsystem_dof_adr[j],
@@ -625,14 +643,24 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
     }
     double* candidate = scratch_.data() + dof0;
     for (int i = 0; i < n; ++i) candidate[i] = start_[global[i]];
-    const double warm_cost = Evaluate(m, d, island, candidate, direction);
+    const int rows0 = island_row_adr_[island], rows_end = rows0 + island_row_num_[island];
+    std::copy(row_y_.begin() + rows0, row_y_.begin() + rows_end, saved_y_.begin() + rows0);
+    for (int i = 0; i < n; ++i) product_[dof0 + i] = warm_product_[global[i]];
+    RowProducts(d, island, candidate, row_y_.data());
+    const double warm_cost = EvaluateRows(d, island, candidate, direction);
     if (warm_cost < cost) {
       std::copy(candidate, candidate + n, v);
       std::copy(direction, direction + n, g);
       cost = warm_cost;
       warm_[island] = 1;
-    } else {
-      Evaluate(m, d, island, v, g);  // the rows' states at v_free again
+    } else {  // the rows' states at v_free again
+      std::copy(saved_y_.begin() + rows0, saved_y_.begin() + rows_end, row_y_.begin() + rows0);
+      if (at_free) {
+        std::copy(rhs_.begin() + dof0, rhs_.begin() + dof0 + n, product_.begin() + dof0);
+      } else {
+        MassProduct(m, d, island, v, product_.data() + dof0);
+      }
+      EvaluateRows(d, island, v, g);
     }
   }
 
@@ -884,9 +912,14 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
     sample->affine = affine;
   };
   auto take_step = [&](double alpha) {
-    for (int i = 0; i < n; ++i) v[i] += alpha * direction[i];
+    const double* mass_step = scratch_.data() + dof0;  // A d, from newton_direction
+    for (int i = 0; i < n; ++i) {
+      v[i] += alpha * direction[i];
+      product_[dof0 + i] += alpha * mass_step[i];
+    }
+    for (int r = row0; r < row_end; ++r) row_y_[r] += alpha * row_z_[r];
     previous = cost;
-    cost = Evaluate(m, d, island, v, g);
+    cost = EvaluateRows(d, island, v, g);
     if (record) cost_history_.push_back(cost);
     stepped = true;
   };

@@ -96,6 +96,8 @@ class NewtonSolver final : public IslandSolver {
   double DelassusDiagonalMean(const Model& m, const Data& d, int i);
   // Cost at v (local dofs) and, when `gradient` is set, g and the rows' impulses and states.
   double Evaluate(const Model& m, const Data& d, int island, const double* v, double* gradient);
+  // The same with A v in product_ and J v in row_y_ already (Evaluate computes them).
+  double EvaluateRows(const Data& d, int island, const double* v, double* gradient);
   // y = A x over the island's local dofs: the dense copy of A for a small island, else A's tree
   // storage (one tree) or the sparse pattern's values.
   void MassProduct(const Model& m, const Data& d, int island, const double* x, double* y);
@@ -114,13 +116,15 @@ class NewtonSolver final : public IslandSolver {
   // Per island dof.
   std::vector<double> velocity_, rhs_, gradient_, direction_, product_, scratch_;
   std::vector<double> permuted_, permuted_product_;  // in the sparse pattern's dof numbering
-  std::vector<double> start_;  // nv: the warm start's A^{-1}(b + J^T lambda) in global dofs
+  std::vector<double> start_;         // nv: the warm start's A^{-1}(b + J^T lambda) in global dofs
+  std::vector<double> warm_product_;  // nv: b + J^T lambda, A times the warm start
   // Per island, n x n: A, then H and its factor.
   std::vector<double> mass_, hessian_;
   // Per row.
   std::vector<NewtonRowKind> kind_;
   std::vector<double> row_d_, row_offset_, lower_, upper_;  // D, c (lambda_u = -(D y + c)), box
   std::vector<double> row_y_, row_z_, impulse_;             // J v, J d, lambda
+  std::vector<double> saved_y_;  // J v_free while the warm start is evaluated
   std::vector<char>
       quadratic_;               // the row's state: D acts; a cone's head: 0 top, 1 bottom, 2 middle
   std::vector<double> row_mu_;  // elliptic rows: the cone's mu (head), friction (others)
