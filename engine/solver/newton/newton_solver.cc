@@ -41,6 +41,7 @@ NewtonSolver::NewtonSolver(const Model& m, SolverType type) : IslandSolver(m), t
   local_dof_.assign(m.nv, -1);
   start_.assign(m.nv, 0.0);
   warm_product_.assign(m.nv, 0.0);
+  rank_vector_.assign(m.nv, 0.0);
   tree_vector_.assign(m.nv, 0.0);
   tree_product_.assign(m.nv, 0.0);
   sparse_hessian_.Reserve(m, MaxConstraints(m));
@@ -52,9 +53,9 @@ void NewtonSolver::Prepare(const Model& m, Data& d, const SolverOptions& /*optio
   const Islands& islands = d.islands;
   jacobian_.Layout(m, d);
   const int num = islands.num;
-  for (std::vector<int>* values :
-       {&island_dof_adr_, &island_row_adr_, &island_row_num_, &newton_iterations_,
-        &line_search_evaluations_, &factorizations_, &warm_, &tree_factorizations_}) {
+  for (std::vector<int>* values : {&island_dof_adr_, &island_row_adr_, &island_row_num_,
+                                   &newton_iterations_, &line_search_evaluations_, &factorizations_,
+                                   &warm_, &tree_factorizations_, &rank_updates_}) {
     values->resize(num + 1);
   }
   island_matrix_adr_.resize(num + 1);
@@ -109,6 +110,7 @@ void NewtonSolver::Prepare(const Model& m, Data& d, const SolverOptions& /*optio
   if (row_d_.size() < static_cast<size_t>(rows)) {
     kind_.resize(rows);
     quadratic_.resize(rows);
+    factored_state_.resize(rows);
     row_mu_.resize(rows);
     cone_dim_.resize(rows);
     pyramid_constraint_.resize(rows);
@@ -418,12 +420,12 @@ ConeState CurrentCone(SolverType type, int dim, const double* x, const double* d
 void NewtonSolver::MassProduct(const Model& m, const Data& d, int island, const double* x,
                                double* y) {
   const int n = island_dof_adr_[island + 1] - island_dof_adr_[island];
-  if (n <= kMaxDenseDofs) {
+  const int* global = global_dof_.data() + island_dof_adr_[island];
+  if (!island_tree_[island] && n <= kMaxDenseDofs) {
     VectorMap(y, n).noalias() = DenseMap(mass_.data() + island_matrix_adr_[island], n, n) *
                                 Eigen::Map<const Eigen::VectorXd>(x, n);
     return;
   }
-  const int* global = global_dof_.data() + island_dof_adr_[island];
   if (island_tree_[island]) {
     for (int i = 0; i < n; ++i) tree_vector_[global[i]] = x[i];
     const Islands& islands = d.islands;
@@ -554,6 +556,7 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
   result = IslandSolveResult{};
   newton_iterations_[island] = line_search_evaluations_[island] = factorizations_[island] = 0;
   tree_factorizations_[island] = 0;
+  rank_updates_[island] = 0;
   warm_[island] = 0;
   const MujocoNewtonParameters& parameters = options.mujoco;
   // The line search's stops: as tight as rounding allows, within MuJoCo's cap on evaluations.
@@ -584,7 +587,7 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
   DenseMap mass(mass_.data() + island_matrix_adr_[island], small ? n : 0, small ? n : 0);
   double trace = 0;
   for (int i = 0; i < n; ++i) trace += d.qA[layout.row_adr[global[i]]];
-  if (small) {
+  if (small && !on_chain) {  // on one chain, A's products use its tree storage
     mass.setZero();
     for (int i = 0; i < n; ++i) {
       const int dof = global[i];
@@ -701,14 +704,78 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
            gradient_test() < tolerance;
   };
   double curvature = 0, slope0 = 0;  // along d: d^T A d and d . (A v - b)
+  // The tree factor of H follows the rows' states by rank-1 updates once factored (MuJoCo's
+  // incremental Hessian): a row that became quadratic adds D_r J_r^T J_r, one that left
+  // subtracts it (a pyramid's edge its own J_n +- mu J_t), while the updates' cost (sum over
+  // each row's chain of depth) stays below a factorization's (sum of depth^2 over the island's
+  // dofs). Cones (elliptic, SAP) change H within a zone: always factored.
+  bool updatable = on_chain;
+  for (int r = row0; r < row_end && updatable; ++r) updatable = kind_[r] != NewtonRowKind::kCone;
+  bool factored = false;
+  double factor_cost = 0;
+  for (int i = 0; i < n && updatable; ++i) {
+    factor_cost += layout.row_nnz[global[i]] * layout.row_nnz[global[i]];
+  }
+  double* tree = tree_hessian_.data();
+  // A d, J d and phi'(0) for the line search along the new direction.
+  auto finish_direction = [&](double* first0) {
+    const VectorMap step(direction, n);
+    VectorMap mass_step(scratch_.data() + dof0, n);
+    MassProduct(m, d, island, direction, mass_step.data());
+    curvature = step.dot(mass_step);
+    slope0 = 0;
+    for (int i = 0; i < n; ++i) slope0 += direction[i] * (product_[dof0 + i] - rhs_[dof0 + i]);
+    RowProducts(d, island, direction, row_z_.data());
+    // phi'(0) = g . d (= -g^T H^{-1} g < 0), from g itself rather than an evaluation at 0.
+    *first0 = step.dot(VectorMap(g, n));
+    return true;
+  };
+  // The direction from the current factor, or false to factor afresh.
+  auto updated_direction = [&]() {
+    if (!updatable || !factored) return false;
+    double update_cost = 0;
+    for (int r = row0; r < row_end; ++r) {
+      if (quadratic_[r] != factored_state_[r]) {
+        update_cost += row_entry_num_[r] * row_entry_num_[r];
+      }
+    }
+    if (update_cost >= factor_cost) return false;
+    for (int r = row0; r < row_end; ++r) {
+      if (quadratic_[r] == factored_state_[r]) continue;
+      const int count = row_entry_num_[r];
+      const int* dofs = entry_dof_.data() + entry0 + row_entry_adr_[r];
+      // Every row, a pyramid's edges included, has its J_r in entry_value_.
+      const double* values = entry_value_.data() + entry0 + row_entry_adr_[r];
+      int deepest = -1;
+      for (int k = 0; k < count; ++k) {
+        rank_vector_[global[dofs[k]]] = values[k];
+        deepest = std::max(deepest, global[dofs[k]]);
+      }
+      const double sigma = quadratic_[r] ? row_d_[r] : -row_d_[r];
+      ++rank_updates_[island];
+      if (deepest >= 0 &&
+          !TreeLdlRankOneUpdate(layout, deepest, sigma, rank_vector_.data(), tree)) {
+        return false;  // a pivot lost positivity to rounding: factor afresh
+      }
+      factored_state_[r] = quadratic_[r];
+    }
+    for (int i = 0; i < n; ++i) tree_vector_[global[i]] = -g[i];
+    for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
+      const int j = islands.subsystems[s];
+      const int begin = m.subsystem_dof_adr[j];
+      TreeLdlSolveRange(layout, begin, begin + m.subsystem_dof_num[j], tree, tree_vector_.data());
+    }
+    for (int i = 0; i < n; ++i) direction[i] = tree_vector_[global[i]];
+    return true;
+  };
   // H = A + sum over quadratic rows of D_r J_r^T J_r (and the cones' middle-zone Hessians),
   // factored; d = -H^{-1} g; then A d, J d and phi'(0) for the line search.
   auto newton_direction = [&](double* first0) {
     VectorMap step(direction, n);
+    if (updated_direction()) return finish_direction(first0);
     ++factorizations_[island];
     const bool sparse = !small && !on_chain;
     double* sparse_values = sparse ? sparse_hessian_.values(island) : nullptr;
-    double* tree = tree_hessian_.data();
     // Adds weight J^T J for one row J of constraint c (its entries, their local dofs increasing;
     // sparse: their pairs' positions in H, island_hessian.h).
     auto add_row = [&](const int* dofs, const double* values, int count, double weight, int c) {
@@ -823,6 +890,11 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
       }
       for (int i = 0; i < n; ++i) direction[i] = tree_vector_[global[i]];
       ++tree_factorizations_[island];
+      if (updatable) {
+        std::copy(quadratic_.begin() + row0, quadratic_.begin() + row_end,
+                  factored_state_.begin() + row0);
+        factored = true;
+      }
     } else if (sparse) {
       if (!sparse_hessian_.Factor(island)) return false;
       const int* pattern_local = sparse_hessian_.pattern().local_dofs();
@@ -837,15 +909,7 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
       factor.solveInPlace(step);
     }
 
-    VectorMap mass_step(scratch_.data() + dof0, n);
-    MassProduct(m, d, island, direction, mass_step.data());
-    curvature = step.dot(mass_step);
-    slope0 = 0;
-    for (int i = 0; i < n; ++i) slope0 += direction[i] * (product_[dof0 + i] - rhs_[dof0 + i]);
-    RowProducts(d, island, direction, row_z_.data());
-    // phi'(0) = g . d (= -g^T H^{-1} g < 0), from g itself rather than an evaluation at 0.
-    *first0 = step.dot(VectorMap(g, n));
-    return true;
+    return finish_direction(first0);
   };
   // The exact line search (exact_line_search.h) on phi(alpha) = cost(v + alpha d). Each row's
   // s_r is piecewise quadratic in y_r = y + alpha z, so cost' is affine on the piece where no row
@@ -967,6 +1031,7 @@ void NewtonSolver::SolveIslands(const Model& m, Data& d, const SolverOptions& op
     statistics_.factorizations += factorizations_[k];
     statistics_.warm_starts += warm_[k];
     statistics_.tree_factorizations += tree_factorizations_[k];
+    statistics_.rank_updates += rank_updates_[k];
   }
 }
 
@@ -975,6 +1040,7 @@ void NewtonSolver::AddFigures(SolverStatistics* stats) const {
   stats->AddFigure("line_search_evaluations", statistics_.line_search_evaluations);
   stats->AddFigure("factorizations", statistics_.factorizations);
   stats->AddFigure("tree_factorizations", statistics_.tree_factorizations);
+  stats->AddFigure("rank_updates", statistics_.rank_updates);
   stats->AddFigure("warm_starts", statistics_.warm_starts);
 }
 

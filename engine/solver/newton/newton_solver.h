@@ -64,6 +64,7 @@ struct NewtonStatistics {
   int line_search_evaluations = 0;  // evaluations of cost' and cost'' along a direction
   int factorizations = 0;           // factorizations of H (tree LDL^T or dense Cholesky)
   int tree_factorizations = 0;      // of which by the tree LDL^T
+  int rank_updates = 0;             // rank-1 updates of a tree factor instead of factorizations
   int warm_starts = 0;              // islands that started from the warm start, not v_free
 };
 
@@ -98,8 +99,8 @@ class NewtonSolver final : public IslandSolver {
   double Evaluate(const Model& m, const Data& d, int island, const double* v, double* gradient);
   // The same with A v in product_ and J v in row_y_ already (Evaluate computes them).
   double EvaluateRows(const Data& d, int island, const double* v, double* gradient);
-  // y = A x over the island's local dofs: the dense copy of A for a small island, else A's tree
-  // storage (one tree) or the sparse pattern's values.
+  // y = A x over the island's local dofs: A's tree storage when H keeps the tree sparsity, else
+  // the dense copy of A for a small island or the sparse pattern's values.
   void MassProduct(const Model& m, const Data& d, int island, const double* x, double* y);
   // out[r] = J_r x for every row r of the island (x over its local dofs; a condim-3 pyramid's
   // edges from one pass over its contact's rows).
@@ -147,7 +148,9 @@ class NewtonSolver final : public IslandSolver {
   // Large islands off one chain: H sparse (A + sum J^T J's pattern, A's values, CHOLMOD).
   IslandHessian sparse_hessian_;
   std::vector<int> newton_iterations_, line_search_evaluations_, factorizations_, warm_;
-  std::vector<int> tree_factorizations_;
+  std::vector<int> tree_factorizations_, rank_updates_;
+  std::vector<char> factored_state_;  // per row: quadratic_ when the tree factor was last made
+  std::vector<double> rank_vector_;   // nv: a row's J_r for a rank-1 update, zero between
   NewtonStatistics statistics_;
   SolverType type_;
   bool record_history_ = false;
