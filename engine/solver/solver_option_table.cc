@@ -193,6 +193,11 @@ std::vector<SolverOptionSpec> MakeTable() {
        K::kInteger, 1, kMaxCount, false, false, "",
        "most evaluations of the cost's derivatives in one exact line search",
        ALSIM_NUMBER_FIELD(mujoco.max_line_search)},
+      {"mujoco_rank_updates", "--mujoco-rank-updates", "on/off", "mujoco", K::kBoolean, 0, 0, false,
+       false, "",
+       "update H's tree factor by rank-1 updates for the rows that change state between Newton "
+       "iterations, where cheaper than factoring again",
+       ALSIM_BOOLEAN_FIELD(mujoco.rank_updates)},
       // ---- sap (engine/solver/sap/sap_parameters.h)
       {"sap_stiffness", "--sap-stiffness", "K", "sap", K::kNumber, 0, kInfinity, false, true, "",
        "contact stiffness k, N/m (R_n^-1 = dt k (dt + tau_d)); 0 for near-rigid contact",

@@ -12,6 +12,10 @@ struct MujocoNewtonParameters {
   // The exact line search's most evaluations of the cost's first and second derivative along a
   // direction (MuJoCo's 50).
   int max_line_search = 50;
+  // Follow the rows' state changes between Newton iterations by rank-1 updates of H's tree factor
+  // where they cost less than factoring again (MuJoCo's incremental Hessian; newton_solver.h);
+  // off factors H afresh every iteration (the same answer up to rounding).
+  bool rank_updates = true;
 };
 
 }  // namespace alsim

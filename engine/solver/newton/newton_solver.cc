@@ -709,7 +709,7 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
   // subtracts it (a pyramid's edge its own J_n +- mu J_t), while the updates' cost (sum over
   // each row's chain of depth) stays below a factorization's (sum of depth^2 over the island's
   // dofs). Cones (elliptic, SAP) change H within a zone: always factored.
-  bool updatable = on_chain;
+  bool updatable = on_chain && parameters.rank_updates;
   for (int r = row0; r < row_end && updatable; ++r) updatable = kind_[r] != NewtonRowKind::kCone;
   bool factored = false;
   double factor_cost = 0;
