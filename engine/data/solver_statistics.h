@@ -13,7 +13,7 @@ struct SolverFigure {
 // What a step's solve reports (docs/DESIGN.md: the same diagnostics for every solver, and each
 // solver's own figures).
 struct SolverStatistics {
-  static constexpr int kMaxFigures = 8;
+  static constexpr int kMaxFigures = 9;
   int islands = 0;
   int constraints = 0;
   int contacts = 0;

@@ -61,9 +61,11 @@ std::string WithoutFrictionLoss(const std::string& xml) {
          xml.substr(end + 1);
 }
 
+// The Table II baselines without their fallback to CANAL, so that their own solves are checked.
 StepOptions OptionsOf(SolverType type) {
   StepOptions options;
   options.solver.type = type;
+  options.solver.canal.baselines.canal_fallback = false;
   return options;
 }
 

@@ -19,6 +19,8 @@
 
 #include "engine/core/parallel.h"
 #include "engine/linalg/tree_sparse_layout.h"
+#include "engine/model/model_import.h"
+#include "engine/sim/state_snapshot.h"
 #include "engine/sim/step.h"
 #include "engine/solver/canal/canal_solver.h"
 #include "engine/solver/canal/newton_baselines.h"
@@ -316,6 +318,7 @@ TEST(NewtonBaselinesTest, AnInnerLoopCutShortByTheStepCapIsAFailure) {
       solver.set_record_history(true);
       CanalParameters parameters;
       parameters.max_newton_steps = cap;
+      parameters.baselines.canal_fallback = false;  // the paper's loop through its failures
       ASSERT_EQ(Step(m, d, Options(type, 10, 0, parameters)), StepStatus::kOk);
       const CanalStatistics& stats = solver.statistics();
       ASSERT_EQ(stats.islands, 1);
@@ -347,14 +350,69 @@ TEST(NewtonBaselinesTest, AnInnerLoopCutShortByTheStepCapIsAFailure) {
   }
 }
 
+// scenes/spring_linkage_biped.xml as its feet land (134 steps of CANAL from its start): from this
+// state both baselines' inner solves stall (the merit 1/2 ||r||^2 stationary at a kink of the
+// strict operator with ||r|| > 0), and the paper's loop, run on through its failures, ends at an
+// iterate whose momentum residual r = A v - b - J^T lambda is not zero, which the step would apply
+// as an impulse nothing accounts for. With CanalParameters::baselines.canal_fallback (the default)
+// the first failure hands the island to CANAL, whose step this is then, up to the rounding of the
+// dense factorization of H against CHOLMOD's.
+TEST(NewtonBaselinesTest, AnInnerFailureHandsTheIslandToCanal) {
+  const ModelImport imported = ImportModelFromFile(ALSIM_SCENES_DIR "/spring_linkage_biped.xml");
+  ASSERT_TRUE(imported) << imported.error;
+  const Model& m = *imported.model;
+  Data landing(m);
+  StepOptions canal_options;
+  canal_options.solver.type = SolverType::kCanal;
+  for (int k = 0; k < 134; ++k) ASSERT_EQ(Step(m, landing, canal_options), StepStatus::kOk);
+  ASSERT_GT(landing.constraints.num_contacts, 0);
+  const std::string state = SaveStateSnapshot(m, landing);
+  auto step_from_landing = [&](const StepOptions& options, Data& d) {
+    std::string error;
+    ASSERT_TRUE(RestoreStateSnapshot(m, state, d, &error)) << error;
+    ASSERT_EQ(Step(m, d, options), StepStatus::kOk);
+  };
+  Data canal(m);
+  step_from_landing(canal_options, canal);
+  for (const SolverType type : kBaselines) {
+    for (const bool fallback : {false, true}) {
+      SCOPED_TRACE(std::string(SolverName(type)) + (fallback ? " with" : " without") +
+                   " the fallback");
+      StepOptions options;
+      options.solver.type = type;
+      options.solver.canal.baselines.canal_fallback = fallback;
+      Data d(m);
+      step_from_landing(options, d);
+      const SolverStatistics& stats = d.solver_statistics;
+      ASSERT_GE(Figure(stats, "inner_failures"), 1);
+      double difference = 0;
+      for (int i = 0; i < m.nv; ++i) {
+        difference = std::max(difference, std::abs(d.qvel[i] - canal.qvel[i]));
+      }
+      if (fallback) {
+        EXPECT_EQ(Figure(stats, "canal_fallbacks"), 1);
+        EXPECT_LT(difference, 1e-9);
+        EXPECT_LT(Figure(stats, "newton_residual"), 1e-9);
+      } else {
+        EXPECT_EQ(Figure(stats, "canal_fallbacks"), 0);
+        EXPECT_GT(Figure(stats, "newton_residual"), 1e-3);  // N s
+      }
+      std::printf(
+          "[ landing ] %-14s fallback %-3s: |v - v_canal| %.1e, ||r|| %.1e N s, %g failures\n",
+          SolverName(type), fallback ? "on" : "off", difference, Figure(stats, "newton_residual"),
+          Figure(stats, "inner_failures"));
+    }
+  }
+}
+
 TEST(NewtonBaselinesTest, EachReportsItsFigures) {
   const auto model = Load(kThreePointStack);
   const Model& m = *model;
   const std::vector<std::vector<std::string>> expected = {
-      {"outer_iterations", "newton_steps", "inner_failures", "rejected_steps", "factorizations",
-       "al_residual", "newton_residual"},
+      {"outer_iterations", "newton_steps", "inner_failures", "rejected_steps", "canal_fallbacks",
+       "factorizations", "al_residual", "newton_residual"},
       {"outer_iterations", "newton_steps", "inner_failures", "line_search_iterations",
-       "gradient_steps", "factorizations", "al_residual", "newton_residual"}};
+       "gradient_steps", "canal_fallbacks", "factorizations", "al_residual", "newton_residual"}};
   for (int k = 0; k < 2; ++k) {
     Data d(m);
     for (int n = 0; n < 30; ++n)

@@ -19,6 +19,10 @@ struct NewtonBaselineParameters {
   // DampedSN: the most halvings of t in one backtracking search. A gradient step -J^T r is in
   // units of beta^2 ||J||^2 ||r||, so at beta = 1e8 it needs about 50 halvings to be accepted.
   int max_backtracks = 60;
+  // A baseline's inner failure ends its AL loop, and CANAL solves the island from the same start
+  // (canal_solver.h); false runs the paper's loop on through its failures and keeps its last
+  // iterate, as Table II measures it (bench/table2_bench.cc) [OURS].
+  bool canal_fallback = true;
 };
 
 // CANAL's knobs, with the digest's defaults (section 12; [OURS] where the paper gives none).

@@ -170,6 +170,7 @@ struct Phi final : LineSearchFunction {
 
 InnerSolveResult CanalSolver::ExactNewton(AlIsland& problem, const SolverOptions& options,
                                           double deadline_us, int island,
+                                          DenseNewtonWorkspace* dense,
                                           CanalIslandStatistics* stats) {
   const ConstraintSet& set = *problem.set;
   const CanalParameters& parameters = options.canal;
@@ -184,6 +185,11 @@ InnerSolveResult CanalSolver::ExactNewton(AlIsland& problem, const SolverOptions
   // H = A + beta sum_i J_i^T D_i J_i (eq. 24): each constraint's block in parallel, then the sum
   // in constraint order (island_hessian.h) and the numeric factorization.
   auto factor_hessian = [&] {
+    if (dense != nullptr) {  // H dense (AssembleResidualJacobian: for CANAL's T it is H)
+      AssembleResidualJacobian(problem, dense->factors.data());
+      ++stats->factorizations;
+      return DenseLuFactor(dense->factors.data(), n, dense->pivot.data());
+    }
     problem.ForConstraints([&](int c) {
       const Constraint& constraint = set.constraints[c];
       const int dim = constraint.dim;
@@ -230,7 +236,11 @@ InnerSolveResult CanalSolver::ExactNewton(AlIsland& problem, const SolverOptions
     }
     // d = -H^{-1} r (eq. 25), kept in `residual`; -r kept in `product` for phi'(0) = r^T d.
     for (int k = 0; k < n; ++k) residual[k] = product[k] = -residual[k];
-    hessian_.Solve(island, residual);
+    if (dense != nullptr) {
+      DenseLuSolve(dense->factors.data(), dense->pivot.data(), n, residual);
+    } else {
+      hessian_.Solve(island, residual);
+    }
     const double* direction = residual;
     // phi'(0) = grad h . d = r^T d (= -d^T H d < 0), from r itself rather than an evaluation of
     // phi' at 0, whose sum cancels the large terms d^T A v and d^T b.
@@ -322,7 +332,6 @@ void CanalSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opti
   problem.row_index = pattern.row_index(island);
   problem.mass = pattern.mass(island);
   problem.rhs = rhs;
-  problem.strict = strict;
   problem.outer_impulse = outer_impulse_.data();
   problem.shifted_bias = shifted_bias_.data();
   problem.argument = argument_.data();
@@ -334,116 +343,137 @@ void CanalSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opti
   problem.ForConstraints([&](int c) { jacobian_.Fill(m, d, c); });
   hessian_.Build(m, d, islands, jacobian_, island);
 
-  double beta = parameters.beta0;
-  result.beta0 = beta;
   for_dofs([&](int i, int k) { rhs[k] = d.solver_rhs[i]; });
   problem.newton_threshold = parameters.newton_tolerance * std::max(1.0, IslandNorm(rhs, n));
-
-  // lambda^0: the warm start (u^0 = -lambda^0). z^0 = J v_k [OURS, as SubADMM's], which sets
-  // the first De Saxce term (CANAL only: the baselines' strict T needs none, e~ = e);
-  // v_hat^0 = v_free, or v_k (CanalParameters).
-  for_dofs([&](int i, int k) { velocity[k] = d.qvel[i]; });
-  problem.ForConstraints([&](int c) {
-    const Constraint& constraint = set.constraints[c];
-    const int row = constraint.row_adr;
-    for (int r = 0; r < constraint.dim; ++r) {
-      outer_impulse_[row + r] = set.lambda[row + r];
-      shifted_bias_[row + r] = constraint.type == ConstraintType::kSoft ? 0.0 : set.bias[row + r];
-    }
-    if (constraint.type == ConstraintType::kContact && !strict) {
-      double z[3];
-      problem.Apply(c, velocity, z);
-      shifted_bias_[row] += constraint.friction * std::sqrt(z[1] * z[1] + z[2] * z[2]);
-    }
-  });
-  if (!parameters.start_from_previous_velocity) {
-    for_dofs([&](int i, int k) { velocity[k] = d.v_free[i]; });
-  }
   DenseNewtonWorkspace* dense = nullptr;
   if (strict) {
     dense = dense_[island].get();
     dense->Resize(n);
   }
 
-  bool failed = false;
-  double previous_al = 0;
-  while (!failed) {
-    // The inner solve (Alg. 1 lines 6-14), from the last outer iterate.
-    problem.beta = beta;
-    InnerSolveResult inner;
-    if (strict) {
-      NewtonBaselineCounts counts;
-      std::vector<NewtonJacobianRecord>* records = record ? &jacobian_history_ : nullptr;
-      inner = type_ == SolverType::kCanalTrDogleg
-                  ? TrustRegionDoglegSolve(problem, velocity, residual, parameters, options,
-                                           deadline_us, *dense, &counts, global_dofs, records)
-                  : DampedSemismoothNewtonSolve(problem, velocity, residual, parameters, options,
-                                                deadline_us, *dense, &counts, global_dofs, records);
-      stats.newton_steps += inner.steps;
-      stats.factorizations += counts.factorizations;
-      stats.rejected_steps += counts.rejected_steps;
-      stats.line_search_iterations += counts.evaluations;
-      stats.gradient_steps += counts.gradient_steps;
-      if (inner.broken) ++stats.failed_factorizations;
-    } else {
-      inner = ExactNewton(problem, options, deadline_us, island, &stats);
-    }
-    const bool inner_failure = !inner.converged() && !inner.out_of_time;
-    if (inner_failure) ++stats.inner_failures;
-    if (inner.broken) {
-      failed = true;
-      break;
-    }
-    const double newton_residual = inner.residual;
+  // One AL loop (Algorithm 1) with the strict T and the baseline's inner solve (`strict_loop`),
+  // or CANAL's; into `result` and `stats`. It ends at line 16, at a broken input (a non-finite
+  // J_r or H), or, for a baseline with CanalParameters::baselines.canal_fallback, at an inner
+  // failure (before that outer iteration's multiplier update).
+  enum class LoopEnd { kDone, kBroken, kInnerFailure };
+  const bool fallback = strict && parameters.baselines.canal_fallback;
+  auto run_loop = [&](bool strict_loop) {
+    problem.strict = strict_loop;
+    result = IslandSolveResult{};
+    double beta = parameters.beta0;
+    result.beta0 = beta;
 
-    // Eq. (12) with u = -lambda: z = J v + (lambda^{l+1} - lambda^l) / beta, the AL residual
-    // ||J v - z|| = ||lambda^{l+1} - lambda^l|| / beta, and the next De Saxce term p from z_t.
-    // [OURS] The stop test adds ||p^{l+1} - p^l||: at a slipping contact the converged surrogate
-    // leaves a normal velocity error of p^{l+1} - p^l (C* boundary: z_n + e_n + p^l = p^{l+1}),
-    // which ||J v - z|| (an impulse change over beta) understates by beta over the effective mass.
-    // The baselines' strict T carries no De Saxce term: p = 0 throughout.
-    double change2 = 0, lag2 = 0;
-    for (int s = 0; s < num_constraints; ++s) {
-      const Constraint& constraint = set.constraints[constraints[s]];
+    // lambda^0: the warm start (u^0 = -lambda^0). z^0 = J v_k [OURS, as SubADMM's], which sets
+    // the first De Saxce term (CANAL only: the baselines' strict T needs none, e~ = e);
+    // v_hat^0 = v_free, or v_k (CanalParameters).
+    for_dofs([&](int i, int k) { velocity[k] = d.qvel[i]; });
+    problem.ForConstraints([&](int c) {
+      const Constraint& constraint = set.constraints[c];
       const int row = constraint.row_adr;
-      double z[3] = {0, 0, 0};
       for (int r = 0; r < constraint.dim; ++r) {
-        const double change = impulse_[row + r] - outer_impulse_[row + r];
-        change2 += change * change;
-        if (r < 3) z[r] = row_velocity_[row + r] + change / beta;
-        outer_impulse_[row + r] = impulse_[row + r];
+        outer_impulse_[row + r] = set.lambda[row + r];
+        shifted_bias_[row + r] = constraint.type == ConstraintType::kSoft ? 0.0 : set.bias[row + r];
       }
-      if (constraint.type == ConstraintType::kContact && !strict) {
-        const double desaxce =
-            set.bias[row] + constraint.friction * std::sqrt(z[1] * z[1] + z[2] * z[2]);
-        lag2 += (desaxce - shifted_bias_[row]) * (desaxce - shifted_bias_[row]);
-        shifted_bias_[row] = desaxce;
+      if (constraint.type == ConstraintType::kContact && !strict_loop) {
+        double z[3];
+        problem.Apply(c, velocity, z);
+        shifted_bias_[row] += constraint.friction * std::sqrt(z[1] * z[1] + z[2] * z[2]);
       }
+    });
+    if (!parameters.start_from_previous_velocity) {
+      for_dofs([&](int i, int k) { velocity[k] = d.v_free[i]; });
     }
-    const double al_residual = std::sqrt(change2) / beta;
-    const double lag = std::sqrt(lag2);
-    ++stats.outer_iterations;
-    stats.al_residual = al_residual;
-    stats.desaxce_change = lag;
-    stats.newton_residual = newton_residual;
-    if (record) {
-      history_.push_back({al_residual, lag, newton_residual, inner.steps, inner_failure, beta});
+
+    int outer = 0;
+    double previous_al = 0;
+    while (true) {
+      // The inner solve (Alg. 1 lines 6-14), from the last outer iterate.
+      problem.beta = beta;
+      InnerSolveResult inner;
+      if (strict_loop) {
+        NewtonBaselineCounts counts;
+        std::vector<NewtonJacobianRecord>* records = record ? &jacobian_history_ : nullptr;
+        inner =
+            type_ == SolverType::kCanalTrDogleg
+                ? TrustRegionDoglegSolve(problem, velocity, residual, parameters, options,
+                                         deadline_us, *dense, &counts, global_dofs, records)
+                : DampedSemismoothNewtonSolve(problem, velocity, residual, parameters, options,
+                                              deadline_us, *dense, &counts, global_dofs, records);
+        stats.newton_steps += inner.steps;
+        stats.factorizations += counts.factorizations;
+        stats.rejected_steps += counts.rejected_steps;
+        stats.line_search_iterations += counts.evaluations;
+        stats.gradient_steps += counts.gradient_steps;
+        if (inner.broken) ++stats.failed_factorizations;
+      } else {
+        inner = ExactNewton(problem, options, deadline_us, island, dense, &stats);
+      }
+      const bool inner_failure = !inner.converged() && !inner.out_of_time;
+      if (inner_failure) ++stats.inner_failures;
+      if (inner.broken) return LoopEnd::kBroken;
+      if (inner_failure && strict_loop && fallback) return LoopEnd::kInnerFailure;
+      const double newton_residual = inner.residual;
+
+      // Eq. (12) with u = -lambda: z = J v + (lambda^{l+1} - lambda^l) / beta, the AL residual
+      // ||J v - z|| = ||lambda^{l+1} - lambda^l|| / beta, and the next De Saxce term p from z_t.
+      // [OURS] The stop test adds ||p^{l+1} - p^l||: at a slipping contact the converged
+      // surrogate leaves a normal velocity error of p^{l+1} - p^l (C* boundary: z_n + e_n + p^l
+      // = p^{l+1}), which ||J v - z|| (an impulse change over beta) understates by beta over the
+      // effective mass. The baselines' strict T carries no De Saxce term: p = 0 throughout.
+      double change2 = 0, lag2 = 0;
+      for (int s = 0; s < num_constraints; ++s) {
+        const Constraint& constraint = set.constraints[constraints[s]];
+        const int row = constraint.row_adr;
+        double z[3] = {0, 0, 0};
+        for (int r = 0; r < constraint.dim; ++r) {
+          const double change = impulse_[row + r] - outer_impulse_[row + r];
+          change2 += change * change;
+          if (r < 3) z[r] = row_velocity_[row + r] + change / beta;
+          outer_impulse_[row + r] = impulse_[row + r];
+        }
+        if (constraint.type == ConstraintType::kContact && !strict_loop) {
+          const double desaxce =
+              set.bias[row] + constraint.friction * std::sqrt(z[1] * z[1] + z[2] * z[2]);
+          lag2 += (desaxce - shifted_bias_[row]) * (desaxce - shifted_bias_[row]);
+          shifted_bias_[row] = desaxce;
+        }
+      }
+      const double al_residual = std::sqrt(change2) / beta;
+      const double lag = std::sqrt(lag2);
+      ++outer;
+      ++stats.outer_iterations;
+      stats.al_residual = al_residual;
+      stats.desaxce_change = lag;
+      stats.newton_residual = newton_residual;
+      if (record) {
+        history_.push_back({al_residual, lag, newton_residual, inner.steps, inner_failure, beta});
+      }
+      result.primal_residual = al_residual + lag;
+      result.dual_residual = newton_residual;
+      // Alg. 1 line 16 and the shared caps (stop_test.h).
+      if (CountIterationAndCheckStop(al_residual + lag, options, deadline_us, &result)) break;
+      // Alg. 1 line 19 and eq. (27): raise beta when the AL residual did not fall by zeta.
+      if (outer > 1 && al_residual > parameters.zeta * previous_al) {
+        beta = std::min(parameters.kappa * beta, parameters.beta_max);
+      }
+      previous_al = al_residual;
     }
-    result.primal_residual = al_residual + lag;
-    result.dual_residual = newton_residual;
-    // Alg. 1 line 16 and the shared caps (stop_test.h).
-    if (CountIterationAndCheckStop(al_residual + lag, options, deadline_us, &result)) break;
-    // Alg. 1 line 19 and eq. (27): raise beta when the AL residual did not fall by zeta.
-    if (stats.outer_iterations > 1 && al_residual > parameters.zeta * previous_al) {
-      beta = std::min(parameters.kappa * beta, parameters.beta_max);
-    }
-    previous_al = al_residual;
+    result.beta = beta;
+    stats.beta = beta;
+    return LoopEnd::kDone;
+  };
+
+  LoopEnd end = run_loop(strict);
+  // [OURS] A baseline's inner failure would leave an iterate with a momentum residual r != 0
+  // (see the file comment): the island is solved by CANAL instead, from the same start.
+  if (end == LoopEnd::kInnerFailure) {
+    ++stats.canal_fallbacks;
+    end = run_loop(false);
   }
-  result.beta = beta;
-  stats.beta = beta;
   stats.converged = result.converged;
 
-  if (failed) {  // a broken input (NaN): keep v_free and the warm start, unconverged
+  if (end ==
+      LoopEnd::kBroken) {  // a broken input (NaN): keep v_free and the warm start, unconverged
     for_dofs([&](int i, int) { d.v_hat[i] = d.v_free[i]; });
     result.converged = false;
     stats.converged = false;
@@ -503,6 +533,7 @@ void CanalSolver::SolveIslands(const Model& m, Data& d, const SolverOptions& opt
     total.inner_failures += s.inner_failures;
     total.rejected_steps += s.rejected_steps;
     total.gradient_steps += s.gradient_steps;
+    total.canal_fallbacks += s.canal_fallbacks;
     total.line_search_iterations += s.line_search_iterations;
     total.factorizations += s.factorizations;
     total.failed_factorizations += s.failed_factorizations;
@@ -514,7 +545,7 @@ void CanalSolver::SolveIslands(const Model& m, Data& d, const SolverOptions& opt
 
 void CanalSolver::AddFigures(SolverStatistics* stats) const {
   const CanalStatistics& total = statistics_;
-  // At most SolverStatistics::kMaxFigures (8) per solver.
+  // At most SolverStatistics::kMaxFigures (9) per solver.
   stats->AddFigure("outer_iterations", total.outer_iterations);
   stats->AddFigure("newton_steps", total.newton_steps);
   stats->AddFigure("inner_failures", total.inner_failures);
@@ -527,6 +558,7 @@ void CanalSolver::AddFigures(SolverStatistics* stats) const {
   if (type_ == SolverType::kCanalDampedSn) {
     stats->AddFigure("gradient_steps", total.gradient_steps);
   }
+  if (type_ != SolverType::kCanal) stats->AddFigure("canal_fallbacks", total.canal_fallbacks);
   stats->AddFigure("factorizations", total.factorizations);
   stats->AddFigure("al_residual", total.al_residual);
   stats->AddFigure("newton_residual", total.newton_residual);

@@ -20,7 +20,7 @@
 //         trust-region dogleg or a damped semismooth Newton on 1/2 ||r||^2 (newton_baselines.h);
 //       until ||r|| < newton_tolerance max(1, ||b||) (or below r's rounding error, which grows
 //       with beta) or max_newton_steps; an inner solve that ends short of that tolerance (not by
-//       the clock) is an inner failure, Table II's failure;
+//       the clock) is an inner failure, Table II's failure (a baseline's: see below);
 //     z^{l+1} = J v_hat + (lambda^{l+1} - lambda^l) / beta, u^{l+1} = -lambda^{l+1}   (eq. 12)
 //     stop when ||J v_hat - z|| + ||p^{l+1} - p^l|| < SolverOptions::tolerance, where
 //       ||J v_hat - z|| = ||lambda^{l+1} - lambda^l|| / beta (Alg. 1 line 16) and p_i = mu_i
@@ -28,6 +28,23 @@
 //     beta <- min(kappa beta, beta_max) when it fell by less than zeta        (eq. 27, line 19).
 // Rows: contacts (proximal cone projection, or strict), joint limits (max(., 0)), equalities
 // (identity) and soft servos (eq. 15, clamped to the force range) all enter h, r and H.
+//
+// [OURS] A baseline's inner failure ends its AL loop, and CANAL solves the island from the same
+// start (lambda^0, v_hat^0; CanalParameters::baselines.canal_fallback, the figure
+// canal_fallbacks). Why: the merit 1/2 ||r||^2 of eq. (19) can be stationary with r != 0 at a kink
+// of the strict operator (a contact at x_n = 0 with a large x_t, between open and slip; a box
+// row's end), where both baselines stop, Table II's "stuck where the merit cannot be reduced".
+// The stalled iterate leaves r = A v - b - J^T lambda, momentum the step would apply with no
+// constraint accounting for it, and the loop run on from it passes it into lambda^{l+1} and, with
+// beta raised by eq. (27), into every later iterate. No iterate of the baseline's own is a safe
+// fallback: the first inner solve can be the failed one, and lambda^0 with the velocity it gives,
+// A^{-1} (b + J^T lambda^0), v_free, or the least-||r|| iterate (as is or with the velocity its
+// impulses give) each leave some constraint unsolved, which a stiff spring in b (a light lever
+// held by a connect) turns into a velocity far larger than the step's. CANAL's h is strongly convex
+// and its Newton decreases h, so its own inner failures (a step cap) stop short of the minimizer,
+// not at a stall; CANAL has no fallback. The fallback factors H dense in the baseline's workspace.
+// Without it (Table II's bench), the loop runs on through the failures as the paper's does and the
+// step keeps its last iterate.
 //
 // CANAL's H is the Newton solvers' sparse island Hessian (engine/solver/newton/island_hessian.h,
 // shared with the Newton kit): A's tree-sparse entries plus every pair of dofs one constraint
@@ -77,6 +94,7 @@ struct CanalIslandStatistics {
   int failed_factorizations = 0;   // H not positive definite, dr/dv not finite (a broken input)
   int rejected_steps = 0;          // TRDogleg: trial steps the trust region refused
   int gradient_steps = 0;          // DampedSN: gradient steps instead of the Newton direction
+  int canal_fallbacks = 0;         // baselines: solved again by CANAL (0 or 1)
   double al_residual = 0;          // ||J v_hat - z|| after the last outer iteration, m/s
   double desaxce_change = 0;       // ||p^{l+1} - p^l|| after the last outer iteration, m/s
   double newton_residual = 0;      // ||r|| (eq. 21) at the end of the last inner loop, N s
@@ -96,6 +114,7 @@ struct CanalStatistics {
   int failed_factorizations = 0;
   int rejected_steps = 0;
   int gradient_steps = 0;
+  int canal_fallbacks = 0;     // islands a baseline left to CANAL
   double al_residual = 0;      // the largest final AL residual over islands, m/s
   double desaxce_change = 0;   // the largest final De Saxce change over islands, m/s
   double newton_residual = 0;  // the largest final Newton residual over islands, N s
@@ -135,9 +154,11 @@ class CanalSolver final : public IslandSolver {
                     double deadline_us) override;
   void AddFigures(SolverStatistics* stats) const override;
   // CANAL's inner solve: Newton on h with the exact line search (eqs. 24-26), from the island's
-  // velocity; counts into *stats.
+  // velocity; counts into *stats. H is the sparse island Hessian, or with `dense` (a baseline's
+  // fallback) factored dense there.
   InnerSolveResult ExactNewton(AlIsland& problem, const SolverOptions& options, double deadline_us,
-                               int island, CanalIslandStatistics* stats);
+                               int island, DenseNewtonWorkspace* dense,
+                               CanalIslandStatistics* stats);
 
   JointSpaceJacobian jacobian_;
   // H of eq. (24) per island: its pattern (A + J^T J), local dofs and A's values (which the

@@ -22,7 +22,8 @@
 // inner step; the loop stops when ||r|| < AlIsland::Tolerance() (CANAL's test), after
 // CanalParameters::max_newton_steps steps, or when the merit cannot be reduced any more (the
 // radius fell to rounding of v, or backtracking ran out): those two stops are the failures that
-// Table II counts.
+// Table II counts. By default a failure ends the baseline's AL loop and CANAL solves the island
+// instead (canal_solver.h).
 //
 // J_r is assembled dense over the island's dofs and factored by an LU with partial pivoting
 // written here. [OURS] Dense, not a general sparse LU: the islands of the Table II scenes are two
