@@ -240,12 +240,29 @@ double PgsSolver::Sweep(Data& d, int island) {
           EllipticContactUpdate(c, diagonal, velocity, bias, own, updated);
           break;
         }
-        // Rows (normal, t1, t2); D = diag(W_nn, w_t, w_t).
+        // Rows (normal, t1, t2): the normal row's step first, then the tangent pair's from the
+        // velocity that the normal's new impulse gives (Gauss-Seidel between the two, as between
+        // constraints), with one step size w_t, the largest eigenvalue of W_tt. Stepping all
+        // three rows from one velocity with D = diag(W_nn, w_t, w_t), w_t the mean of the tangent
+        // diagonals, failed on a contact that moves along one direction u only (a light lever on
+        // one hinge, W_ii = w u u^T): D^-1 W_ii has the eigenvalue u^T D^-1 u w = 1 + 2 = 3, so
+        // I - D^-1 W_ii has -2, and the impulse jumped between two states (the cone clipping the
+        // growth) until the sweep cap, a lever PGS could not hold. The normal step now removes
+        // the velocity along u; with w_t = lambda_max(W_tt) >= W_tt, the projected tangent step
+        // minimizes a majorizer of the island's energy over the friction disk, so it cannot raise
+        // it (the mean's I - W_tt / w_t has an eigenvalue -1 when W_tt is rank one: no decay). Any
+        // one w_t and a normal change that is zero at a fixed point keep the strict operator's
+        // fixed points the Signorini-Coulomb solutions.
         const double normal_diagonal = diagonal[0];
-        const double tangent_diagonal = 0.5 * (diagonal[1] + diagonal[2]);
+        const double half_gap = 0.5 * (block[1][1] - block[2][2]);
+        const double coupling = 0.5 * (block[1][2] + block[2][1]);
+        const double tangent_diagonal = 0.5 * (block[1][1] + block[2][2]) +
+                                        std::sqrt(half_gap * half_gap + coupling * coupling);
         if (normal_diagonal > 0 && tangent_diagonal > 0) {
-          const Vec3 x(own[0] - (velocity[0] + bias[0]) / normal_diagonal,
-                       own[1] - (velocity[1] + bias[1]) / tangent_diagonal,
+          const double normal_argument = own[0] - (velocity[0] + bias[0]) / normal_diagonal;
+          const double normal_change = std::max(normal_argument, 0.0) - own[0];
+          for (int r = 1; r < 3; ++r) velocity[r] += block[r][0] * normal_change;
+          const Vec3 x(normal_argument, own[1] - (velocity[1] + bias[1]) / tangent_diagonal,
                        own[2] - (velocity[2] + bias[2]) / tangent_diagonal);
           const Vec3 projected = StrictConeProjection(x, c.friction);
           updated[0] = projected[0];

@@ -5,10 +5,12 @@
 // Per island, with the Delassus operator W = J A^{-1} J^T = sum_j J_j A_j^{-1} J_j^T and the free
 // velocity J v_free (v_free = A^{-1} b), sweep the constraints in their fixed order, without
 // over-relaxation:
-//   contact: lambda_i <- T(lambda_i - D_i^{-1} (W lambda + J v_free + e)_i),
-//            D_i = diag(W_nn, w_t, w_t) with w_t the mean of the two tangential diagonals (one
-//            step size for both tangents keeps the fixed points of the strict operator (17) equal
-//            to the Signorini-Coulomb solutions), T the strict operator;
+//   contact: lambda_i <- T(x), T the strict operator, x from the normal row first and then the
+//            tangent pair (Gauss-Seidel between them, pgs_solver.cc):
+//              x_n = lambda_n - (W lambda + J v_free + e)_n / W_nn, then the tangents' velocity
+//              with lambda_n = max(x_n, 0), x_t = lambda_t - (W lambda + J v_free + e)_t / w_t,
+//            w_t the largest eigenvalue of W_tt (one step size for both tangents keeps the fixed
+//            points of the strict operator (17) equal to the Signorini-Coulomb solutions);
 //   limit:   lambda_i <- max(lambda_i - (W lambda + J v_free + e)_i / W_ii, 0);
 //   equality: Gauss-Seidel over its rows, lambda_r <- lambda_r - (W lambda + J v_free + e)_r / W_rr
 //            with the rows before r already updated (a dependent block: solved exactly on its
