@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <Eigen/Eigenvalues>
+
 #include "engine/core/parallel.h"
 #include "engine/linalg/tree_ldl.h"
 #include "engine/solver/impulse_update.h"
@@ -176,23 +178,47 @@ bool DependentEqualityUpdate(const double (&w)[kMaxConstraintDim][kMaxConstraint
 }
 
 // The contact step of a condim 4/6 contact: rows (normal, t1, t2, torsion[, roll1, roll2]) with
-// D = diag(W_nn, w_t, w_t, W_tors[, w_r, w_r]) (w_t, w_r the means of the pairs' diagonals, as
-// the 3-row step's tangents), x = lambda - D^{-1} (J v + e), then the strict operator with the
-// friction part projected onto the ellipsoid in the metric D (ProjectOntoFrictionEllipsoid with
-// w = D): its fixed points have D (x - lambda) = -(J v + e) in the ellipsoid's normal cone, i.e.
-// maximal dissipation, whatever the rows' different diagonals (m/s and rad/s rows mixed).
-void EllipticContactUpdate(const Constraint& c, const double (&diagonal)[kMaxConstraintDim],
+// the metric D = diag(w_t, w_t, W_tors[, w_r, w_r]) on the friction rows (w_t, w_r the means of
+// the pairs' diagonals). As the 3-row step: the normal row first, x_n = lambda_n - (J v + e)_n /
+// W_nn, then the friction rows from the velocity that lambda_n = max(x_n, 0) gives, x_f =
+// lambda_f - (alpha D)^{-1} (J v + e)_f with alpha the largest eigenvalue of D^{-1/2} W_ff
+// D^{-1/2}, so that alpha D >= W_ff (a majorizer of the island's energy; the 3-row step's
+// lambda_max(W_tt) is this alpha D), then the strict operator with the friction part projected
+// onto the ellipsoid in the metric D (ProjectOntoFrictionEllipsoid with w = D; the projection in
+// alpha D is the same). Its fixed points have D (x - lambda) = -(J v + e) / alpha in the
+// ellipsoid's normal cone, i.e. maximal dissipation, whatever the rows' different diagonals (m/s
+// and rad/s rows mixed) and alpha.
+void EllipticContactUpdate(const Constraint& c,
+                           const double (&block)[kMaxConstraintDim][kMaxConstraintDim],
                            const double (&velocity)[kMaxConstraintDim], const double* bias,
                            const double* own, double (&updated)[kMaxConstraintDim]) {
   double weight[kMaxConstraintDim];
-  weight[0] = diagonal[0];
-  weight[1] = weight[2] = 0.5 * (diagonal[1] + diagonal[2]);
-  weight[3] = diagonal[3];
-  if (c.dim == 6) weight[4] = weight[5] = 0.5 * (diagonal[4] + diagonal[5]);
-  double x[kMaxConstraintDim];
+  weight[0] = block[0][0];
+  weight[1] = weight[2] = 0.5 * (block[1][1] + block[2][2]);
+  weight[3] = block[3][3];
+  if (c.dim == 6) weight[4] = weight[5] = 0.5 * (block[4][4] + block[5][5]);
   for (int r = 0; r < c.dim; ++r) {
     if (!(weight[r] > 0)) return;  // a row that moves nothing: keep the impulse at zero
-    x[r] = own[r] - (velocity[r] + bias[r]) / weight[r];
+  }
+  const int friction_rows = c.dim - 1;
+  using Scaled = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, 5, 5>;
+  Scaled scaled(friction_rows, friction_rows);
+  for (int r = 0; r < friction_rows; ++r) {
+    for (int q = 0; q < friction_rows; ++q) {
+      scaled(r, q) = 0.5 * (block[r + 1][q + 1] + block[q + 1][r + 1]) /
+                     std::sqrt(weight[r + 1] * weight[q + 1]);
+    }
+  }
+  const double alpha = Eigen::SelfAdjointEigenSolver<Scaled>(scaled, Eigen::EigenvaluesOnly)
+                           .eigenvalues()
+                           .maxCoeff();
+  if (!(alpha > 0)) return;
+  double x[kMaxConstraintDim], shifted[kMaxConstraintDim];
+  x[0] = own[0] - (velocity[0] + bias[0]) / weight[0];
+  const double normal_change = std::max(x[0], 0.0) - own[0];
+  for (int r = 1; r < c.dim; ++r) {
+    shifted[r] = velocity[r] + block[r][0] * normal_change;
+    x[r] = own[r] - (shifted[r] + bias[r]) / (alpha * weight[r]);
   }
   StrictEllipticConeProjection(c, c.dim, x, updated, weight + 1);
 }
@@ -237,7 +263,7 @@ double PgsSolver::Sweep(Data& d, int island) {
     switch (c.type) {
       case ConstraintType::kContact: {
         if (c.dim > 3) {
-          EllipticContactUpdate(c, diagonal, velocity, bias, own, updated);
+          EllipticContactUpdate(c, block, velocity, bias, own, updated);
           break;
         }
         // Rows (normal, t1, t2): the normal row's step first, then the tangent pair's from the
