@@ -29,6 +29,9 @@ packages=(
   libccd-dev
   # Python client (Debian's interpreter, /usr/bin/python3, sees these)
   python3 python3-grpcio python3-grpc-tools python3-protobuf python3-numpy
+  # ... and its package: pip install --no-build-isolation ./client/python, offline, into a
+  # virtual environment (python_package_test)
+  python3-pip python3-setuptools python3-wheel python3-venv
   # benchmark plots (bench/plot_*.py, PNG next to their CSV)
   python3-matplotlib
   # tests: throwaway CA and certificates for the TLS clients (client_auth_test)

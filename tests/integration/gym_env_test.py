@@ -6,9 +6,17 @@ list, and one DNS name with several addresses) against one. The independent answ
 alsim.VectorEnv (the plain client) and the same environment run another way: on one server,
 synchronously, without an episode limit.
 
-Run by CTest; needs Debian's /usr/bin/python3 (python3-grpcio, python3-numpy) and the generated
-stubs. Puts client/python on sys.path itself.
+Gymnasium itself, against a stand-in gymnasium package with Gymnasium 1.x's documented names
+and behaviour (Debian has none; see stand_in_gymnasium below): alsim imported anew under it is a
+gymnasium.vector.VectorEnv with Gymnasium's spaces and AutoresetMode, `import alsim` registers
+alsim/Humanoid-v0 and alsim/Scene-v0 for make_vec, and RecordEpisodeStatistics wraps it with the
+episode lengths and returns of each autoreset mode; without gymnasium, alsim stands alone.
+
+Run by CTest with PYTHONPATH=client/python:BUILD/python (the sources and the stubs the build
+generated); needs Debian's /usr/bin/python3 (python3-grpcio, python3-numpy).
 """
+import collections
+import importlib
 import os
 import socket
 import sys
@@ -21,10 +29,7 @@ import server_harness  # tests/integration, next to this file
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "client",
-                                "python"))
-
-import alsim  # noqa: E402
+import alsim
 
 BIN_DIR = None
 SCENE = "humanoid"  # MuJoCo's humanoid.xml: a free-floating torso (qpos[0:3]) and 21 motors
@@ -50,6 +55,270 @@ def stop(process):
     process.wait()
     process.stdout.close()
     process.stderr.close()
+
+
+# ---- a stand-in gymnasium ------------------------------------------------------------------------
+#
+# Debian has no gymnasium, so these tests build one with the names and the documented behaviour of
+# Gymnasium 1.x that alsim relies on: gymnasium.spaces.Box; gymnasium.vector.VectorEnv (class
+# attributes metadata, spec, render_mode, closed; close() calls close_extras() once and sets
+# closed), VectorWrapper (wraps a VectorEnv, forwards reset/step/close and the attributes) and
+# AutoresetMode; gymnasium.register / registry / make_vec (an id "[module:]namespace/Name-vN",
+# the spec's kwargs updated by make_vec's, the spec's max_episode_steps passed on unless given,
+# vector_entry_point called as entry(num_envs=N, **kwargs), the env's unwrapped.spec set to the
+# spec with the kwargs used, metadata["autoreset_mode"] an AutoresetMode); and
+# gymnasium.wrappers.vector.RecordEpisodeStatistics (info["episode"] = {"r", "l"} and
+# info["_episode"] at the steps where episodes end; under NEXT_STEP the step after an episode's
+# end is the reset and counts for no episode, under SAME_STEP every step counts).
+
+
+def stand_in_gymnasium():
+    """The stand-in's modules by name, for sys.modules."""
+    import copy
+    import dataclasses
+    import enum
+    import importlib
+    import types
+
+    gymnasium = types.ModuleType("gymnasium")
+    spaces = types.ModuleType("gymnasium.spaces")
+    vector = types.ModuleType("gymnasium.vector")
+    wrappers = types.ModuleType("gymnasium.wrappers")
+    wrappers_vector = types.ModuleType("gymnasium.wrappers.vector")
+    envs = types.ModuleType("gymnasium.envs")
+    registration = types.ModuleType("gymnasium.envs.registration")
+
+    class Box:
+        def __init__(self, low, high, shape=None, dtype=np.float32, seed=None):
+            self.dtype = np.dtype(dtype)
+            self.shape = tuple(shape) if shape is not None else np.shape(low)
+            self.low = np.broadcast_to(np.asarray(low, self.dtype), self.shape)
+            self.high = np.broadcast_to(np.asarray(high, self.dtype), self.shape)
+            self.rng = np.random.default_rng(seed)
+
+        def seed(self, seed=None):
+            self.rng = np.random.default_rng(seed)
+
+        def sample(self):
+            low = np.where(np.isfinite(self.low), self.low, -1.0)
+            high = np.where(np.isfinite(self.high), self.high, 1.0)
+            return self.rng.uniform(low, high).astype(self.dtype)
+
+        def contains(self, x):
+            x = np.asarray(x)
+            return x.shape == self.shape and bool(np.all((x >= self.low) & (x <= self.high)))
+
+    class AutoresetMode(enum.Enum):
+        NEXT_STEP = "NextStep"
+        SAME_STEP = "SameStep"
+        DISABLED = "Disabled"
+
+    class VectorEnv:
+        metadata = {}
+        spec = None
+        render_mode = None
+        closed = False
+
+        def reset(self, *, seed=None, options=None):
+            raise NotImplementedError
+
+        def step(self, actions):
+            raise NotImplementedError
+
+        def close(self, **kwargs):
+            if self.closed:
+                return
+            self.close_extras(**kwargs)
+            self.closed = True
+
+        def close_extras(self, **kwargs):
+            pass
+
+        @property
+        def unwrapped(self):
+            return self
+
+    class VectorWrapper(VectorEnv):
+        def __init__(self, env):
+            if not isinstance(env, VectorEnv):
+                raise TypeError("VectorWrapper wraps a gymnasium.vector.VectorEnv, not %r" % env)
+            self.env = env
+
+        def reset(self, *, seed=None, options=None):
+            return self.env.reset(seed=seed, options=options)
+
+        def step(self, actions):
+            return self.env.step(actions)
+
+        def close(self, **kwargs):
+            return self.env.close(**kwargs)
+
+        def __getattr__(self, name):  # num_envs, spaces, metadata, render_mode, spec, ...
+            if name.startswith("_"):
+                raise AttributeError(name)
+            return getattr(self.env, name)
+
+        @property
+        def unwrapped(self):
+            return self.env.unwrapped
+
+        @property
+        def closed(self):
+            return self.env.closed
+
+        @property
+        def metadata(self):
+            return self.env.metadata
+
+        @property
+        def spec(self):
+            return self.env.spec
+
+        @property
+        def render_mode(self):
+            return self.env.render_mode
+
+
+    class RecordEpisodeStatistics(VectorWrapper):
+        def __init__(self, env, buffer_length=100, stats_key="episode"):
+            super().__init__(env)
+            self.mode = env.metadata["autoreset_mode"]
+            if not isinstance(self.mode, AutoresetMode):
+                raise TypeError("metadata['autoreset_mode'] must be an AutoresetMode, not %r"
+                                % (self.mode,))
+            self.key = stats_key
+            self.returns = np.zeros(env.num_envs)
+            self.lengths = np.zeros(env.num_envs, dtype=int)
+            self.ended = np.zeros(env.num_envs, dtype=bool)
+            self.return_queue = collections.deque(maxlen=buffer_length)
+            self.length_queue = collections.deque(maxlen=buffer_length)
+
+        def reset(self, *, seed=None, options=None):
+            obs, info = self.env.reset(seed=seed, options=options)
+            mask = (options or {}).get("reset_mask")
+            mask = np.ones(self.env.num_envs, dtype=bool) if mask is None else mask
+            self.returns[mask], self.lengths[mask], self.ended[mask] = 0, 0, False
+            return obs, info
+
+        def step(self, actions):
+            obs, reward, terminated, truncated, info = self.env.step(actions)
+            if not isinstance(info, dict):
+                raise TypeError("a vector env's info is a dict, not %r" % type(info))
+            if self.mode == AutoresetMode.SAME_STEP:
+                counted = np.ones(self.env.num_envs, dtype=bool)
+            else:  # the step after an episode's end is the reset: it counts for none
+                counted = ~self.ended
+                self.returns[self.ended], self.lengths[self.ended] = 0, 0
+            self.returns[counted] += reward[counted]
+            self.lengths[counted] += 1
+            done = terminated | truncated
+            if done.any():
+                if self.key in info or "_" + self.key in info:
+                    raise ValueError("info already holds %r" % self.key)
+                info[self.key] = {"r": np.where(done, self.returns, 0.0),
+                                  "l": np.where(done, self.lengths, 0)}
+                info["_" + self.key] = done
+                self.return_queue.extend(self.returns[done])
+                self.length_queue.extend(self.lengths[done])
+                if self.mode == AutoresetMode.SAME_STEP:
+                    self.returns[done], self.lengths[done] = 0, 0
+            self.ended = done
+            return obs, reward, terminated, truncated, info
+
+    @dataclasses.dataclass
+    class EnvSpec:
+        id: str
+        entry_point: object = None
+        vector_entry_point: object = None
+        max_episode_steps: object = None
+        kwargs: dict = dataclasses.field(default_factory=dict)
+
+    registry = {}
+
+    def register(id, entry_point=None, max_episode_steps=None, vector_entry_point=None,
+                 kwargs=None, **others):
+        if entry_point is None and vector_entry_point is None:
+            raise ValueError("either entry_point or vector_entry_point")
+        if others:
+            raise TypeError("the stand-in's register takes no %s" % sorted(others))
+        registry[id] = EnvSpec(id, entry_point, vector_entry_point, max_episode_steps,
+                               dict(kwargs or {}))
+
+    def load(entry_point):
+        if callable(entry_point):
+            return entry_point
+        module, attribute = entry_point.split(":")
+        return getattr(importlib.import_module(module), attribute)
+
+    def make_vec(id, num_envs=1, vectorization_mode=None, vector_kwargs=None, wrappers=None,
+                 **kwargs):
+        if ":" in id:
+            module, id = id.split(":")
+            importlib.import_module(module)
+        if id not in registry:
+            raise KeyError("No registered env with id: %s" % id)
+        spec = copy.deepcopy(registry[id])
+        arguments = dict(spec.kwargs)
+        arguments.update(kwargs)
+        if vectorization_mode is None:
+            vectorization_mode = "vector_entry_point" if spec.vector_entry_point else "sync"
+        if vectorization_mode != "vector_entry_point":
+            raise NotImplementedError("the stand-in makes vector_entry_point envs only")
+        if vector_kwargs or wrappers:
+            raise ValueError("vector_entry_point takes neither vector_kwargs nor wrappers")
+        if spec.max_episode_steps is not None and "max_episode_steps" not in arguments:
+            arguments["max_episode_steps"] = spec.max_episode_steps
+        env = load(spec.vector_entry_point)(num_envs=num_envs, **arguments)
+        spec.kwargs = dict(arguments, num_envs=num_envs, vectorization_mode=vectorization_mode)
+        env.unwrapped.spec = spec
+        if not isinstance(env.metadata.get("autoreset_mode"), AutoresetMode):
+            raise TypeError("metadata['autoreset_mode'] is not an AutoresetMode")
+        return env
+
+    spaces.Box = Box
+    vector.VectorEnv, vector.VectorWrapper, vector.AutoresetMode = (VectorEnv, VectorWrapper,
+                                                                    AutoresetMode)
+    wrappers_vector.RecordEpisodeStatistics = RecordEpisodeStatistics
+    wrappers.vector = wrappers_vector
+    registration.EnvSpec, registration.register = EnvSpec, register
+    registration.registry, registration.make_vec = registry, make_vec
+    envs.registration = registration
+    gymnasium.spaces, gymnasium.vector, gymnasium.wrappers, gymnasium.envs = (spaces, vector,
+                                                                              wrappers, envs)
+    gymnasium.register, gymnasium.registry, gymnasium.make_vec = register, registry, make_vec
+    return {"gymnasium": gymnasium, "gymnasium.spaces": spaces, "gymnasium.vector": vector,
+            "gymnasium.wrappers": wrappers, "gymnasium.wrappers.vector": wrappers_vector,
+            "gymnasium.envs": envs, "gymnasium.envs.registration": registration}
+
+
+def is_alsim_module(name):
+    """alsim's modules, but not the generated stubs (their protos are registered once per
+    process: they cannot be imported twice)."""
+    return (name == "alsim" or name.startswith("alsim.")) and not (
+        name == "alsim.v1" or name.startswith("alsim.v1."))
+
+
+def fresh_alsim(gymnasium_modules):
+    """``import alsim`` anew with ``gymnasium_modules`` in sys.modules (``{"gymnasium": None}``:
+    gymnasium does not import). Returns (the alsim package, a function that puts the modules of
+    before back)."""
+    saved = {name: module for name, module in sys.modules.items() if is_alsim_module(name)
+             or name == "gymnasium" or name.startswith("gymnasium.")}
+    for name in saved:
+        del sys.modules[name]
+    sys.modules.update(gymnasium_modules)
+
+    def restore():
+        for name in [n for n in sys.modules if is_alsim_module(n) or n == "gymnasium"
+                     or n.startswith("gymnasium.")]:
+            del sys.modules[name]
+        sys.modules.update(saved)
+
+    try:
+        return importlib.import_module("alsim"), restore
+    except BaseException:
+        restore()
+        raise
 
 
 class GymVectorEnvTest(unittest.TestCase):
@@ -151,59 +420,127 @@ class GymVectorEnvTest(unittest.TestCase):
         self.assertEqual((truncated.shape, truncated.dtype), ((3,), np.bool_))
         self.assertEqual((info["diverged"].shape, info["diverged"].dtype), ((3,), np.bool_))
 
-    def test_gymnasium_spaces_and_modes_are_used_when_importable(self):
-        # Debian has no gymnasium, so a stand-in package with its documented names
-        # (gymnasium.spaces.Box taking low/high/shape/dtype, gymnasium.vector.AutoresetMode)
-        # takes its place in sys.modules, and alsim.gym_env is imported again under it.
-        import enum
-        import importlib
-        import types
+    # ---- Gymnasium (the stand-in below) ----
 
-        made = []
+    def test_without_gymnasium_it_stands_alone_and_registers_nothing(self):
+        fresh, restore = fresh_alsim({"gymnasium": None})  # `import gymnasium` fails
+        self.addCleanup(restore)
+        self.assertIsNone(importlib.import_module("alsim.gymnasium_api").GYMNASIUM)
+        core = importlib.import_module("alsim.core")
+        self.assertEqual(fresh.GymVectorEnv.__mro__[1:], (core.BatchEnv, object))
+        self.assertEqual(fresh.register_environments(), ())
+        env = fresh.GymVectorEnv(self.first, SCENE, 2)
+        self.addCleanup(env.close)
+        for space in (env.single_observation_space, env.observation_space,
+                      env.single_action_space, env.action_space):
+            self.assertIsInstance(space, fresh.Box)
+        self.assertIs(env.metadata["autoreset_mode"], fresh.AutoresetMode.NEXT_STEP)
+        self.assertIsNone(env.render_mode)
 
-        class StandInBox:
-            def __init__(self, low, high, shape, dtype):
-                made.append(self)
-                self.low, self.high, self.shape, self.dtype = low, high, shape, np.dtype(dtype)
+    def test_with_gymnasium_it_is_a_vector_env_that_make_vec_builds(self):
+        modules = stand_in_gymnasium()
+        gym = modules["gymnasium"]
+        fresh, restore = fresh_alsim(modules)
+        self.addCleanup(restore)
+        # `import alsim` registered its ids (once: registering again leaves them).
+        self.assertEqual(sorted(gym.registry), ["alsim/Humanoid-v0", "alsim/Scene-v0"])
+        self.assertEqual(fresh.register_environments(), ())
+        env = gym.make_vec("alsim/Humanoid-v0", num_envs=3, vectorization_mode="vector_entry_point",
+                           address=self.first)
+        self.addCleanup(env.close)
+        self.assertIsInstance(env, gym.vector.VectorEnv)
+        self.assertIsInstance(env, fresh.GymVectorEnv)
+        self.assertIs(fresh.AutoresetMode, gym.vector.AutoresetMode)
+        dim = env.nq + env.nv
+        for space, shape in ((env.single_observation_space, (dim,)),
+                             (env.observation_space, (3, dim)),
+                             (env.single_action_space, (env.nu,)),
+                             (env.action_space, (3, env.nu))):
+            self.assertIsInstance(space, gym.spaces.Box)
+            self.assertEqual((space.shape, space.dtype), (shape, np.float64))
+        self.assertEqual(env.num_envs, 3)
+        self.assertIsNone(env.render_mode)
+        self.assertIs(env.metadata["autoreset_mode"], gym.vector.AutoresetMode.NEXT_STEP)
+        self.assertEqual(env.spec.id, "alsim/Humanoid-v0")
+        self.assertEqual((env.spec.kwargs["num_envs"], env.spec.kwargs["max_episode_steps"]),
+                         (3, 1000))
+        self.assertIs(env.unwrapped, env)
 
-        class StandInMode(enum.Enum):
-            NEXT_STEP = "NextStep"
-            SAME_STEP = "SameStep"
-            DISABLED = "Disabled"
+        # The registered task is the module's example: the torso's height as reward, the end
+        # when it falls below 1 m, 1000 steps at most; the bits of a GymVectorEnv made directly.
+        direct = self.gym(num_envs=3, max_episode_steps=1000)
+        obs, info = env.reset(seed=1)
+        self.assertEqual(info, {})
+        np.testing.assert_array_equal(obs, direct.reset(seed=1)[0])
+        for actions in self.actions(direct, 40):
+            for a, b in zip(env.step(actions)[:4], direct.step(actions)[:4]):
+                np.testing.assert_array_equal(a, b)
 
-        package = types.ModuleType("gymnasium")
-        package.spaces = types.ModuleType("gymnasium.spaces")
-        package.spaces.Box = StandInBox
-        package.vector = types.ModuleType("gymnasium.vector")
-        package.vector.AutoresetMode = StandInMode
-        modules = {"gymnasium": package, "gymnasium.spaces": package.spaces,
-                   "gymnasium.vector": package.vector}
-        gym_env = importlib.import_module("alsim.gym_env")
-        saved = dict(vars(gym_env))  # the module's own objects, which alsim re-exports
-        with mock.patch.dict(sys.modules, modules):
-            try:
-                importlib.reload(gym_env)
-                self.assertIs(gym_env.AutoresetMode, StandInMode)
-                env = gym_env.GymVectorEnv(self.first, SCENE, 2, reward_fn=standing_reward,
-                                           termination_fn=fallen,
-                                           autoreset_mode=StandInMode.SAME_STEP)
+        # alsim/Scene-v0: any scene; the address from $ALSIM_ADDRESS; "module:id" imports.
+        with mock.patch.dict(os.environ, {"ALSIM_ADDRESS": self.second}):
+            boxes = gym.make_vec("alsim:alsim/Scene-v0", num_envs=2, scene="box_stack",
+                                 autoreset_mode="same_step")
+        self.addCleanup(boxes.close)
+        self.assertEqual(boxes.servers, (self.second,))
+        self.assertIs(boxes.metadata["autoreset_mode"], gym.vector.AutoresetMode.SAME_STEP)
+        with self.assertRaisesRegex(ValueError, "name the scene"):
+            gym.make_vec("alsim/Scene-v0", num_envs=1, address=self.first)
+        with self.assertRaisesRegex(ValueError, "render_mode must be None"):
+            gym.make_vec("alsim/Humanoid-v0", num_envs=1, address=self.first,
+                         render_mode="rgb_array")
+        with self.assertRaisesRegex(ValueError, "must start with 'qpos'"):
+            gym.make_vec("alsim/Humanoid-v0", num_envs=1, address=self.first,
+                         observations=("qvel", "qpos"))
+
+        # Gymnasium's close(): `closed` set, idempotent.
+        env.close()
+        self.assertTrue(env.closed)
+        env.close()
+        with self.assertRaisesRegex(ValueError, "closed"):
+            env.reset()
+
+    def test_gymnasiums_vector_wrappers_take_it(self):
+        modules = stand_in_gymnasium()
+        gym = modules["gymnasium"]
+        _, restore = fresh_alsim(modules)
+        self.addCleanup(restore)
+        limit = 5
+        for mode in ("next_step", "same_step"):
+            with self.subTest(mode=mode):
+                env = gym.make_vec("alsim/Scene-v0", num_envs=2, address=self.first, scene=SCENE,
+                                   reward_fn=standing_reward, max_episode_steps=limit,
+                                   autoreset_mode=mode)
                 self.addCleanup(env.close)
-                spaces = (env.single_observation_space, env.observation_space,
-                          env.single_action_space, env.action_space)
-                for space in spaces:
-                    self.assertIsInstance(space, StandInBox)
-                    self.assertEqual(np.shape(space.low), space.shape)
-                    self.assertEqual(space.dtype, np.float64)
-                self.assertEqual(env.single_action_space.shape, (env.nu,))
-                self.assertEqual(env.action_space.shape, (2, env.nu))
-                self.assertIs(env.metadata["autoreset_mode"], StandInMode.SAME_STEP)
-                obs, _ = env.reset(seed=3)
-                self.assertEqual(obs.shape, (2,) + env.single_observation_space.shape)
-            finally:  # alsim's own Box and AutoresetMode again, the very objects of before
-                vars(gym_env).clear()
-                vars(gym_env).update(saved)
-        self.assertIs(gym_env.AutoresetMode, alsim.AutoresetMode)
-        self.assertIsNone(gym_env._GymnasiumBox)
+                wrapped = gym.wrappers.vector.RecordEpisodeStatistics(env)
+                self.assertIs(wrapped.unwrapped, env)
+                self.assertEqual(wrapped.num_envs, 2)
+                self.assertIs(wrapped.single_action_space, env.single_action_space)
+                dim = env.single_observation_space.shape[0]
+                obs, info = wrapped.reset(seed=0, options=None)
+                self.assertEqual((obs.shape, info), ((2, dim), {}))
+                rewards, ends = [], []
+                for t in range(3 * limit):
+                    obs, reward, terminated, truncated, info = wrapped.step(
+                        np.zeros((2, env.nu)))
+                    self.assertEqual((obs.shape, reward.shape, terminated.shape, truncated.shape),
+                                     ((2, dim), (2,), (2,), (2,)))
+                    self.assertEqual((reward.dtype, terminated.dtype, truncated.dtype),
+                                     (np.float64, np.bool_, np.bool_))
+                    self.assertIsInstance(info, dict)
+                    rewards.append(reward)
+                    if "episode" in info:
+                        ends.append((t, info["episode"], info["_episode"]))
+                # Episodes are `limit` steps long; under NEXT_STEP one more step resets.
+                period = limit + 1 if mode == "next_step" else limit
+                self.assertEqual([t for t, _, _ in ends], list(range(limit - 1, 3 * limit, period)))
+                for t, episode, mask in ends:
+                    self.assertTrue(mask.all())
+                    np.testing.assert_array_equal(episode["l"], [limit, limit])
+                    np.testing.assert_allclose(episode["r"],
+                                               np.sum(rewards[t - limit + 1:t + 1], axis=0))
+                self.assertEqual(list(wrapped.length_queue), [limit] * 2 * len(ends))
+                wrapped.close()
+                self.assertTrue(env.closed and wrapped.closed)
 
     def test_box_samples_unbounded_and_half_bounded_elements(self):
         box = alsim.Box(np.array([-1.0, -np.inf, 2.0, -np.inf]),

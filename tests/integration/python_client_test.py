@@ -1,8 +1,10 @@
 """End to end: the Python client package (client/python/alsim, VectorEnv) against a real
-alsim-server on ephemeral ports.
+alsim-server on ephemeral ports: batches, autoreset, state round trips, errors, several servers,
+and the scene (env.scene() against GetScene's raw answer) and the state stream (env.stream()
+against Step's diagnostics of the same steps).
 
-Run by CTest; needs Debian's /usr/bin/python3 (python3-grpcio, python3-numpy) and the generated
-stubs (the alsim_python_stubs target). Puts client/python on sys.path itself.
+Run by CTest with PYTHONPATH=client/python:BUILD/python (the sources and the stubs the build
+generated); needs Debian's /usr/bin/python3 (python3-grpcio, python3-numpy).
 """
 import os
 import struct
@@ -13,15 +15,11 @@ import unittest
 import entry  # tests/integration, next to this file
 import server_harness  # tests/integration, next to this file
 
+import grpc
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "client",
-                                "python"))
-
-import grpc  # noqa: E402
-
-import alsim  # noqa: E402
-from alsim.v1 import alsim_pb2, alsim_pb2_grpc  # noqa: E402
+import alsim
+from alsim.v1 import alsim_pb2, alsim_pb2_grpc
 
 BIN_DIR = None
 
@@ -123,13 +121,6 @@ FLOATING_BOX_SCENE = """<mujoco model="floating box">
 """
 
 
-class NoCalls:
-    """Stands in for the stub: any RPC attempted through it fails the test."""
-
-    def __getattr__(self, name):
-        raise AssertionError("an RPC (%s) was made" % name)
-
-
 class PythonClientTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -150,11 +141,32 @@ class PythonClientTest(unittest.TestCase):
         self.addCleanup(env.close)
         return env
 
-    def live_instances(self):
+    def listing(self):
         with grpc.insecure_channel(self.address) as channel:
             stub = alsim_pb2_grpc.SimulatorStub(channel)
-            listing = stub.List(alsim_pb2.ListRequest(), timeout=10)
-        return {info.instance_id for info in listing.instances}
+            return stub.List(alsim_pb2.ListRequest(), timeout=10).instances
+
+    def live_instances(self):
+        return {info.instance_id for info in self.listing()}
+
+    def steps(self, env):
+        """Each environment's step count on the server (List): unchanged when no Step ran."""
+        steps = {info.instance_id: info.steps for info in self.listing()}
+        return [steps[i] for i in env.instance_ids]
+
+    def write_mesh_scene(self):
+        """MESH_SCENE with its include and mesh files; returns the model's path."""
+        directory = os.path.join(self.tmp.name, "mesh_scene")
+        if not os.path.isdir(directory):
+            os.makedirs(os.path.join(directory, "meshes", "shapes"))
+            write_binary_stl(os.path.join(directory, "meshes", "cube.stl"), 0.05)
+            with open(os.path.join(directory, "meshes", "shapes", "tetra.obj"), "w") as f:
+                f.write(TETRA_OBJ)
+            with open(os.path.join(directory, "floor.xml"), "w") as f:
+                f.write(FLOOR)
+            with open(os.path.join(directory, "mesh_drop.xml"), "w") as f:
+                f.write(MESH_SCENE)
+        return os.path.join(directory, "mesh_drop.xml")
 
     def test_builtin_scene_steps_with_random_actions_deterministically(self):
         envs = [self.env(seed=3, observations=("qpos", "qvel", "time")) for _ in range(2)]
@@ -208,16 +220,8 @@ class PythonClientTest(unittest.TestCase):
             env.reset(seed=[1, 2, 3])
 
     def test_local_mjcf_with_mesh_assets_and_include(self):
-        directory = os.path.join(self.tmp.name, "mesh_scene")
-        os.makedirs(os.path.join(directory, "meshes", "shapes"))
-        write_binary_stl(os.path.join(directory, "meshes", "cube.stl"), 0.05)
-        with open(os.path.join(directory, "meshes", "shapes", "tetra.obj"), "w") as f:
-            f.write(TETRA_OBJ)
-        with open(os.path.join(directory, "floor.xml"), "w") as f:
-            f.write(FLOOR)
-        path = os.path.join(directory, "mesh_drop.xml")
-        with open(path, "w") as f:
-            f.write(MESH_SCENE)
+        path = self.write_mesh_scene()
+        directory = os.path.dirname(path)
 
         source = alsim.scene_source(path)
         self.assertEqual(source.text.filename, "mesh_drop.xml")
@@ -313,11 +317,11 @@ class PythonClientTest(unittest.TestCase):
 
     def test_bad_input(self):
         env = self.env(num_envs=2)
-        real_stub, env._stub = env._stub, NoCalls()
+        # Refused here, before any call: ValueError, and no instance stepped.
         for shape in [(2, env.nu + 1), (3, env.nu), (env.nu,), (2, env.nu, 1)]:
             with self.assertRaises(ValueError):
                 env.step(np.zeros(shape))
-        env._stub = real_stub
+        self.assertEqual(self.steps(env), [0, 0])
 
         env.reset()
         before = env.state(0)
@@ -358,14 +362,14 @@ class PythonClientTest(unittest.TestCase):
         env.step(None, external_forces=forces.astype(np.float32))
         env.step(None, external_forces=np.zeros((2, env.nbody, 6), dtype=np.int64))
 
-        real_stub, env._stub = env._stub, NoCalls()
+        steps = self.steps(env)
         for shape in [(2, env.nbody), (2, env.nbody + 1, 6), (3, env.nbody, 6), (2, env.nbody, 3),
                       (2 * env.nbody * 6,)]:
             with self.assertRaises(ValueError):
                 env.step(None, external_forces=np.zeros(shape))
         with self.assertRaises(TypeError):
             env.step(None, external_forces=np.full((2, env.nbody, 6), "x"))
-        env._stub = real_stub
+        self.assertEqual(self.steps(env), steps)  # refused before any call
 
         before = env.state(0), env.state(1)
         forces[1, box, 4] = np.inf
@@ -441,6 +445,11 @@ class PythonClientTest(unittest.TestCase):
                 np.testing.assert_array_equal(info_a[key], info_b[key], key)
         self.assertTrue((info_b["contacts"] > 0).all())
         self.assertEqual(one.state(6), two.state(6))  # env 6 lives on the second server
+        self.assertEqual(two.scene(6).geom_names.tolist(), one.scene().geom_names.tolist())
+        with self.assertRaisesRegex(ValueError, "2 servers"):
+            two.stream()
+        with two.stream(observations="qpos", envs=[5, 7]) as frames:  # the second server's
+            np.testing.assert_array_equal(next(frames).observations["qpos"], b["qpos"][[5, 7]])
         saved = two.state(5)
         two.step(random_actions(two, rng))
         two.set_state(5, saved)
@@ -468,6 +477,178 @@ class PythonClientTest(unittest.TestCase):
             two.step(None)
         self.assertEqual(failed.exception.address, second)
         self.assertIn("server " + second, str(failed.exception))
+
+    # ---- the scene and the stream ----
+
+    def raw_scene(self, instance_id):
+        with grpc.insecure_channel(self.address) as channel:
+            stub = alsim_pb2_grpc.SimulatorStub(channel)
+            return stub.GetScene(alsim_pb2.GetSceneRequest(instance_id=instance_id), timeout=10)
+
+    def test_scene_is_get_scenes_answer_as_arrays(self):
+        for scene in (self.write_mesh_scene(), "humanoid"):
+            with self.subTest(scene=scene):
+                env = self.env(scene, num_envs=2)
+                got = env.scene()
+                raw = self.raw_scene(env.instance_ids[0])
+                ngeom, nbody = len(raw.geoms), len(raw.body_names)
+                self.assertEqual((got.name, got.timestep), (raw.scene, raw.timestep))
+                self.assertEqual((got.nbody, got.ngeom), (nbody, ngeom))
+                self.assertEqual(nbody, env.nbody)
+                np.testing.assert_array_equal(got.gravity, raw.gravity)
+                self.assertEqual(got.body_names.tolist(), list(raw.body_names))
+                self.assertEqual(got.body_names.tolist(), env.body_names)
+                np.testing.assert_array_equal(got.body_parent, raw.body_parent)
+                self.assertEqual(got.body_parent.dtype, np.int32)
+                for name, shape, dtype in (("geom_size", (ngeom, 3), np.float64),
+                                           ("geom_pos", (ngeom, 3), np.float64),
+                                           ("geom_quat", (ngeom, 4), np.float64),
+                                           ("geom_rgba", (ngeom, 4), np.float32),
+                                           ("geom_type", (ngeom,), np.int32),
+                                           ("geom_body", (ngeom,), np.int32),
+                                           ("geom_group", (ngeom,), np.int32),
+                                           ("geom_mesh", (ngeom,), np.int32),
+                                           ("geom_collides", (ngeom,), np.bool_)):
+                    array = getattr(got, name)
+                    self.assertEqual((array.shape, array.dtype), (shape, dtype), name)
+                for g, geom in enumerate(raw.geoms):
+                    self.assertEqual(got.geom_names[g], geom.name)
+                    self.assertEqual(got.geom_type[g], geom.type)
+                    self.assertEqual(got.geom_type_names[g],
+                                     alsim_pb2.GeomType.Name(geom.type)[10:].lower())
+                    self.assertEqual(got.geom_body[g], geom.body)
+                    np.testing.assert_array_equal(got.geom_size[g, :len(geom.size)], geom.size)
+                    self.assertFalse(got.geom_size[g, len(geom.size):].any())
+                    np.testing.assert_array_equal(got.geom_pos[g], geom.pos)
+                    np.testing.assert_array_equal(got.geom_quat[g], geom.quat)
+                    np.testing.assert_array_equal(got.geom_rgba[g],
+                                                  np.array(geom.rgba, dtype=np.float32))
+                    self.assertEqual((got.geom_group[g], got.geom_mesh[g], got.geom_collides[g]),
+                                     (geom.group, geom.mesh, geom.collides))
+                self.assertEqual(len(got.meshes), len(raw.meshes))
+                for mesh, raw_mesh in zip(got.meshes, raw.meshes):
+                    self.assertEqual(mesh.name, raw_mesh.name)
+                    self.assertEqual((mesh.vertices.dtype, mesh.faces.dtype),
+                                     (np.float32, np.uint32))
+                    np.testing.assert_array_equal(mesh.vertices.ravel(),
+                                                  np.array(raw_mesh.vertices, dtype=np.float32))
+                    np.testing.assert_array_equal(mesh.faces.ravel(), raw_mesh.faces)
+                    self.assertLess(mesh.faces.max(), len(mesh.vertices))
+                # Mesh geoms index the meshes; every environment shares the scene.
+                meshes = got.geom_type == alsim.Scene.MESH
+                np.testing.assert_array_equal(got.geom_mesh >= 0, meshes)
+                self.assertEqual(env.scene(1).geom_names.tolist(), got.geom_names.tolist())
+                if scene != "humanoid":
+                    self.assertEqual(sorted(m.name for m in got.meshes), ["cube", "tetra"])
+                    self.assertIn("floor", got.geom_names.tolist())
+                    self.assertEqual(got.geom_type_names[got.geom_names.tolist().index("floor")],
+                                     "plane")
+        with self.assertRaises(IndexError):
+            env.scene(2)
+        env.close()
+        with self.assertRaisesRegex(ValueError, "closed"):
+            env.scene()
+
+    def next_frame_at(self, frames, steps):
+        """The first frame of ``frames`` whose environments have all taken ``steps`` steps."""
+        for _ in range(5000):
+            frame = next(frames)
+            if (frame.steps == steps).all():
+                return frame
+            self.assertTrue((frame.steps <= steps).all(), frame.steps)
+        self.fail("no frame at %d steps" % steps)
+
+    def test_stream_carries_steps_diagnostics_and_contacts(self):
+        env = self.env("box_stack", num_envs=3, observations=("qpos", "time", "contact_count"))
+        env.reset()
+        with env.stream(observations=("qpos", "time"), rate_hz=500, contacts=True) as frames:
+            first = next(frames)
+            self.assertEqual(first.sequence, 1)
+            np.testing.assert_array_equal(first.envs, [0, 1, 2])
+            np.testing.assert_array_equal(first.steps, [0, 0, 0])
+            self.assertEqual(sorted(first.observations), ["qpos", "time"])
+            for step in range(1, 31):
+                obs, info = env.step(None)
+                if step % 5:
+                    continue
+                # The frame of the same steps: Step's observations, status and diagnostics.
+                frame = self.next_frame_at(frames, step)
+                self.assertEqual(frame.steps.dtype, np.uint64)
+                np.testing.assert_array_equal(frame.observations["qpos"], obs["qpos"])
+                np.testing.assert_array_equal(frame.observations["time"], obs["time"])
+                np.testing.assert_array_equal(frame.status, info["status"])
+                np.testing.assert_array_equal(frame.diverged, info["diverged"])
+                for key in ("contacts", "islands", "iterations", "mean_iterations",
+                            "primal_residual", "dual_residual", "contact_residual",
+                            "solve_seconds", "split"):
+                    np.testing.assert_array_equal(frame.diagnostics[key], info[key], key)
+                    self.assertEqual(frame.diagnostics[key].dtype, info[key].dtype, key)
+                self.assertEqual(sorted(frame.diagnostics["solver_figures"]),
+                                 sorted(info["solver_figures"]))
+                for name, values in info["solver_figures"].items():
+                    np.testing.assert_array_equal(frame.diagnostics["solver_figures"][name],
+                                                  values, name)
+                # One contact point per contact of the step, in the world frame.
+                self.assertEqual(len(frame.contacts), 3)
+                for k, points in enumerate(frame.contacts):
+                    count = obs["contact_count"][k, 0]
+                    self.assertEqual(points.position.shape, (count, 3))
+                    self.assertEqual(points.normal.shape, (count, 3))
+                    self.assertEqual(points.distance.shape, (count,))
+                    np.testing.assert_allclose(np.linalg.norm(points.normal, axis=1), 1,
+                                               rtol=1e-9)
+            self.assertTrue((info["contacts"] > 0).all())  # the boxes rest on each other
+            self.assertGreater(frame.sequence, first.sequence)
+
+        # A stream of some environments, in the order given; no details unless asked for.
+        with env.stream(observations="qpos", envs=[2, 0]) as frames:
+            frame = next(frames)
+            np.testing.assert_array_equal(frame.envs, [2, 0])
+            np.testing.assert_array_equal(frame.observations["qpos"], obs["qpos"][[2, 0]])
+            self.assertIsNone(frame.diagnostics)
+            self.assertIsNone(frame.steps)
+            self.assertIsNone(frame.contacts)
+        self.assertRaises(StopIteration, next, frames)  # closed: the stream has ended
+
+        # Diagnostics without contacts; a diverged instance shows as such.
+        path = os.path.join(self.tmp.name, "overflow_stream.xml")
+        with open(path, "w") as f:
+            f.write(DIVERGING_SCENE)
+        overflow = self.env(path, num_envs=2, autoreset=False)
+        _, info = overflow.step(np.array([[1e300], [0.0]]))
+        with overflow.stream(diagnostics=True) as frames:
+            frame = self.next_frame_at(frames, 1)
+            np.testing.assert_array_equal(frame.diverged, [True, False])
+            np.testing.assert_array_equal(frame.status, info["status"])
+            self.assertIsNone(frame.contacts)
+
+        # Bad arguments are refused before any call.
+        for kwargs in ({"rate_hz": 0}, {"rate_hz": 2000}, {"observations": ("nope",)},
+                       {"observations": ()}, {"envs": [3]}, {"envs": [0, 0]}, {"envs": []}):
+            with self.assertRaises(ValueError, msg=kwargs):
+                env.stream(**kwargs)
+
+        # The instances destroyed under a stream (by another client): it ends with NOT_FOUND.
+        doomed = self.env("box_stack", num_envs=1)
+        frames = doomed.stream(rate_hz=200)
+        next(frames)
+        with grpc.insecure_channel(self.address) as channel:
+            alsim_pb2_grpc.SimulatorStub(channel).Destroy(alsim_pb2.DestroyRequest(
+                instances=alsim_pb2.InstanceSelection(instance_ids=doomed.instance_ids)),
+                timeout=10)
+        with self.assertRaises(alsim.AlsimError) as ended:
+            for _ in range(1000):
+                next(frames)
+        self.assertEqual(ended.exception.code, "NOT_FOUND")
+        self.assertEqual(ended.exception.address, self.address)
+        self.assertRaises(StopIteration, next, frames)
+        # Closing the environment ends its streams; a closed one opens none.
+        frames = env.stream(rate_hz=200)
+        next(frames)
+        env.close()
+        self.assertRaises(StopIteration, next, frames)
+        with self.assertRaisesRegex(ValueError, "closed"):
+            env.stream()
 
     def test_close_destroys_the_group_and_is_idempotent(self):
         with alsim.VectorEnv(self.address, "box_stack", 3) as env:

@@ -1,11 +1,15 @@
 """Gymnasium's vector API over one or several alsim servers: ``GymVectorEnv``.
 
-``GymVectorEnv`` speaks the API that RL code is written against (Gymnasium 1.x's
-``gymnasium.vector.VectorEnv``) without depending on gymnasium: ``reset(seed, options) -> (obs,
-info)``, ``step(actions) -> (obs, reward, terminated, truncated, info)``, the spaces, ``num_envs``
-and ``metadata["autoreset_mode"]``. When ``import gymnasium`` works, the spaces are real
-``gymnasium.spaces.Box`` objects and ``metadata["autoreset_mode"]`` is a
-``gymnasium.vector.AutoresetMode``; otherwise alsim's own ``Box`` and ``AutoresetMode``.
+``GymVectorEnv`` speaks the API that RL code is written against, Gymnasium 1.x's
+``gymnasium.vector.VectorEnv``: ``reset(seed, options) -> (obs, info)``, ``step(actions) -> (obs,
+reward, terminated, truncated, info)``, ``single_observation_space``, ``single_action_space``,
+``observation_space``, ``action_space``, ``num_envs``, ``render_mode``, ``close()`` and
+``metadata["autoreset_mode"]``. When gymnasium (1.1 or later) imports, it *is* a
+``gymnasium.vector.VectorEnv`` (so Gymnasium's vector wrappers take it), its spaces are
+``gymnasium.spaces.Box`` and its autoreset mode a ``gymnasium.vector.AutoresetMode``; without
+gymnasium, the same API stands on its own with alsim's ``Box`` and ``AutoresetMode``
+(``alsim/gymnasium_api.py``). ``gymnasium.make_vec("alsim/Humanoid-v0", num_envs=N)`` builds one
+too (``alsim/registration.py``).
 
 A worked example: a humanoid (MuJoCo's humanoid.xml, built into the server as ``"humanoid"``)
 earns its torso height as reward and its episode ends when the torso falls below 1 m::
@@ -48,136 +52,19 @@ with the simulation.
 """
 
 import collections
-import enum
-import numbers
-import operator
 import queue
 
 import grpc
 import numpy as np
 
+from alsim import core, gymnasium_api
+from alsim.gymnasium_api import AutoresetMode, Box
 from alsim.v1 import alsim_pb2
-from alsim.vector_env import (_OBSERVATIONS, AlsimError, _call_all, _close_shards, _open_shards,
-                              _rpc_error, _solver_config, _spec, _uint64, numpy_to_tensor,
-                              scene_source, tensor_to_numpy)
 
 __all__ = ["AutoresetMode", "Box", "GymVectorEnv"]
 
-try:
-    from gymnasium.spaces import Box as _GymnasiumBox
-except ImportError:  # gymnasium is optional: alsim's Box below stands in
-    _GymnasiumBox = None
 
-
-# ---- spaces and modes ----------------------------------------------------------------------------
-
-
-class Box:
-    """A box in R^shape: alsim's stand-in for ``gymnasium.spaces.Box`` when gymnasium is absent.
-
-    Args:
-        low, high: the bounds, scalars or arrays broadcastable to ``shape`` (-inf/+inf: unbounded).
-        shape: the shape (default: the bounds' broadcast shape).
-        dtype: the elements' numpy dtype.
-        seed: the seed of ``sample``'s generator (``np.random.default_rng``).
-
-    ``sample()`` follows Gymnasium's documented distributions: uniform in ``[low, high)`` where
-    both bounds are finite, standard normal where neither is, ``low`` + Exp(1) or ``high`` -
-    Exp(1) where one is. ``contains(x)`` (also ``x in box``): x has the shape, a dtype that casts
-    safely to ``dtype``, and lies within the bounds.
-    """
-
-    def __init__(self, low, high, shape=None, dtype=np.float64, seed=None):
-        self.dtype = np.dtype(dtype)
-        if shape is None:
-            shape = np.broadcast(np.asarray(low), np.asarray(high)).shape
-        self.shape = tuple(int(n) for n in shape)
-        self.low = np.broadcast_to(np.asarray(low, dtype=self.dtype), self.shape).copy()
-        self.high = np.broadcast_to(np.asarray(high, dtype=self.dtype), self.shape).copy()
-        if np.any(self.low > self.high):
-            raise ValueError("Box: low must be <= high everywhere")
-        self.np_random = np.random.default_rng(seed)
-
-    def seed(self, seed=None):
-        """Restarts ``sample``'s generator from ``seed``; returns ``[seed]``."""
-        self.np_random = np.random.default_rng(seed)
-        return [seed]
-
-    def is_bounded(self, manner="both"):
-        """Whether every element is bounded ``"below"``, ``"above"`` or on ``"both"`` sides."""
-        below = bool(np.all(np.isfinite(self.low)))
-        above = bool(np.all(np.isfinite(self.high)))
-        if manner == "both":
-            return below and above
-        if manner == "below":
-            return below
-        if manner == "above":
-            return above
-        raise ValueError("manner must be 'both', 'below' or 'above', not %r" % (manner,))
-
-    def sample(self):
-        """A random element of the box (see the class documentation for the distributions)."""
-        low_finite, high_finite = np.isfinite(self.low), np.isfinite(self.high)
-        out = np.empty(self.shape, dtype=np.float64)
-        both, neither = low_finite & high_finite, ~low_finite & ~high_finite
-        below, above = low_finite & ~high_finite, ~low_finite & high_finite
-        rng = self.np_random
-        out[both] = rng.uniform(self.low[both], self.high[both])
-        out[neither] = rng.normal(size=int(neither.sum()))
-        out[below] = self.low[below] + rng.exponential(size=int(below.sum()))
-        out[above] = self.high[above] - rng.exponential(size=int(above.sum()))
-        return out.astype(self.dtype)
-
-    def contains(self, x):
-        """Whether ``x`` is an element of the box (shape, safe dtype cast, bounds)."""
-        x = np.asarray(x)
-        return (x.shape == self.shape and np.can_cast(x.dtype, self.dtype)
-                and bool(np.all((x >= self.low) & (x <= self.high))))
-
-    def __contains__(self, x):
-        return self.contains(x)
-
-    def __eq__(self, other):
-        return (isinstance(other, Box) and self.shape == other.shape and self.dtype == other.dtype
-                and np.array_equal(self.low, other.low) and np.array_equal(self.high, other.high))
-
-    def __repr__(self):
-        return "Box(low=%s, high=%s, shape=%s, dtype=%s)" % (
-            np.array2string(self.low, threshold=6), np.array2string(self.high, threshold=6),
-            self.shape, self.dtype)
-
-
-def _box(low, high, dtype):
-    """A ``gymnasium.spaces.Box`` when gymnasium is importable, else alsim's ``Box``."""
-    kind = _GymnasiumBox if _GymnasiumBox is not None else Box
-    return kind(low=low, high=high, shape=np.shape(low), dtype=dtype)
-
-
-try:
-    from gymnasium.vector import AutoresetMode
-except ImportError:
-    class AutoresetMode(enum.Enum):
-        """Gymnasium 1.x's autoreset modes, with Gymnasium's values (``gymnasium.vector.
-        AutoresetMode`` itself when gymnasium is importable)."""
-        NEXT_STEP = "NextStep"
-        SAME_STEP = "SameStep"
-        DISABLED = "Disabled"
-
-
-def _autoreset_mode(mode):
-    """``mode`` (an AutoresetMode, its value "NextStep" or name "next_step") as AutoresetMode."""
-    text = getattr(mode, "value", mode)
-    for member in AutoresetMode:
-        if text in (member.value, member.name, member.name.lower()):
-            return member
-    raise ValueError("autoreset_mode must be one of %s, not %r"
-                     % (", ".join(m.name.lower() for m in AutoresetMode), mode))
-
-
-# ---- async stepping ------------------------------------------------------------------------------
-
-
-class _Stream:
+class _StepStream:
     """One server's StepStream: requests go in through a queue, replies come back in order."""
 
     def __init__(self, stub):
@@ -195,10 +82,7 @@ class _Stream:
         self._replies.cancel()
 
 
-# ---- the environment -----------------------------------------------------------------------------
-
-
-class GymVectorEnv:
+class GymVectorEnv(core.BatchEnv, gymnasium_api.VectorEnv):
     """``num_envs`` simulations of one scene behind Gymnasium's vector API.
 
     Args:
@@ -239,15 +123,20 @@ class GymVectorEnv:
             the connection, as ``alsim.channel`` (the same settings for every server). When a DNS
             name expands to several servers and TLS is on, ``tls_server_name`` defaults to the
             name so that the certificates are checked against it.
+        render_mode: None, the only mode: alsim renders no frames here (``scene()`` and
+            ``stream()`` give what a viewer draws; ``alsim view`` draws it in a browser).
 
     Attributes: ``num_envs``; ``single_observation_space`` (Box ``(D,)`` float64, the tensors'
     bounds where the scene has them, else infinite), ``single_action_space`` (Box ``(nu,)``
     float64 within the actuators' control ranges, infinite where unlimited),
     ``observation_space`` / ``action_space`` (the batched Boxes ``(num_envs, D)`` and
-    ``(num_envs, nu)``); ``metadata`` (``{"autoreset_mode": AutoresetMode}``); ``obs_slices``
-    (``{name: slice}`` of ``obs``'s columns); ``observation_names``; ``nq``, ``nv``, ``nu``,
-    ``nbody``, ``body_names``, ``action_names``, ``dt`` (seconds per ``step``); ``servers`` (the
-    server addresses) and ``env_servers`` (the address of each environment's server).
+    ``(num_envs, nu)``); ``render_mode`` (None); ``metadata`` (``{"autoreset_mode":
+    AutoresetMode, "render_modes": []}``); ``spec`` (None, or the ``EnvSpec`` that
+    ``gymnasium.make_vec`` made it from); ``obs_slices`` (``{name: slice}`` of ``obs``'s
+    columns); ``observation_names``; and those of every batch (``alsim.core.BatchEnv``: ``nq``,
+    ``nv``, ``nu``, ``nbody``, ``body_names``, ``action_names``, ``dt`` (seconds per ``step``),
+    ``servers`` (the server addresses), ``env_servers`` (the address of each environment's
+    server), ``instance_ids``, ``closed``, ...).
 
     One thread at a time may use an environment (the class holds no locks).
 
@@ -258,84 +147,45 @@ class GymVectorEnv:
 
     STATUS_DIVERGED = alsim_pb2.INSTANCE_STATUS_DIVERGED
     render_mode = None
+    spec = None
 
     def __init__(self, address, scene, num_envs, reward_fn=None, termination_fn=None,
                  observations=("qpos", "qvel"), max_episode_steps=None,
                  autoreset_mode="next_step", seed=0, reset_noise=0.0, substeps=1, solver=None,
                  timeout=None, max_message_bytes=64 << 20, tls=None, tls_ca=None, tls_cert=None,
-                 tls_key=None, tls_server_name=None, token=None, token_file=None):
-        self._shards = []
-        self._closed = True
+                 tls_key=None, tls_server_name=None, token=None, token_file=None,
+                 render_mode=None):
+        self._streams = {}  # shard index -> _StepStream, opened by the first step_async
         self._pending = collections.deque()  # step_async batches, oldest first
-        num_envs = operator.index(num_envs)
-        if num_envs < 1:
-            raise ValueError("num_envs must be >= 1, got %d" % num_envs)
-        self._in_flight = np.zeros(num_envs, dtype=bool)
+        if render_mode is not None:
+            raise ValueError("render_mode must be None: alsim renders no frames here (scene() "
+                             "and stream() give what a viewer draws), not %r" % (render_mode,))
         for name, fn in (("reward_fn", reward_fn), ("termination_fn", termination_fn)):
             if fn is not None and not callable(fn):
                 raise TypeError("%s must be callable or None" % name)
-        if isinstance(observations, str):
-            observations = (observations,)
-        observations = tuple(observations)
+        observations = core.observation_names(observations)
         if not observations:
             raise ValueError("observations: name at least one observation tensor")
-        for name in observations:
-            if name not in _OBSERVATIONS:
-                raise ValueError("unknown observation %r (one of %s)"
-                                 % (name, ", ".join(sorted(_OBSERVATIONS))))
-        if len(set(observations)) != len(observations):
-            raise ValueError("observations: %r names a tensor twice" % (observations,))
-        max_episode_steps = operator.index(max_episode_steps or 0)
-        if not 0 <= max_episode_steps < 1 << 32:
-            raise ValueError("max_episode_steps must be in [0, 2**32), got %d" % max_episode_steps)
-        substeps = operator.index(substeps)
-        if substeps < 1:
-            raise ValueError("substeps must be >= 1, got %d" % substeps)
         self._reset_noise = float(reset_noise)
         if not (np.isfinite(self._reset_noise) and self._reset_noise >= 0):
             raise ValueError("reset_noise must be finite and >= 0, got %r" % (reset_noise,))
-        seed = _uint64(seed, "seed")
-        _uint64(seed + num_envs - 1, "seed + num_envs - 1")
-        mode = _autoreset_mode(autoreset_mode)
-
-        self.num_envs = num_envs
-        self.observation_names = observations
-        self.metadata = {"autoreset_mode": mode}
+        mode = gymnasium_api.autoreset_mode(autoreset_mode)
         self._mode = mode
         self._reward_fn = reward_fn
         self._termination_fn = termination_fn
-        self._kinds = sorted({_OBSERVATIONS[name] for name in observations})
-        self._substeps = substeps
-        self._timeout = timeout
-        source = scene_source(scene)  # reads the files before any connection is made
-        config = _solver_config(solver)
+        self._kinds = core.observation_kinds(observations)
+        self.observation_names = observations
+        self.metadata = {"autoreset_mode": mode, "render_modes": []}
+        core.BatchEnv.__init__(self, core.Batch(
+            address, scene, num_envs, seed=seed, solver=solver, substeps=substeps,
+            max_episode_steps=max_episode_steps, timeout=timeout,
+            max_message_bytes=max_message_bytes,
+            settings=dict(tls=tls, tls_ca=tls_ca, tls_cert=tls_cert, tls_key=tls_key,
+                          tls_server_name=tls_server_name, token=token, token_file=token_file)))
+        num_envs = self.num_envs
+        self._in_flight = np.zeros(num_envs, dtype=bool)
 
-        def create_request(offset, count):
-            request = alsim_pb2.CreateRequest(scene=source, count=count, seed=seed + offset,
-                                              max_episode_steps=max_episode_steps)
-            if config is not None:
-                request.solver.CopyFrom(config)
-            return request
-
-        self._shards, responses = _open_shards(
-            address, num_envs, create_request, timeout, max_message_bytes,
-            dict(tls=tls, tls_ca=tls_ca, tls_cert=tls_cert, tls_key=tls_key,
-                 tls_server_name=tls_server_name, token=token, token_file=token_file))
-        self._closed = False
-
-        specs = responses[0].specs
-        self.specs = specs
-        self.warnings = [w for r in responses for w in r.warnings]
-        self.nq, self.nv, self.nu, self.nbody = specs.nq, specs.nv, specs.nu, specs.nbody
-        self.body_names = list(specs.body_names)
-        self.action_names = list(specs.action.element_names)
-        self.dt = specs.timestep * substeps
-        self.servers = tuple(s.address for s in self._shards)
-        self.env_servers = tuple(s.address for s in self._shards for _ in range(s.count))
-        self._shard_of = np.repeat(np.arange(len(self._shards)),
-                                   [s.count for s in self._shards])
-
-        every = {s.name: _spec(s) for s in specs.observations}
+        every = {s.name: core.tensor_spec(s) for s in self.specs.observations}
         self.obs_slices, lows, highs, column = {}, [], [], 0
         for name in observations:
             shape, _, lower, upper = every[name]
@@ -346,57 +196,37 @@ class GymVectorEnv:
             highs.append(np.full(size, np.inf) if upper is None else upper.reshape(-1))
         self._dim = column
         low, high = np.concatenate(lows), np.concatenate(highs)
-        self.single_observation_space = _box(low, high, np.float64)
-        self.observation_space = _box(np.tile(low, (num_envs, 1)), np.tile(high, (num_envs, 1)),
-                                      np.float64)
-        action = _spec(specs.action)
+        self.single_observation_space = gymnasium_api.box(low, high, np.float64)
+        self.observation_space = gymnasium_api.box(
+            np.tile(low, (num_envs, 1)), np.tile(high, (num_envs, 1)), np.float64)
+        action = core.tensor_spec(self.specs.action)
         a_low = np.full(self.nu, -np.inf) if action.lower is None else action.lower.reshape(-1)
         a_high = np.full(self.nu, np.inf) if action.upper is None else action.upper.reshape(-1)
-        self.single_action_space = _box(a_low, a_high, np.float64)
-        self.action_space = _box(np.tile(a_low, (num_envs, 1)), np.tile(a_high, (num_envs, 1)),
-                                 np.float64)
+        self.single_action_space = gymnasium_api.box(a_low, a_high, np.float64)
+        self.action_space = gymnasium_api.box(
+            np.tile(a_low, (num_envs, 1)), np.tile(a_high, (num_envs, 1)), np.float64)
 
         self._obs = None  # [num_envs, D], the last observations returned (None before reset)
         self._needs_reset = np.zeros(num_envs, dtype=bool)  # NEXT_STEP: done in the last step
 
     # ---- lifecycle ----
 
-    @property
-    def closed(self):
-        """Whether ``close()`` was called."""
-        return self._closed
-
-    @property
-    def unwrapped(self):
-        """This environment (Gymnasium's wrappers reach the base environment through it)."""
-        return self
-
-    def close(self):
+    def close(self, **kwargs):
         """Destroys the instances on every server and closes the channels. Idempotent.
 
         Servers that cannot be reached (or have lost the instances) are not an error here.
         """
-        if self._closed:
+        if self.closed:
             return
-        self._closed = True
         self._close_streams()
-        _close_shards(self._shards, self._timeout)
+        core.BatchEnv.close(self)
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, exc_type, exc, traceback):
-        self.close()
-        return False
-
-    def __repr__(self):
-        return "GymVectorEnv(%s, num_envs=%d%s)" % (
-            ", ".join(s.address for s in self._shards), getattr(self, "num_envs", 0),
-            ", closed" if self._closed else "")
+    def render(self):
+        """None: ``render_mode`` is None (see ``scene()`` and ``stream()`` for what to draw)."""
+        return None
 
     def _check_ready(self, what):
-        if self._closed:
-            raise ValueError("the GymVectorEnv is closed")
+        self.check_open(what)
         if self._pending and what != "step_async":
             raise ValueError("%s: %d step_async batches are in flight; step_wait() them first"
                              % (what, len(self._pending)))
@@ -408,23 +238,12 @@ class GymVectorEnv:
     def _fill(self, out, rows, tensors, count):
         """Writes a reply's observation tensors (``count`` instances) into ``out[rows]``."""
         for name, columns in self.obs_slices.items():
-            out[rows, columns] = tensor_to_numpy(tensors[name]).reshape(count, -1)
+            out[rows, columns] = core.tensor_to_numpy(tensors[name]).reshape(count, -1)
 
     def _reset_envs(self, ids, seeds):
         """Resets environments ``ids`` (sorted) with Reset calls; their observations ``[B, D]``."""
         obs = np.empty((ids.size, self._dim))
-        calls = []
-        for index, shard in enumerate(self._shards):
-            rows = np.flatnonzero(self._shard_of[ids] == index)
-            if rows.size == 0:
-                continue
-            request = alsim_pb2.ResetRequest(
-                instances=shard.selection(ids[rows] - shard.offset), noise=self._reset_noise,
-                observations=self._kinds,
-                seeds=[] if seeds is None else [seeds[i] for i in ids[rows]])
-            calls.append((rows, (shard.address, shard.stub.Reset, request)))
-        replies = _call_all([call for _, call in calls], self._timeout)
-        for (rows, _), reply in zip(calls, replies):
+        for rows, reply in self.batch.reset(ids, seeds, self._reset_noise, self._kinds):
             self._fill(obs, rows, reply.observations, rows.size)
         return obs
 
@@ -446,8 +265,7 @@ class GymVectorEnv:
 
         ``info`` is an empty dict. Before the first ``reset`` the mask must be absent.
         """
-        if self._closed:
-            raise ValueError("the GymVectorEnv is closed")
+        self.check_open("reset")
         if self._pending:
             raise ValueError("reset: %d step_async batches are in flight; step_wait() them first"
                              % len(self._pending))
@@ -464,16 +282,7 @@ class GymVectorEnv:
                                  % (self.num_envs, mask.dtype, mask.shape))
             if self._obs is None and not mask.all():
                 raise ValueError("reset_mask: the first reset() resets every environment")
-        if seed is None:
-            seeds = None
-        elif isinstance(seed, numbers.Integral):
-            base = _uint64(seed, "seed")
-            seeds = [_uint64(base + k, "seed + %d" % k) for k in range(self.num_envs)]
-        else:
-            seeds = [_uint64(s, "seed[%d]" % k) for k, s in enumerate(seed)]
-            if len(seeds) != self.num_envs:
-                raise ValueError("seed: one per environment: got %d for %d"
-                                 % (len(seeds), self.num_envs))
+        seeds = core.reset_seeds(seed, self.num_envs)
         ids = np.flatnonzero(mask)
         obs = self._reset_envs(ids, seeds)
         if self._obs is None:
@@ -484,19 +293,6 @@ class GymVectorEnv:
         return self._obs.copy(), {}
 
     # ---- step ----
-
-    def _env_ids(self, env_ids):
-        if env_ids is None:
-            return np.arange(self.num_envs)
-        ids = np.asarray(env_ids)
-        if ids.ndim != 1 or ids.size == 0 or ids.dtype.kind not in "iu":
-            raise ValueError("env_ids must be a non-empty 1-D integer array, not %s %s"
-                             % (ids.dtype, ids.shape))
-        if ids.min() < 0 or ids.max() >= self.num_envs:
-            raise ValueError("env_ids must be in [0, %d), got %s" % (self.num_envs, ids))
-        if np.unique(ids).size != ids.size:
-            raise ValueError("env_ids names an environment twice: %s" % ids)
-        return ids.astype(np.int64)
 
     def _actions(self, actions, count):
         array = np.asarray(actions)
@@ -509,31 +305,30 @@ class GymVectorEnv:
 
     def _requests(self, ids, actions, reset_mask):
         """One StepRequest per server that holds some of ``ids``: ``[(shard, rows, request)]``."""
-        parts = []
-        for index, shard in enumerate(self._shards):
-            rows = np.flatnonzero(self._shard_of[ids] == index)
-            if rows.size == 0:
-                continue
+
+        def make_request(shard, rows, selection):
             request = alsim_pb2.StepRequest(
-                instances=shard.selection(ids[rows] - shard.offset), substeps=self._substeps,
-                observations=self._kinds, reset_noise=self._reset_noise,
+                instances=selection, substeps=self.batch.substeps, observations=self._kinds,
+                reset_noise=self._reset_noise,
                 reset_truncated=self._mode == AutoresetMode.SAME_STEP)
             if self.nu:
-                request.actions.CopyFrom(numpy_to_tensor(actions[rows]))
+                request.actions.CopyFrom(core.numpy_to_tensor(actions[rows]))
             if reset_mask[rows].any():
                 request.reset_mask.extend(reset_mask[rows].tolist())
-            parts.append((shard, rows, request))
-        return parts
+            return request
 
-    def _outcome(self, ids, actions, reset_mask, parts, replies):
-        """Gymnasium's ``(obs, reward, terminated, truncated, info)`` of a batch's replies."""
+        return self.batch.requests(ids, make_request)
+
+    def _outcome(self, ids, actions, reset_mask, replies):
+        """Gymnasium's ``(obs, reward, terminated, truncated, info)`` of a batch's replies
+        ``[(rows, StepResponse)]``."""
         count = ids.size
         obs = np.empty((count, self._dim))
         status = np.zeros(count, dtype=np.int32)
         truncated = np.zeros(count, dtype=bool)
         server_reset = np.zeros(count, dtype=bool)
         final = None  # rows of SAME_STEP truncations: the state they were truncated in
-        for (_, rows, _), reply in zip(parts, replies):
+        for rows, reply in replies:
             self._fill(obs, rows, reply.observations, rows.size)
             status[rows] = reply.status
             if reply.truncated:
@@ -620,9 +415,10 @@ class GymVectorEnv:
         actions = self._actions(actions, self.num_envs)
         reset_mask = self._reset_mask(ids)
         parts = self._requests(ids, actions, reset_mask)
-        replies = _call_all([(shard.address, shard.stub.Step, request)
-                             for shard, _, request in parts], self._timeout)
-        return self._outcome(ids, actions, reset_mask, parts, replies)
+        replies = core.call_all([(shard.address, shard.stub.Step, request)
+                                 for shard, _, request in parts], self.batch.timeout)
+        return self._outcome(ids, actions, reset_mask,
+                             [(rows, reply) for (_, rows, _), reply in zip(parts, replies)])
 
     def _reset_mask(self, ids):
         if self._mode == AutoresetMode.NEXT_STEP:
@@ -646,7 +442,7 @@ class GymVectorEnv:
         ``reset`` refuse to run while batches are in flight.
         """
         self._check_ready("step_async")
-        ids = self._env_ids(env_ids)
+        ids = self.batch.env_indices(env_ids, "env_ids")
         if self._in_flight[ids].any():
             raise ValueError("step_async: environments %s are in flight; step_wait() for them "
                              "first" % ids[self._in_flight[ids]])
@@ -654,9 +450,9 @@ class GymVectorEnv:
         reset_mask = self._reset_mask(ids)
         parts = self._requests(ids, actions, reset_mask)
         for shard, _, request in parts:
-            if shard.stream is None:
-                shard.stream = _Stream(shard.stub)
-            shard.stream.send(request)
+            if shard.address not in self._streams:
+                self._streams[shard.address] = _StepStream(shard.stub)
+            self._streams[shard.address].send(request)
         self._pending.append((ids, actions, reset_mask, parts))
         self._in_flight[ids] = True
 
@@ -671,24 +467,23 @@ class GymVectorEnv:
             raise ValueError("step_wait: no batch in flight (step_async first)")
         ids, actions, reset_mask, parts = self._pending.popleft()
         replies = []
-        for shard, _, _ in parts:
+        for shard, rows, _ in parts:
             try:
-                replies.append(shard.stream.receive())
+                replies.append((rows, self._streams[shard.address].receive()))
             except (grpc.RpcError, StopIteration) as error:
                 self._close_streams()
                 if isinstance(error, grpc.RpcError):
-                    raise _rpc_error(error, shard.address) from error
-                raise AlsimError("UNAVAILABLE", "the StepStream ended early",
-                                 address=shard.address) from None
+                    raise core.rpc_error(error, shard.address) from error
+                raise core.AlsimError("UNAVAILABLE", "the StepStream ended early",
+                                      address=shard.address) from None
         self._in_flight[ids] = False
-        result = self._outcome(ids, actions, reset_mask, parts, replies)
+        result = self._outcome(ids, actions, reset_mask, replies)
         result[4]["env_id"] = ids
         return result
 
     def _close_streams(self):
         self._pending.clear()
         self._in_flight[:] = False
-        for shard in self._shards:
-            if shard.stream is not None:
-                shard.stream.close()
-                shard.stream = None
+        streams, self._streams = self._streams, {}
+        for stream in streams.values():
+            stream.close()
