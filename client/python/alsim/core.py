@@ -19,11 +19,12 @@ import socket
 import grpc
 import numpy as np
 
-from alsim import connection
+from alsim import connection, scenes
 from alsim.v1 import alsim_pb2, alsim_pb2_grpc
 
-__all__ = ["AlsimError", "rpc_error", "TensorSpec", "tensor_spec", "tensor_to_numpy",
-           "numpy_to_tensor", "OBSERVATIONS", "observation_kinds", "solver_config", "uint64",
+__all__ = ["AlsimError", "rpc_error", "NUMPY_DTYPES", "PROTO_DTYPES", "TensorSpec",
+           "tensor_spec", "tensor_to_numpy", "numpy_to_tensor", "OBSERVATIONS",
+           "observation_names", "observation_kinds", "solver_config", "uint64", "positive",
            "reset_seeds", "DIAGNOSTICS", "new_diagnostics", "fill_diagnostics",
            "resolve_servers", "split_host_port", "call_all", "Shard", "Batch", "BatchEnv"]
 
@@ -354,9 +355,6 @@ class Batch:
 
     def __init__(self, address, scene, num_envs, seed=0, solver=None, substeps=1,
                  max_episode_steps=0, timeout=None, max_message_bytes=64 << 20, settings=None):
-        # Imported here: alsim.scenes builds on this module.
-        from alsim import scenes
-
         self.shards = []
         self.closed = True
         num_envs = positive(num_envs, "num_envs")
@@ -451,10 +449,6 @@ class Batch:
                 pass
         for shard in shards:
             shard.channel.close()
-
-    def check_open(self, what):
-        if self.closed:
-            raise ValueError("%s: the environment is closed" % what)
 
     def requests(self, envs, make_request):
         """One request per server that holds some of the environments ``envs`` (ascending or in
@@ -602,8 +596,6 @@ class BatchEnv:
         """What a viewer draws of the scene (GetScene of environment ``env``'s instance), as numpy
         arrays: an ``alsim.Scene`` with the bodies, the geoms and the meshes. Every
         environment shares the scene; ``env`` picks the server that answers."""
-        from alsim import scenes  # alsim.scenes builds on this module
-
         self.check_open("scene")
         return scenes.Scene(self.batch.get_scene(env))
 
@@ -624,7 +616,7 @@ class BatchEnv:
 
         See ``alsim.StateStream`` for the frames and the end of a stream.
         """
-        from alsim import streams  # alsim.streams builds on this module
+        from alsim import streams  # here: alsim.streams imports this module
 
         self.check_open("stream")
         return streams.StateStream(self.batch, observations, rate_hz, diagnostics, contacts,
