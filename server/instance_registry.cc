@@ -9,15 +9,9 @@
 
 #include <oneapi/tbb/info.h>
 
-#include "engine/dynamics/kinematics.h"
-#include "engine/sim/reset.h"
 #include "engine/solver/solver.h"
 
 namespace alsim::server {
-
-Instance::~Instance() {
-  if (budget != nullptr) budget->Release(reserved_bytes);
-}
 
 InstanceRegistry::InstanceRegistry(const RegistryLimits& limits, int threads, MemoryBudget* budget)
     : limits_(limits),
@@ -124,16 +118,11 @@ grpc::Status InstanceRegistry::Create(const CreateSpec& spec,
         unclaimed -= per_instance;
       }
       instance->tenant = spec.tenant;
-      instance->model = spec.scene.model;
       instance->source = spec.scene.source;
       instance->look = spec.scene.look;
       instance->scene = spec.scene.name;
-      instance->options = spec.options;
-      instance->data = std::make_unique<Data>(*spec.scene.model);
-      EnsureSolver(*spec.scene.model, *instance->data, spec.options.solver.type);
-      instance->rng.seed(spec.seed + k);
       instance->max_episode_steps = spec.max_episode_steps;
-      Kinematics(*spec.scene.model, *instance->data);
+      StartInstance(spec.scene.model, spec.options, spec.seed + k, instance.get());
       created.push_back(std::move(instance));
       if (should_stop != nullptr && k % 16 == 15) status = should_stop();
     }
@@ -347,23 +336,6 @@ std::vector<InstanceSummary> InstanceRegistry::List(const std::string& tenant) {
 std::size_t InstanceRegistry::size() {
   const std::lock_guard<std::mutex> lock(mutex_);
   return instances_.size();
-}
-
-bool PrepareReset(const Model& m, const std::mt19937_64& rng, double noise, PreparedReset* out) {
-  out->rng = rng;
-  out->data = std::make_unique<Data>(m);
-  return ApplyResetNoise(m, noise, out->rng, out->data.get());
-}
-
-void CommitReset(Instance& instance, PreparedReset&& prepared) {
-  Data& d = *instance.data;
-  SolverHandle solver = std::move(d.solver);
-  d = std::move(*prepared.data);
-  d.solver = std::move(solver);  // stateless between steps; keeps its allocations
-  instance.rng = prepared.rng;
-  instance.episode_steps = 0;
-  instance.diverged = false;
-  instance.published_time = d.time;
 }
 
 }  // namespace alsim::server

@@ -1,5 +1,6 @@
-// The server's simulation instances: creation in groups, lookup, per-instance locking, and the
-// batched step on the server's TBB arena. Protobuf-free; simulator_service.cc maps RPCs onto it.
+// The server's simulation instances (server/instance.h): creation in groups, lookup,
+// per-instance locking, and the TBB arena that the calls which simulate run on (their batched
+// step and reset: server/batch_step.h). Protobuf-free; simulator_service.cc maps RPCs onto it.
 //
 // Concurrency: every operation on an instance holds its mutex. A batch locks its instances in
 // increasing id order, so two overlapping batches serialize (the later one waits) and can never
@@ -25,39 +26,11 @@
 #include "engine/data/data.h"
 #include "engine/model/model.h"
 #include "engine/sim/step.h"
+#include "server/instance.h"
 #include "server/memory_budget.h"
 #include "server/scene_catalog.h"
 
 namespace alsim::server {
-
-struct Instance {
-  ~Instance();
-
-  std::uint64_t id = 0;        // random, never 0
-  std::uint64_t group = 0;     // random, never 0
-  std::string tenant;          // the owner; other tenants cannot see the instance
-  std::uint64_t sequence = 0;  // creation order (List's order)
-  std::shared_ptr<const Model> model;
-  std::shared_ptr<const SceneSource> source;  // what the model was compiled from (drain/resume)
-  std::string scene;                          // built-in name or file name, for List
-  std::shared_ptr<const SceneLook> look;      // GetScene's colours and names (may be null)
-  StepOptions options;
-  std::unique_ptr<Data> data;
-  std::mt19937_64 rng;  // reset noise; seeded at Create (seed + k) or by Reset
-  // Written under `mutex`; atomic so that List reads them without waiting for a step.
-  std::atomic<bool> diverged{false};      // refuses Step until Reset/SetState
-  std::atomic<std::uint64_t> steps{0};    // since Create
-  std::atomic<double> published_time{0};  // data->time after the last call that changed it
-  std::atomic<bool> destroyed{false};     // a batch that raced Destroy sees NOT_FOUND
-  // Episodes (CreateRequest.max_episode_steps): the limit in Step calls (0: none) and the calls
-  // since the episode started (Create, any reset, SetState). Under `mutex`.
-  std::uint32_t max_episode_steps = 0;
-  std::uint64_t episode_steps = 0;
-  std::mutex mutex;
-  // Bytes reserved from `budget` for this instance, returned when it is freed.
-  MemoryBudget* budget = nullptr;
-  std::uint64_t reserved_bytes = 0;
-};
 
 struct RegistryLimits {
   std::size_t max_instances = 4096;
@@ -179,19 +152,5 @@ class InstanceRegistry {
   std::condition_variable pending_done_;
   int pending_ = 0;  // queued or running tasks
 };
-
-// A reset computed but not yet applied: Reset changes no instance unless all of them can be reset.
-struct PreparedReset {
-  std::unique_ptr<Data> data;
-  std::mt19937_64 rng;
-};
-
-// Computes the reset of an instance of `m` whose generator is `rng`, without changing the
-// instance: a fresh Data with the engine's reset noise (ApplyResetNoise, engine/sim/reset.h) drawn
-// from a copy of the generator. False when the noise leaves a position or velocity that is not
-// finite.
-bool PrepareReset(const Model& m, const std::mt19937_64& rng, double noise, PreparedReset* out);
-// Applies a PrepareReset result.
-void CommitReset(Instance& instance, PreparedReset&& prepared);
 
 }  // namespace alsim::server

@@ -5,22 +5,21 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cmath>
 #include <cstdint>
-#include <limits>
+#include <cstdio>
+#include <exception>
+#include <functional>
 #include <memory>
 #include <new>
 #include <optional>
-#include <random>
 #include <string>
 #include <thread>
+#include <vector>
 
-#include <oneapi/tbb/task_arena.h>
-
-#include "engine/core/parallel.h"
 #include "engine/sim/state_snapshot.h"
 #include "engine/solver/solver.h"
 #include "engine/solver/solver_option_table.h"
+#include "server/batch_step.h"
 #include "server/build_info.h"
 #include "server/metrics.h"
 #include "server/step_stream.h"
@@ -28,12 +27,6 @@
 
 namespace alsim::server {
 namespace {
-
-// Reset noise draws are uniform in [-noise, noise]: 2 noise must be a finite double.
-grpc::Status CheckResetNoise(double noise, const std::string& what) {
-  if (noise >= 0 && std::isfinite(2 * noise)) return grpc::Status::OK;
-  return {grpc::StatusCode::INVALID_ARGUMENT, what + " must be finite, >= 0 and below 8.9e307"};
-}
 
 using Clock = std::chrono::steady_clock;
 
@@ -47,6 +40,90 @@ std::string ExactText(double x) {
   std::snprintf(text, sizeof(text), "%.17g", x);
   return text;
 }
+
+// Runs a handler's `work` and returns its status; an exception it throws ends only this `unit`
+// ("call", or a stream's "message"): RESOURCE_EXHAUSTED when memory ran out, INTERNAL otherwise.
+grpc::Status Guarded(const char* unit, const std::function<grpc::Status()>& work) {
+  try {
+    return work();
+  } catch (const std::bad_alloc&) {
+    return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+            std::string("the server ran out of memory for this ") + unit};
+  } catch (const std::exception& e) {
+    return {grpc::StatusCode::INTERNAL, std::string("internal error: ") + e.what()};
+  }
+}
+
+// The server's metrics as the batch-step core reports to them.
+class MetricsObserver final : public batch::StepObserver {
+ public:
+  explicit MetricsObserver(ServerMetrics* metrics) : metrics_(metrics) {}
+  void Diverged() override { metrics_->AddDiverged(); }
+  void Stepped(double steps) override { metrics_->AddSteps(steps); }
+  void Solved(const SolverStatistics& statistics, double seconds_per_step) override {
+    metrics_->ObserveStep(statistics, seconds_per_step);
+  }
+
+ private:
+  ServerMetrics* metrics_;
+};
+
+// A StepResponse written in place by the batch's tasks: every repeated field and observation
+// tensor sized in Begin, each instance's task writing its own entries.
+class StepResponseWriter final : public batch::StepReply {
+ public:
+  StepResponseWriter(const std::vector<alsim::v1::Observation>& kinds,
+                     alsim::v1::StepResponse* response)
+      : kinds_(kinds), response_(response) {}
+
+  void Begin(const Model& m, int batch, double seconds, bool final_observations) override {
+    response_->set_step_seconds(seconds);
+    response_->mutable_status()->Resize(batch, alsim::v1::INSTANCE_STATUS_OK);
+    response_->mutable_truncated()->Resize(batch, false);
+    response_->mutable_reset()->Resize(batch, false);
+    status_ = response_->mutable_status()->mutable_data();
+    truncated_ = response_->mutable_truncated()->mutable_data();
+    reset_ = response_->mutable_reset()->mutable_data();
+    diagnostics_.resize(batch);
+    if (final_observations) {
+      final_writer_.emplace(m, batch, kinds_, response_->mutable_final_observations());
+    }
+    writer_.emplace(m, batch, kinds_, response_->mutable_observations());
+  }
+
+  void Ended(int k, const batch::InstanceStep& step, Data& data) override {
+    status_[k] =
+        step.diverged ? alsim::v1::INSTANCE_STATUS_DIVERGED : alsim::v1::INSTANCE_STATUS_OK;
+    diagnostics_[k] = std::make_unique<alsim::v1::SolverDiagnostics>();
+    FillDiagnostics(data.solver_statistics, diagnostics_[k].get());
+    truncated_[k] = step.truncated;
+    if (final_writer_) final_writer_->Write(k, data);
+  }
+
+  void Observed(int k, const batch::InstanceStep& step, Data& data) override {
+    reset_[k] = step.reset;
+    writer_->Write(k, data);
+  }
+
+  // After a successful step: the diagnostics, messages (with a map each) made by the tasks, handed
+  // to the repeated field in batch order (a pointer each; protobuf adds them one by one).
+  void Finish() {
+    google::protobuf::RepeatedPtrField<alsim::v1::SolverDiagnostics>* out =
+        response_->mutable_diagnostics();
+    out->Reserve(static_cast<int>(diagnostics_.size()));
+    for (auto& filled : diagnostics_) out->AddAllocated(filled.release());
+  }
+
+ private:
+  const std::vector<alsim::v1::Observation>& kinds_;
+  alsim::v1::StepResponse* response_;
+  int* status_ = nullptr;
+  bool* truncated_ = nullptr;
+  bool* reset_ = nullptr;
+  std::vector<std::unique_ptr<alsim::v1::SolverDiagnostics>> diagnostics_;
+  std::optional<ObservationWriter> final_writer_;
+  std::optional<ObservationWriter> writer_;
+};
 
 }  // namespace
 
@@ -187,17 +264,7 @@ void SimulatorService::ReturnFreedMemory() {
 grpc::ServerUnaryReactor* SimulatorService::Offload(grpc::CallbackServerContext* context,
                                                     std::function<grpc::Status()> work) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  registry_.Enqueue([reactor, work = std::move(work)] {
-    grpc::Status status;
-    try {
-      status = work();
-    } catch (const std::bad_alloc&) {
-      status = {grpc::StatusCode::RESOURCE_EXHAUSTED, "the server ran out of memory for this call"};
-    } catch (const std::exception& e) {
-      status = {grpc::StatusCode::INTERNAL, std::string("internal error: ") + e.what()};
-    }
-    reactor->Finish(status);
-  });
+  registry_.Enqueue([reactor, work = std::move(work)] { reactor->Finish(Guarded("call", work)); });
   return reactor;
 }
 
@@ -246,14 +313,8 @@ grpc::ServerUnaryReactor* SimulatorService::Create(grpc::CallbackServerContext* 
     return reactor;
   }
   registry_.RunOnThread([this, context, reactor, request, response, tenant] {
-    grpc::Status result;
-    try {
-      result = CreateNow(context, tenant, *request, response);
-    } catch (const std::bad_alloc&) {
-      result = {grpc::StatusCode::RESOURCE_EXHAUSTED, "the server ran out of memory for this call"};
-    } catch (const std::exception& e) {
-      result = {grpc::StatusCode::INTERNAL, std::string("internal error: ") + e.what()};
-    }
+    const grpc::Status result =
+        Guarded("call", [&] { return CreateNow(context, tenant, *request, response); });
     --creates_in_progress_;
     reactor->Finish(result);
   });
@@ -348,250 +409,32 @@ grpc::Status SimulatorService::RunStep(const std::string& tenant,
   std::vector<alsim::v1::Observation> observations;
   grpc::Status status = ParseObservations(request.observations(), false, &observations);
   if (!status.ok()) return status;
-  constexpr std::uint32_t kMaxSubsteps = 1000000;
-  if (request.substeps() > kMaxSubsteps) {
-    return {grpc::StatusCode::INVALID_ARGUMENT, "substeps " + std::to_string(request.substeps()) +
-                                                    " is above the limit of " +
-                                                    std::to_string(kMaxSubsteps) + " per call"};
+  batch::StepInputs inputs;
+  inputs.actions = ViewOf(request.actions());
+  inputs.external_forces = ViewOf(request.external_forces());
+  inputs.substeps = request.substeps();
+  inputs.reset_mask = request.reset_mask().data();
+  inputs.reset_mask_size = request.reset_mask_size();
+  inputs.reset_noise = request.reset_noise();
+  inputs.reset_truncated = request.reset_truncated();
+  inputs.observations = ObservationKindsOf(observations);
+  // Checked before the selection, so that these errors come first.
+  if (batch::Status checked = batch::CheckStepInputs(inputs); !checked.ok()) {
+    return ToGrpc(checked);
   }
-  if (grpc::Status noise = CheckResetNoise(request.reset_noise(), "reset_noise"); !noise.ok()) {
-    return noise;
-  }
-  const int substeps = request.substeps() == 0 ? 1 : static_cast<int>(request.substeps());
   return registry_.WithInstances(
       tenant, Ids(request.instances()), request.instances().group_id(),
       [&](std::vector<Instance*>& instances) -> grpc::Status {
-        const Model& model = *instances.front()->model;
-        const int batch = static_cast<int>(instances.size());
-        if (request.reset_mask_size() != 0 && request.reset_mask_size() != batch) {
-          return {grpc::StatusCode::INVALID_ARGUMENT,
-                  "reset_mask has " + std::to_string(request.reset_mask_size()) + " flags for " +
-                      std::to_string(batch) + " instances; give one per instance or none"};
-        }
-        auto masked = [&](int k) {
-          return request.reset_mask_size() != 0 && request.reset_mask(k);
-        };
-        for (int k = 0; k < batch; ++k) {
-          const Instance* instance = instances[k];
-          if (instance->model != instances.front()->model) {
-            return {grpc::StatusCode::INVALID_ARGUMENT,
-                    "instances " + std::to_string(instances.front()->id) + " and " +
-                        std::to_string(instance->id) +
-                        " run different scenes; a batch steps instances of one scene"};
-          }
-          if (instance->diverged && !masked(k)) {
-            return {grpc::StatusCode::FAILED_PRECONDITION,
-                    "instance " + std::to_string(instance->id) +
-                        " diverged; Reset or SetState it (or set its reset_mask flag) before "
-                        "stepping"};
-          }
-        }
-        // Work and reply size are bounded before anything moves.
-        double iterations = 0;
-        for (const Instance* instance : instances) {
-          iterations += static_cast<double>(substeps) * instance->options.solver.max_iterations;
-        }
-        if (iterations > static_cast<double>(limits_.max_call_iterations)) {
-          return {grpc::StatusCode::INVALID_ARGUMENT,
-                  "this call may take up to " + std::to_string(static_cast<long long>(iterations)) +
-                      " solver iterations (substeps x max_iterations x instances); the server "
-                      "allows " +
-                      std::to_string(limits_.max_call_iterations) +
-                      " per call (--max-call-iterations): take fewer substeps per call"};
-        }
-        // Final observations double the reply when reset_truncated may reset someone.
-        const bool may_truncate =
-            request.reset_truncated() && instances.front()->max_episode_steps > 0;
-        const std::size_t reply_bytes =
-            EstimateObservationBytes(model, batch, observations) * (may_truncate ? 2 : 1) +
-            static_cast<std::size_t>(batch) * 96;
-        grpc::Status fits =
-            CheckMessageSize("reply", reply_bytes, limits_.max_message_bytes,
-                             "ask for fewer observations or instances; nothing was stepped");
-        if (!fits.ok()) return fits;
-        // Both inputs' dtypes, shapes and sizes are checked here; their values are read per
-        // instance, by the batch's tasks, straight from the request's bytes.
-        BatchRows actions, forces;
-        if (request.actions().dtype() != alsim::v1::DTYPE_UNSPECIFIED) {
-          grpc::Status checked = CheckActions(request.actions(), batch, model.nu, &actions);
-          if (!checked.ok()) return checked;
-        }
-        if (request.external_forces().dtype() != alsim::v1::DTYPE_UNSPECIFIED) {
-          grpc::Status checked =
-              CheckExternalForces(request.external_forces(), batch, model, &forces);
-          if (!checked.ok()) return checked;
-        }
-        static_assert(sizeof(Vec6) == 6 * sizeof(double), "xfrc_applied rows are 6 doubles");
-
-        // Every per-instance pass runs as the batch's parallel tasks, one instance per task, so
-        // that nothing on the server walks K instances' data one after another. Isolated: while
-        // this thread waits for the batch's tasks it must not pick up another queued RPC, which
-        // could block on an instance lock this thread holds. Another call's batch runs beside
-        // this one on the threads that call took, and idle threads steal from both.
-        auto for_each_instance = [batch](const auto& body) {
-          tbb::this_task_arena::isolate([&] { ParallelFor(0, batch, 1, body); });
-        };
-
-        // 1. Validation, before anything moves: every value of both inputs finite (the masked
-        // instances' rows too: NaN or Inf anywhere refuses the request), every masked instance's
-        // reset computable. Tasks finish in any order; each failure kind keeps its lowest index,
-        // so the error names the first bad element in batch order, as a serial scan would: the
-        // actions' first, then the forces', then the first reset.
-        std::vector<PreparedReset> prepared(request.reset_mask_size() != 0 ? batch : 0);
-        std::atomic<std::size_t> bad_action{BatchRows::kNone}, bad_force{BatchRows::kNone};
-        std::atomic<int> bad_reset{batch};
-        std::atomic<int> resets{0};
-        auto keep_lowest = [](auto& lowest, auto value) {
-          auto seen = lowest.load(std::memory_order_relaxed);
-          while (value < seen && !lowest.compare_exchange_weak(seen, value)) {
-          }
-        };
-        if (actions.present() || forces.present() || !prepared.empty()) {
-          for_each_instance([&](int k) {
-            keep_lowest(bad_action, actions.FirstNonFinite(k));
-            keep_lowest(bad_force, forces.FirstNonFinite(k));
-            if (!masked(k)) return;
-            resets.fetch_add(1, std::memory_order_relaxed);
-            const Instance& instance = *instances[k];
-            if (!PrepareReset(*instance.model, instance.rng, request.reset_noise(), &prepared[k])) {
-              keep_lowest(bad_reset, k);
-            }
-          });
-        }
-        if (bad_action != BatchRows::kNone) return actions.NonFinite(bad_action);
-        if (bad_force != BatchRows::kNone) return forces.NonFinite(bad_force);
-        if (bad_reset < batch) {
-          return {grpc::StatusCode::INVALID_ARGUMENT,
-                  "reset_noise " + std::to_string(request.reset_noise()) + " leaves instance " +
-                      std::to_string(instances[bad_reset]->id) +
-                      " with a position or velocity that is not finite; nothing was stepped"};
-        }
-        const int stepped = batch - resets;
-
-        // 2. The substeps. The first pass also applies the masked instances' resets (they take no
-        // substep) and reads each other instance's row of actions into its ctrl and of forces into
-        // its xfrc_applied; the last pass ends the instance's stepping. The passes stay separate
-        // (a barrier between substeps) so that an interruption stops every instance after the
-        // same number of substeps. External forces act during this call's substeps only
-        // (alsim.proto, StepRequest): an instance holds none between calls (zero, as a new Data),
-        // so they are cleared when its stepping ends, an interrupted call included.
-        // `truncated` and `reset_after` are per instance (chars: a vector<bool> shares bytes).
-        std::vector<char> truncated(batch, 0), reset_after(batch, 0);
-        std::atomic<bool> any_truncated_reset{false};
-        auto begin_call = [&](int k) {
-          Instance& instance = *instances[k];
-          if (masked(k)) {
-            CommitReset(instance, std::move(prepared[k]));
-            return;
-          }
-          if (actions.present()) actions.Read(k, instance.data->ctrl.data());
-          if (forces.present()) forces.Read(k, instance.data->xfrc_applied.front().data());
-          ++instance.episode_steps;
-          truncated[k] = instance.max_episode_steps > 0 &&
-                         instance.episode_steps >= instance.max_episode_steps;
-          reset_after[k] = truncated[k] && request.reset_truncated();
-          if (reset_after[k]) any_truncated_reset.store(true, std::memory_order_relaxed);
-        };
-        auto end_stepping = [&](int k) {
-          Instance& instance = *instances[k];
-          if (forces.present() && !masked(k)) {
-            std::fill(instance.data->xfrc_applied.begin(), instance.data->xfrc_applied.end(),
-                      Vec6::Zero());
-          }
-          instance.published_time = instance.data->time;
-        };
-        const auto start = Clock::now();
-        grpc::Status interrupted = CallWatch::Reason(ticket);
-        bool ended = false;
-        // The first pass runs even when the call is already interrupted (without its substep):
-        // the resets and inputs are applied as by an uninterrupted call.
-        for (int n = 0; n == 0 || (n < substeps && interrupted.ok()); ++n) {
-          const bool step = interrupted.ok();
-          const bool last = n == substeps - 1 || !step;
-          for_each_instance([&](int k) {
-            if (n == 0) begin_call(k);
-            Instance& instance = *instances[k];
-            if (step && !instance.diverged && !masked(k)) {
-              StepOptions step_options = instance.options;
-              step_options.solver.interrupt = &ticket.flag;
-              const StepStatus result = alsim::Step(*instance.model, *instance.data, step_options);
-              ++instance.steps;
-              if (result != StepStatus::kOk) {
-                instance.diverged = true;
-                if (metrics_ != nullptr) metrics_->AddDiverged();
-              }
-            }
-            if (last) end_stepping(k);
-          });
-          ended = last;
-          interrupted = CallWatch::Reason(ticket);
-        }
-        if (!ended) for_each_instance(end_stepping);
-        const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-        const double seconds_per_step =
-            stepped > 0 ? seconds / (static_cast<double>(stepped) * substeps) : 0;
-        if (metrics_ != nullptr && stepped > 0) {
-          metrics_->AddSteps(static_cast<double>(stepped) * substeps);
-        }
-        if (!interrupted.ok()) {
-          // The reply is not sent; the steps taken are kept and counted.
-          if (metrics_ != nullptr && stepped > 0) {
-            for_each_instance([&](int k) {
-              if (masked(k)) return;
-              metrics_->ObserveStep(instances[k]->data->solver_statistics, seconds_per_step);
-            });
-          }
-          return interrupted;
-        }
-        response->set_step_seconds(seconds);
-
-        // 3. The reply, in place: every repeated field and observation tensor sized here, each
-        // instance's task writing its own entries. SAME_STEP: an instance reset after its
-        // truncation has its truncated state written to final_observations first, then starts
-        // the new episode; its reset draws from the instance's generator with the call's noise,
-        // checked above, as for the masked ones.
-        response->mutable_status()->Resize(batch, alsim::v1::INSTANCE_STATUS_OK);
-        response->mutable_truncated()->Resize(batch, false);
-        response->mutable_reset()->Resize(batch, false);
-        int* status_out = response->mutable_status()->mutable_data();
-        bool* truncated_out = response->mutable_truncated()->mutable_data();
-        bool* reset_out = response->mutable_reset()->mutable_data();
-        // Diagnostics are messages (with a map each): made and filled by the tasks, then handed
-        // to the repeated field in batch order (a pointer each; protobuf adds them one by one).
-        std::vector<std::unique_ptr<alsim::v1::SolverDiagnostics>> diagnostics(batch);
-        std::optional<ObservationWriter> final_writer;
-        if (any_truncated_reset) {
-          final_writer.emplace(model, batch, observations, response->mutable_final_observations());
-        }
-        const ObservationWriter writer(model, batch, observations,
-                                       response->mutable_observations());
-        for_each_instance([&](int k) {
-          Instance& instance = *instances[k];
-          status_out[k] = instance.diverged ? alsim::v1::INSTANCE_STATUS_DIVERGED
-                                            : alsim::v1::INSTANCE_STATUS_OK;
-          diagnostics[k] = std::make_unique<alsim::v1::SolverDiagnostics>();
-          FillDiagnostics(instance.data->solver_statistics, diagnostics[k].get());
-          truncated_out[k] = truncated[k];
-          reset_out[k] = masked(k) || reset_after[k];
-          if (metrics_ != nullptr && stepped > 0 && !masked(k)) {
-            metrics_->ObserveStep(instance.data->solver_statistics, seconds_per_step);
-          }
-          if (final_writer) final_writer->Write(k, *instance.data);
-          if (reset_after[k]) {
-            PreparedReset reset;
-            if (PrepareReset(*instance.model, instance.rng, request.reset_noise(), &reset)) {
-              CommitReset(instance, std::move(reset));
-            } else {  // noise that overflows this scene's state: it stays truncated, unreset
-              reset_out[k] = false;
-            }
-          }
-          writer.Write(k, *instance.data);
-        });
-        google::protobuf::RepeatedPtrField<alsim::v1::SolverDiagnostics>* out =
-            response->mutable_diagnostics();
-        out->Reserve(batch);
-        for (auto& filled : diagnostics) out->AddAllocated(filled.release());
-        return grpc::Status::OK;
+        StepResponseWriter reply(observations, response);
+        std::optional<MetricsObserver> observer;
+        if (metrics_ != nullptr) observer.emplace(metrics_);
+        const batch::Status stepped =
+            batch::Step(instances, inputs, {limits_.max_call_iterations, limits_.max_message_bytes},
+                        &ticket.flag, reply, observer ? &*observer : nullptr);
+        // Interrupted: the reply is not sent, and the watch says why.
+        if (stepped.code == batch::Code::kInterrupted) return CallWatch::Reason(ticket);
+        if (stepped.ok()) reply.Finish();
+        return ToGrpc(stepped);
       });
 }
 
@@ -619,56 +462,19 @@ grpc::ServerUnaryReactor* SimulatorService::Reset(grpc::CallbackServerContext* c
     std::vector<alsim::v1::Observation> observations;
     grpc::Status status = ParseObservations(request->observations(), false, &observations);
     if (!status.ok()) return status;
-    if (grpc::Status noise = CheckResetNoise(request->noise(), "reset noise"); !noise.ok()) {
-      return noise;
+    batch::ResetInputs inputs;
+    inputs.spec.noise = request->noise();
+    inputs.seeds = request->seeds().data();
+    inputs.seeds_size = request->seeds_size();
+    inputs.observations = ObservationKindsOf(observations);
+    if (batch::Status checked = batch::CheckResetInputs(inputs); !checked.ok()) {
+      return ToGrpc(checked);
     }
     return registry_.WithInstances(
         tenant, Ids(request->instances()), request->instances().group_id(),
         [&](std::vector<Instance*>& instances) -> grpc::Status {
-          if (request->seeds_size() != 0 &&
-              request->seeds_size() != static_cast<int>(instances.size())) {
-            return {grpc::StatusCode::INVALID_ARGUMENT,
-                    std::to_string(request->seeds_size()) + " seeds for " +
-                        std::to_string(instances.size()) +
-                        " instances; give one per instance or none"};
-          }
-          bool one_scene = true;
-          for (const Instance* instance : instances) {
-            one_scene = one_scene && instance->model == instances.front()->model;
-          }
-          if (!observations.empty() && !one_scene) {
-            return {grpc::StatusCode::INVALID_ARGUMENT,
-                    "observations can only be returned for instances of one scene; nothing "
-                    "was reset"};
-          }
-          const std::size_t reply_bytes = EstimateObservationBytes(
-              *instances.front()->model, static_cast<int>(instances.size()), observations);
-          grpc::Status fits = CheckMessageSize("reply", reply_bytes, limits_.max_message_bytes,
-                                               "nothing was reset");
-          if (!fits.ok()) return fits;
-          // Every instance's reset is computed before any is applied: all or nothing.
-          // Per instance as parallel tasks, as in a batched step; the error names the first
-          // failing instance in request order.
-          const int batch = static_cast<int>(instances.size());
-          std::vector<PreparedReset> prepared(instances.size());
-          std::vector<char> finite(instances.size(), 0);
-          auto for_each_instance = [batch](const auto& body) {
-            tbb::this_task_arena::isolate([&] { ParallelFor(0, batch, 1, body); });
-          };
-          for_each_instance([&](int k) {
-            const Instance& instance = *instances[k];
-            const std::mt19937_64 rng =
-                request->seeds_size() != 0 ? std::mt19937_64(request->seeds(k)) : instance.rng;
-            finite[k] = PrepareReset(*instance.model, rng, request->noise(), &prepared[k]);
-          });
-          for (int k = 0; k < batch; ++k) {
-            if (finite[k]) continue;
-            return {grpc::StatusCode::INVALID_ARGUMENT,
-                    "reset noise " + std::to_string(request->noise()) + " leaves instance " +
-                        std::to_string(instances[k]->id) +
-                        " with a position or velocity that is not finite; nothing was reset"};
-          }
-          for_each_instance([&](int k) { CommitReset(*instances[k], std::move(prepared[k])); });
+          const batch::Status reset = batch::Reset(instances, inputs, limits_.max_message_bytes);
+          if (!reset.ok()) return ToGrpc(reset);
           PackObservations(instances, observations, response->mutable_observations(),
                            PackMode::kParallel);
           return grpc::Status::OK;
@@ -801,12 +607,8 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* SimulatorService::S
       [this, context, tenant](const alsim::v1::StepRequest& request,
                               alsim::v1::StepResponse* response) {
         const auto watched = watch_.Watch([context] { return CallInterrupted(context); });
-        try {
-          return RunStep(tenant, request, watched->ticket(), response);
-        } catch (const std::bad_alloc&) {
-          return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                              "the server ran out of memory for this message");
-        }
+        return Guarded("message",
+                       [&] { return RunStep(tenant, request, watched->ticket(), response); });
       },
       admitted);
 }

@@ -108,9 +108,11 @@ class SimulatorService final : public SimulatorServiceBase {
   // compile at its next iteration, and ends every open StreamStates call.
   void BeginShutdown();
 
-  // The batched step of Step and StepStream for `tenant`: validates the whole request first,
-  // then steps every selected instance `substeps` times in parallel on the arena. `ticket`'s
-  // flag interrupts it inside a solve and between substeps, with the ticket's reason.
+  // The batched step of Step and StepStream for `tenant`: the request translated for the
+  // batch-step core (server/batch_step.h), which validates all of it first and then steps every
+  // selected instance `substeps` times in parallel on the arena, and its reply written into
+  // `response`. `ticket`'s flag interrupts it inside a solve and between substeps, with the
+  // ticket's reason.
   grpc::Status RunStep(const std::string& tenant, const alsim::v1::StepRequest& request,
                        CallWatch::Ticket& ticket, alsim::v1::StepResponse* response);
 
@@ -122,7 +124,8 @@ class SimulatorService final : public SimulatorServiceBase {
 
  private:
   // Runs `work` on the arena and finishes the call with its status; an exception from `work`
-  // (memory ran out) becomes RESOURCE_EXHAUSTED / INTERNAL for this call alone.
+  // becomes RESOURCE_EXHAUSTED (memory ran out) or INTERNAL for this call alone, as in every
+  // handler (Guarded, simulator_service.cc).
   grpc::ServerUnaryReactor* Offload(grpc::CallbackServerContext* context,
                                     std::function<grpc::Status()> work);
   // The caller's tenant, or UNAUTHENTICATED; UNAVAILABLE once shutting down.

@@ -30,42 +30,6 @@ TensorSpec* AddSpec(alsim::v1::Specs* specs, const std::string& name, DType dtyp
   return spec;
 }
 
-// "[a, b, c]".
-template <class Dims>
-std::string ShapeText(const Dims& dims) {
-  std::string text;
-  for (const auto n : dims) text += (text.empty() ? "" : ", ") + std::to_string(n);
-  return "[" + text + "]";
-}
-
-// Checks that `tensor` is float32 or float64 of exactly `shape` and holds its bytes;
-// INVALID_ARGUMENT, with a message that starts with `what`, otherwise (`meaning` names the
-// dimensions). Its values are left to BatchRows, read per row.
-grpc::Status CheckBatch(const Tensor& tensor, const std::string& what,
-                        const std::vector<long>& shape, const char* meaning, bool* single) {
-  *single = tensor.dtype() == alsim::v1::DTYPE_FLOAT32;
-  if (!*single && tensor.dtype() != alsim::v1::DTYPE_FLOAT64) {
-    return {grpc::StatusCode::INVALID_ARGUMENT, what + " must be float32 or float64"};
-  }
-  bool same = tensor.shape_size() == static_cast<int>(shape.size());
-  for (int i = 0; same && i < tensor.shape_size(); ++i) same = tensor.shape(i) == shape[i];
-  if (!same) {
-    return {grpc::StatusCode::INVALID_ARGUMENT, what + " have shape " + ShapeText(tensor.shape()) +
-                                                    "; this batch needs " + ShapeText(shape) + " " +
-                                                    meaning};
-  }
-  std::size_t count = 1;
-  for (const long n : shape) count *= static_cast<std::size_t>(n);
-  const std::size_t element = *single ? sizeof(float) : sizeof(double);
-  if (tensor.data().size() != count * element) {
-    return {grpc::StatusCode::INVALID_ARGUMENT,
-            what + " hold " + std::to_string(tensor.data().size()) + " bytes; shape " +
-                ShapeText(shape) + " of " + (*single ? "float32" : "float64") + " needs " +
-                std::to_string(count * element)};
-  }
-  return grpc::Status::OK;
-}
-
 // A new [batch, per...] tensor `name` of `dtype` in `out` with all its bytes; their start.
 char* AddTensor(google::protobuf::Map<std::string, Tensor>* out, const std::string& name,
                 DType dtype, int batch, std::initializer_list<long> per_shape) {
@@ -131,66 +95,64 @@ void FillSpecs(const Model& m, alsim::v1::Specs* specs) {
   for (int b = 0; b < m.nbody; ++b) specs->add_body_names(m.body_name[b]);
 }
 
-std::size_t BatchRows::FirstNonFinite(int k) const {
-  if (bytes_ == nullptr) return kNone;
-  const std::size_t first = static_cast<std::size_t>(k) * row_;
-  for (std::size_t i = first; i < first + row_; ++i) {
-    double value;
-    if (single_) {
-      float f;
-      std::memcpy(&f, bytes_ + i * sizeof(float), sizeof(float));
-      value = f;
-    } else {
-      std::memcpy(&value, bytes_ + i * sizeof(double), sizeof(double));
+grpc::Status ToGrpc(const batch::Status& status) {
+  static_assert(static_cast<int>(batch::Code::kInvalidArgument) == grpc::INVALID_ARGUMENT &&
+                static_cast<int>(batch::Code::kResourceExhausted) == grpc::RESOURCE_EXHAUSTED &&
+                static_cast<int>(batch::Code::kFailedPrecondition) == grpc::FAILED_PRECONDITION);
+  if (status.ok()) return grpc::Status::OK;
+  if (status.code == batch::Code::kInterrupted) return {grpc::CANCELLED, status.message};
+  return {static_cast<grpc::StatusCode>(status.code), status.message};
+}
+
+batch::TensorView ViewOf(const Tensor& tensor) {
+  batch::TensorView view;
+  switch (tensor.dtype()) {
+    case alsim::v1::DTYPE_UNSPECIFIED:
+      return view;
+    case alsim::v1::DTYPE_FLOAT32:
+      view.dtype = batch::DType::kFloat32;
+      break;
+    case alsim::v1::DTYPE_FLOAT64:
+      view.dtype = batch::DType::kFloat64;
+      break;
+    default:
+      view.dtype = batch::DType::kOther;
+      break;
+  }
+  view.shape = tensor.shape().data();
+  view.rank = tensor.shape_size();
+  view.data = tensor.data().data();
+  view.bytes = tensor.data().size();
+  return view;
+}
+
+batch::ObservationKinds ObservationKindsOf(const std::vector<Observation>& kinds) {
+  batch::ObservationKinds out;
+  for (const Observation kind : kinds) {
+    switch (kind) {
+      case alsim::v1::OBSERVATION_QPOS:
+        out.qpos = true;
+        break;
+      case alsim::v1::OBSERVATION_QVEL:
+        out.qvel = true;
+        break;
+      case alsim::v1::OBSERVATION_BODY_POSES:
+        out.body_poses = true;
+        break;
+      case alsim::v1::OBSERVATION_ACTUATOR_STATE:
+        out.actuator_state = true;
+        break;
+      case alsim::v1::OBSERVATION_CONTACT_SUMMARY:
+        out.contact_summary = true;
+        break;
+      case alsim::v1::OBSERVATION_TIME:
+        out.time = true;
+        break;
+      default:
+        break;
     }
-    if (!std::isfinite(value)) return i;
   }
-  return kNone;
-}
-
-void BatchRows::Read(int k, double* out) const {
-  if (row_ == 0) return;  // a scene without actuators: `out` may be null, and memcpy wants none
-  const std::size_t first = static_cast<std::size_t>(k) * row_;
-  if (!single_) {  // the request's bytes need not be aligned for doubles: memcpy
-    std::memcpy(out, bytes_ + first * sizeof(double), row_ * sizeof(double));
-    return;
-  }
-  for (std::size_t i = 0; i < row_; ++i) {
-    float f;
-    std::memcpy(&f, bytes_ + (first + i) * sizeof(float), sizeof(float));
-    out[i] = f;
-  }
-}
-
-grpc::Status BatchRows::NonFinite(std::size_t i) const {
-  return {grpc::StatusCode::INVALID_ARGUMENT,
-          describe_(i) + " is not finite; no instance was stepped"};
-}
-
-grpc::Status CheckActions(const Tensor& actions, int batch, int nu, BatchRows* rows) {
-  grpc::Status status =
-      CheckBatch(actions, "actions", {batch, nu}, "(instances, actuators)", &rows->single_);
-  if (!status.ok()) return status;
-  rows->bytes_ = actions.data().data();
-  rows->row_ = static_cast<std::size_t>(nu);
-  rows->describe_ = [nu](std::size_t i) {
-    return "action [" + std::to_string(i / nu) + ", " + std::to_string(i % nu) + "]";
-  };
-  return grpc::Status::OK;
-}
-
-grpc::Status CheckExternalForces(const Tensor& forces, int batch, const Model& m, BatchRows* rows) {
-  grpc::Status status = CheckBatch(forces, "external_forces", {batch, m.nbody, 6},
-                                   "(instances, bodies, force and torque)", &rows->single_);
-  if (!status.ok()) return status;
-  rows->bytes_ = forces.data().data();
-  rows->row_ = static_cast<std::size_t>(m.nbody) * 6;
-  rows->describe_ = [&m](std::size_t i) {
-    const std::size_t body = i / 6 % m.nbody;
-    return "external force [" + std::to_string(i / (6 * m.nbody)) + ", " + std::to_string(body) +
-           ", " + std::to_string(i % 6) + "] (body '" + m.body_name[body] + "')";
-  };
-  return grpc::Status::OK;
+  return out;
 }
 
 grpc::Status ParseObservations(const google::protobuf::RepeatedField<int>& requested,
@@ -210,42 +172,12 @@ grpc::Status ParseObservations(const google::protobuf::RepeatedField<int>& reque
 
 std::size_t EstimateObservationBytes(const Model& m, int batch,
                                      const std::vector<Observation>& kinds) {
-  std::size_t per_instance = 0;  // bytes of one instance's values
-  for (const Observation kind : kinds) {
-    switch (kind) {
-      case alsim::v1::OBSERVATION_QPOS:
-        per_instance += 8u * m.nq;
-        break;
-      case alsim::v1::OBSERVATION_QVEL:
-        per_instance += 8u * m.nv;
-        break;
-      case alsim::v1::OBSERVATION_BODY_POSES:
-        per_instance += 8u * 7u * m.nbody;
-        break;
-      case alsim::v1::OBSERVATION_ACTUATOR_STATE:
-        per_instance += 8u * 2u * m.nu;
-        break;
-      case alsim::v1::OBSERVATION_CONTACT_SUMMARY:
-        per_instance += 4 + 8;
-        break;
-      case alsim::v1::OBSERVATION_TIME:
-        per_instance += 8;
-        break;
-      default:
-        break;
-    }
-  }
-  // Each tensor adds a name, a dtype and a shape: a few dozen bytes.
-  return per_instance * static_cast<std::size_t>(batch) + 64 * kinds.size();
+  return batch::ObservationBytes(m, batch, ObservationKindsOf(kinds));
 }
 
 grpc::Status CheckMessageSize(const char* what, std::size_t bytes, std::size_t limit,
                               const std::string& consequence) {
-  if (bytes <= limit) return grpc::Status::OK;
-  return {grpc::StatusCode::RESOURCE_EXHAUSTED,
-          std::string("the ") + what + " would be about " + std::to_string(bytes) +
-              " bytes, above the server's message limit of " + std::to_string(limit) +
-              " (--max-message-bytes); " + consequence};
+  return ToGrpc(batch::CheckMessageSize(what, bytes, limit, consequence));
 }
 
 ObservationWriter::ObservationWriter(const Model& m, int batch,

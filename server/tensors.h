@@ -1,5 +1,6 @@
-// Packing of engine quantities into alsim.v1 tensors (little-endian, row-major bytes), the
-// action decoding with its validation, and the specs that describe both.
+// Packing of engine quantities into alsim.v1 tensors (little-endian, row-major bytes), the specs
+// that describe them, and the translation of requests' tensors and statuses to and from the
+// batch-step core (server/batch_step.h).
 #pragma once
 
 #include <cstddef>
@@ -11,7 +12,8 @@
 
 #include "alsim/v1/alsim.pb.h"
 #include "engine/model/model.h"
-#include "server/instance_registry.h"
+#include "server/batch_step.h"
+#include "server/instance.h"
 
 namespace alsim::server {
 
@@ -21,56 +23,28 @@ void FillDiagnostics(const SolverStatistics& s, alsim::v1::SolverDiagnostics* ou
 // The action spec and every observation spec of `m`.
 void FillSpecs(const Model& m, alsim::v1::Specs* specs);
 
-// A checked [K, ...] float32 or float64 input tensor (actions, external forces), read row by
-// row straight from the request's bytes: instance k's row is decoded by the batch's task for k,
-// into the instance's own arrays, with no intermediate K-row copy. Empty (present() false) for an
-// absent tensor. It points into the request, which must outlive it.
-class BatchRows {
- public:
-  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+// The batch-step core's status as gRPC's (server/batch_step.h: the codes are numbered alike). The
+// core's kInterrupted has no gRPC code: the caller words it (CallWatch::Reason); here it becomes
+// CANCELLED.
+grpc::Status ToGrpc(const batch::Status& status);
 
-  bool present() const { return bytes_ != nullptr; }
-  // Values per row (instance).
-  std::size_t row_size() const { return row_; }
-  // The flat index (over the whole tensor) of row k's first value that is NaN or Inf, or kNone.
-  std::size_t FirstNonFinite(int k) const;
-  // Row k as row_size() doubles into `out` (float32 widened exactly as a cast does).
-  void Read(int k, double* out) const;
-  // INVALID_ARGUMENT naming the value at flat index `i` as not finite ("no instance was stepped").
-  grpc::Status NonFinite(std::size_t i) const;
+// A request's tensor as the core reads it, pointing into the request (DTYPE_UNSPECIFIED: absent).
+batch::TensorView ViewOf(const alsim::v1::Tensor& tensor);
 
- private:
-  friend grpc::Status CheckActions(const alsim::v1::Tensor&, int, int, BatchRows*);
-  friend grpc::Status CheckExternalForces(const alsim::v1::Tensor&, int, const Model&, BatchRows*);
-  const char* bytes_ = nullptr;
-  bool single_ = false;  // float32
-  std::size_t row_ = 0;
-  std::function<std::string(std::size_t)> describe_;  // names the value at a flat index
-};
-
-// Checks actions [K, nu] (float32 or float64): INVALID_ARGUMENT, naming the problem, for a wrong
-// dtype, shape or byte count. The values are not looked at: the caller scans them per row
-// (FirstNonFinite; a NaN or Inf is named by the instance's batch index and the actuator).
-grpc::Status CheckActions(const alsim::v1::Tensor& actions, int batch, int nu, BatchRows* rows);
-
-// Checks external forces [K, nbody, 6] (float32 or float64; per body (force, torque), as
-// Data::xfrc_applied) as CheckActions does; a NaN or Inf is named by batch index, body and
-// component.
-grpc::Status CheckExternalForces(const alsim::v1::Tensor& forces, int batch, const Model& m,
-                                 BatchRows* rows);
+// The observation kinds of a parsed request (ParseObservations) as the core sizes them.
+batch::ObservationKinds ObservationKindsOf(const std::vector<alsim::v1::Observation>& kinds);
 
 // INVALID_ARGUMENT unless every requested observation is a known one; fills `kinds` without
 // duplicates, or with qpos alone when `requested` is empty and `default_qpos` is set.
 grpc::Status ParseObservations(const google::protobuf::RepeatedField<int>& requested,
                                bool default_qpos, std::vector<alsim::v1::Observation>* kinds);
 
-// About how many bytes PackObservations writes for `batch` instances of `m` (the values exactly,
-// plus a small allowance per tensor): to refuse a reply too large to send before stepping.
+// About how many bytes PackObservations writes for `batch` instances of `m`
+// (batch::ObservationBytes): to refuse a reply too large to send before stepping.
 std::size_t EstimateObservationBytes(const Model& m, int batch,
                                      const std::vector<alsim::v1::Observation>& kinds);
 
-// RESOURCE_EXHAUSTED when a `what` ("reply", "frame") of about `bytes` exceeds the server's message
-// limit (--max-message-bytes); `consequence` ends the message (what to do, what did not happen).
+// batch::CheckMessageSize as a gRPC status (RESOURCE_EXHAUSTED above --max-message-bytes).
 grpc::Status CheckMessageSize(const char* what, std::size_t bytes, std::size_t limit,
                               const std::string& consequence);
 

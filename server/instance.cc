@@ -1,0 +1,43 @@
+#include "server/instance.h"
+
+#include <utility>
+
+#include "engine/dynamics/kinematics.h"
+#include "engine/sim/reset.h"
+#include "engine/solver/solver.h"
+
+namespace alsim::server {
+
+Instance::~Instance() {
+  if (budget != nullptr) budget->Release(reserved_bytes);
+}
+
+void StartInstance(const std::shared_ptr<const Model>& model, const StepOptions& options,
+                   std::uint64_t seed, Instance* instance) {
+  instance->model = model;
+  instance->options = options;
+  instance->data = std::make_unique<Data>(*model);
+  EnsureSolver(*model, *instance->data, options.solver.type);
+  instance->rng.seed(seed);
+  Kinematics(*model, *instance->data);
+}
+
+bool PrepareReset(const Model& m, const std::mt19937_64& rng, const ResetSpec& spec,
+                  PreparedReset* out) {
+  out->rng = rng;
+  out->data = std::make_unique<Data>(m);
+  return ApplyResetNoise(m, spec.noise, out->rng, out->data.get());
+}
+
+void CommitReset(Instance& instance, PreparedReset&& prepared) {
+  Data& d = *instance.data;
+  SolverHandle solver = std::move(d.solver);
+  d = std::move(*prepared.data);
+  d.solver = std::move(solver);  // stateless between steps; keeps its allocations
+  instance.rng = prepared.rng;
+  instance.episode_steps = 0;
+  instance.diverged = false;
+  instance.published_time = d.time;
+}
+
+}  // namespace alsim::server
