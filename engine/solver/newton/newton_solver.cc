@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
@@ -987,8 +988,40 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
     if (record) cost_history_.push_back(cost);
     stepped = true;
   };
+  // A test's probe (set_probe): evaluations at other v overwrite A v, J v and the rows' states,
+  // which are saved and restored around each.
+  auto probed_direction = [&](double* first0) {
+    if (!newton_direction(first0)) return false;
+    if (!probe_ || island != 0) return true;
+    const std::vector<double> product(product_.begin() + dof0, product_.begin() + dof0 + n);
+    const std::vector<double> y(row_y_.begin() + row0, row_y_.begin() + row_end);
+    const std::vector<double> impulse(impulse_.begin() + row0, impulse_.begin() + row_end);
+    const std::vector<char> states(quadratic_.begin() + row0, quadratic_.begin() + row_end);
+    const std::vector<double> cones(cone_hessian_.begin() + 36 * row0,
+                                    cone_hessian_.begin() + 36 * row_end);
+    NewtonProbe probe;
+    probe.dofs = n;
+    probe.velocity = v;
+    probe.gradient = g;
+    probe.direction = direction;
+    for (int i = 0; i < n; ++i) {
+      probe.scale = std::max(probe.scale, std::abs(product[i]) + std::abs(rhs_[dof0 + i]));
+    }
+    probe.cost = [&](const double* at, double* gradient) {
+      const double value = Evaluate(m, d, island, at, gradient);
+      std::copy(product.begin(), product.end(), product_.begin() + dof0);
+      std::copy(y.begin(), y.end(), row_y_.begin() + row0);
+      std::copy(impulse.begin(), impulse.end(), impulse_.begin() + row0);
+      std::copy(states.begin(), states.end(), quadratic_.begin() + row0);
+      std::copy(cones.begin(), cones.end(), cone_hessian_.begin() + 36 * row0);
+      return value;
+    };
+    probe.line = derivatives;
+    probe_(probe);
+    return true;
+  };
   const NewtonLoopResult loop =
-      NewtonLoop(converged, newton_direction, LineSearchLambda(derivatives), take_step,
+      NewtonLoop(converged, probed_direction, LineSearchLambda(derivatives), take_step,
                  options.max_iterations, line_search, options, deadline_us);
   newton_iterations_[island] = loop.steps;
   line_search_evaluations_[island] = loop.line_search_evaluations;

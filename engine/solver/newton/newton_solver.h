@@ -46,10 +46,13 @@
 // combined row); x = J v + e and mu the regularized cone's.
 #pragma once
 
+#include <functional>
+#include <utility>
 #include <vector>
 
 #include "engine/solver/island_solver.h"
 #include "engine/solver/joint_space_jacobian.h"
+#include "engine/solver/newton/exact_line_search.h"
 #include "engine/solver/newton/island_hessian.h"
 
 namespace alsim {
@@ -68,6 +71,20 @@ struct NewtonStatistics {
   int warm_starts = 0;              // islands that started from the warm start, not v_free
 };
 
+// What a test sees after each Newton direction of island 0 (NewtonSolver::set_probe), to check the
+// derivatives against finite differences (digest seed-001-sap.md, T3): v, g = grad cost(v) and
+// d = -H^{-1} g over the island's local dofs, the cost (and its gradient) at any v, and phi'
+// and phi'' of phi(alpha) = cost(v + alpha d) as the line search sees them.
+struct NewtonProbe {
+  int dofs = 0;
+  const double* velocity = nullptr;
+  const double* gradient = nullptr;
+  const double* direction = nullptr;
+  double scale = 0;  // ||A v||_inf + ||b||_inf: the size of the gradient's terms, for rounding
+  std::function<double(const double* v, double* gradient)> cost;  // gradient may be null
+  std::function<void(double alpha, LineSearchSample* sample)> line;
+};
+
 class NewtonSolver final : public IslandSolver {
  public:
   // Islands with more dofs keep H sparse (the file comment).
@@ -81,6 +98,8 @@ class NewtonSolver final : public IslandSolver {
   // (allocates while on), for tests of the descent.
   void set_record_history(bool on) { record_history_ = on; }
   const std::vector<double>& cost_history() const { return cost_history_; }
+  // Calls `probe` after each Newton direction of island 0 (allocates while set), for tests.
+  void set_probe(std::function<void(const NewtonProbe&)> probe) { probe_ = std::move(probe); }
 
  private:
   void Prepare(const Model& m, Data& d, const SolverOptions& options) override;
@@ -155,6 +174,7 @@ class NewtonSolver final : public IslandSolver {
   SolverType type_;
   bool record_history_ = false;
   std::vector<double> cost_history_;
+  std::function<void(const NewtonProbe&)> probe_;
 };
 
 }  // namespace alsim
