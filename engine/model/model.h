@@ -83,6 +83,7 @@ struct Model {
   int ntendon = 0;     // tendons (MuJoCo's numbering; only fixed ones act, see below)
   int nwrap = 0;       // joints of the fixed tendons, all tendons together
   int nsubsystem = 0;  // kinematic trees rooted at the world that have at least one dof
+  int nkey = 0;        // keyframes (MJCF <key>)
 
   // ---- options
   double timestep = 1.0 / 240.0;  // s; MJCF option/timestep wins over the default
@@ -322,11 +323,36 @@ struct Model {
   std::vector<SolRef> pair_solref;            // MuJoCo's model: replace the geoms' mix
   std::vector<SolImp> pair_solimp;
 
+  // ---- keyframes (nkey), MuJoCo's key_* arrays as the compiler fills them: a <key> that omits
+  //      a field holds the model's value there (qpos0, zero velocity and controls, time 0).
+  //      ResetDataKeyframe (engine/sim/reset.h) puts one in a Data as mj_resetDataKeyframe does.
+  //      Dropped: key_act, since alsim refuses activation dynamics (na is always 0), and
+  //      key_mpos / key_mquat, since alsim has no mocap state (a mocap body is a static body
+  //      where the model puts it; the importer warns of a keyframe that would move one).
+  std::vector<std::string> key_name;  // "" for an unnamed keyframe
+  std::vector<double> key_time;       // s
+  std::vector<double> key_qpos;       // (nkey x nq)
+  std::vector<double> key_qvel;       // (nkey x nv)
+  std::vector<double> key_ctrl;       // (nkey x nu)
+
   // ---- import report
   // Features of the source scene that alsim ignores because they do not change the dynamics it
   // computes (visual elements, sensors, ...), one line each. Features that would change the
   // physics make the import fail instead.
   std::vector<std::string> warnings;
 };
+
+// The keyframe named `name`, or -1 when none is (an empty name finds nothing: unnamed keyframes
+// have no name to find). MuJoCo's names are unique per kind, so at most one matches.
+int KeyframeId(const Model& m, const std::string& name);
+
+// The keyframe that `spec` names, as the CLI's --keyframe takes it: a keyframe's name, else a
+// decimal index from 0 to nkey - 1 (digits only). A name wins over an index, so a keyframe named
+// "1" is found by its name. Returns "" and sets *key, or an error naming the scene's keyframes
+// (DescribeKeyframes) and leaves *key alone.
+std::string FindKeyframe(const Model& m, const std::string& spec, int* key);
+
+// The scene's keyframes for messages: "0 'home', 1 (unnamed)", or "none" when it has none.
+std::string DescribeKeyframes(const Model& m);
 
 }  // namespace alsim

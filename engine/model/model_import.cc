@@ -286,7 +286,23 @@ void ListIgnoredFeatures(const mjModel* m, std::vector<std::string>& warnings) {
                        " spatial tendon(s) ignored: they exert no force in this scene");
   }
   if (m->nsensor > 0) warnings.push_back(std::to_string(m->nsensor) + " sensor(s) ignored");
-  if (m->nkey > 0) warnings.push_back(std::to_string(m->nkey) + " keyframe(s) ignored");
+  // Keyframes are imported (ConvertKeyframes) but for their mocap poses: alsim keeps a mocap body
+  // where the model puts it, so a keyframe that moves one would not reset to MuJoCo's state.
+  for (int k = 0; k < m->nkey; ++k) {
+    for (int b = 0; b < m->nbody; ++b) {
+      const int mocap = m->body_mocapid[b];
+      if (mocap < 0) continue;
+      const mjtNum* pos = m->key_mpos + 3 * (k * m->nmocap + mocap);
+      const mjtNum* quat = m->key_mquat + 4 * (k * m->nmocap + mocap);
+      if (std::equal(pos, pos + 3, m->body_pos + 3 * b) &&
+          std::equal(quat, quat + 4, m->body_quat + 4 * b)) {
+        continue;
+      }
+      warnings.push_back(Describe(m, mjOBJ_KEY, "keyframe", k) + " moves mocap " +
+                         Describe(m, mjOBJ_BODY, "body", b) +
+                         "; ignored: alsim keeps mocap bodies where the model puts them");
+    }
+  }
   if (m->opt.enableflags & mjENBL_OVERRIDE) {
     warnings.push_back(
         "option/flag override ignored: contacts keep their own solref, solimp and "
@@ -774,6 +790,17 @@ void ConvertCollisionFilters(const mjModel* m, Model& model) {
   }
 }
 
+// MuJoCo's key_time, key_qpos, key_qvel and key_ctrl as compiled (omitted fields hold the model's
+// values); what Model drops is said at Model::key_name.
+void ConvertKeyframes(const mjModel* m, Model& model) {
+  model.nkey = m->nkey;
+  for (int k = 0; k < m->nkey; ++k) model.key_name.push_back(Name(m, mjOBJ_KEY, k));
+  model.key_time.assign(m->key_time, m->key_time + m->nkey);
+  model.key_qpos.assign(m->key_qpos, m->key_qpos + static_cast<std::size_t>(m->nkey) * m->nq);
+  model.key_qvel.assign(m->key_qvel, m->key_qvel + static_cast<std::size_t>(m->nkey) * m->nv);
+  model.key_ctrl.assign(m->key_ctrl, m->key_ctrl + static_cast<std::size_t>(m->nkey) * m->nu);
+}
+
 // Converts a compiled mjModel; `warnings` are MuJoCo's, from its compilation.
 ModelImport Convert(const std::string& source, const mjModel* m, bool scene_sets_timestep,
                     std::vector<std::string> warnings) {
@@ -803,6 +830,7 @@ ModelImport Convert(const std::string& source, const mjModel* m, bool scene_sets
   }
   ConvertEqualities(m, *model);
   ConvertCollisionFilters(m, *model);
+  ConvertKeyframes(m, *model);
   return {std::move(model), ""};
 }
 

@@ -1,5 +1,6 @@
 #include "engine/sim/reset.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -11,6 +12,21 @@ void ResetData(const Model& m, Data* d) {
   SolverHandle solver = std::move(d->solver);
   *d = Data(m);
   d->solver = std::move(solver);
+}
+
+bool ResetDataKeyframe(const Model& m, Data* d, int key) {
+  if (key < -1 || key >= m.nkey) return false;
+  ResetData(m, d);
+  if (key < 0) return true;
+  const auto k = static_cast<std::size_t>(key);
+  const auto copy = [k](const std::vector<double>& from, std::vector<double>& to) {
+    std::copy_n(from.begin() + static_cast<std::ptrdiff_t>(k * to.size()), to.size(), to.begin());
+  };
+  d->time = m.key_time[k];
+  copy(m.key_qpos, d->qpos);
+  copy(m.key_qvel, d->qvel);
+  copy(m.key_ctrl, d->ctrl);
+  return true;
 }
 
 bool ApplyResetNoise(const Model& m, double noise, std::mt19937_64& rng, Data* d) {

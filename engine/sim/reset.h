@@ -1,5 +1,5 @@
-// Reset of an instance: the model's initial state, optionally perturbed by uniform noise (the
-// reset of RL environments).
+// Reset of an instance: the model's initial state or one of its keyframes, optionally perturbed
+// by uniform noise (the reset of RL environments).
 #pragma once
 
 #include <random>
@@ -13,7 +13,16 @@ namespace alsim {
 // solver is kept (a solver holds no state between steps, only its allocations).
 void ResetData(const Model& m, Data* d);
 
-// The reset noise on a fresh Data: with noise > 0, uniform [-noise, noise] added to every hinge
+// MuJoCo's mj_resetDataKeyframe: ResetData, then keyframe `key`'s time, qpos, qvel and ctrl
+// (Model::key_*; alsim holds no activations or mocap poses). key -1 is ResetData alone, the
+// model's initial state. Any other key outside [0, nkey) returns false and leaves *d unchanged
+// (MuJoCo resets to the initial state then); FindKeyframe (engine/model/model.h) turns a name or
+// index from a user into a key with a message that lists the keyframes. Like ResetData, no
+// stage runs: ApplyResetNoise (noise 0 for none) computes the kinematics.
+bool ResetDataKeyframe(const Model& m, Data* d, int key);
+
+// The reset noise on a fresh Data (ResetData or ResetDataKeyframe, the noise then on top of
+// the keyframe's state): with noise > 0, uniform [-noise, noise] added to every hinge
 // and slide position and to every velocity, drawn from `rng` in joint and then dof order; then
 // Kinematics. False when a position or velocity is not finite (*d should then not be stepped).
 bool ApplyResetNoise(const Model& m, double noise, std::mt19937_64& rng, Data* d);
