@@ -22,6 +22,7 @@
 #include "engine/core/parallel.h"
 #include "engine/data/data.h"
 #include "engine/model/model_import.h"
+#include "engine/sim/reset.h"
 #include "engine/sim/state_hash.h"
 #include "engine/sim/step.h"
 #include "engine/solver/solver.h"
@@ -39,7 +40,7 @@ constexpr int kMaxThreads = 4096;
 
 // The controls applied before each step.
 enum class Actions {
-  kZero,    // every ctrl stays 0
+  kZero,    // every ctrl stays as the reset left it: 0, or the keyframe's with --keyframe
   kRandom,  // every ctrl drawn uniformly in its ctrlrange ([-1, 1] if it has none), every step
 };
 
@@ -51,6 +52,7 @@ struct RunOptions {
   int threads = 0;  // 0 until parsed: all hardware threads
   Actions actions = Actions::kZero;
   std::uint64_t seed = 0;  // of the random actions
+  std::string keyframe;    // --keyframe: a keyframe's name or index; empty for the initial state
   SolverOptions solver;
   bool json = false;
   bool help = false;
@@ -119,7 +121,7 @@ std::string ParseRunArgs(const std::vector<std::string>& args, RunOptions* optio
         arg.size() > 2 && arg[0] == '-' ? FindSolverOption(arg) : nullptr;
     if (solver_option != nullptr && solver_option->flag != arg) solver_option = nullptr;
     const bool takes_value = arg == "--steps" || arg == "--threads" || arg == "--actions" ||
-                             arg == "--seed" || solver_option != nullptr;
+                             arg == "--seed" || arg == "--keyframe" || solver_option != nullptr;
     if (takes_value && i + 1 >= args.size()) return arg + " needs a value";
     const std::string value = takes_value ? args[++i] : "";
     long long integer = 0;
@@ -150,6 +152,10 @@ std::string ParseRunArgs(const std::vector<std::string>& args, RunOptions* optio
         return "--seed '" + value + "' is not an integer from 0 to " +
                std::to_string(std::numeric_limits<std::uint64_t>::max());
       }
+    } else if (arg == "--keyframe") {
+      // Checked against the scene's keyframes once it is loaded (FindKeyframe).
+      if (value.empty()) return "--keyframe needs a keyframe's name or index";
+      options->keyframe = value;
     } else if (solver_option != nullptr) {
       if (std::string error = SetSolverOption(*solver_option, value, &options->solver);
           !error.empty()) {
@@ -284,6 +290,12 @@ void PrintSummary(const RunOptions& options, const Model& m, const Data& d,
   const double simulated = static_cast<double>(stats.steps) * m.timestep;
   std::printf("scene     %s: nq %d, nv %d, %d subsystem%s, timestep %g s\n", options.scene.c_str(),
               m.nq, m.nv, m.nsubsystem, m.nsubsystem == 1 ? "" : "s", m.timestep);
+  int key = -1;
+  if (!options.keyframe.empty() && FindKeyframe(m, options.keyframe, &key).empty()) {
+    const std::string& name = m.key_name[static_cast<std::size_t>(key)];
+    std::printf("start     keyframe %d%s\n", key,
+                name.empty() ? " (unnamed)" : (" '" + name + "'").c_str());
+  }
   std::printf("solver    %s: at most %d iterations, tolerance %g, ",
               SolverName(options.solver.type), options.solver.max_iterations,
               options.solver.tolerance);
@@ -306,6 +318,8 @@ void PrintSummary(const RunOptions& options, const Model& m, const Data& d,
   if (options.actions == Actions::kRandom) {
     std::printf("controls  random in each actuator's ctrlrange, redrawn every step; seed %llu\n",
                 static_cast<unsigned long long>(options.seed));
+  } else if (!options.keyframe.empty()) {
+    std::printf("controls  the keyframe's, held\n");
   } else {
     std::printf("controls  zero\n");
   }
@@ -374,9 +388,14 @@ std::string RunUsage() {
                   "the controls: zero, or random: before every step each actuator's ctrl drawn "
                   "uniformly in its ctrlrange ([-1, 1] without one), a pure function of (seed, "
                   "step, actuator), so the same for any --threads; one of zero or random "
-                  "[default zero]",
+                  "[default zero; with --keyframe, zero holds the keyframe's ctrl]",
                   &text);
   AppendHelpEntry("    --seed S", "seed of --actions random; 0 to 2^64 - 1 [default 0]", &text);
+  AppendHelpEntry("    --keyframe K",
+                  "start from the scene's keyframe K (MJCF <key>), named or numbered from 0 (a "
+                  "name wins over an index): its time, qpos, qvel and ctrl, as MuJoCo's "
+                  "mj_resetDataKeyframe sets them [default: the model's initial state]",
+                  &text);
   // The solver options, from the table: doc, range, who reads it, default, JSON key (README.md's
   // rows are made from this text by scripts/solver-flags-table.py).
   for (const SolverOptionSpec& spec : SolverOptionTable()) {
@@ -420,6 +439,14 @@ int RunCommand(const std::vector<std::string>& args) {
     std::cerr << "alsim: run: warning: " << options.scene << ": " << warning << "\n";
   }
   Data data(model);
+  if (!options.keyframe.empty()) {
+    int key = -1;
+    if (const std::string error = FindKeyframe(model, options.keyframe, &key); !error.empty()) {
+      std::cerr << "alsim: run: --keyframe: " << options.scene << ": " << error << "\n";
+      return 2;
+    }
+    ResetDataKeyframe(model, &data, key);  // a key FindKeyframe gave is in range
+  }
   // Creating the solver here, as Step() would on its first call, keeps its setup out of the
   // timed loop. Every SolverType has a solver; a null one would mean a type the engine lacks.
   if (!EnsureSolver(model, data, options.solver.type)) {

@@ -334,10 +334,46 @@ class RunCommandTest(unittest.TestCase):
         for flag in ("run SCENE", "--steps", "--solver", "--threads", "--iterations",
                      "--tolerance", "--budget-us", "--relaxation", "--penalty-scaling",
                      "--anderson", "--delassus-refresh", "--response-after", "--json",
-                     "--actions", "--seed",
+                     "--actions", "--seed", "--keyframe",
                      "server-info", "health"):
             self.assertIn(flag, out.stdout)
         self.assertIn("[default 1000]", out.stdout)
+
+    def test_keyframe_by_name_or_index_is_the_start_state(self):
+        # A hinge arm with a position servo and two keyframes: one named, setting time, qpos,
+        # qvel and ctrl; one unnamed, setting qpos only. MJCF's qpos is in radians.
+        scene = os.path.join(self.tmp.name, "keyframes.xml")
+        with open(scene, "w") as f:
+            f.write("""<mujoco><option timestep="0.01" gravity="0 0 0"/><worldbody>
+  <body pos="0 0 1"><joint name="hinge" type="hinge" axis="0 1 0"/>
+    <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.03" contype="0" conaffinity="0"/></body>
+</worldbody><actuator><position joint="hinge" kp="5"/></actuator>
+<keyframe><key name="up" time="2" qpos="0.5" qvel="0.25" ctrl="0.75"/><key qpos="-0.25"/></keyframe>
+</mujoco>""")
+        for spec in ("up", "0"):
+            start = json.loads(self.alsim("run", scene, "--keyframe", spec, "--steps", "0",
+                                          "--json").stdout)
+            self.assertEqual((start["qpos"], start["time"], start["ctrl"]), ([0.5], 2.0, [0.75]))
+        start = json.loads(self.alsim("run", scene, "--keyframe", "1", "--steps", "0",
+                                      "--json").stdout)
+        self.assertEqual((start["qpos"], start["time"], start["ctrl"]), ([-0.25], 0.0, [0.0]))
+        # Zero actions hold the keyframe's controls; time runs on from the keyframe's.
+        moved = json.loads(self.alsim("run", scene, "--keyframe", "up", "--steps", "10",
+                                      "--json").stdout)
+        self.assertEqual(moved["ctrl"], [0.75])
+        self.assertAlmostEqual(moved["time"], 2.1, places=12)
+        self.assertNotEqual(moved["qpos"], [0.5])
+        summary = self.alsim("run", scene, "--keyframe", "up", "--steps", "1")
+        self.assertIn("start     keyframe 0 'up'", summary.stdout)
+        for bad, message in (("down", "no keyframe is named 'down'"),
+                             ("2", "keyframe index 2 is out of range")):
+            out = self.alsim("run", scene, "--keyframe", bad, "--json")
+            self.assertEqual(out.returncode, 2, bad)
+            self.assertIn(message + "; the scene's keyframes: 0 'up', 1 (unnamed)", out.stderr)
+            self.assertEqual(out.stdout, "")
+        out = self.alsim("run", self.scene, "--keyframe", "0")
+        self.assertEqual(out.returncode, 2)
+        self.assertIn("the scene's keyframes: none", out.stderr)
 
     def test_missing_file(self):
         missing = os.path.join(self.tmp.name, "no_such_scene.xml")
