@@ -51,7 +51,8 @@ packages=(
 # ... and rendered with `kubectl kustomize`: Debian's kubectl (kubernetes-client), unless a kubectl
 # is installed already (the Google Cloud SDK's `kubectl` package owns the same /usr/bin/kubectl).
 command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
-# The browser viewer (`alsim view`): npm fetches three.js at build time (viewer/CMakeLists.txt).
+# The browser viewer (`alsim view`): npm fetches three.js at build time
+# (client/viewer/CMakeLists.txt).
 # Debian's npm, unless an npm is installed already (NodeSource's nodejs ships its own and
 # conflicts with Debian's).
 command -v npm >/dev/null 2>&1 || packages+=(npm)

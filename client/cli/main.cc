@@ -15,7 +15,7 @@
 #include "client/cli/remote_common.h"
 #include "client/cli/run_command.h"
 #include "client/client.h"
-#include "viewer/view_command.h"
+#include "client/viewer/view_command.h"
 
 namespace {
 

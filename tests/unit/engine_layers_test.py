@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
-"""The engine's layers flow one way (docs/DESIGN.md, "Layers"): each folder of engine/ includes
-only the folders below it. Fails naming the file and the include that breaks the order."""
+"""The layers flow one way (docs/DESIGN.md, "Layers"): the project's folders include only the
+folders below them (client/cli -> client/viewer -> client/command -> the client library -> the
+proto; server -> engine), each folder of engine/ includes only the folders below it, and the
+server's batch-step core includes no protobuf or gRPC. Fails naming the file and the include that
+breaks the order."""
 import os
 import re
 import sys
@@ -24,6 +27,89 @@ ALLOWED = {
             "math", "core"},
 }
 INCLUDE = re.compile(r'#include "engine/([a-z_]+)/')
+
+# What each folder of the project may include with quotes besides itself, by path prefix. The
+# generated headers are "alsim/..." (our protos) and "grpc/..." (gRPC's health service). The CLI
+# links the engine for `alsim run`, the one deliberate arrow from the client side (DESIGN.md).
+PROJECT_ALLOWED = {
+    "engine": {"alsim/build_config.h"},
+    "server": {"engine/", "alsim/"},
+    "client/client": {"alsim/", "grpc/"},  # the client library: client.h, client.cc
+    "client/command": {"client/client.h", "alsim/"},
+    "client/viewer": {"client/command/", "client/client.h", "alsim/"},
+    "client/cli": {"client/viewer/", "client/command/", "client/client.h", "alsim/", "engine/"},
+}
+QUOTED = re.compile(r'#include "([^"]+)"')
+# The batch-step core (server/batch_step.h) and the instance it steps: plain C++ on the engine.
+CORE = ("server/batch_step.h", "server/batch_step.cc", "server/instance.h", "server/instance.cc")
+CORE_ALLOWED = ("engine/", "server/batch_step.h", "server/instance.h", "server/memory_budget.h")
+
+
+def sources(folder):
+    """The .h and .cc files under ROOT/folder, as paths relative to ROOT."""
+    for directory, _, files in os.walk(os.path.join(ROOT, folder)):
+        for name in sorted(files):
+            if name.endswith((".h", ".cc")):
+                yield os.path.relpath(os.path.join(directory, name), ROOT)
+
+
+def includes(path):
+    """(line number, included path, line) for every #include of the file at ROOT/path."""
+    with open(os.path.join(ROOT, path)) as f:
+        for number, line in enumerate(f, 1):
+            match = re.match(r'#include [<"]([^>"]+)[>"]', line.strip())
+            if match:
+                yield number, match.group(1), line.strip()
+
+
+class ProjectLayersTest(unittest.TestCase):
+    def test_every_folder_includes_only_folders_below_it(self):
+        folders = {
+            "engine": list(sources("engine")),
+            "server": list(sources("server")),
+            "client/client": ["client/client.h", "client/client.cc"],
+            "client/command": list(sources("client/command")),
+            "client/viewer": list(sources("client/viewer")),
+            "client/cli": list(sources("client/cli")),
+        }
+        self.assertEqual(sorted(f for f in os.listdir(os.path.join(ROOT, "client"))
+                                if f.endswith((".h", ".cc"))), ["client.cc", "client.h"],
+                         "the client library's files are client.h and client.cc")
+        broken = []
+        for folder, paths in folders.items():
+            own = "client/client" if folder == "client/client" else folder + "/"
+            allowed = PROJECT_ALLOWED[folder] | {own}
+            self.assertTrue(paths, folder + " has no sources: a moved folder needs its row")
+            for path in paths:
+                for number, included, line in includes(path):
+                    if not QUOTED.match(line):
+                        continue
+                    if not any(included.startswith(prefix) for prefix in allowed):
+                        broken.append("%s:%d: %s" % (path, number, line))
+        self.assertEqual(broken, [], "includes against the layer order:\n" + "\n".join(broken))
+
+    def test_the_viewer_is_under_client_and_no_arrow_runs_back_up(self):
+        self.assertFalse(os.path.exists(os.path.join(ROOT, "viewer")), "the viewer is client/viewer")
+        broken = []
+        for folder, forbidden in (("client/viewer", "client/cli/"),
+                                  ("client/command", ("client/cli/", "client/viewer/")),
+                                  ("server", "client/"), ("engine", ("server/", "client/"))):
+            for path in sources(folder):
+                for number, included, line in includes(path):
+                    if included.startswith(forbidden):
+                        broken.append("%s:%d: %s" % (path, number, line))
+        self.assertEqual(broken, [], "an include runs back up:\n" + "\n".join(broken))
+
+    def test_the_batch_step_core_includes_no_protobuf_or_grpc(self):
+        broken = []
+        for path in CORE:
+            for number, included, line in includes(path):
+                quoted = QUOTED.match(line) is not None
+                if (quoted and not included.startswith(CORE_ALLOWED)) or \
+                        included.startswith(("grpc", "google/protobuf", "alsim/")):
+                    broken.append("%s:%d: %s" % (path, number, line))
+        self.assertEqual(broken, [], "the core includes more than the engine:\n" +
+                         "\n".join(broken))
 
 
 class EngineLayersTest(unittest.TestCase):

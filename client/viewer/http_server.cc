@@ -1,4 +1,4 @@
-#include "viewer/http_server.h"
+#include "client/viewer/http_server.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>

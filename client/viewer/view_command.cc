@@ -1,4 +1,4 @@
-#include "viewer/view_command.h"
+#include "client/viewer/view_command.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -19,8 +19,9 @@
 
 #include <google/protobuf/util/json_util.h>
 
-#include "client/cli/remote_common.h"
-#include "viewer/http_server.h"
+#include "client/command/flags.h"
+#include "client/command/observations.h"
+#include "client/viewer/http_server.h"
 
 namespace alsim::viewer {
 namespace {
@@ -140,7 +141,7 @@ std::string FrameJson(const alsim::v1::StateFrame& frame, std::uint64_t viewer_d
   out += ']';
   for (const char* name : {"time", "body_pos", "body_quat"}) {
     std::vector<double> values;
-    if (cli::ObservationValues(frame.observations(), name, &values).ok()) {
+    if (command::ObservationValues(frame.observations(), name, &values).ok()) {
       AppendNumbers(&out, name, values.data(), values.size());
     }
   }
@@ -149,7 +150,7 @@ std::string FrameJson(const alsim::v1::StateFrame& frame, std::uint64_t viewer_d
     const alsim::v1::InstanceFrameDetails& d = frame.details(k);
     if (k > 0) out += ',';
     out += "{\"steps\":" + std::to_string(d.steps()) +
-           ",\"status\":" + Quoted(cli::InstanceStatusName(d.status())) +
+           ",\"status\":" + Quoted(command::InstanceStatusName(d.status())) +
            ",\"contacts\":" + std::to_string(d.diagnostics().contacts()) +
            ",\"islands\":" + std::to_string(d.diagnostics().islands()) +
            ",\"max_iterations\":" + std::to_string(d.diagnostics().max_iterations()) +
@@ -366,7 +367,7 @@ class Viewer {
 }  // namespace
 
 int ViewCommand(client::Client& client, const std::vector<std::string>& args) {
-  cli::FlagParser parser("view", args);
+  command::FlagParser parser("view", args);
   HttpServerOptions http;
   std::string web_dir = ExecutableDir() + "/viewer";
   double rate = 30;
@@ -391,7 +392,7 @@ int ViewCommand(client::Client& client, const std::vector<std::string>& args) {
     } else {
       std::cerr << "alsim: view: the page's file " << web_dir << "/" << file.name
                 << " cannot be read (build the viewer, or give --web-dir)\n";
-      return cli::kExitFailed;
+      return command::kExitFailed;
     }
   }
   Viewer viewer(client, std::move(files), rate);
@@ -401,7 +402,7 @@ int ViewCommand(client::Client& client, const std::vector<std::string>& args) {
   std::string error;
   if (!server.Start(&error)) {
     std::cerr << "alsim: view: " << error << "\n";
-    return cli::kExitFailed;
+    return command::kExitFailed;
   }
   struct sigaction action {};
   action.sa_handler = OnSignal;
@@ -415,7 +416,7 @@ int ViewCommand(client::Client& client, const std::vector<std::string>& args) {
   }
   while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   server.Stop();
-  return cli::kExitOk;
+  return command::kExitOk;
 }
 
 }  // namespace alsim::viewer

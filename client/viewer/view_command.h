@@ -2,9 +2,9 @@
 //
 // A separate process, a gRPC client of the server like the CLI's other commands (so it reaches
 // the server with their --tls-* and --token options), that serves HTTP on loopback by default:
-// the page (viewer/web, with three.js from npm), a JSON list of the live instances, each scene's
-// geometry (GetScene) and a server-sent-events stream of body poses per viewed scene, fed from
-// StreamStates. The simulation server itself speaks no HTTP beyond its metrics.
+// the page (client/viewer/web, with three.js from npm), a JSON list of the live instances, each
+// scene's geometry (GetScene) and a server-sent-events stream of body poses per viewed scene, fed
+// from StreamStates. The simulation server itself speaks no HTTP beyond its metrics.
 #pragma once
 
 #include <string>
