@@ -10,6 +10,7 @@
 #include <oneapi/tbb/task_arena.h>
 
 #include "engine/core/parallel.h"
+#include "engine/model/model.h"
 
 namespace alsim::server::batch {
 namespace {
@@ -68,19 +69,20 @@ Status CheckBatch(const TensorView& tensor, const std::string& what, const std::
   return {};
 }
 
-// The one reset path of Step's masked and truncated instances and of Reset: instance `instance`
-// reset as `spec` says, its noise drawn from its own generator or, when `seed` is given, from a
-// new one seeded with it.
-bool PrepareInstanceReset(const Instance& instance, const ResetSpec& spec,
+// The one reset path of Step's masked and truncated instances and of Reset: `instance` reset to
+// `keyframe` (null: its own, Instance::keyframe) with `noise` on top, drawn from its own generator
+// or, when `seed` is given, from a new one seeded with it.
+bool PrepareInstanceReset(const Instance& instance, double noise, const int* keyframe,
                           const std::uint64_t* seed, PreparedReset* out) {
+  const ResetSpec spec{noise, keyframe != nullptr ? *keyframe : instance.keyframe};
   return seed != nullptr ? PrepareReset(*instance.model, std::mt19937_64(*seed), spec, out)
                          : PrepareReset(*instance.model, instance.rng, spec, out);
 }
 
 // INVALID_ARGUMENT: the noise (the input `what`) leaves `instance` with a state that is not finite.
-Status ResetNotFinite(const std::string& what, const ResetSpec& spec, const Instance& instance,
+Status ResetNotFinite(const std::string& what, double noise, const Instance& instance,
                       const char* consequence) {
-  return Invalid(what + " " + std::to_string(spec.noise) + " leaves instance " +
+  return Invalid(what + " " + std::to_string(noise) + " leaves instance " +
                  std::to_string(instance.id) + " with a position or velocity that is not finite; " +
                  consequence);
 }
@@ -178,6 +180,31 @@ Status CheckMessageSize(const char* what, std::size_t bytes, std::size_t limit,
               " (--max-message-bytes); " + consequence};
 }
 
+Status ResolveKeyframe(const Model& m, const KeyframeRef& ref, const std::string& consequence,
+                       int* key) {
+  std::string what;
+  switch (ref.by) {
+    case KeyframeRef::By::kNone:
+      *key = -1;
+      return {};
+    case KeyframeRef::By::kName:
+      if (const int found = KeyframeId(m, ref.name); found >= 0) {
+        *key = found;
+        return {};
+      }
+      what = "no keyframe is named '" + ref.name + "'";
+      break;
+    case KeyframeRef::By::kIndex:
+      if (ref.index < static_cast<std::uint32_t>(m.nkey)) {
+        *key = static_cast<int>(ref.index);
+        return {};
+      }
+      what = "keyframe index " + std::to_string(ref.index) + " is out of range";
+      break;
+  }
+  return Invalid(what + "; the scene's keyframes: " + DescribeKeyframes(m) + "; " + consequence);
+}
+
 Status CheckResetNoise(double noise, const std::string& what) {
   if (noise >= 0 && std::isfinite(2 * noise)) return {};
   return Invalid(what + " must be finite, >= 0 and below 8.9e307");
@@ -207,7 +234,7 @@ class StepCall {
         observer_(observer),
         batch_(static_cast<int>(instances.size())),
         substeps_(in.substeps == 0 ? 1 : static_cast<int>(in.substeps)),
-        reset_spec_{in.reset_noise} {}
+        noise_(in.reset_noise) {}
 
   Status Check(const StepLimits& limits);
   // False when the interrupt flag stopped it.
@@ -227,7 +254,7 @@ class StepCall {
   StepObserver* observer_;
   const int batch_;
   const int substeps_;
-  const ResetSpec reset_spec_;
+  const double noise_;  // of the masked and truncated resets
   BatchRows actions_, forces_;
   std::vector<PreparedReset> prepared_;  // the masked instances' resets
   int stepped_ = 0;                      // instances stepped (not masked)
@@ -304,7 +331,7 @@ Status StepCall::CheckValues() {
       KeepLowest(bad_force, forces_.FirstNonFinite(k));
       if (!masked(k)) return;
       resets.fetch_add(1, std::memory_order_relaxed);
-      if (!PrepareInstanceReset(*instances_[k], reset_spec_, nullptr, &prepared_[k])) {
+      if (!PrepareInstanceReset(*instances_[k], noise_, nullptr, nullptr, &prepared_[k])) {
         KeepLowest(bad_reset, k);
       }
     });
@@ -312,8 +339,7 @@ Status StepCall::CheckValues() {
   if (bad_action != BatchRows::kNone) return actions_.NonFinite(bad_action);
   if (bad_force != BatchRows::kNone) return forces_.NonFinite(bad_force);
   if (bad_reset < batch_) {
-    return ResetNotFinite("reset_noise", reset_spec_, *instances_[bad_reset],
-                          "nothing was stepped");
+    return ResetNotFinite("reset_noise", noise_, *instances_[bad_reset], "nothing was stepped");
   }
   stepped_ = batch_ - resets;
   return {};
@@ -420,7 +446,7 @@ void StepCall::Reply(StepReply& reply) {
     }
     if (reset_after_[k]) {
       PreparedReset reset;
-      if (PrepareInstanceReset(instance, reset_spec_, nullptr, &reset)) {
+      if (PrepareInstanceReset(instance, noise_, nullptr, nullptr, &reset)) {
         CommitReset(instance, std::move(reset));
       } else {  // noise that overflows this scene's state: it stays truncated, unreset
         outcome.reset = false;
@@ -444,9 +470,7 @@ Status Step(const std::vector<Instance*>& instances, const StepInputs& in, const
 
 // ---- the batched reset ------------------------------------------------------------------------
 
-Status CheckResetInputs(const ResetInputs& in) {
-  return CheckResetNoise(in.spec.noise, "reset noise");
-}
+Status CheckResetInputs(const ResetInputs& in) { return CheckResetNoise(in.noise, "reset noise"); }
 
 Status Reset(const std::vector<Instance*>& instances, const ResetInputs& in,
              std::size_t max_message_bytes) {
@@ -469,18 +493,34 @@ Status Reset(const std::vector<Instance*>& instances, const ResetInputs& in,
       ObservationBytes(*instances.front()->model, batch, in.observations);
   Status fits = CheckMessageSize("reply", reply_bytes, max_message_bytes, "nothing was reset");
   if (!fits.ok()) return fits;
-  // Every instance's reset is computed before any is applied: all or nothing.
+  // Every instance's reset is computed before any is applied: all or nothing. The keyframe is
+  // looked up in each instance's scene (instances of several scenes may be reset together).
+  const std::string nothing = "nothing was reset";
+  const bool own_keyframe = in.keyframe.by == KeyframeRef::By::kNone;
   std::vector<PreparedReset> prepared(batch);
-  std::atomic<int> bad_reset{batch};
+  std::atomic<int> bad_keyframe{batch}, bad_reset{batch};
   ForEachInstance(batch, [&](int k) {
+    const Instance& instance = *instances[k];
+    int key = -1;
+    if (!ResolveKeyframe(*instance.model, in.keyframe, nothing, &key).ok()) {
+      KeepLowest(bad_keyframe, k);
+      return;
+    }
     const std::uint64_t* seed = in.seeds_size != 0 ? &in.seeds[k] : nullptr;
-    if (!PrepareInstanceReset(*instances[k], in.spec, seed, &prepared[k])) {
+    if (!PrepareInstanceReset(instance, in.noise, own_keyframe ? nullptr : &key, seed,
+                              &prepared[k])) {
       KeepLowest(bad_reset, k);
     }
   });
-  if (bad_reset < batch) {
-    return ResetNotFinite("reset noise", in.spec, *instances[bad_reset], "nothing was reset");
+  if (bad_keyframe < batch) {
+    const Instance& instance = *instances[bad_keyframe];
+    int unused = -1;
+    Status status = ResolveKeyframe(*instance.model, in.keyframe, nothing, &unused);
+    status.message = "instance " + std::to_string(instance.id) + ": " + status.message;
+    return status;
   }
+  if (bad_reset < batch)
+    return ResetNotFinite("reset noise", in.noise, *instances[bad_reset], nothing.c_str());
   ForEachInstance(batch, [&](int k) { CommitReset(*instances[k], std::move(prepared[k])); });
   return {};
 }

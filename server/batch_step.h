@@ -115,6 +115,20 @@ std::size_t ObservationBytes(const Model& m, int batch, const ObservationKinds& 
 Status CheckMessageSize(const char* what, std::size_t bytes, std::size_t limit,
                         const std::string& consequence);
 
+// A keyframe (MJCF <key>) as a request names it: by name, or by index from 0 in the scene's order.
+struct KeyframeRef {
+  enum class By { kNone, kName, kIndex };
+  By by = By::kNone;
+  std::string name;
+  std::uint32_t index = 0;
+};
+
+// The keyframe `ref` names in `m` into *key (-1 for kNone); INVALID_ARGUMENT for an unknown name
+// (an empty one finds none) or an index out of range, naming the scene's keyframes and ending
+// with `consequence`.
+Status ResolveKeyframe(const Model& m, const KeyframeRef& ref, const std::string& consequence,
+                       int* key);
+
 // Reset noise draws are uniform in [-noise, noise]: 2 noise must be a finite double.
 // INVALID_ARGUMENT otherwise, naming the input `what`.
 Status CheckResetNoise(double noise, const std::string& what);
@@ -130,7 +144,8 @@ struct StepInputs {
   // diverged state is no refusal then).
   const bool* reset_mask = nullptr;
   int reset_mask_size = 0;
-  double reset_noise = 0;        // of every reset this call makes
+  // Of every reset this call makes, to the instance's keyframe (Instance::keyframe).
+  double reset_noise = 0;
   bool reset_truncated = false;  // reset an instance in the call that ends its episode
   ObservationKinds observations;
 };
@@ -194,7 +209,10 @@ Status Step(const std::vector<Instance*>& instances, const StepInputs& in, const
 
 // One call of Reset (alsim.v1.ResetRequest without the selection).
 struct ResetInputs {
-  ResetSpec spec;
+  double noise = 0;
+  // The state each instance is reset to, for this call: a keyframe of its scene; kNone: the
+  // instance's own (Instance::keyframe).
+  KeyframeRef keyframe;
   // None, or one per instance: instance k's generator is seeded with seeds[k] before its noise is
   // drawn; without seeds each draws from its own generator.
   const std::uint64_t* seeds = nullptr;
@@ -206,7 +224,8 @@ struct ResetInputs {
 Status CheckResetInputs(const ResetInputs& in);
 
 // Resets every instance, all or nothing (each reset is computed, in parallel, before any is
-// applied; the error names the first failing instance in request order). The caller writes the
+// applied; the error names the first failing instance in request order: a keyframe its scene
+// lacks, else noise that leaves a state that is not finite). The caller writes the
 // observations of the reply afterwards; they are refused for instances of more than one scene.
 Status Reset(const std::vector<Instance*>& instances, const ResetInputs& in,
              std::size_t max_message_bytes);

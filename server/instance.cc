@@ -13,10 +13,12 @@ Instance::~Instance() {
 }
 
 void StartInstance(const std::shared_ptr<const Model>& model, const StepOptions& options,
-                   std::uint64_t seed, Instance* instance) {
+                   std::uint64_t seed, int keyframe, Instance* instance) {
   instance->model = model;
   instance->options = options;
+  instance->keyframe = keyframe;
   instance->data = std::make_unique<Data>(*model);
+  if (keyframe >= 0) ResetDataKeyframe(*model, instance->data.get(), keyframe);
   EnsureSolver(*model, *instance->data, options.solver.type);
   instance->rng.seed(seed);
   Kinematics(*model, *instance->data);
@@ -26,6 +28,8 @@ bool PrepareReset(const Model& m, const std::mt19937_64& rng, const ResetSpec& s
                   PreparedReset* out) {
   out->rng = rng;
   out->data = std::make_unique<Data>(m);
+  // A fresh Data is ResetData's state already; a key out of range fails as a state would.
+  if (spec.keyframe >= 0 && !ResetDataKeyframe(m, out->data.get(), spec.keyframe)) return false;
   return ApplyResetNoise(m, spec.noise, out->rng, out->data.get());
 }
 

@@ -43,21 +43,27 @@ struct Instance {
   // since the episode started (Create, any reset, SetState). Under `mutex`.
   std::uint32_t max_episode_steps = 0;
   std::uint64_t episode_steps = 0;
+  // The keyframe (Model::key_*) Create started it from, which every reset that names none
+  // returns to; -1: the model's initial state.
+  int keyframe = -1;
   std::mutex mutex;
   // Bytes reserved from `budget` for this instance, returned when it is freed.
   MemoryBudget* budget = nullptr;
   std::uint64_t reserved_bytes = 0;
 };
 
-// Gives `instance` its model, options and the state Create starts it in: a fresh Data with its
-// solver made and the kinematics computed, the generator seeded with `seed`.
+// Gives `instance` its model, options and the state Create starts it in: a fresh Data at keyframe
+// `keyframe` of `model` (-1: its initial state; else in [0, nkey)), with its solver made and the
+// kinematics computed, the generator seeded with `seed`.
 void StartInstance(const std::shared_ptr<const Model>& model, const StepOptions& options,
-                   std::uint64_t seed, Instance* instance);
+                   std::uint64_t seed, int keyframe, Instance* instance);
 
-// How an instance is reset: the model's initial state, then uniform noise in [-noise, noise]
+// How an instance is reset: the model's initial state or keyframe `keyframe` (-1: none; else in
+// [0, nkey)), as MuJoCo's mj_resetDataKeyframe sets it, then uniform noise in [-noise, noise]
 // (engine/sim/reset.h, ApplyResetNoise) drawn from the instance's generator.
 struct ResetSpec {
   double noise = 0;
+  int keyframe = -1;
 };
 
 // A reset computed but not yet applied: a batch changes no instance unless all of its resets are

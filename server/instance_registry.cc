@@ -122,7 +122,7 @@ grpc::Status InstanceRegistry::Create(const CreateSpec& spec,
       instance->look = spec.scene.look;
       instance->scene = spec.scene.name;
       instance->max_episode_steps = spec.max_episode_steps;
-      StartInstance(spec.scene.model, spec.options, spec.seed + k, instance.get());
+      StartInstance(spec.scene.model, spec.options, spec.seed + k, spec.keyframe, instance.get());
       created.push_back(std::move(instance));
       if (should_stop != nullptr && k % 16 == 15) status = should_stop();
     }

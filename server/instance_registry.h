@@ -45,6 +45,7 @@ struct CreateSpec {
   std::uint32_t count = 1;
   std::uint64_t seed = 0;
   std::uint32_t max_episode_steps = 0;
+  int keyframe = -1;  // the instances' start and reset state (Instance::keyframe); -1: none
 };
 
 struct InstanceSummary {

@@ -54,6 +54,25 @@ grpc::Status Guarded(const char* unit, const std::function<grpc::Status()>& work
   }
 }
 
+// The keyframe a CreateRequest or ResetRequest names (its oneof keyframe).
+template <class Request>
+batch::KeyframeRef KeyframeOf(const Request& request) {
+  batch::KeyframeRef ref;
+  switch (request.keyframe_case()) {
+    case Request::kKeyframeName:
+      ref.by = batch::KeyframeRef::By::kName;
+      ref.name = request.keyframe_name();
+      break;
+    case Request::kKeyframeIndex:
+      ref.by = batch::KeyframeRef::By::kIndex;
+      ref.index = request.keyframe_index();
+      break;
+    default:
+      break;
+  }
+  return ref;
+}
+
 // The server's metrics as the batch-step core reports to them.
 class MetricsObserver final : public batch::StepObserver {
  public:
@@ -384,6 +403,9 @@ grpc::Status SimulatorService::CreateNow(grpc::CallbackServerContext* context,
       !refused.empty()) {
     return {grpc::StatusCode::INVALID_ARGUMENT, refused + "; nothing was created"};
   }
+  const batch::Status keyframe = batch::ResolveKeyframe(*spec.scene.model, KeyframeOf(request),
+                                                        "nothing was created", &spec.keyframe);
+  if (!keyframe.ok()) return ToGrpc(keyframe);
   spec.tenant = tenant;
   spec.options = options;
   spec.count = count;
@@ -463,7 +485,8 @@ grpc::ServerUnaryReactor* SimulatorService::Reset(grpc::CallbackServerContext* c
     grpc::Status status = ParseObservations(request->observations(), false, &observations);
     if (!status.ok()) return status;
     batch::ResetInputs inputs;
-    inputs.spec.noise = request->noise();
+    inputs.noise = request->noise();
+    inputs.keyframe = KeyframeOf(*request);
     inputs.seeds = request->seeds().data();
     inputs.seeds_size = request->seeds_size();
     inputs.observations = ObservationKindsOf(observations);

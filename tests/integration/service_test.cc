@@ -935,6 +935,104 @@ TEST_F(ServiceTest, ResetWithSeedsIsReproducibleAndNoiseDependsOnTheSeed) {
   EXPECT_EQ(GetState(other.instance_ids(0)), before);
 }
 
+// Keyframes (issue 44): Create starts a group at one of its scene's keyframes, every reset that
+// names none returns to it (Reset, Step's reset_mask), and a Reset may name another for that call
+// alone; each state is MuJoCo's mj_resetDataKeyframe's, exactly. Unknown ones change nothing.
+TEST_F(ServiceTest, CreateAndResetReachAScenesKeyframeAsMujocoDoes) {
+  const std::string scene = R"(<mujoco><worldbody><geom type="plane" size="5 5 0.1"/>
+    <body name="cart" pos="0 0 0.2"><joint name="x" type="slide" axis="1 0 0"/>
+      <geom type="box" size="0.1 0.1 0.1" mass="1"/></body>
+    <body name="pole" pos="0 0 1"><joint name="h" type="hinge" axis="0 1 0"/>
+      <geom type="capsule" fromto="0 0 0 0 0 0.5" size="0.05" mass="0.5"/></body></worldbody>
+    <actuator><motor joint="x" gear="10"/></actuator>
+    <keyframe><key name="home" time="1.5" qpos="0.3 0.4" qvel="0.1 -0.2" ctrl="0.25"/>
+      <key qpos="-0.2 0.1"/></keyframe></mujoco>)";
+  testing::OracleScene oracle(testing::WriteTempScene("keyframes.xml", scene));
+  ASSERT_TRUE(oracle.ok());
+  const mjModel* mj = oracle.mj_model();
+  // qpos, qvel, time and ctrl: MuJoCo's at keyframe `key`, and the service's for instance k.
+  auto mujoco = [&](int key) {
+    mjData* d = oracle.mj_data();
+    mj_resetDataKeyframe(mj, d, key);
+    std::vector<double> state(d->qpos, d->qpos + mj->nq);
+    state.insert(state.end(), d->qvel, d->qvel + mj->nv);
+    state.push_back(d->time);
+    state.insert(state.end(), d->ctrl, d->ctrl + mj->nu);
+    return state;
+  };
+  auto served = [&](const google::protobuf::Map<std::string, v1::Tensor>& observations, int k) {
+    std::vector<double> state;
+    for (const auto& [name, per] : std::vector<std::pair<std::string, int>>{
+             {"qpos", mj->nq}, {"qvel", mj->nv}, {"time", 1}, {"ctrl", mj->nu}}) {
+      const std::vector<double> values = Doubles(observations.at(name));
+      state.insert(state.end(), values.begin() + k * per, values.begin() + (k + 1) * per);
+    }
+    return state;
+  };
+  auto observe = [](auto* request) {
+    for (const auto kind : {v1::OBSERVATION_QPOS, v1::OBSERVATION_QVEL, v1::OBSERVATION_TIME,
+                            v1::OBSERVATION_ACTUATOR_STATE}) {
+      request->add_observations(kind);
+    }
+  };
+
+  v1::CreateRequest create;
+  create.mutable_scene()->mutable_text()->set_text(scene);
+  create.mutable_scene()->mutable_text()->set_filename("keyframes.xml");
+  create.set_count(2);
+  create.set_keyframe_name("home");
+  v1::CreateResponse created;
+  ASSERT_TRUE(stub_->Create(Context().get(), create, &created).ok());
+  // Create's state, read back through GetState.
+  Data restored(oracle.model());
+  std::string error;
+  ASSERT_TRUE(
+      RestoreStateSnapshot(oracle.model(), GetState(created.instance_ids(1)), restored, &error))
+      << error;
+  const std::vector<double> home = mujoco(0);
+  EXPECT_EQ(std::vector<double>(restored.qpos.begin(), restored.qpos.begin() + mj->nq),
+            std::vector<double>(home.begin(), home.begin() + mj->nq));
+  EXPECT_EQ(restored.time, 1.5);
+
+  // Reset naming none returns to Create's keyframe; naming index 1, to that one.
+  v1::ResetRequest reset;
+  reset.mutable_instances()->set_group_id(created.group_id());
+  observe(&reset);
+  v1::ResetResponse reset_response;
+  ASSERT_TRUE(stub_->Reset(Context().get(), reset, &reset_response).ok());
+  for (int k = 0; k < 2; ++k) EXPECT_EQ(served(reset_response.observations(), k), home);
+  reset.set_keyframe_index(1);
+  ASSERT_TRUE(stub_->Reset(Context().get(), reset, &reset_response).ok());
+  for (int k = 0; k < 2; ++k) EXPECT_EQ(served(reset_response.observations(), k), mujoco(1));
+
+  // Step's masked resets return to Create's keyframe, not to the last Reset's.
+  v1::StepRequest step;
+  step.mutable_instances()->set_group_id(created.group_id());
+  step.add_reset_mask(true);
+  step.add_reset_mask(true);
+  observe(&step);
+  v1::StepResponse stepped;
+  ASSERT_TRUE(stub_->Step(Context().get(), step, &stepped).ok());
+  for (int k = 0; k < 2; ++k) EXPECT_EQ(served(stepped.observations(), k), home);
+
+  // Unknown keyframes: nothing is created or reset, and the scene's keyframes are named.
+  create.set_keyframe_name("away");
+  v1::CreateResponse refused;
+  grpc::Status status = stub_->Create(Context().get(), create, &refused);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(),
+            "no keyframe is named 'away'; the scene's keyframes: 0 'home', 1 (unnamed); nothing "
+            "was created");
+  const std::string before = GetState(created.instance_ids(0));
+  reset.set_keyframe_index(2);
+  status = stub_->Reset(Context().get(), reset, &reset_response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr(": keyframe index 2 is out of range; the scene's keyframes: 0 'home', 1 "
+                        "(unnamed); nothing was reset"));
+  EXPECT_EQ(GetState(created.instance_ids(0)), before);
+}
+
 TEST_F(ServiceTest, BadInputGetsActionableStatusesAndLeavesOtherInstancesAlone) {
   v1::CreateResponse created;
   ASSERT_TRUE(CreateBuiltin("quadruped_drop_8", 2, 1, &created).ok());

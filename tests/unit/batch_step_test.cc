@@ -44,6 +44,17 @@ constexpr char kFarSlidesScene[] = R"(<mujoco><worldbody>
   <body><joint type="slide" axis="1 0 0" ref="1.7e308"/><geom size="0.1" mass="1"/></body>
   </worldbody></mujoco>)";
 
+// A cart on a motor and a free pendulum; a keyframe setting every field, and an unnamed one
+// setting qpos only.
+constexpr char kKeyframeScene[] = R"(<mujoco><worldbody><geom type="plane" size="5 5 0.1"/>
+  <body name="cart" pos="0 0 0.2"><joint name="x" type="slide" axis="1 0 0"/>
+    <geom type="box" size="0.1 0.1 0.1" mass="1"/></body>
+  <body name="pole" pos="0 0 1"><joint name="h" type="hinge" axis="0 1 0"/>
+    <geom type="capsule" fromto="0 0 0 0 0 0.5" size="0.05" mass="0.5"/></body></worldbody>
+  <actuator><motor joint="x" gear="10"/></actuator>
+  <keyframe><key name="home" time="1.5" qpos="0.3 0.4" qvel="0.1 -0.2" ctrl="0.25"/>
+    <key qpos="-0.2 0.1"/></keyframe></mujoco>)";
+
 std::shared_ptr<const Model> Quadrupeds() {
   static const std::shared_ptr<const Model> model = [] {
     ModelImport imported = ImportModelFromFile(kScenes + "quadruped_drop_8.xml");
@@ -68,12 +79,12 @@ struct Batch {
   std::vector<Instance*> instances;
 
   Batch(const std::shared_ptr<const Model>& model, int count, std::uint64_t seed = 7,
-        std::uint32_t max_episode_steps = 0) {
+        std::uint32_t max_episode_steps = 0, int keyframe = -1) {
     for (int k = 0; k < count; ++k) {
       auto instance = std::make_unique<Instance>();
       instance->id = static_cast<std::uint64_t>(k) + 1;
       instance->max_episode_steps = max_episode_steps;
-      StartInstance(model, StepOptions{}, seed + k, instance.get());
+      StartInstance(model, StepOptions{}, seed + k, keyframe, instance.get());
       instances.push_back(instance.get());
       owned.push_back(std::move(instance));
     }
@@ -241,7 +252,7 @@ TEST(BatchStepTest, ResetWithSeedsIsTheEnginesResetWithNoise) {
   ASSERT_TRUE(StepBatch(b, batch::StepInputs{}).ok());
   const std::vector<std::uint64_t> seeds = {11, 12, 13};
   batch::ResetInputs in;
-  in.spec.noise = 0.05;
+  in.noise = 0.05;
   in.seeds = seeds.data();
   in.seeds_size = 3;
   const batch::Status status = batch::Reset(b.instances, in, 1u << 20);
@@ -262,7 +273,7 @@ TEST(BatchStepTest, ResetWithoutSeedsDrawsFromEachInstancesGenerator) {
   Batch b(model, 2, /*seed=*/40);
   std::vector<std::mt19937_64> rngs = {std::mt19937_64(40), std::mt19937_64(41)};
   batch::ResetInputs in;
-  in.spec.noise = 0.02;
+  in.noise = 0.02;
   for (int round = 0; round < 2; ++round) {  // the second reset continues each generator
     ASSERT_TRUE(batch::Reset(b.instances, in, 1u << 20).ok());
     for (int k = 0; k < 2; ++k) {
@@ -289,7 +300,7 @@ TEST(BatchStepTest, MaskedAndTruncatedResetsAreTheResetPath) {
   RecordingReply first;
   ASSERT_TRUE(StepBatch(stepped, in, &first).ok());
   batch::ResetInputs reset_in;
-  reset_in.spec.noise = 0.03;
+  reset_in.noise = 0.03;
   ASSERT_TRUE(batch::Reset({reset.instances[1]}, reset_in, 1u << 20).ok());
   EXPECT_EQ(stepped.Hashes()[1], reset.Hashes()[1]);
   EXPECT_TRUE(stepped.instances[1]->rng == reset.instances[1]->rng);
@@ -449,7 +460,7 @@ TEST(BatchStepTest, ScenesDivergenceAndResetNoiseAreRefusedByName) {
   status = batch::Reset(carts.instances, seeds, 1u << 20);
   EXPECT_EQ(status.message, "1 seeds for 2 instances; give one per instance or none");
   batch::ResetInputs infinite;
-  infinite.spec.noise = std::numeric_limits<double>::infinity();
+  infinite.noise = std::numeric_limits<double>::infinity();
   EXPECT_EQ(batch::Reset(carts.instances, infinite, 1u << 20).message,
             "reset noise must be finite, >= 0 and below 8.9e307");
 }
@@ -461,7 +472,7 @@ TEST(BatchStepTest, ResetNoiseThatLeavesNoFiniteStateResetsNothing) {
   Batch b(imported.model, 3);
   const std::vector<std::uint64_t> before = b.Hashes();
   batch::ResetInputs huge;
-  huge.spec.noise = 8e307;
+  huge.noise = 8e307;
   batch::Status status = batch::Reset(b.instances, huge, 1u << 20);
   EXPECT_EQ(status.code, batch::Code::kInvalidArgument);
   EXPECT_THAT(status.message, HasSubstr(" leaves instance 1 with a position or velocity that is "
@@ -482,6 +493,93 @@ TEST(BatchStepTest, ResetNoiseThatLeavesNoFiniteStateResetsNothing) {
   EXPECT_FALSE(reply.begun);
   EXPECT_EQ(b.Hashes(), before);
   for (const Instance* instance : b.instances) EXPECT_EQ(instance->steps, 0u);
+}
+
+// The engine's state of `m` at keyframe `key` (-1: none) with `noise` from `rng` on top.
+std::uint64_t KeyframeHash(const Model& m, int key, double noise, std::mt19937_64& rng) {
+  Data d(m);
+  if (key >= 0) {
+    EXPECT_TRUE(ResetDataKeyframe(m, &d, key));
+  }
+  EXPECT_TRUE(ApplyResetNoise(m, noise, rng, &d));
+  return StateHash(m, d);
+}
+
+TEST(BatchStepTest, InstancesStartAtTheirKeyframeAndEveryResetReturnsToIt) {
+  ModelImport imported = ImportModelFromString(kKeyframeScene);
+  ASSERT_TRUE(imported) << imported.error;
+  const std::shared_ptr<const Model> m = imported.model;
+  ASSERT_EQ(m->nkey, 2);
+  Batch b(m, 3, /*seed=*/5, /*max_episode_steps=*/1, /*keyframe=*/0);
+  for (int k = 0; k < 3; ++k) {
+    std::mt19937_64 unused;
+    EXPECT_EQ(b.Hashes()[k], KeyframeHash(*m, 0, 0, unused)) << "Create's state, instance " << k;
+    EXPECT_EQ(b.instances[k]->data->ctrl[0], 0.25);
+    EXPECT_EQ(b.instances[k]->data->time, 1.5);
+  }
+  std::vector<std::mt19937_64> rngs = {std::mt19937_64(5), std::mt19937_64(6), std::mt19937_64(7)};
+
+  // Reset naming none: each instance's own keyframe, the noise from its generator.
+  batch::ResetInputs in;
+  in.noise = 0.01;
+  ASSERT_TRUE(batch::Reset(b.instances, in, 1u << 20).ok());
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(b.Hashes()[k], KeyframeHash(*m, 0, 0.01, rngs[k]));
+
+  // Step's resets, masked and after a truncation (one call per episode), return to it too.
+  const bool mask[3] = {true, false, false};
+  batch::StepInputs step;
+  step.reset_mask = mask;
+  step.reset_mask_size = 3;
+  step.reset_noise = 0.02;
+  step.reset_truncated = true;
+  RecordingReply reply;
+  ASSERT_TRUE(StepBatch(b, step, &reply).ok());
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_TRUE(reply.observed[k].reset) << k;
+    EXPECT_EQ(b.Hashes()[k], KeyframeHash(*m, 0, 0.02, rngs[k])) << "instance " << k;
+  }
+
+  // Reset naming a keyframe, by index and by name, for this call only, with seeds.
+  const std::vector<std::uint64_t> seeds = {1, 2, 3};
+  in.seeds = seeds.data();
+  in.seeds_size = 3;
+  in.keyframe.by = batch::KeyframeRef::By::kIndex;
+  in.keyframe.index = 1;
+  ASSERT_TRUE(batch::Reset(b.instances, in, 1u << 20).ok());
+  for (int k = 0; k < 3; ++k) {
+    std::mt19937_64 rng(seeds[k]);
+    EXPECT_EQ(b.Hashes()[k], KeyframeHash(*m, 1, 0.01, rng)) << "instance " << k;
+    rngs[k] = rng;
+  }
+  in.keyframe.by = batch::KeyframeRef::By::kName;
+  in.keyframe.name = "home";
+  in.seeds = nullptr;
+  in.seeds_size = 0;
+  ASSERT_TRUE(batch::Reset(b.instances, in, 1u << 20).ok());
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(b.Hashes()[k], KeyframeHash(*m, 0, 0.01, rngs[k]));
+  EXPECT_EQ(b.instances[0]->keyframe, 0) << "a Reset's keyframe holds for that call only";
+
+  // Unknown keyframes reset nothing and name the scene's.
+  const std::vector<std::uint64_t> before = b.Hashes();
+  in.keyframe.name = "away";
+  batch::Status status = batch::Reset(b.instances, in, 1u << 20);
+  EXPECT_EQ(status.code, batch::Code::kInvalidArgument);
+  EXPECT_EQ(status.message,
+            "instance 1: no keyframe is named 'away'; the scene's keyframes: 0 'home', 1 "
+            "(unnamed); nothing was reset");
+  in.keyframe.by = batch::KeyframeRef::By::kIndex;
+  in.keyframe.index = 2;
+  status = batch::Reset(b.instances, in, 1u << 20);
+  EXPECT_EQ(status.message,
+            "instance 1: keyframe index 2 is out of range; the scene's keyframes: 0 'home', 1 "
+            "(unnamed); nothing was reset");
+  EXPECT_EQ(b.Hashes(), before);
+  int key = 7;
+  status = batch::ResolveKeyframe(*Carts(), {batch::KeyframeRef::By::kName, "", 0},
+                                  "nothing was created", &key);
+  EXPECT_EQ(status.message,
+            "no keyframe is named ''; the scene's keyframes: none; nothing was created");
+  EXPECT_EQ(key, 7);
 }
 
 TEST(BatchStepTest, AnInterruptedCallAppliesItsInputsAndWritesNoReply) {
