@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Rewrites README.md's `alsim run` flag rows for the solver options from `alsim run --help`.
+"""Rewrites docs/cli.md's `alsim run` flag rows for the solver options from `alsim run --help`.
 
 The option table (engine/solver/solver_option_table.cc) is the source; solver_option_table_tests
-fails when README's rows drift from it. Usage: scripts/solver-flags-table.py [build/bin/alsim]
+fails when the rows drift from it. Usage: scripts/solver-flags-table.py [build/bin/alsim]
 """
 import re
 import subprocess
@@ -25,9 +25,9 @@ for flag, metavar, text in entries:
     if match:
         doc, default, name = match.groups()
         rows.append("| `%s %s` | %s (`%s`) | %s |" % (flag, metavar, doc, name, default))
-with open("README.md") as f:
+with open("docs/cli.md") as f:
     readme = f.read()
 begin, end = readme.index("| `--solver NAME` |"), readme.index("| `--json` |")
-with open("README.md", "w") as f:
+with open("docs/cli.md", "w") as f:
     f.write(readme[:begin] + "\n".join(rows) + "\n" + readme[end:])
-print("README.md: %d solver option rows" % len(rows))
+print("docs/cli.md: %d solver option rows" % len(rows))

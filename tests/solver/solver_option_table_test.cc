@@ -1,6 +1,6 @@
 // The option table against itself (defaults valid, ranges enforced, values round-trip), against
 // Step (which refuses what the table refuses), and against the documentation that restates it:
-// `alsim run --help`, README's flag table and the proto's SolverConfig comments.
+// `alsim run --help`, docs/cli.md's flag table and the proto's SolverConfig comments.
 #include "engine/solver/solver_option_table.h"
 
 #include <gtest/gtest.h>
@@ -174,8 +174,8 @@ TEST(SolverOptionTable, RunHelpListsEveryOption) {
   }
 }
 
-TEST(SolverOptionTable, ReadmeHasARowPerOption) {
-  const std::string readme = ReadFile(ALSIM_SOURCE_DIR "/README.md");
+TEST(SolverOptionTable, CliDocHasARowPerOption) {
+  const std::string readme = ReadFile(ALSIM_SOURCE_DIR "/docs/cli.md");
   for (const SolverOptionSpec& spec : SolverOptionTable()) {
     const std::string start = std::string("| `") + spec.flag + " " + spec.metavar + "` | ";
     const size_t row = readme.find(start);
