@@ -22,6 +22,7 @@ import socket
 import sys
 import tempfile
 import unittest
+import xml.etree.ElementTree as ElementTree
 from unittest import mock
 
 import entry  # tests/integration, next to this file
@@ -37,6 +38,27 @@ TORSO_Z = 2         # column of the torso's height in obs = [qpos | qvel]
 FALLEN = 1.0        # m: below this the humanoid has fallen
 
 DIVERGING_SCENE = server_harness.DIVERGING_SCENE
+
+# A cart (slide) with a pendulum (hinge), nq = nv = 2, nu = 1, and two keyframes: "home" (time,
+# qpos, qvel, ctrl) and an unnamed one (qpos only). Sent as a local file, which the client uploads.
+KEYFRAMES_SCENE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "keyframes_scene.xml")
+KEYFRAME_OBSERVATIONS = ("qpos", "qvel", "ctrl", "time")  # obs columns 0-1, 2-3, 4, 5
+KEYFRAME_LISTING = "the scene's keyframes: 0 'home', 1 (unnamed)"
+
+
+def keyframe_rows(path=KEYFRAMES_SCENE, observations=KEYFRAME_OBSERVATIONS):
+    """Each keyframe of the MJCF at ``path``, in the scene's order, as the obs row of
+    ``observations`` it sets, from the file's text (MuJoCo's defaults, 0, where a key leaves a
+    field out; the scene's qpos0 is 0)."""
+    root = ElementTree.parse(path).getroot()
+    joints, actuators = len(root.findall(".//joint")), len(root.findall("./actuator/*"))
+    sizes = {"qpos": joints, "qvel": joints, "ctrl": actuators, "time": 1}
+    rows = []
+    for key in root.findall("./keyframe/key"):
+        rows.append(np.concatenate([
+            np.zeros(sizes[name]) if key.get(name) is None
+            else np.array(key.get(name).split(), dtype=float) for name in observations]))
+    return rows
 
 
 def standing_reward(obs, actions, next_obs):
@@ -726,6 +748,136 @@ class GymVectorEnvTest(unittest.TestCase):
         obs, _ = env.reset(seed=5, options={"reset_mask": mask})
         np.testing.assert_array_equal(obs[mask], everyone[mask])   # env k still gets seed + k
         np.testing.assert_array_equal(obs[~mask], before[~mask])
+
+    # ---- keyframes ----
+
+    def assert_at_keyframe(self, obs, key, noise=0.0):
+        """Every row of ``obs`` (columns KEYFRAME_OBSERVATIONS) is keyframe row ``key``, or within
+        ``noise`` of it on qpos and qvel (and not equal) and exactly on ctrl and time."""
+        obs = np.atleast_2d(obs)
+        expected = np.broadcast_to(key, obs.shape)
+        if not noise:
+            np.testing.assert_allclose(obs, expected, rtol=0, atol=1e-12)
+            return
+        noisy = slice(0, 4)  # qpos, qvel
+        self.assertTrue((np.abs(obs[:, noisy] - expected[:, noisy]) <= noise).all(), obs)
+        self.assertTrue((obs[:, noisy] != expected[:, noisy]).any(axis=1).all(), "no noise")
+        np.testing.assert_allclose(obs[:, 4:], expected[:, 4:], rtol=0, atol=1e-12)
+
+    def keyframe_gym(self, address=None, num_envs=2, **kwargs):
+        return self.gym(address, num_envs=num_envs, scene=KEYFRAMES_SCENE, reward_fn=None,
+                        termination_fn=kwargs.pop("termination_fn", None),
+                        observations=KEYFRAME_OBSERVATIONS, **kwargs)
+
+    def test_keyframes_at_creation_at_reset_and_at_autoresets(self):
+        home, second = keyframe_rows()
+        push = np.full((2, 1), 0.5)
+        env = self.keyframe_gym(keyframe="home", max_episode_steps=2)  # NEXT_STEP
+        self.assertEqual((env.nq, env.nv, env.nu, env.keyframe), (2, 2, 1, "home"))
+        obs, info = env.reset()
+        self.assertEqual(info, {})
+        self.assert_at_keyframe(obs, home)
+
+        # options["keyframe"]: for this reset only; the autoreset returns to Create's keyframe.
+        self.assert_at_keyframe(env.reset(options={"keyframe": 1})[0], second)
+        self.assertFalse(env.step(push)[3].any())
+        obs, _, _, truncated, _ = env.step(push)
+        self.assertTrue(truncated.all())
+        self.assertTrue((obs != second).any(axis=1).all())  # it moved
+        obs, reward, terminated, truncated, _ = env.step(push)  # NEXT_STEP: the reset
+        self.assert_at_keyframe(obs, home)
+        self.assertFalse(reward.any() or terminated.any() or truncated.any())
+        # With reset_mask: those environments only; None is the creation keyframe.
+        moved = env.step(push)[0]
+        obs, _ = env.reset(options={"keyframe": 1, "reset_mask": np.array([True, False])})
+        self.assert_at_keyframe(obs[0], second)
+        np.testing.assert_array_equal(obs[1], moved[1])
+        self.assert_at_keyframe(env.reset(options={"keyframe": None})[0], home)
+        self.assert_at_keyframe(env.reset(options={"keyframe": np.int64(0)})[0], home)
+
+        # An unknown keyframe: the server's INVALID_ARGUMENT naming the scene's keyframes; no
+        # environment reset, observations kept and a pending autoreset still pending.
+        env.step(push)
+        ended = env.step(push)
+        self.assertTrue(ended[3].all())
+        states = [env.batch.get_state(k) for k in range(2)]
+        for options in ({"keyframe": "away"}, {"keyframe": 2},
+                        {"keyframe": "away", "reset_mask": np.array([False, True])}):
+            with self.assertRaises(alsim.AlsimError, msg=options) as refused:
+                env.reset(options=options)
+            self.assertEqual(refused.exception.code, "INVALID_ARGUMENT")
+            self.assertIn(KEYFRAME_LISTING, refused.exception.message)
+            self.assertEqual([env.batch.get_state(k) for k in range(2)], states)
+        self.assertIn("no keyframe is named 'away'", refused.exception.message)
+        # Refused here, before any call: a bool, a negative index, another type.
+        for keyframe, error in ((True, TypeError), (-1, ValueError), (1.5, TypeError)):
+            with self.assertRaises(error, msg=keyframe):
+                env.reset(options={"keyframe": keyframe})
+        self.assertEqual([env.batch.get_state(k) for k in range(2)], states)
+        obs, reward, terminated, truncated, _ = env.step(push)  # the pending autoreset
+        self.assert_at_keyframe(obs, home)
+        self.assertFalse(truncated.any())
+
+        # Noise on top of the keyframe at every reset: reset(), the server's reset of a
+        # truncation (SAME_STEP, reset_truncated) and the Reset call after a termination.
+        noisy = self.keyframe_gym(num_envs=3, seed=3, keyframe=1, reset_noise=0.05,
+                                  autoreset_mode="same_step", max_episode_steps=2,
+                                  termination_fn=lambda next_obs: np.arange(len(next_obs)) == 0)
+        self.assert_at_keyframe(noisy.reset()[0], second, noise=0.05)
+        zero = np.zeros((3, 1))
+        obs, _, terminated, truncated, info = noisy.step(zero)  # env 0 terminates
+        np.testing.assert_array_equal(terminated, [True, False, False])
+        self.assertFalse(truncated.any())
+        self.assert_at_keyframe(obs[0], second, noise=0.05)
+        obs, _, terminated, truncated, info = noisy.step(zero)  # 1 and 2 truncate, 0 terminates
+        np.testing.assert_array_equal(truncated, [False, True, True])
+        self.assertTrue(info["_final_obs"].all())
+        self.assert_at_keyframe(obs, second, noise=0.05)
+        self.assert_at_keyframe(noisy.reset(seed=1, options={"keyframe": "home"})[0], home,
+                                noise=0.05)
+
+        # Two servers: the keyframe is every group's; a refusal names a server.
+        two = self.keyframe_gym([self.first, self.second], num_envs=4, keyframe="home")
+        self.assert_at_keyframe(two.reset()[0], home)
+        self.assert_at_keyframe(two.reset(options={"keyframe": 1})[0], second)
+        with self.assertRaises(alsim.AlsimError) as refused:
+            two.reset(options={"keyframe": "away"})
+        self.assertEqual(refused.exception.code, "INVALID_ARGUMENT")
+        self.assertIn(refused.exception.address, (self.first, self.second))
+        self.assertIn(KEYFRAME_LISTING, refused.exception.message)
+
+        # Creation at a keyframe the scene lacks: INVALID_ARGUMENT listing them; bad arguments
+        # are refused before any call.
+        for address in (self.first, [self.first, self.second]):
+            with self.assertRaises(alsim.AlsimError) as refused:
+                alsim.GymVectorEnv(address, KEYFRAMES_SCENE, 2, keyframe="away")
+            self.assertEqual(refused.exception.code, "INVALID_ARGUMENT")
+            self.assertIn("no keyframe is named 'away'; " + KEYFRAME_LISTING,
+                          refused.exception.message)
+        for keyframe, error in ((False, TypeError), (-2, ValueError), (("home",), TypeError)):
+            with self.assertRaises(error, msg=keyframe):
+                alsim.GymVectorEnv(self.first, KEYFRAMES_SCENE, 2, keyframe=keyframe)
+
+    def test_make_vec_passes_the_keyframe(self):
+        modules = stand_in_gymnasium()
+        gym = modules["gymnasium"]
+        _, restore = fresh_alsim(modules)
+        self.addCleanup(restore)
+        home, second = keyframe_rows(observations=("qpos", "qvel"))
+        env = gym.make_vec("alsim/Scene-v0", num_envs=2, address=self.first,
+                           scene=KEYFRAMES_SCENE, keyframe="home")
+        self.addCleanup(env.close)
+        self.assertEqual((env.keyframe, env.spec.kwargs["keyframe"]), ("home", "home"))
+        np.testing.assert_allclose(env.reset()[0], [home, home], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(env.reset(options={"keyframe": 1})[0], [second, second],
+                                   rtol=0, atol=1e-12)
+        # A registration's kwargs may name one too.
+        gym.register("test/Keyframes-v0", vector_entry_point="alsim.registration:make_vector_env",
+                     kwargs={"scene": KEYFRAMES_SCENE, "keyframe": 1})
+        other = gym.make_vec("test/Keyframes-v0", num_envs=1, address=self.first)
+        self.addCleanup(other.close)
+        self.assertEqual(other.keyframe, 1)
+        np.testing.assert_allclose(other.reset()[0], [second], rtol=0, atol=1e-12)
 
     # ---- truncation ----
 

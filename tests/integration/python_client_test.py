@@ -11,6 +11,7 @@ import struct
 import sys
 import tempfile
 import unittest
+import xml.etree.ElementTree as ElementTree
 
 import entry  # tests/integration, next to this file
 import server_harness  # tests/integration, next to this file
@@ -121,6 +122,29 @@ FLOATING_BOX_SCENE = """<mujoco model="floating box">
 """
 
 
+# A cart (slide) with a pendulum (hinge), nq = nv = 2, nu = 1, and two keyframes: "home" (time,
+# qpos, qvel, ctrl) and an unnamed one (qpos only). Sent as a local file, which the client uploads.
+KEYFRAMES_SCENE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "keyframes_scene.xml")
+KEYFRAME_OBSERVATIONS = ("qpos", "qvel", "ctrl", "time")
+
+
+def scene_keyframes(path=KEYFRAMES_SCENE):
+    """The keyframes of the MJCF at ``path`` as its text gives them, in the scene's order:
+    ``[{"name", "time", "qpos", "qvel", "ctrl"}]``, MuJoCo's defaults (0; the scene's qpos0 is 0)
+    where a key leaves a field out."""
+    root = ElementTree.parse(path).getroot()
+    sizes = {"qpos": len(root.findall(".//joint")), "qvel": len(root.findall(".//joint")),
+             "ctrl": len(root.findall("./actuator/*"))}
+    keys = []
+    for key in root.findall("./keyframe/key"):
+        values = {"name": key.get("name", ""), "time": np.array([float(key.get("time", 0))])}
+        for field, size in sizes.items():
+            text = key.get(field)
+            values[field] = np.zeros(size) if text is None else np.array(text.split(), float)
+        keys.append(values)
+    return keys
+
+
 class PythonClientTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -218,6 +242,104 @@ class PythonClientTest(unittest.TestCase):
         self.assertFalse(np.array_equal(first, exact))
         with self.assertRaises(ValueError):
             env.reset(seed=[1, 2, 3])
+
+    def assert_at_keyframe(self, obs, key, noise=0.0, rows=None):
+        """Every environment's (or ``rows``') observations equal ``key``'s values, or within
+        ``noise`` of them on qpos and qvel (each hinge and slide, each velocity) and exactly on
+        ctrl and time."""
+        for name in KEYFRAME_OBSERVATIONS:
+            values = np.asarray(obs[name]) if rows is None else np.asarray(obs[name])[rows]
+            expected = np.broadcast_to(key[name], values.shape)
+            if noise and name in ("qpos", "qvel"):
+                self.assertTrue((np.abs(values - expected) <= noise).all(), (name, values))
+                self.assertTrue((values != expected).any(), (name, "no noise"))
+            else:
+                np.testing.assert_allclose(values, expected, rtol=0, atol=1e-12, err_msg=name)
+
+    def test_keyframes_at_creation_and_at_reset(self):
+        home, second = scene_keyframes()
+        self.assertEqual((home["name"], second["name"]), ("home", ""))
+        env = self.env(KEYFRAMES_SCENE, num_envs=3, seed=4, keyframe="home",
+                       observations=KEYFRAME_OBSERVATIONS)
+        self.assertEqual((env.nq, env.nv, env.nu, env.keyframe), (2, 2, 1, "home"))
+
+        # Created at "home": the state the server holds before any reset or step.
+        with env.stream(observations=KEYFRAME_OBSERVATIONS, rate_hz=100) as frames:
+            self.assert_at_keyframe(next(frames).observations, home)
+        self.assertEqual(self.steps(env), [0, 0, 0])
+        self.assert_at_keyframe(env.reset(), home)  # a plain reset returns to it
+
+        # A reset naming a keyframe goes there for that call only; by index, by name, by a
+        # numpy integer.
+        env.step(np.full((3, 1), 0.5))
+        self.assert_at_keyframe(env.reset(keyframe=1), second)
+        env.step(None)
+        self.assert_at_keyframe(env.reset(), home)
+        self.assert_at_keyframe(env.reset(keyframe=np.uint32(1)), second)
+        self.assert_at_keyframe(env.reset(keyframe="home"), home)
+        self.assert_at_keyframe(env.reset(keyframe=0), home)
+
+        # Noise on top of the keyframe: within the band on hinge and slide positions and on the
+        # velocities, drawn per environment from its seed; ctrl and time as the keyframe sets.
+        noisy = env.reset(seed=9, noise=0.05)
+        self.assert_at_keyframe(noisy, home, noise=0.05)
+        self.assertFalse(np.array_equal(noisy["qpos"][0], noisy["qpos"][1]))
+        again = env.reset(seed=9, noise=0.05)
+        np.testing.assert_array_equal(noisy["qpos"], again["qpos"])
+        self.assert_at_keyframe(env.reset(seed=9, noise=0.05, keyframe=1), second, noise=0.05)
+
+        # An unknown keyframe: the server's INVALID_ARGUMENT naming the scene's keyframes, and
+        # no environment reset.
+        env.step(np.full((3, 1), -0.5))
+        before = [env.state(k) for k in range(3)]
+        for keyframe, what in (("away", "no keyframe is named 'away'"),
+                               ("", "no keyframe is named ''"),
+                               (2, "keyframe index 2 is out of range")):
+            with self.assertRaises(alsim.AlsimError, msg=keyframe) as refused:
+                env.reset(keyframe=keyframe)
+            self.assertEqual(refused.exception.code, "INVALID_ARGUMENT")
+            self.assertIn(what, refused.exception.message)
+            self.assertIn("the scene's keyframes: 0 'home', 1 (unnamed)",
+                          refused.exception.message)
+            self.assertEqual([env.state(k) for k in range(3)], before)
+        # Refused here, before any call: a bool, a negative index, another type.
+        for keyframe, error in ((True, TypeError), (np.bool_(False), TypeError),
+                                (-1, ValueError), (1 << 32, ValueError), (1.0, TypeError),
+                                (b"home", TypeError)):
+            with self.assertRaises(error, msg=keyframe):
+                env.reset(keyframe=keyframe)
+            self.assertEqual([env.state(k) for k in range(3)], before)
+        self.assert_at_keyframe(env.reset(), home)  # still created at "home"
+
+        # Created without a keyframe: the scene's initial state (qpos0 = 0), which plain resets
+        # return to; a reset may still name one.
+        plain = self.env(KEYFRAMES_SCENE, num_envs=2, observations=KEYFRAME_OBSERVATIONS)
+        self.assertIsNone(plain.keyframe)
+        initial = {name: np.zeros(values.size) for name, values in home.items() if name != "name"}
+        self.assert_at_keyframe(plain.reset(), initial)
+        self.assert_at_keyframe(plain.reset(keyframe="home"), home)
+        self.assert_at_keyframe(plain.reset(), initial)
+        # Created at the unnamed keyframe, by its index.
+        unnamed = self.env(KEYFRAMES_SCENE, num_envs=2, keyframe=1,
+                           observations=KEYFRAME_OBSERVATIONS)
+        self.assertEqual(unnamed.keyframe, 1)
+        self.assert_at_keyframe(unnamed.reset(), second)
+
+        # Creation at an unknown keyframe creates nothing; bad arguments make no call.
+        live = self.live_instances()
+        with self.assertRaises(alsim.AlsimError) as refused:
+            alsim.VectorEnv(self.address, KEYFRAMES_SCENE, 2, keyframe="away")
+        self.assertEqual(refused.exception.code, "INVALID_ARGUMENT")
+        self.assertIn("no keyframe is named 'away'; the scene's keyframes: 0 'home', 1 (unnamed)",
+                      refused.exception.message)
+        with self.assertRaises(alsim.AlsimError) as refused:
+            alsim.VectorEnv(self.address, KEYFRAMES_SCENE, 2, keyframe=2)
+        self.assertEqual(refused.exception.code, "INVALID_ARGUMENT")
+        self.assertIn("0 'home', 1 (unnamed)", refused.exception.message)
+        for keyframe, error in ((False, TypeError), (-3, ValueError), (["home"], TypeError)):
+            with self.assertRaises(error, msg=keyframe):
+                alsim.VectorEnv(self.address, KEYFRAMES_SCENE, 2, keyframe=keyframe)
+        self.assertEqual(self.live_instances(), live)
 
     def test_local_mjcf_with_mesh_assets_and_include(self):
         path = self.write_mesh_scene()

@@ -25,8 +25,9 @@ from alsim.v1 import alsim_pb2, alsim_pb2_grpc
 __all__ = ["AlsimError", "rpc_error", "NUMPY_DTYPES", "PROTO_DTYPES", "TensorSpec",
            "tensor_spec", "tensor_to_numpy", "numpy_to_tensor", "OBSERVATIONS",
            "observation_names", "observation_kinds", "solver_config", "uint64", "positive",
-           "reset_seeds", "DIAGNOSTICS", "new_diagnostics", "fill_diagnostics",
-           "resolve_servers", "split_host_port", "call_all", "Shard", "Batch", "BatchEnv"]
+           "reset_seeds", "keyframe_fields", "DIAGNOSTICS", "new_diagnostics",
+           "fill_diagnostics", "resolve_servers", "split_host_port", "call_all", "Shard",
+           "Batch", "BatchEnv"]
 
 
 # ---- errors --------------------------------------------------------------------------------------
@@ -207,6 +208,33 @@ def reset_seeds(seed, num_envs):
     return seeds
 
 
+def keyframe_fields(keyframe, what="keyframe"):
+    """A ``keyframe`` argument as the fields of a CreateRequest's or ResetRequest's ``oneof
+    keyframe``: ``{}`` for None (no keyframe named), ``{"keyframe_name": name}`` for a str,
+    ``{"keyframe_index": index}`` for an int (a numpy integer too).
+
+    A bool (or anything else) is a TypeError, a negative index or one of 2**32 or more a
+    ValueError, both naming ``what``. Whether the scene has that keyframe is the server's to say
+    (AlsimError INVALID_ARGUMENT, naming the scene's keyframes); an empty name finds none there
+    (reach an unnamed keyframe by its index).
+    """
+    if keyframe is None:
+        return {}
+    if isinstance(keyframe, (bool, np.bool_)):
+        raise TypeError("%s must be None, a keyframe's name (str) or its index (int), not a bool"
+                        % what)
+    if isinstance(keyframe, str):
+        return {"keyframe_name": keyframe}
+    if isinstance(keyframe, numbers.Integral):
+        index = operator.index(keyframe)
+        if not 0 <= index < 1 << 32:
+            raise ValueError("%s: a keyframe index counts from 0 in the scene's order and is "
+                             "below 2**32, got %d" % (what, index))
+        return {"keyframe_index": index}
+    raise TypeError("%s must be None, a keyframe's name (str) or its index (int), not %r"
+                    % (what, type(keyframe).__name__))
+
+
 # ---- solver diagnostics --------------------------------------------------------------------------
 
 # The per-environment arrays of an ``alsim.v1.SolverDiagnostics``: name -> (field, dtype).
@@ -345,7 +373,7 @@ class Batch:
     """``num_envs`` instances of one scene on one or several servers (see the module's text).
 
     Args:
-        address, scene, num_envs, seed, solver, substeps, max_episode_steps, timeout,
+        address, scene, num_envs, seed, solver, substeps, max_episode_steps, keyframe, timeout,
             max_message_bytes: as ``VectorEnv`` and ``GymVectorEnv`` take them.
         settings: ``alsim.channel``'s connection keyword arguments (tls, tls_ca, ..., token_file).
 
@@ -354,7 +382,8 @@ class Batch:
     """
 
     def __init__(self, address, scene, num_envs, seed=0, solver=None, substeps=1,
-                 max_episode_steps=0, timeout=None, max_message_bytes=64 << 20, settings=None):
+                 max_episode_steps=0, keyframe=None, timeout=None, max_message_bytes=64 << 20,
+                 settings=None):
         self.shards = []
         self.closed = True
         num_envs = positive(num_envs, "num_envs")
@@ -364,13 +393,15 @@ class Batch:
             raise ValueError("max_episode_steps must be in [0, 2**32), got %d" % max_episode_steps)
         self.seed = uint64(seed, "seed")
         uint64(self.seed + num_envs - 1, "seed + num_envs - 1")
+        keyframe_request = keyframe_fields(keyframe)
         self.timeout = timeout
         source = scenes.scene_source(scene)  # reads the files before any connection is made
         config = solver_config(solver)
 
         def create_request(offset, count):
             request = alsim_pb2.CreateRequest(scene=source, count=count, seed=self.seed + offset,
-                                              max_episode_steps=max_episode_steps)
+                                              max_episode_steps=max_episode_steps,
+                                              **keyframe_request)
             if config is not None:
                 request.solver.CopyFrom(config)
             return request
@@ -415,6 +446,7 @@ class Batch:
 
         self.address = address
         self.scene = scene if isinstance(scene, str) else os.fspath(scene)
+        self.keyframe = next(iter(keyframe_request.values()), None)  # a str, an int or None
         self.num_envs = num_envs
         self.servers = tuple(shard.address for shard in self.shards)
         self.env_servers = tuple(shard.address for shard in self.shards
@@ -473,13 +505,15 @@ class Batch:
                             for shard, _, request in parts], self.timeout)
         return [(rows, reply) for (_, rows, _), reply in zip(parts, replies)]
 
-    def reset(self, envs, seeds, noise, kinds):
+    def reset(self, envs, seeds, noise, kinds, keyframe=None):
         """Reset calls for environments ``envs``: ``seeds`` None or one per environment of the
-        batch (indexed by env), ``noise`` the reset noise, ``kinds`` the observations to return.
-        Returns ``[(rows, ResetResponse)]``."""
+        batch (indexed by env), ``noise`` the reset noise, ``kinds`` the observations to return,
+        ``keyframe`` the fields of ``keyframe_fields`` (None or ``{}``: the group's own, Create's
+        keyframe). Returns ``[(rows, ResetResponse)]``."""
+        keyframe = keyframe or {}
         return self.call("Reset", envs, lambda shard, rows, selection: alsim_pb2.ResetRequest(
             instances=selection, noise=noise, observations=kinds,
-            seeds=[] if seeds is None else [seeds[k] for k in envs[rows]]))
+            seeds=[] if seeds is None else [seeds[k] for k in envs[rows]], **keyframe))
 
     def instance(self, index):
         """Environment ``index``'s (shard, instance id)."""
@@ -528,6 +562,8 @@ class BatchEnv:
     the world body 0 included), ``body_names``, ``action_names``, ``timestep`` (one simulation
     step, s), ``dt`` (``timestep * substeps``: seconds per ``step``), ``instance_ids``,
     ``group_ids`` (one per server), ``servers``, ``env_servers`` (each environment's server),
+    ``keyframe`` (the keyframe the environments were created at and return to: its name, its
+    index, or None for the scene's initial state),
     ``warnings`` (the importer's, one line each, of every server), ``specs`` (the raw
     ``alsim.v1.Specs``), ``closed``; ``batch``, the ``Batch`` itself.
     """
@@ -539,6 +575,7 @@ class BatchEnv:
         self.closed = False
         self.address = batch.address
         self.scene_name = batch.scene
+        self.keyframe = batch.keyframe
         self.num_envs = batch.num_envs
         self.servers = batch.servers
         self.env_servers = batch.env_servers

@@ -115,7 +115,15 @@ class GymVectorEnv(core.BatchEnv, gymnasium_api.VectorEnv):
             from it), whatever server holds it.
         reset_noise: every reset (``reset`` and autoresets) adds uniform noise in ``[-reset_noise,
             reset_noise]`` to hinge and slide positions and to every velocity; 0 (default): the
-            scene's exact initial state.
+            exact start state (``keyframe``'s, else the scene's initial state).
+        keyframe: the scene's keyframe (MJCF ``<key>``) every episode starts from: at creation,
+            at ``reset`` without ``options["keyframe"]`` and at every autoreset (its time, qpos,
+            qvel and ctrl, as MuJoCo's ``mj_resetDataKeyframe`` sets them, ``reset_noise`` on
+            top). A str names it, an int is its index from 0 in the scene's order (an unnamed
+            keyframe is reached only so); None (default): the scene's initial state. A bool or
+            another type is a TypeError, a negative index a ValueError, before any call; one the
+            scene lacks makes the server refuse the creation (``AlsimError`` INVALID_ARGUMENT,
+            its message listing the scene's keyframes).
         substeps: simulation steps per ``step`` call (the actions are held through them).
         solver: the solver, as ``VectorEnv``'s ``solver``.
         timeout: seconds allowed per call (None: no deadline).
@@ -133,10 +141,11 @@ class GymVectorEnv(core.BatchEnv, gymnasium_api.VectorEnv):
     ``(num_envs, nu)``); ``render_mode`` (None); ``metadata`` (``{"autoreset_mode":
     AutoresetMode, "render_modes": []}``); ``spec`` (None, or the ``EnvSpec`` that
     ``gymnasium.make_vec`` made it from); ``obs_slices`` (``{name: slice}`` of ``obs``'s
-    columns); ``observation_names``; and those of every batch (``alsim.core.BatchEnv``: ``nq``,
-    ``nv``, ``nu``, ``nbody``, ``body_names``, ``action_names``, ``dt`` (seconds per ``step``),
-    ``servers`` (the server addresses), ``env_servers`` (the address of each environment's
-    server), ``instance_ids``, ``closed``, ...).
+    columns); ``observation_names``; ``keyframe`` (the ``keyframe`` argument: a name, an index or
+    None); and those of every batch (``alsim.core.BatchEnv``: ``nq``, ``nv``, ``nu``, ``nbody``,
+    ``body_names``, ``action_names``, ``dt`` (seconds per ``step``), ``servers`` (the server
+    addresses), ``env_servers`` (the address of each environment's server), ``instance_ids``,
+    ``closed``, ...).
 
     One thread at a time may use an environment (the class holds no locks).
 
@@ -154,7 +163,7 @@ class GymVectorEnv(core.BatchEnv, gymnasium_api.VectorEnv):
                  autoreset_mode="next_step", seed=0, reset_noise=0.0, substeps=1, solver=None,
                  timeout=None, max_message_bytes=64 << 20, tls=None, tls_ca=None, tls_cert=None,
                  tls_key=None, tls_server_name=None, token=None, token_file=None,
-                 render_mode=None):
+                 render_mode=None, keyframe=None):
         self._streams = {}  # shard index -> _StepStream, opened by the first step_async
         self._pending = collections.deque()  # step_async batches, oldest first
         if render_mode is not None:
@@ -178,7 +187,7 @@ class GymVectorEnv(core.BatchEnv, gymnasium_api.VectorEnv):
         self.metadata = {"autoreset_mode": mode, "render_modes": []}
         core.BatchEnv.__init__(self, core.Batch(
             address, scene, num_envs, seed=seed, solver=solver, substeps=substeps,
-            max_episode_steps=max_episode_steps, timeout=timeout,
+            max_episode_steps=max_episode_steps, keyframe=keyframe, timeout=timeout,
             max_message_bytes=max_message_bytes,
             settings=dict(tls=tls, tls_ca=tls_ca, tls_cert=tls_cert, tls_key=tls_key,
                           tls_server_name=tls_server_name, token=token, token_file=token_file)))
@@ -240,10 +249,12 @@ class GymVectorEnv(core.BatchEnv, gymnasium_api.VectorEnv):
         for name, columns in self.obs_slices.items():
             out[rows, columns] = core.tensor_to_numpy(tensors[name]).reshape(count, -1)
 
-    def _reset_envs(self, ids, seeds):
-        """Resets environments ``ids`` (sorted) with Reset calls; their observations ``[B, D]``."""
+    def _reset_envs(self, ids, seeds, keyframe=None):
+        """Resets environments ``ids`` (sorted) with Reset calls (``keyframe``: the fields of
+        ``core.keyframe_fields``; None: the creation keyframe); their observations ``[B, D]``."""
         obs = np.empty((ids.size, self._dim))
-        for rows, reply in self.batch.reset(ids, seeds, self._reset_noise, self._kinds):
+        for rows, reply in self.batch.reset(ids, seeds, self._reset_noise, self._kinds,
+                                            keyframe):
             self._fill(obs, rows, reply.observations, rows.size)
         return obs
 
@@ -256,12 +267,20 @@ class GymVectorEnv(core.BatchEnv, gymnasium_api.VectorEnv):
             seed: None (each environment goes on drawing its reset noise from its own generator),
                 an int (environment k's generator restarts from ``seed + k``), or a sequence of
                 ``num_envs`` ints.
-            options: None or a dict with ``"reset_mask"``: a bool array ``[num_envs]``; only
-                those environments are reset (the others keep their state and their rows of
-                ``obs`` repeat the last observations returned). With a seed, env k still gets
-                ``seed + k`` (or ``seed[k]``). This is how DISABLED autoreset resets finished
-                environments; it works in every mode (a reset env's pending NEXT_STEP autoreset
-                is dropped).
+            options: None or a dict with either or both of these keys (any other is a
+                ValueError):
+
+                - ``"reset_mask"``: a bool array ``[num_envs]``; only those environments are
+                  reset (the others keep their state and their rows of ``obs`` repeat the last
+                  observations returned). With a seed, env k still gets ``seed + k`` (or
+                  ``seed[k]``). This is how DISABLED autoreset resets finished environments; it
+                  works in every mode (a reset env's pending NEXT_STEP autoreset is dropped).
+                - ``"keyframe"``: the scene's keyframe to reset to, for this call only (a str
+                  name, an int index from 0, or None for the creation ``keyframe``), with
+                  ``reset_noise`` on top; later autoresets and resets without it return to the
+                  creation ``keyframe``. Checked as the constructor's ``keyframe`` (TypeError,
+                  ValueError before any call); one the scene lacks raises ``AlsimError``
+                  INVALID_ARGUMENT naming the scene's keyframes, and no environment is reset.
 
         ``info`` is an empty dict. Before the first ``reset`` the mask must be absent.
         """
@@ -271,8 +290,10 @@ class GymVectorEnv(core.BatchEnv, gymnasium_api.VectorEnv):
                              % len(self._pending))
         options = dict(options or {})
         mask = options.pop("reset_mask", None)
+        keyframe = core.keyframe_fields(options.pop("keyframe", None), "options['keyframe']")
         if options:
-            raise ValueError("reset: unknown options %s (only 'reset_mask')" % sorted(options))
+            raise ValueError("reset: unknown options %s (only 'reset_mask' and 'keyframe')"
+                             % sorted(options))
         if mask is None:
             mask = np.ones(self.num_envs, dtype=bool)
         else:
@@ -284,7 +305,7 @@ class GymVectorEnv(core.BatchEnv, gymnasium_api.VectorEnv):
                 raise ValueError("reset_mask: the first reset() resets every environment")
         seeds = core.reset_seeds(seed, self.num_envs)
         ids = np.flatnonzero(mask)
-        obs = self._reset_envs(ids, seeds)
+        obs = self._reset_envs(ids, seeds, keyframe)
         if self._obs is None:
             self._obs = obs
         else:

@@ -21,8 +21,8 @@ environment) is not offered.
 
 Every keyword argument of ``make_vec`` goes to ``GymVectorEnv`` (``reward_fn``,
 ``termination_fn``, ``observations``, ``max_episode_steps``, ``autoreset_mode``, ``seed``,
-``reset_noise``, ``substeps``, ``solver``, ``timeout``, the TLS and token settings, ...), and
-``address`` says where the server is: the argument, else ``$ALSIM_ADDRESS``, else
+``reset_noise``, ``keyframe``, ``substeps``, ``solver``, ``timeout``, the TLS and token settings,
+...), and ``address`` says where the server is: the argument, else ``$ALSIM_ADDRESS``, else
 ``127.0.0.1:50051`` (as the ``alsim`` CLI). Another scene under its own id::
 
     gymnasium.register("my/Robot-v0", vector_entry_point="alsim.registration:make_vector_env",

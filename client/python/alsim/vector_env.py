@@ -68,6 +68,14 @@ class VectorEnv(core.BatchEnv):
             name of the engine's table (``alsim run --help``), e.g. ``{"solver": "canal",
             "canal_beta0": 1e3}``; values out of range make the server refuse the Create.
         substeps: simulation steps per ``step()`` call (the action is held for all of them).
+        keyframe: the scene's keyframe (MJCF ``<key>``) the environments start from and return
+            to at every reset that names none (``reset()`` without ``keyframe``, autoresets):
+            its time, qpos, qvel and ctrl, as MuJoCo's ``mj_resetDataKeyframe`` sets them. A str
+            names it (``"home"``), an int is its index from 0 in the scene's order (an unnamed
+            keyframe is reached only so); None (default): the scene's initial state. A bool or
+            another type is a TypeError, a negative index a ValueError, before any call; a name
+            or index the scene lacks makes the server refuse the Create (``AlsimError``
+            INVALID_ARGUMENT whose message lists the scene's keyframes; nothing is created).
         max_message_bytes: the channel's send and receive message size limit.
         observations: names of the observation tensors ``reset`` and ``step`` return: any of
             ``qpos``, ``qvel``, ``body_pos``, ``body_quat``, ``ctrl``, ``actuator_force``,
@@ -88,6 +96,7 @@ class VectorEnv(core.BatchEnv):
     ``external_forces``), ``action_names``, ``timestep``, ``dt``, ``instance_ids`` (batch order),
     ``group_ids``, ``servers``, ``env_servers``, ``warnings``, ``specs``, ``closed``), and
     ``group_id`` (None with several servers), ``scene_name`` (the ``scene`` argument, a str),
+    ``keyframe`` (the ``keyframe`` argument: a name, an index or None),
     ``action_spec`` (``{"action": TensorSpec}``, float64 ``[nu]`` bounded by the actuators'
     ctrlrange, +-inf where unlimited), ``observation_spec`` (``{name: TensorSpec}`` of the
     returned observations, per environment).
@@ -103,7 +112,7 @@ class VectorEnv(core.BatchEnv):
     def __init__(self, address, scene, num_envs, seed=0, solver=None, substeps=1,
                  max_message_bytes=64 << 20, observations=("qpos", "qvel"), autoreset="next_step",
                  timeout=None, tls=None, tls_ca=None, tls_cert=None, tls_key=None,
-                 tls_server_name=None, token=None, token_file=None):
+                 tls_server_name=None, token=None, token_file=None, keyframe=None):
         if autoreset not in ("next_step", False, None):
             raise ValueError("autoreset must be 'next_step' or False, got %r" % (autoreset,))
         if isinstance(observations, str):
@@ -117,7 +126,7 @@ class VectorEnv(core.BatchEnv):
         self._autoreset = autoreset == "next_step"
         super().__init__(core.Batch(
             address, scene, num_envs, seed=seed, solver=solver, substeps=substeps,
-            timeout=timeout, max_message_bytes=max_message_bytes,
+            keyframe=keyframe, timeout=timeout, max_message_bytes=max_message_bytes,
             settings=dict(tls=tls, tls_ca=tls_ca, tls_cert=tls_cert, tls_key=tls_key,
                           tls_server_name=tls_server_name, token=token, token_file=token_file)))
         self.group_id = self.group_ids[0] if len(self.group_ids) == 1 else None
@@ -146,14 +155,22 @@ class VectorEnv(core.BatchEnv):
 
     # ---- reset and step ----
 
-    def reset(self, seed=None, noise=0.0):
-        """Resets every environment to the scene's initial state plus uniform noise.
+    def reset(self, seed=None, noise=0.0, keyframe=None):
+        """Resets every environment to its start state (the creation ``keyframe``, else the
+        scene's initial state), or to ``keyframe``, plus uniform noise.
 
         Args:
             seed: None (each environment keeps drawing from its own generator), an int (env k's
                 generator restarts from ``seed + k``) or a sequence of ``num_envs`` ints.
             noise: noise in ``[-noise, noise]`` added to hinge and slide positions and to every
-                velocity (rad, m, rad/s, m/s); 0 gives the exact initial state.
+                velocity (rad, m, rad/s, m/s); 0 gives the exact start state.
+            keyframe: None (default): the keyframe the environments were created with (the
+                ``keyframe`` attribute), else the scene's initial state. A str or an int: that
+                keyframe of the scene (by name, or by index from 0), for this call only: later
+                resets that name none, autoresets included, return to the creation keyframe.
+                Checked as the constructor's ``keyframe`` (TypeError, ValueError before any
+                call); one the scene lacks raises ``AlsimError`` INVALID_ARGUMENT naming the
+                scene's keyframes, and no environment is reset.
 
         Returns the observations: ``{name: array [num_envs, ...]}`` (at least qpos, qvel).
         Clears any pending autoreset.
@@ -163,8 +180,9 @@ class VectorEnv(core.BatchEnv):
         noise = float(noise)
         if not (math.isfinite(noise) and noise >= 0):
             raise ValueError("noise must be finite and >= 0, got %r" % noise)
+        key = core.keyframe_fields(keyframe)
         replies = self.batch.reset(np.arange(self.num_envs), seeds, noise,
-                                   self._observation_kinds)
+                                   self._observation_kinds, key)
         self._needs_reset[:] = False
         return self._gather(replies, self.num_envs)
 
@@ -215,11 +233,11 @@ class VectorEnv(core.BatchEnv):
         Autoreset (``autoreset="next_step"``, the default; Gymnasium's NEXT_STEP mode): a step
         whose ``status`` reports an environment DIVERGED returns that environment's diverged
         observations (possibly non-finite) as they are. The *next* ``step`` call first resets
-        that environment (its own generator, noise 0: the scene's exact initial state), ignores
-        its rows of ``actions`` and ``external_forces``, does not step it, and returns its reset
-        observations with ``info["reset"]`` True, ``status`` OK, ``diverged`` False and zero
-        diagnostics; the other environments step normally. ``reset()`` and ``set_state()``
-        cancel a pending autoreset.
+        that environment (its own generator, noise 0: exactly its start state, the creation
+        ``keyframe`` or else the scene's initial state), ignores its rows of ``actions`` and
+        ``external_forces``, does not step it, and returns its reset observations with
+        ``info["reset"]`` True, ``status`` OK, ``diverged`` False and zero diagnostics; the other
+        environments step normally. ``reset()`` and ``set_state()`` cancel a pending autoreset.
 
         With ``autoreset=False`` nothing is reset for you: stepping while any environment is
         diverged raises the server's ``AlsimError("FAILED_PRECONDITION", ...)`` and steps no
