@@ -29,13 +29,16 @@ void InstanceRegistry::WaitForTasks() {
 InstanceRegistry::~InstanceRegistry() { WaitForTasks(); }
 
 void InstanceRegistry::Enqueue(std::function<void()> fn) {
+  std::list<std::function<void()>>::iterator queued;
   {
     const std::lock_guard<std::mutex> lock(pending_mutex_);
     ++pending_;
+    queued = queued_.insert(queued_.end(), std::move(fn));
   }
-  arena_.enqueue([this, fn = std::move(fn)] {
-    fn();  // must not throw: an exception escaping a task would end the process
+  arena_.enqueue([this, queued] {
+    (*queued)();  // must not throw: an exception escaping a task would end the process
     const std::lock_guard<std::mutex> lock(pending_mutex_);
+    queued_.erase(queued);
     if (--pending_ == 0) pending_done_.notify_all();
   });
 }
