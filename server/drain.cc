@@ -1,10 +1,12 @@
 #include "server/drain.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <string>
 
 #include "alsim/server/v1/drain.pb.h"
 #include "engine/core/build_info.h"
@@ -54,6 +56,7 @@ std::string SaveInstances(SimulatorService& service, const std::string& state_di
     out->set_steps(instance->steps);
     out->set_max_episode_steps(instance->max_episode_steps);
     out->set_episode_steps(instance->episode_steps);
+    if (instance->keyframe >= 0) out->set_keyframe(static_cast<std::uint32_t>(instance->keyframe));
     out->set_diverged(instance->diverged);
     out->set_state(SaveStateSnapshot(*instance->model, *instance->data));
     ++*saved;
@@ -128,6 +131,13 @@ std::string RestoreInstances(SimulatorService& service, const std::string& state
       skip("its random generator's state does not parse");
       continue;
     }
+    if (saved.has_keyframe() &&
+        saved.keyframe() >= static_cast<std::uint32_t>(loaded.model->nkey)) {
+      skip("its keyframe " + std::to_string(saved.keyframe()) + " is not one of the scene's " +
+           std::to_string(loaded.model->nkey));
+      continue;
+    }
+    instance->keyframe = saved.has_keyframe() ? static_cast<int>(saved.keyframe()) : -1;
     instance->data = std::make_unique<Data>(*loaded.model);
     EnsureSolver(*loaded.model, *instance->data, instance->options.solver.type);
     std::string error;

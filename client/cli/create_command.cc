@@ -1,6 +1,10 @@
 // `alsim create SCENE`: one Create call.
+#include <cerrno>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
+#include <string>
 
 #include "client/cli/json_writer.h"
 #include "client/cli/remote_commands.h"
@@ -20,6 +24,19 @@ int CreateCommand(client::Client& client, const std::vector<std::string>& args) 
       request.set_count(static_cast<std::uint32_t>(parser.UnsignedValue(1, UINT32_MAX)));
     } else if (parser.Is("--seed")) {
       request.set_seed(parser.UnsignedValue(0, UINT64_MAX));
+    } else if (parser.Is("--keyframe")) {
+      // A decimal is an index (a keyframe named by digits only is reached by its index).
+      const std::string key = parser.Value();
+      if (!key.empty() && key.find_first_not_of("0123456789") == std::string::npos) {
+        errno = 0;
+        const unsigned long long index = std::strtoull(key.c_str(), nullptr, 10);
+        if (errno == ERANGE || index > UINT32_MAX) {
+          parser.Error("--keyframe index " + key + " is past 4294967295");
+        }
+        request.set_keyframe_index(static_cast<std::uint32_t>(index));
+      } else {
+        request.set_keyframe_name(key);
+      }
     } else if (parser.Is("--json")) {
       json = true;
     } else if (ParseSolverFlag(parser, request.mutable_solver())) {

@@ -19,6 +19,10 @@ const std::vector<std::pair<std::string, std::string>>& Usages() {
                          for meshes, height fields and skins and texturedir for textures)
     --count K            instances to create [default 1]
     --seed S             instance k draws its reset noise from seed S + k [default 0]
+    --keyframe K         start every instance at the scene's keyframe K (MJCF <key>), and
+                         reset to it: a decimal K is an index from 0, anything else a name.
+                         An unknown one is refused, naming the scene's keyframes
+                         [default: the scene's initial state]
     --solver NAME, --iterations N, --tolerance X, --budget-us U, --relaxation A, ...
                          every solver flag of 'alsim run --help', with its range and
                          default (the server's defaults are the engine's)

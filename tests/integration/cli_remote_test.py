@@ -56,6 +56,19 @@ class CliRemoteTest(unittest.TestCase):
         self.assertEqual(out.returncode, 0, "alsim %s: %s" % (" ".join(args), out.stderr))
         return out
 
+    def test_create_at_a_keyframe(self):
+        scene = os.path.join(os.path.dirname(os.path.abspath(__file__)), "keyframes_scene.xml")
+        for key in ("home", "0"):
+            created = json.loads(self.alsim_ok("create", scene, "--keyframe", key, "--json").stdout)
+            self.assertEqual(created["nq"], 2)
+        for key in ("away", "7"):
+            failed = self.alsim("create", scene, "--keyframe", key)
+            self.assertEqual(failed.returncode, 1, failed.stderr)
+            self.assertIn("INVALID_ARGUMENT", failed.stderr)
+            self.assertIn("0 'home', 1 (unnamed)", failed.stderr)
+        failed = self.alsim("create", scene, "--keyframe", "99999999999")
+        self.assertEqual(failed.returncode, 2, failed.stderr)
+
     def test_create_step_watch_list_destroy(self):
         created = json.loads(self.alsim_ok("create", "quadruped_drop_8", "--count", "3",
                                            "--json").stdout)

@@ -593,6 +593,29 @@ class DrainResumeTest(unittest.TestCase):
             finally:
                 self.stop(process, channel)
 
+    def test_the_keyframe_of_a_group_survives_a_restart(self):
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "keyframes_scene.xml")
+        with open(path) as f:
+            scene = text_scene(f.read(), filename="keyframes_scene.xml")
+        reset = alsim_pb2.ResetRequest(observations=[alsim_pb2.OBSERVATION_QPOS])
+        with tempfile.TemporaryDirectory() as state_dir:
+            process, channel, stub = self.start("--state-dir", state_dir)
+            ids = list(stub.Create(alsim_pb2.CreateRequest(
+                scene=scene, count=2, keyframe_name="home"), timeout=60).instance_ids)
+            self.observe(stub, ids, 20)
+            # The second instance shows the state its resets return to.
+            reset.instances.instance_ids[:] = ids[1:]
+            expected = stub.Reset(reset, timeout=10).observations["qpos"].data
+            self.assertNotEqual(expected, self.observe(stub, ids[:1], 0)[0])
+            self.stop(process, channel)
+            process, channel, stub = self.start("--state-dir", state_dir)
+            try:
+                reset.instances.instance_ids[:] = ids[:1]
+                self.assertEqual(stub.Reset(reset, timeout=10).observations["qpos"].data,
+                                 expected, "a restored instance resets to its group's keyframe")
+            finally:
+                self.stop(process, channel)
+
 
 if __name__ == "__main__":
     entry.run(sys.modules[__name__])
