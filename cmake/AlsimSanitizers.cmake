@@ -12,21 +12,33 @@ elseif(NOT ALSIM_SANITIZE STREQUAL "")
   message(FATAL_ERROR "ALSIM_SANITIZE must be '', 'address' or 'thread', not '${ALSIM_SANITIZE}'")
 endif()
 
-# Fuzzing build (tests/fuzz, `make fuzz`): clang's libFuzzer. Our code (engine, server, generated
-# protobuf code) gets coverage instrumentation for libFuzzer plus ASan and UBSan; the fuzz targets
-# link libFuzzer's main with -fsanitize=fuzzer (tests/fuzz/CMakeLists.txt), every other program
-# (alsim-scene-compiler, which the RPC fuzzers start) only the sanitizer runtimes. Debian's
-# libraries (gRPC, protobuf, MuJoCo, TBB) stay uninstrumented. Asserts stay on (Debug) at -O1.
-# alsim-scene-compiler gets the sanitizer builds' sandbox (ALSIM_SANITIZED, server/CMakeLists.txt).
-option(ALSIM_FUZZ "Build the libFuzzer targets of tests/fuzz (clang only)" OFF)
-if(ALSIM_FUZZ)
+# Debian's g++ links with --as-needed; clang does not, and would record in the shipped programs
+# libraries that only Debian's .so files need (c-ares, re2, zlib: image_packages_test).
+if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+  add_link_options(LINKER:--as-needed)
+endif()
+
+# The libFuzzer targets of tests/fuzz (docs/fuzzing.md) are built in the same tree as everything
+# else, with clang: ALSIM_BUILD_FUZZERS (on by default with clang outside the sanitizer builds)
+# defines them, outside `all`; `make test` builds them with everything else, `cmake --build B
+# --target alsim_fuzzers` alone. They link instrumented copies of our libraries (AlsimFuzz.cmake,
+# tests/fuzz/CMakeLists.txt); the shipped programs, tests and benchmarks stay as they are.
+set(alsim_fuzzers_default OFF)
+if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang" AND ALSIM_SANITIZE STREQUAL "")
+  set(alsim_fuzzers_default ON)
+endif()
+option(ALSIM_BUILD_FUZZERS "Build the libFuzzer targets of tests/fuzz (clang only)" ${alsim_fuzzers_default})
+if(ALSIM_BUILD_FUZZERS)
   if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
-    message(FATAL_ERROR "ALSIM_FUZZ needs clang (CC=clang CXX=clang++), not ${CMAKE_CXX_COMPILER_ID}")
+    message(FATAL_ERROR "ALSIM_BUILD_FUZZERS needs clang (CC=clang CXX=clang++), not ${CMAKE_CXX_COMPILER_ID}")
   endif()
   if(NOT ALSIM_SANITIZE STREQUAL "")
-    message(FATAL_ERROR "ALSIM_FUZZ brings its own sanitizers; leave ALSIM_SANITIZE empty")
+    message(FATAL_ERROR "ALSIM_BUILD_FUZZERS brings its own sanitizers; leave ALSIM_SANITIZE empty")
   endif()
-  add_compile_options(-O1 -g -fno-omit-frame-pointer
-    -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined)
-  add_link_options(-fsanitize=address,undefined)
+endif()
+# ALSIM_FUZZ, the former whole-tree instrumentation, is gone: a tree that had it (build-fuzz/)
+# drops it and builds as above.
+if(DEFINED CACHE{ALSIM_FUZZ})
+  message(STATUS "ALSIM_FUZZ is gone (ALSIM_BUILD_FUZZERS, docs/fuzzing.md): dropped from the cache")
+  unset(ALSIM_FUZZ CACHE)
 endif()

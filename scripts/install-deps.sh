@@ -9,10 +9,10 @@
 set -euo pipefail
 
 packages=(
-  # build tools
-  cmake ninja-build ccache g++ pkg-config clang-format clang-tidy curl
-  # fuzzing (make fuzz): clang, libFuzzer and the sanitizer runtimes, llvm-symbolizer
-  clang libclang-rt-14-dev llvm
+  # build tools: g++ and clang (make's COMPILER; the fuzz targets are clang's: docs/fuzzing.md)
+  cmake ninja-build ccache g++ clang pkg-config clang-format clang-tidy curl
+  # fuzzing (make fuzz, make test): libFuzzer and the sanitizer runtimes, llvm-symbolizer
+  libclang-rt-14-dev llvm
   # RPC and serialization (with protoc and the gRPC C++ plugin)
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   # numerics and parallelism
