@@ -60,7 +60,7 @@ void RpcHarness::Start() {
   // No cache of unused scenes: a scene's model is freed with its last instance, so what an input
   // leaves behind does not depend on the inputs before it.
   config.scene_cache = 0;
-  // alsim-scene-compiler is found next to this executable (build-fuzz/bin).
+  // alsim-scene-compiler is found next to this executable (TREE/bin/fuzz, its instrumented copy).
   std::string error;
   server_ = server::Server::Start(config, &error);
   if (server_ == nullptr) Die("the server does not start: " + error);
