@@ -39,11 +39,7 @@ class CliRemoteTest(unittest.TestCase):
         self.process, self.address = start_server()
 
     def tearDown(self):
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
-        self.process.stdout.close()
-        self.process.stderr.close()
+        server_harness.stop_server(self.process)
 
     def alsim(self, *args, timeout=60):
         return subprocess.run(

@@ -84,11 +84,7 @@ class ServerCase(unittest.TestCase):
 
     def stop_server(self):
         self.channel.close()
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait()
-        self.process.stdout.close()
-        self.process.stderr.close()
+        server_harness.stop_server(self.process)
         self.workdir.cleanup()
 
     def create(self, scene, count=1, timeout=30, **solver):

@@ -154,11 +154,7 @@ class PythonClientTest(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.tmp.cleanup()
-        if cls.process.poll() is None:
-            cls.process.kill()
-            cls.process.wait()
-        cls.process.stdout.close()
-        cls.process.stderr.close()
+        server_harness.stop_server(cls.process)
 
     def env(self, scene="quadruped_drop_8", num_envs=4, address=None, **kwargs):
         env = alsim.VectorEnv(address or self.address, scene, num_envs, **kwargs)

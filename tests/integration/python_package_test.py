@@ -93,11 +93,7 @@ class PythonPackageTest(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.tmp.cleanup()
-        if cls.process.poll() is None:
-            cls.process.kill()
-        cls.process.wait()
-        cls.process.stdout.close()
-        cls.process.stderr.close()
+        server_harness.stop_server(cls.process)
 
     def run_checked(self, command, **kwargs):
         result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

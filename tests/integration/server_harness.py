@@ -41,3 +41,11 @@ def start_server(bin_dir, *extra_args, metrics="127.0.0.1:0"):
         raise AssertionError("server did not start: %r %r" % (line, process.stderr.read()))
     return process, match.group(1), match.group(2)
 
+
+def stop_server(process):
+    """Kills a server start_server started, if it still runs, and closes its pipes."""
+    if process.poll() is None:
+        process.kill()
+    process.wait()
+    process.stdout.close()
+    process.stderr.close()

@@ -43,11 +43,7 @@ class ServerProcessTest(unittest.TestCase):
         self.process, self.address, self.metrics_url = start_server()
 
     def tearDown(self):
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
-        self.process.stdout.close()
-        self.process.stderr.close()
+        server_harness.stop_server(self.process)
 
     def test_python_stubs_call_server_info_and_health(self):
         with grpc.insecure_channel(self.address) as channel:
