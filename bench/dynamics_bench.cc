@@ -56,8 +56,9 @@ std::vector<double> RandomQpos(const alsim::Model& m, std::mt19937& rng) {
         q += 3;
         [[fallthrough]];
       case alsim::JointType::kBall: {
-        const alsim::Quat r =
-            alsim::QuatNormalize(alsim::Quat(normal(rng), normal(rng), normal(rng), normal(rng)));
+        // Drawn w, x, y, z into locals: constructor arguments are evaluated in no set order.
+        const double w = normal(rng), x = normal(rng), y = normal(rng), z = normal(rng);
+        const alsim::Quat r = alsim::QuatNormalize(alsim::Quat(w, x, y, z));
         std::copy(r.data(), r.data() + 4, q);
         break;
       }

@@ -25,10 +25,12 @@ namespace {
 
 using testing::Deepest;
 using testing::OracleScene;
+using testing::RandomOffset;
 using testing::RandomRotation;
 using testing::RandomUnit;
 using testing::Shape;
 using testing::Uniform;
+using testing::UniformVec3;
 
 // ---------------------------------------------------------------- shapes
 
@@ -78,11 +80,13 @@ TEST(ConvexPairsTest, SphereSphereMatchesClosedForm) {
       const double rb = Uniform(rng, 0.1, 0.6);
       const double expected_dist = Uniform(rng, -0.05, 0.009);
       const Vec3 n = RandomUnit(rng);
-      const Vec3 ca(Uniform(rng, -1, 1), Uniform(rng, -1, 1), Uniform(rng, -1, 1));
+      const Vec3 ca = UniformVec3(rng, -1, 1);
       const Vec3 cb = ca + n * (ra + rb + expected_dist);
+      const Mat3 rot_a = RandomRotation(rng);
+      const Mat3 rot_b = RandomRotation(rng);
       Contact c[kMaxContactsPerPair];
-      const int count = CollideConvex(Ball(type, ra, ca, RandomRotation(rng)),
-                                      Ball(type, rb, cb, RandomRotation(rng)), 0.01, c);
+      const int count =
+          CollideConvex(Ball(type, ra, ca, rot_a), Ball(type, rb, cb, rot_b), 0.01, c);
       ASSERT_EQ(count, 1);
       EXPECT_NEAR(c[0].dist, expected_dist, kDepthTol);
       EXPECT_LT((c[0].normal - n).norm(), kDirectionTol);
@@ -103,13 +107,14 @@ TEST(ConvexPairsTest, BallOnABoxFaceMatchesClosedForm) {
   for (const GeomType type : {GeomType::kSphere, GeomType::kEllipsoid}) {
     for (int trial = 0; trial < 60; ++trial) {
       const Mat3 rot = RandomRotation(rng);
-      const Vec3 box_pos(Uniform(rng, -1, 1), Uniform(rng, -1, 1), Uniform(rng, -1, 1));
+      const Vec3 box_pos = UniformVec3(rng, -1, 1);
       // The center stays r inside the face's edges and above the face, so that leaving through
       // the face is the shortest way out (deep near an edge, the edge would be).
       const double r = Uniform(rng, 0.05, 0.15);
       const double dist = Uniform(rng, -0.9 * r, 0.009);
-      const Vec3 local(Uniform(rng, -0.5 + r, 0.5 - r), Uniform(rng, -0.3 + r, 0.3 - r),
-                       0.2 + r + dist);
+      const double local_x = Uniform(rng, -0.5 + r, 0.5 - r);
+      const double local_y = Uniform(rng, -0.3 + r, 0.3 - r);
+      const Vec3 local(local_x, local_y, 0.2 + r + dist);
       Contact c[kMaxContactsPerPair];
       const int count =
           CollideConvex(Shape(GeomType::kBox, half, box_pos, rot),
@@ -179,7 +184,7 @@ TEST(GjkDistanceTest, StopsOnceTheDistanceIsKnownToExceedTheBound) {
   for (int trial = 0; trial < 200; ++trial) {
     const GeomShape a =
         Shape(GeomType::kCylinder, Vec3(0.1, 0.05, 0), Vec3::Zero(), RandomRotation(rng));
-    const Vec3 offset = RandomUnit(rng) * Uniform(rng, 0.2, 0.6);
+    const Vec3 offset = RandomOffset(rng, 0.2, 0.6);
     const GeomShape b =
         Shape(GeomType::kEllipsoid, Vec3(0.15, 0.1, 0.07), offset, RandomRotation(rng));
     const SupportMapping mapping_a{support, &a, a.pos}, mapping_b{support, &b, b.pos};
@@ -393,8 +398,9 @@ void ExpectExactContact(const GeomShape& a, const GeomShape& b, double dist, con
 }
 
 GeomShape RandomlyPlaced(std::mt19937& rng, GeomType type, const Vec3& size) {
-  return Shape(type, size, Vec3(Uniform(rng, -1, 1), Uniform(rng, -1, 1), Uniform(rng, -1, 1)),
-               RandomRotation(rng));
+  const Vec3 pos = UniformVec3(rng, -1, 1);
+  const Mat3 rot = RandomRotation(rng);
+  return Shape(type, size, pos, rot);
 }
 
 TEST(ConvexExactTest, SphereBesideAboveAndAtTheRimOfACylinder) {
@@ -459,14 +465,14 @@ TEST(ConvexExactTest, SphereAndCapsuleAgainstAnEllipsoidMatchNewtonsClosestPoint
   std::mt19937 rng(13);
   int compared = 0;
   for (int trial = 0; trial < 200; ++trial) {
-    const GeomShape ellipsoid = RandomlyPlaced(
-        rng, GeomType::kEllipsoid,
-        Vec3(Uniform(rng, 0.1, 0.3), Uniform(rng, 0.1, 0.3), Uniform(rng, 0.1, 0.3)));
+    const Vec3 axes = UniformVec3(rng, 0.1, 0.3);
+    const GeomShape ellipsoid = RandomlyPlaced(rng, GeomType::kEllipsoid, axes);
     const bool sphere = trial % 2 == 0;
     const double radius = 0.08;
-    const GeomShape core =
-        Shape(sphere ? GeomType::kSphere : GeomType::kCapsule, Vec3(radius, 0.15, 0),
-              ellipsoid.pos + RandomUnit(rng) * Uniform(rng, 0.2, 0.5), RandomRotation(rng));
+    const Vec3 core_offset = RandomOffset(rng, 0.2, 0.5);
+    const Mat3 core_rot = RandomRotation(rng);
+    const GeomShape core = Shape(sphere ? GeomType::kSphere : GeomType::kCapsule,
+                                 Vec3(radius, 0.15, 0), ellipsoid.pos + core_offset, core_rot);
     if (CoreEntersShape(core, ellipsoid)) continue;
     const Reference ref = ExactReference(core, ellipsoid);
     if (ref.dist < -0.5 * radius || ref.dist > 0.04) continue;  // shallow or within the margin
@@ -514,13 +520,13 @@ TEST(ConvexExactTest, SeparatedSphereAndCapsuleMatchBruteForceDistances) {
     for (const GeomType other :
          {GeomType::kBox, GeomType::kMesh, GeomType::kCylinder, GeomType::kEllipsoid}) {
       for (int trial = 0; trial < 150; ++trial) {
-        const Vec3 size(Uniform(rng, 0.1, 0.3), Uniform(rng, 0.1, 0.3), Uniform(rng, 0.1, 0.3));
+        const Vec3 size = UniformVec3(rng, 0.1, 0.3);
         const GeomShape shape = other == GeomType::kMesh
                                     ? octahedron.At(Vec3::Zero(), RandomRotation(rng))
                                     : Shape(other, size, Vec3::Zero(), RandomRotation(rng));
-        const GeomShape core =
-            Shape(core_type, Vec3(0.05, 0.15, 0), RandomUnit(rng) * Uniform(rng, 0.25, 0.7),
-                  RandomRotation(rng));
+        const Vec3 core_pos = RandomOffset(rng, 0.25, 0.7);
+        const Mat3 core_rot = RandomRotation(rng);
+        const GeomShape core = Shape(core_type, Vec3(0.05, 0.15, 0), core_pos, core_rot);
         if (CoreEntersShape(core, shape)) continue;
         const Reference ref = ExactReference(core, shape);
         if (ref.dist < 1e-4) continue;  // separated poses only
@@ -551,8 +557,8 @@ TEST(ConvexPairsTest, SwappingFlipsTheNormalAndNothingElse) {
   for (const GeomType ta : types) {
     for (const GeomType tb : types) {
       for (int trial = 0; trial < 20; ++trial) {
-        const Vec3 size_a(Uniform(rng, 0.1, 0.3), Uniform(rng, 0.1, 0.3), Uniform(rng, 0.1, 0.3));
-        const Vec3 size_b(Uniform(rng, 0.1, 0.3), Uniform(rng, 0.1, 0.3), Uniform(rng, 0.1, 0.3));
+        const Vec3 size_a = UniformVec3(rng, 0.1, 0.3);
+        const Vec3 size_b = UniformVec3(rng, 0.1, 0.3);
         GeomShape a = ta == GeomType::kMesh ? cube.At(Vec3::Zero(), RandomRotation(rng))
                                             : Shape(ta, size_a, Vec3::Zero(), RandomRotation(rng));
         GeomShape b = tb == GeomType::kMesh ? cube.At(Vec3::Zero(), RandomRotation(rng))
@@ -562,8 +568,10 @@ TEST(ConvexPairsTest, SwappingFlipsTheNormalAndNothingElse) {
         const Vec3 dir = trial % 2 == 0 ? Vec3::UnitZ() : RandomUnit(rng);
         const double reach =
             (SupportPoint(a, dir) - a.pos).dot(dir) + (b.pos - SupportPoint(b, -dir)).dot(dir);
-        b.pos = dir * (reach + Uniform(rng, -0.05, 0.01)) +
-                Vec3(Uniform(rng, -0.05, 0.05), Uniform(rng, -0.05, 0.05), 0);
+        const double gap = Uniform(rng, -0.05, 0.01);
+        const double shift_x = Uniform(rng, -0.05, 0.05);
+        const double shift_y = Uniform(rng, -0.05, 0.05);
+        b.pos = dir * (reach + gap) + Vec3(shift_x, shift_y, 0);
         Contact ab[kMaxContactsPerPair];
         Contact ba[kMaxContactsPerPair];
         const int nab = CollideConvex(a, b, 0.01, ab);
@@ -791,7 +799,8 @@ Deviation CompareWithMujoco(const OraclePair& pair, double margin, int poses, un
     mju_zero(d->qpos, mj->nq);
     for (int body = 0; body < 2; ++body) {
       std::normal_distribution<double> normal;
-      Quat q = Quat(normal(rng), normal(rng), normal(rng), normal(rng)).normalized();
+      const double w = normal(rng), x = normal(rng), y = normal(rng), z = normal(rng);
+      Quat q = Quat(w, x, y, z).normalized();
       for (int k = 0; k < 4; ++k) d->qpos[7 * body + 3 + k] = q[k];
     }
     mj_kinematics(mj, d);

@@ -349,7 +349,9 @@ TEST_F(MeshHullTest, BoundingVolumeRejectionNeverDropsAContact) {
         a.rot = RandomRotation(rng);
         b.rot = RandomRotation(rng);
         a.pos = Vec3(0.1, 0.2, 0.3);
-        b.pos = a.pos + testing::Uniform(rng, 0.0, a.rbound + b.rbound + 0.02) * RandomUnit(rng);
+        const double distance = testing::Uniform(rng, 0.0, a.rbound + b.rbound + 0.02);
+        const Vec3 direction = RandomUnit(rng);
+        b.pos = a.pos + distance * direction;
         const double margin = trial % 2 == 0 ? 0.0 : 0.01;
         Contact expected[kMaxContactsPerPair];
         Contact got[kMaxContactsPerPair];

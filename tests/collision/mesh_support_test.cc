@@ -28,7 +28,10 @@ std::string MeshScene() {
   std::vector<Vec3> sphere, cube, box, prism;
   for (int i = 0; i < 3000; ++i) sphere.push_back(0.1 * RandomUnit(rng));
   for (int i = 0; i < 3000; ++i) {
-    cube.push_back(0.1 * Vec3(uniform(rng), uniform(rng), uniform(rng)));
+    const double x = uniform(rng);
+    const double y = uniform(rng);
+    const double z = uniform(rng);
+    cube.push_back(0.1 * Vec3(x, y, z));
   }
   for (int i = 0; i < 8; ++i) {
     box.emplace_back(i & 1 ? 0.1 : -0.1, i & 2 ? 0.05 : -0.05, i & 4 ? 0.02 : -0.02);

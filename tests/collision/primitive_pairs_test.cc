@@ -33,6 +33,7 @@ using testing::IsFaceNormal;
 using testing::RandomRotation;
 using testing::Shape;
 using testing::Uniform;
+using testing::UniformVec3;
 
 GeomShape Plane(const Vec3& pos = Vec3::Zero(), const Mat3& rot = Mat3::Identity()) {
   return Shape(GeomType::kPlane, Vec3(1, 1, 0.1), pos, rot);
@@ -546,7 +547,7 @@ void ExpectSwapFlips(PairFunction f, const GeomShape& a, const GeomShape& b, dou
 TEST(SwapSymmetry, SameTypePairsFlipTheNormalOnly) {
   std::mt19937 rng(7);
   for (int k = 0; k < 200; ++k) {
-    const Vec3 offset(Uniform(rng, -0.6, 0.6), Uniform(rng, -0.6, 0.6), Uniform(rng, -0.6, 0.6));
+    const Vec3 offset = UniformVec3(rng, -0.6, 0.6);
     const GeomShape s1 = Sphere(Uniform(rng, 0.1, 0.4), Vec3::Zero());
     const GeomShape s2 = Sphere(Uniform(rng, 0.1, 0.4), offset);
     ExpectSwapFlips(CollideSphereSphere, s1, s2, 0.05);
@@ -709,12 +710,15 @@ Vec3 RandomSize(GeomType t, std::mt19937& rng) {
     case GeomType::kSphere:
       return Vec3(Uniform(rng, 0.05, 0.5), 0, 0);
     case GeomType::kCapsule:
-    case GeomType::kCylinder:
-      return Vec3(Uniform(rng, 0.05, 0.3), Uniform(rng, 0.05, 0.5), 0);
+    case GeomType::kCylinder: {
+      const double radius = Uniform(rng, 0.05, 0.3);
+      const double half_length = Uniform(rng, 0.05, 0.5);
+      return Vec3(radius, half_length, 0);
+    }
     case GeomType::kMesh:
       return Vec3::Zero();
     default:
-      return Vec3(Uniform(rng, 0.05, 0.5), Uniform(rng, 0.05, 0.5), Uniform(rng, 0.05, 0.5));
+      return UniformVec3(rng, 0.05, 0.5);
   }
 }
 
@@ -805,12 +809,17 @@ OracleStats CompareWithMujoco(GeomType ta, GeomType tb, PairFunction f, int samp
   mjContact con[mjMAXCONPAIR];
   Contact ours[kMaxContactsPerPair];
   for (int k = 0; k < samples; ++k) {
-    GeomShape a = Shape(ta, RandomSize(ta, rng), Vec3(Uniform(rng, -1, 1), Uniform(rng, -1, 1), 0),
-                        RandomRotation(rng));
-    GeomShape b = Shape(tb, RandomSize(tb, rng), Vec3::Zero(), RandomRotation(rng));
+    // Each draw into a named local: argument order is unspecified (g++ and clang differ).
+    const Vec3 size_a = RandomSize(ta, rng);
+    const double x_a = Uniform(rng, -1, 1);
+    const double y_a = Uniform(rng, -1, 1);
+    const Mat3 rot_a = RandomRotation(rng);
+    GeomShape a = Shape(ta, size_a, Vec3(x_a, y_a, 0), rot_a);
+    const Vec3 size_b = RandomSize(tb, rng);
+    const Mat3 rot_b = RandomRotation(rng);
+    GeomShape b = Shape(tb, size_b, Vec3::Zero(), rot_b);
     if (tb == GeomType::kMesh) mj.AttachMesh(&b);
-    const Vec3 dir =
-        Vec3(Uniform(rng, -1, 1), Uniform(rng, -1, 1), Uniform(rng, -1, 1)).normalized();
+    const Vec3 dir = UniformVec3(rng, -1, 1).normalized();
     b.pos = a.pos + (ta == GeomType::kPlane ? a.rot.col(2) : dir) * 1.5;
     const double margin = k % 2 == 0 ? 0.0 : Uniform(rng, 0.001, 0.05);
     const double target =

@@ -20,10 +20,12 @@
 namespace alsim {
 namespace {
 
+using testing::RandomOffset;
 using testing::RandomRotation;
 using testing::RandomUnit;
 using testing::Shape;
 using testing::Uniform;
+using testing::UniformVec3;
 
 Vec3 SupportOf(const void* set, const Vec3& dir) {
   return SupportPoint(*static_cast<const GeomShape*>(set), dir);
@@ -120,13 +122,13 @@ TEST(SmoothPairDistanceTest, ApartEllipsoidsMatchGjkAndAreClosestPoints) {
   std::mt19937 rng(43);
   int certified = 0, apart = 0;
   for (int trial = 0; trial < 600; ++trial) {
-    const auto axes = [&] {
-      return Vec3(Uniform(rng, 0.03, 0.3), Uniform(rng, 0.03, 0.3), Uniform(rng, 0.03, 0.3));
-    };
-    const GeomShape a = Shape(GeomType::kEllipsoid, axes(), Vec3(0, 0, 0.2), RandomRotation(rng));
-    const GeomShape b =
-        Shape(GeomType::kEllipsoid, axes(), a.pos + RandomUnit(rng) * Uniform(rng, 0.05, 0.6),
-              RandomRotation(rng));
+    const Vec3 axes_a = UniformVec3(rng, 0.03, 0.3);
+    const Mat3 rot_a = RandomRotation(rng);
+    const GeomShape a = Shape(GeomType::kEllipsoid, axes_a, Vec3(0, 0, 0.2), rot_a);
+    const Vec3 axes_b = UniformVec3(rng, 0.03, 0.3);
+    const Vec3 offset_b = RandomOffset(rng, 0.05, 0.6);
+    const Mat3 rot_b = RandomRotation(rng);
+    const GeomShape b = Shape(GeomType::kEllipsoid, axes_b, a.pos + offset_b, rot_b);
     const GjkDistanceResult gjk = Gjk(a, b);
     if (!gjk.separated) continue;
     ++apart;
@@ -154,8 +156,9 @@ TEST(SmoothPairDistanceTest, NeverCertifiesOverlappingEllipsoids) {
   for (int trial = 0; trial < 600; ++trial) {
     const GeomShape a =
         Shape(GeomType::kEllipsoid, Vec3(0.3, 0.1, 0.05), Vec3::Zero(), RandomRotation(rng));
-    const GeomShape b = Shape(GeomType::kEllipsoid, Vec3(0.2, 0.15, 0.04),
-                              RandomUnit(rng) * Uniform(rng, 0.0, 0.35), RandomRotation(rng));
+    const Vec3 pos_b = RandomOffset(rng, 0.0, 0.35);
+    const Mat3 rot_b = RandomRotation(rng);
+    const GeomShape b = Shape(GeomType::kEllipsoid, Vec3(0.2, 0.15, 0.04), pos_b, rot_b);
     if (Gjk(a, b).separated) continue;
     ++overlapping;
     for (const Vec3& start : {Vec3((b.pos - a.pos).normalized()), RandomUnit(rng)}) {
@@ -173,8 +176,9 @@ TEST(SmoothPairDistanceTest, BeyondOnlyWhenTheDistanceExceedsIt) {
   for (int trial = 0; trial < 100; ++trial) {
     const GeomShape a =
         Shape(GeomType::kEllipsoid, Vec3(0.2, 0.1, 0.05), Vec3::Zero(), RandomRotation(rng));
-    const GeomShape b = Shape(GeomType::kEllipsoid, Vec3(0.1, 0.15, 0.05),
-                              RandomUnit(rng) * Uniform(rng, 0.4, 1.0), RandomRotation(rng));
+    const Vec3 pos_b = RandomOffset(rng, 0.4, 1.0);
+    const Mat3 rot_b = RandomRotation(rng);
+    const GeomShape b = Shape(GeomType::kEllipsoid, Vec3(0.1, 0.15, 0.05), pos_b, rot_b);
     const GjkDistanceResult gjk = Gjk(a, b);
     ASSERT_TRUE(gjk.separated);
     const SmoothPairDistance below = Certify(a, b, 0.5 * gjk.distance);
@@ -296,16 +300,23 @@ TEST(SmoothPairDistanceTest, ApartCylindersMatchGjkAndLieOnTheSurfaces) {
   std::mt19937 rng(47);
   int certified = 0, apart = 0;
   for (int trial = 0; trial < 800; ++trial) {
+    const double radius_a = Uniform(rng, 0.05, 0.2);
+    const double half_height_a = Uniform(rng, 0.02, 0.2);
+    const Mat3 rot_a = RandomRotation(rng);
     const GeomShape a =
-        Shape(GeomType::kCylinder, Vec3(Uniform(rng, 0.05, 0.2), Uniform(rng, 0.02, 0.2), 0),
-              Vec3::Zero(), RandomRotation(rng));
+        Shape(GeomType::kCylinder, Vec3(radius_a, half_height_a, 0), Vec3::Zero(), rot_a);
     const bool ellipsoid = trial % 4 == 0;
+    // b's draws in source order: the cylinder's size (when b is a cylinder), position, rotation.
+    Vec3 size_b(0.1, 0.07, 0.04);
+    if (!ellipsoid) {
+      const double radius_b = Uniform(rng, 0.05, 0.2);
+      const double half_height_b = Uniform(rng, 0.02, 0.2);
+      size_b = Vec3(radius_b, half_height_b, 0);
+    }
+    const Vec3 pos_b = RandomOffset(rng, 0.1, 0.5);
+    const Mat3 rot_b = RandomRotation(rng);
     const GeomShape b =
-        ellipsoid
-            ? Shape(GeomType::kEllipsoid, Vec3(0.1, 0.07, 0.04),
-                    RandomUnit(rng) * Uniform(rng, 0.1, 0.5), RandomRotation(rng))
-            : Shape(GeomType::kCylinder, Vec3(Uniform(rng, 0.05, 0.2), Uniform(rng, 0.02, 0.2), 0),
-                    RandomUnit(rng) * Uniform(rng, 0.1, 0.5), RandomRotation(rng));
+        Shape(ellipsoid ? GeomType::kEllipsoid : GeomType::kCylinder, size_b, pos_b, rot_b);
     const GjkDistanceResult gjk = Gjk(a, b);
     if (!gjk.separated) continue;
     ++apart;

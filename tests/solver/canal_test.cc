@@ -55,6 +55,16 @@ Vec3 ReferenceProjection(const Vec3& x, double mu) {
   return Vec3(n, t * x[1] / s, t * x[2] / s);
 }
 
+// Three draws from `distribution`, x then y then z (into locals: the arguments of Vec3's
+// constructor are evaluated in no set order, and g++ and clang differ).
+template <typename Distribution>
+Vec3 DrawVec3(Distribution& distribution, std::mt19937& rng) {
+  const double x = distribution(rng);
+  const double y = distribution(rng);
+  const double z = distribution(rng);
+  return Vec3(x, y, z);
+}
+
 TEST(ProximalConeTest, DigestCases) {
   const double mu = 0.5;
   // The digest's (t1, t2, n) cases, reordered to (n, t1, t2).
@@ -79,7 +89,7 @@ TEST(ProximalConeTest, RandomizedMoreauIdentities) {
   for (int k = 0; k < 20000; ++k) {
     const double mu = friction(rng);
     const double scale = std::pow(10.0, 2 * uniform(rng));
-    const Vec3 x = scale * Vec3(uniform(rng), uniform(rng), uniform(rng));
+    const Vec3 x = scale * DrawVec3(uniform, rng);
     const Vec3 y = ProximalConeProjection(x, mu);
     const Vec3 w = y - x;
     // y in C, w in C* = {mu ||w_t|| <= w_n}, y perp w, and w = Pi_{C*}(-x) (Moreau): C* is the
@@ -90,8 +100,7 @@ TEST(ProximalConeTest, RandomizedMoreauIdentities) {
     worst_moreau = std::max(worst_moreau, (w - ProximalConeProjection(-x, 1 / mu)).norm() / scale);
     worst_reference = std::max(worst_reference, (y - ReferenceProjection(x, mu)).norm() / scale);
     // No point of C sampled at random is closer to x.
-    const Vec3 other =
-        ProximalConeProjection(scale * Vec3(uniform(rng), uniform(rng), uniform(rng)), mu);
+    const Vec3 other = ProximalConeProjection(scale * DrawVec3(uniform, rng), mu);
     if ((other - x).norm() < (y - x).norm() - 1e-12 * scale) ++closer;
   }
   EXPECT_LT(worst_complementarity, 1e-13);
@@ -122,7 +131,8 @@ TEST(ProximalConeTest, JacobianMatchesFiniteDifferencesIsSymmetricWithEigenvalue
   int strict_asymmetric = 0;
   for (int k = 0; k < 20000; ++k) {
     const double mu = friction(rng);
-    const Vec3 x = uniform(rng) * Vec3(normal(rng), normal(rng), normal(rng));
+    const double magnitude = uniform(rng);
+    const Vec3 x = magnitude * DrawVec3(normal, rng);
     const double s = std::hypot(x[1], x[2]);
     // Skip the kinks (the digest's 1e-3 margin) for the proximal operator.
     if (std::min(std::abs(s - mu * x[0]), std::abs(mu * s + x[0])) < 1e-3) continue;

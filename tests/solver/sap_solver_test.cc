@@ -190,10 +190,14 @@ TEST(SapSolverTest, ClutterSettlesInAboutThreeNewtonIterationsPerStep) {
     const char* geom = k % 3 == 0   ? "<geom type='sphere' size='0.035'/>"
                        : k % 3 == 1 ? "<geom type='box' size='0.03 0.035 0.025'/>"
                                     : "<geom type='capsule' size='0.025 0.03'/>";
-    bodies += "<body pos='" + std::to_string(-0.15 + 0.1 * i + jitter(rng)) + " " +
-              std::to_string(-0.2 + 0.1 * j + jitter(rng)) + " " +
-              std::to_string(0.1 + 0.12 * layer) + "' euler='" + std::to_string(angle(rng)) + " " +
-              std::to_string(angle(rng)) + " 0'><freejoint/>" + geom + "</body>";
+    // Drawn in source order into locals (the operands of + are evaluated in no set order).
+    const double x = -0.15 + 0.1 * i + jitter(rng);
+    const double y = -0.2 + 0.1 * j + jitter(rng);
+    const double euler_x = angle(rng);
+    const double euler_y = angle(rng);
+    bodies += "<body pos='" + std::to_string(x) + " " + std::to_string(y) + " " +
+              std::to_string(0.1 + 0.12 * layer) + "' euler='" + std::to_string(euler_x) + " " +
+              std::to_string(euler_y) + " 0'><freejoint/>" + geom + "</body>";
   }
   const std::string xml =
       "<mujoco><option timestep='0.01'/><default><geom friction='1 0.005 0.0001'/></default>"

@@ -34,17 +34,19 @@ inline bool IsFaceNormal(const GeomShape& a, const GeomShape& b, const Vec3& n) 
   return false;
 }
 
-// A rotation drawn uniformly (a normalized 4-D Gaussian is a uniform unit quaternion).
+// A rotation drawn uniformly (a normalized 4-D Gaussian is a uniform unit quaternion). Here and
+// below every draw goes into a named local, in source order: the order in which a call's
+// arguments are evaluated is unspecified (g++ and clang differ), and the poses must not be.
 inline Mat3 RandomRotation(std::mt19937& rng) {
   std::normal_distribution<double> normal;
-  return Eigen::Quaterniond(normal(rng), normal(rng), normal(rng), normal(rng))
-      .normalized()
-      .toRotationMatrix();
+  const double w = normal(rng), x = normal(rng), y = normal(rng), z = normal(rng);
+  return Eigen::Quaterniond(w, x, y, z).normalized().toRotationMatrix();
 }
 
 inline Vec3 RandomUnit(std::mt19937& rng) {
   std::normal_distribution<double> normal;
-  return Vec3(normal(rng), normal(rng), normal(rng)).normalized();
+  const double x = normal(rng), y = normal(rng), z = normal(rng);
+  return Vec3(x, y, z).normalized();
 }
 
 // The points as an MJCF mesh's `vertex` attribute (x y z ..., 9 significant digits).
@@ -57,6 +59,23 @@ inline std::string VertexList(const std::vector<Vec3>& points) {
 
 inline double Uniform(std::mt19937& rng, double lo, double hi) {
   return std::uniform_real_distribution<double>(lo, hi)(rng);
+}
+
+// A point uniform in the cube [lo, hi)^3, drawn x, then y, then z (named locals, so the order
+// does not depend on the compiler's argument evaluation order).
+inline Vec3 UniformVec3(std::mt19937& rng, double lo, double hi) {
+  const double x = Uniform(rng, lo, hi);
+  const double y = Uniform(rng, lo, hi);
+  const double z = Uniform(rng, lo, hi);
+  return Vec3(x, y, z);
+}
+
+// RandomUnit(rng) * Uniform(rng, lo, hi): the direction drawn first, then the length (the two
+// operands of a product are evaluated in an unspecified order).
+inline Vec3 RandomOffset(std::mt19937& rng, double lo, double hi) {
+  const Vec3 direction = RandomUnit(rng);
+  const double length = Uniform(rng, lo, hi);
+  return direction * length;
 }
 
 // Index of the contact with the smallest (most negative) distance among c[0 .. n).

@@ -18,7 +18,9 @@ namespace {
 
 Quat RandomUnitQuat(std::mt19937& rng) {
   std::normal_distribution<double> normal;
-  const Quat q(normal(rng), normal(rng), normal(rng), normal(rng));
+  // Drawn w, x, y, z into locals: constructor arguments are evaluated in no set order.
+  const double w = normal(rng), x = normal(rng), y = normal(rng), z = normal(rng);
+  const Quat q(w, x, y, z);
   return q.normalized();
 }
 
