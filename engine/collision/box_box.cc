@@ -7,6 +7,8 @@
 #include <cmath>
 #include <limits>
 
+#include "engine/collision/convex_pairs.h"
+#include "engine/collision/gjk_distance.h"
 #include "engine/collision/pair_geometry.h"
 #include "engine/collision/primitive_pairs.h"
 
@@ -85,7 +87,9 @@ BestAxis FindBestAxis(const Box& a, const Box& b) {
       if (len < 1e-6) continue;  // parallel edges: a face axis covers this direction
       Vec3 oriented;
       const double sep = SeparationAlong(a, b, cross / len, &oriented);
-      const double deep_bias = kDeepEdgeBias * std::max(0.0, -best.separation - kDeepOverlap);
+      // The deep bias weighs an edge pair against a face only; edge pairs compete as a's faces do.
+      const double deep_bias =
+          best.kind == 2 ? 0.0 : kDeepEdgeBias * std::max(0.0, -best.separation - kDeepOverlap);
       if (sep > best.separation + kAxisBias + deep_bias) {
         best = {sep, oriented, 2, i, j};
       } else if (best.kind != 2 && sep > best.separation + kAxisBias) {
@@ -197,6 +201,17 @@ int EdgeContact(const Box& a, const Box& b, const BestAxis& best, double margin,
   return AddContact(best.separation, pos, best.normal, margin, out, 0);
 }
 
+Vec3 ShapeSupport(const void* shape, const Vec3& dir) {
+  return SupportPoint(*static_cast<const GeomShape*>(shape), dir);
+}
+
+// The distance between separated boxes, by GJK (exact on polytopes); `lower_bound` (a separating
+// axis's separation) if GJK finds them touching.
+double SeparatedDistance(const GeomShape& a, const GeomShape& b, double lower_bound) {
+  const GjkDistanceResult gjk = GjkDistance({ShapeSupport, &a, a.pos}, {ShapeSupport, &b, b.pos});
+  return gjk.separated ? std::max(gjk.distance, lower_bound) : lower_bound;
+}
+
 }  // namespace
 
 int CollideBoxBox(const GeomShape& a, const GeomShape& b, double margin, Contact* out) {
@@ -223,10 +238,18 @@ int CollideBoxBox(const GeomShape& a, const GeomShape& b, double margin, Contact
   // A deep face contact's clipped polygon may have lost the incident box's deepest corner (it lies
   // beyond the reference face's sides): its deepest point then reports the face axis's separation,
   // the translation along the normal that separates the boxes.
-  if (best.deep_face && n > 0) {
-    Contact* deepest = std::min_element(
-        out, out + n, [](const Contact& x, const Contact& y) { return x.dist < y.dist; });
-    deepest->dist = std::min(deepest->dist, best.separation);
+  if (n == 0) return 0;
+  Contact* deepest = std::min_element(
+      out, out + n, [](const Contact& x, const Contact& y) { return x.dist < y.dist; });
+  if (best.deep_face) deepest->dist = std::min(deepest->dist, best.separation);
+  // Separated boxes whose clipped points stand higher than the axis's separation: the incident
+  // box's lowest corner is beside the reference face, and the closest features are not face to
+  // face (a corner or an edge against the face's edge). The clipped height then overstates the
+  // distance (the contact would wake too late); the deepest point reports the true distance,
+  // which lies between the two and joins the clipped height continuously as the corner enters
+  // the prism over the face.
+  if (best.separation > 0 && deepest->dist > best.separation + kAxisBias) {
+    deepest->dist = std::min(deepest->dist, SeparatedDistance(a, b, best.separation));
   }
   return n;
 }

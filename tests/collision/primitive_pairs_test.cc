@@ -879,6 +879,37 @@ OracleStats CompareWithMujoco(GeomType ta, GeomType tb, PairFunction f, int samp
   return stats;
 }
 
+// A box beside another's top face and above it, separated: its lowest corner is past the face's
+// edge, at (overhang, height) from the edge, while part of its bottom face hangs over the face
+// within the margin. The face's normal is the separating axis, the clipped points over the face
+// stand higher than the true distance, and the closest features are the corner and the edge, at
+// hypot(overhang, height). The deepest point reports that distance (a regression: it had
+// reported the clipped height, so the contact would wake late); alternating projections agree.
+TEST(BoxPairs, SeparatedBoxBesideAFaceReportsTheTrueDistance) {
+  Contact c[kMaxContactsPerPair];
+  const GeomShape a = Box(Vec3(0.5, 0.5, 0.1), Vec3::Zero());
+  const Mat3 rot = Rotation(Vec3(0.7, -0.2, 0.4), 0.2);
+  const Vec3 half(0.2, 0.15, 0.05);
+  Vec3 lowest_local;  // b's lowest corner, in its frame
+  for (int k = 0; k < 3; ++k) lowest_local[k] = rot(2, k) > 0 ? -half[k] : half[k];
+  for (const auto& [overhang, height] : {std::pair{0.004, 0.01}, {0.004, 0.02}, {0.01, 0.02}}) {
+    const Vec3 corner(0.5 + overhang, 0.05, 0.1 + height);
+    const GeomShape b = Box(half, corner - rot * lowest_local, rot);
+    const int n = CollideBoxBox(a, b, 0.1, c);
+    ExpectWellFormed(c, n, 0.1);
+    ASSERT_GE(n, 2) << "clipped points over the face";
+    const Contact& best = c[Deepest(c, n)];
+    ExpectVecNear(best.normal, Vec3::UnitZ(), 1e-12, "the face's normal");
+    EXPECT_NEAR(best.dist, std::hypot(overhang, height), 1e-9) << overhang << " " << height;
+    EXPECT_NEAR(best.dist, BoxDistance(a, b), 1e-9) << overhang << " " << height;
+    for (int i = 0; i < n; ++i) {
+      if (&c[i] != &best) {
+        EXPECT_GT(c[i].dist, best.dist + 0.01) << "the clipped height";
+      }
+    }
+  }
+}
+
 struct OracleCase {
   const char* name;
   GeomType a;
