@@ -67,6 +67,15 @@ constexpr SolverRegistration kSolvers[] = {
     // SAP's cone (sap_cone.h) is the 3-row isotropic one.
     {SolverType::kSap, "sap", &MakeNewton<SolverType::kSap>, false, ConstraintModel::kSap,
      "SAP: compliant contact with physical stiffness and dissipation, by primal Newton"},
+    // ICF's contact (icf_contact.h) is the 3-row isotropic one; the other rows are SAP's.
+    {SolverType::kIcfLagged, "icf-lagged", &MakeNewton<SolverType::kIcfLagged>, false,
+     ConstraintModel::kSap,
+     "Irrotational Contact Fields, Lagged: Hunt & Crossley contact without gliding, by primal "
+     "Newton"},
+    {SolverType::kIcfSimilar, "icf-similar", &MakeNewton<SolverType::kIcfSimilar>, false,
+     ConstraintModel::kSap,
+     "Irrotational Contact Fields, Similar: normal and friction strongly coupled, by primal "
+     "Newton"},
 };
 
 const SolverRegistration* FindRegistration(SolverType type) {

@@ -71,6 +71,7 @@ std::vector<SolverOptionSpec> MakeTable() {
   constexpr const char* kAdmm = "subadmm, admm-nosub, admm-nobody, auto";
   // CANAL's AL loop and inner cap and tolerance, shared with the Table II baselines.
   constexpr const char* kCanalLoop = "canal, canal-trdogleg, canal-dampedsn, auto";
+  constexpr const char* kIcf = "icf-lagged, icf-similar";
   std::vector<SolverOptionSpec> table = {
       // ---- shared by every solver
       {"solver", "--solver", "NAME", "all", K::kChoice, 0, 0, false, false, SolverNameChoices(),
@@ -218,6 +219,27 @@ std::vector<SolverOptionSpec> MakeTable() {
       {"sap_absolute_tolerance", "--sap-absolute-tolerance", "X", "sap", K::kNumber, 0, kInfinity,
        false, true, "", "the absolute part of eq. (20)'s stop, sqrt(J)",
        ALSIM_NUMBER_FIELD(sap.absolute_tolerance)},
+      // ---- icf-lagged, icf-similar (engine/solver/icf/icf_parameters.h)
+      {"icf_stiffness", "--icf-stiffness", "K", kIcf, K::kNumber, 0, kInfinity, true, true, "",
+       "contact stiffness k, N/m, of the normal law f_n = k (-phi)_+ (1 - d v_n)_+ (eq. 22)",
+       ALSIM_NUMBER_FIELD(icf.stiffness)},
+      {"icf_dissipation", "--icf-dissipation", "D", kIcf, K::kNumber, 0, kInfinity, false, true, "",
+       "Hunt & Crossley dissipation d, s/m, of eq. (22)", ALSIM_NUMBER_FIELD(icf.dissipation)},
+      {"icf_stiction_speed", "--icf-stiction-speed", "V", kIcf, K::kNumber, 0, kInfinity, true,
+       true, "", "stiction tolerance v_s, m/s: the slip speed of the stick-slip transition (eq. 9)",
+       ALSIM_NUMBER_FIELD(icf.stiction_speed)},
+      {"icf_regularized", "--icf-regularized", "on/off", kIcf, K::kBoolean, 0, 0, false, false, "",
+       "regularized friction of eq. (26): eps_s = max(v_s, sigma w mu gamma_n0), softer in impacts",
+       ALSIM_BOOLEAN_FIELD(icf.regularized)},
+      {"icf_sigma", "--icf-sigma", "S", kIcf, K::kNumber, 0, kInfinity, true, true, "",
+       "sigma of eq. (26)", ALSIM_NUMBER_FIELD(icf.sigma)},
+      {"icf_relative_tolerance", "--icf-relative-tolerance", "X", kIcf, K::kNumber, 0, kInfinity,
+       false, true, "",
+       "an island stops once its scaled gradient is below X times its scaled momentum",
+       ALSIM_NUMBER_FIELD(icf.relative_tolerance)},
+      {"icf_absolute_tolerance", "--icf-absolute-tolerance", "X", kIcf, K::kNumber, 0, kInfinity,
+       false, true, "", "the absolute part of the stop, sqrt(J)",
+       ALSIM_NUMBER_FIELD(icf.absolute_tolerance)},
   };
   return table;
 }

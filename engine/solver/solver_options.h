@@ -10,6 +10,7 @@
 #include "engine/solver/admm/admm_parameters.h"
 #include "engine/solver/canal/canal_parameters.h"
 #include "engine/solver/hybrid/hybrid_parameters.h"
+#include "engine/solver/icf/icf_parameters.h"
 #include "engine/solver/mujoco/mujoco_parameters.h"
 #include "engine/solver/sap/sap_parameters.h"
 #include "engine/solver/subadmm/subadmm_parameters.h"
@@ -28,9 +29,11 @@ enum class SolverType {
   kAuto,           // SubADMM, and CANAL for the islands it does not finish (engine/solver/hybrid)
   kMujoco,         // MuJoCo's soft contact model by primal Newton (engine/solver/newton)
   kSap,            // SAP's compliant contact by primal Newton (engine/solver/sap, newton)
+  kIcfLagged,      // Irrotational Contact Fields, Lagged, by primal Newton (engine/solver/icf)
+  kIcfSimilar,     // Irrotational Contact Fields, Similar, by primal Newton (engine/solver/icf)
 };
 // The number of SolverType values: the last one plus 1 (a test checks each is registered).
-inline constexpr int kNumSolverTypes = static_cast<int>(SolverType::kSap) + 1;
+inline constexpr int kNumSolverTypes = static_cast<int>(SolverType::kIcfSimilar) + 1;
 
 // The registered name of a solver ("subadmm", "pgs", ...; engine/solver/solver.cc).
 const char* SolverName(SolverType type);
@@ -83,6 +86,7 @@ struct SolverOptions {
   HybridParameters hybrid;        // auto
   MujocoNewtonParameters mujoco;  // mujoco
   SapParameters sap;              // sap
+  IcfParameters icf;              // icf-lagged, icf-similar
 };
 
 }  // namespace alsim

@@ -10,6 +10,7 @@
 #include <Eigen/Eigenvalues>
 
 #include "engine/linalg/tree_ldl.h"
+#include "engine/solver/icf/icf_contact.h"
 #include "engine/solver/newton/exact_line_search.h"
 #include "engine/solver/newton/newton_loop.h"
 #include "engine/solver/sap/sap_cone.h"
@@ -82,8 +83,7 @@ void NewtonSolver::Prepare(const Model& m, Data& d, const SolverOptions& /*optio
     }
     for (int s = islands.constraint_adr[k]; s < islands.constraint_adr[k + 1]; ++s) {
       const int i = islands.constraints[s];
-      const int count = SolverRows(set.constraints[i],
-                                   type_ == SolverType::kSap || m.cone == FrictionCone::kElliptic);
+      const int count = SolverRows(set.constraints[i], ConeRows(m));
       constraint_first_row_[i] = rows;
       rows += count;
       entries += static_cast<size_t>(count) * jacobian_.capacity[i];
@@ -114,6 +114,7 @@ void NewtonSolver::Prepare(const Model& m, Data& d, const SolverOptions& /*optio
     factored_state_.resize(rows);
     row_mu_.resize(rows);
     cone_dim_.resize(rows);
+    if (Icf()) icf_contact_.resize(rows);
     pyramid_constraint_.resize(rows);
     row_constraint_.resize(rows);
     cone_hessian_.resize(36 * static_cast<size_t>(rows));
@@ -195,9 +196,7 @@ void NewtonSolver::BuildRows(const Model& m, const Data& d, const SolverOptions&
     }
     constraint_on_chain_[i] = chain;
     int row = constraint_first_row_[i];
-    for (int r = row;
-         r < row + SolverRows(c, type_ == SolverType::kSap || m.cone == FrictionCone::kElliptic);
-         ++r) {
+    for (int r = row; r < row + SolverRows(c, ConeRows(m)); ++r) {
       pyramid_constraint_[r] = -1;
     }
     // Appends a row whose J is sum_t weight[t] J_c(t) (contact edges combine two of c's rows).
@@ -219,7 +218,29 @@ void NewtonSolver::BuildRows(const Model& m, const Data& d, const SolverOptions&
       ++row;
     };
     const double* bias = set.bias.data() + c.row_adr;
-    if (type_ == SolverType::kSap && c.type != ConstraintType::kSoft) {
+    if (Icf() && c.type == ConstraintType::kContact) {
+      // ICF (icf_contact.h): one cone of the contact's rows (3, or its normal alone without
+      // friction) over x = J v, with the contact's invariants: phi0, and v_n0 = J_n v0 for
+      // Lagged's gamma_n0; w (Delassus) only for the regularized model's eps_s.
+      const IcfParameters& p = options.icf;
+      double normal_velocity0 = 0;
+      for (int e = first; e < first + count; ++e) {
+        normal_velocity0 += jacobian_.At(e, 0) * d.qvel[jacobian_.dof[e]];
+      }
+      const double w = p.regularized ? DelassusDiagonalMean(m, d, i) : 0.0;
+      const double mu = c.friction > 0 ? c.friction : 0.0;
+      icf_contact_[row] = MakeIcfContact(
+          type_ == SolverType::kIcfSimilar ? IcfModel::kSimilar : IcfModel::kLagged, p, m.timestep,
+          p.stiffness, p.dissipation, mu, bias[0], normal_velocity0, w);
+      const int dim = mu > 0 ? 3 : 1;
+      row_mu_[row] = mu;
+      cone_dim_[row] = dim;
+      for (int r = 0; r < dim; ++r) {
+        add_row(r == 0 ? NewtonRowKind::kCone : NewtonRowKind::kConeTail, 1, 0, r, -1, 0);
+      }
+      continue;
+    }
+    if ((type_ == SolverType::kSap || Icf()) && c.type != ConstraintType::kSoft) {
       // SAP (sap_parameters.h): R_n = max(beta^2 / (4 pi^2) w, 1 / (dt k (dt + tau_d))) (eq. 21),
       // R_t = sigma w (eq. 22), vhat = -phi0 / (dt + tau_d), so e = phi0 / (dt + tau_d). Limits
       // and equalities are near-rigid rows, friction rows stiction-regularized as R_t.
@@ -403,10 +424,25 @@ ConeState ConeAt(int dim, const double* x, const double* dr, const double* mu_ro
   return state;
 }
 
-// A cone's state in the solver's model: SAP's (sap_cone.h; R_n, R_t from the rows' D) or
-// MuJoCo's elliptic one.
+// A cone's state in the solver's model: ICF's contact (icf_contact.h; `icf` set, x = J v, dim 3
+// or 1), SAP's (sap_cone.h; R_n, R_t from the rows' D) or MuJoCo's elliptic one.
 ConeState CurrentCone(SolverType type, int dim, const double* x, const double* dr,
-                      const double* mu_row, double* hessian) {
+                      const double* mu_row, const IcfContact* icf, double* hessian) {
+  if (icf != nullptr) {
+    const double vc[3] = {x[0], dim > 1 ? x[1] : 0.0, dim > 2 ? x[2] : 0.0};
+    double full[9];
+    const IcfContactState contact = IcfContactAt(*icf, vc, hessian != nullptr ? full : nullptr);
+    ConeState state;
+    for (int j = 0; j < dim; ++j) state.impulse[j] = contact.impulse[j];
+    state.cost = contact.cost;
+    state.zone = contact.acts ? 2 : 0;  // G in full, or nothing
+    if (hessian != nullptr) {
+      for (int k = 0; k < dim; ++k) {
+        for (int j = 0; j < dim; ++j) hessian[j + k * dim] = full[j + k * 3];
+      }
+    }
+    return state;
+  }
   if (type != SolverType::kSap) return ConeAt(dim, x, dr, mu_row, hessian);
   const SapConeState sap = SapConeAt(x, 1 / dr[0], 1 / dr[1], mu_row[0], hessian);
   ConeState state;
@@ -511,8 +547,9 @@ double NewtonSolver::EvaluateRows(const Data& d, int island, const double* v, do
       const int dim = cone_dim_[r];
       double x[kMaxConstraintDim];
       for (int j = 0; j < dim; ++j) x[j] = row_y_[r + j] + row_offset_[r + j] / row_d_[r + j];
-      const ConeState state = CurrentCone(type_, dim, x, row_d_.data() + r, row_mu_.data() + r,
-                                          cone_hessian_.data() + 36 * r);
+      const ConeState state =
+          CurrentCone(type_, dim, x, row_d_.data() + r, row_mu_.data() + r,
+                      Icf() ? &icf_contact_[r] : nullptr, cone_hessian_.data() + 36 * r);
       for (int j = 0; j < dim; ++j) {
         impulse_[r + j] = state.impulse[j];
         quadratic_[r + j] = 0;
@@ -690,11 +727,11 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
       momentum2 += scale2 * p * p;
       impulse2 += scale2 * jc * jc;
     }
-    return std::sqrt(gradient2) <=
-           options.sap.absolute_tolerance +
-               options.sap.relative_tolerance * std::sqrt(std::max(momentum2, impulse2));
+    const double absolute = Icf() ? options.icf.absolute_tolerance : options.sap.absolute_tolerance;
+    const double relative = Icf() ? options.icf.relative_tolerance : options.sap.relative_tolerance;
+    return std::sqrt(gradient2) <= absolute + relative * std::sqrt(std::max(momentum2, impulse2));
   };
-  const bool sap = type_ == SolverType::kSap;
+  const bool sap = type_ == SolverType::kSap || Icf();
   // The Newton loop (newton_loop.h) with the kit's pieces. The stop: SAP's, or MuJoCo's on the
   // gradient and, once a step was taken, on the cost's improvement.
   double previous = cost;
@@ -943,8 +980,8 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
           moves = moves || row_z_[r + j] != 0;
         }
         if (moves) affine = false;
-        const ConeState state =
-            CurrentCone(type_, dim, x, row_d_.data() + r, row_mu_.data() + r, hessian_at);
+        const ConeState state = CurrentCone(type_, dim, x, row_d_.data() + r, row_mu_.data() + r,
+                                            Icf() ? &icf_contact_[r] : nullptr, hessian_at);
         for (int j = 0; j < dim; ++j) {
           first -= state.impulse[j] * row_z_[r + j];
           if (state.zone == 1) second += row_d_[r + j] * row_z_[r + j] * row_z_[r + j];
@@ -1036,8 +1073,7 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
     const Constraint& c = set.constraints[i];
     double* lambda = set.lambda.data() + c.row_adr;
     const double* edge = impulse_.data() + constraint_first_row_[i];
-    if (c.type != ConstraintType::kContact ||
-        ((type_ == SolverType::kSap || m.cone == FrictionCone::kElliptic) && c.friction > 0)) {
+    if (c.type != ConstraintType::kContact || (ConeRows(m) && c.friction > 0)) {
       std::copy(edge, edge + c.dim, lambda);
       continue;
     }

@@ -50,6 +50,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/solver/icf/icf_contact.h"
 #include "engine/solver/island_solver.h"
 #include "engine/solver/joint_space_jacobian.h"
 #include "engine/solver/newton/exact_line_search.h"
@@ -90,7 +91,8 @@ class NewtonSolver final : public IslandSolver {
   // Islands with more dofs keep H sparse (the file comment).
   static constexpr int kMaxDenseDofs = 60;
 
-  // `type`: kMujoco (MuJoCo's model) or kSap (SAP's, engine/solver/sap).
+  // `type`: kMujoco (MuJoCo's model), kSap (SAP's, engine/solver/sap), kIcfLagged or
+  // kIcfSimilar (Irrotational Contact Fields, engine/solver/icf).
   NewtonSolver(const Model& m, SolverType type);
   SolverType type() const override { return type_; }
   const NewtonStatistics& statistics() const { return statistics_; }
@@ -109,6 +111,12 @@ class NewtonSolver final : public IslandSolver {
                     double deadline_us) override;
   void AddFigures(SolverStatistics* stats) const override;
 
+  bool Icf() const { return type_ == SolverType::kIcfLagged || type_ == SolverType::kIcfSimilar; }
+  // Whether a contact with friction is one cone of its rows (SAP's, ICF's, MuJoCo's elliptic),
+  // not a pyramid's edges.
+  bool ConeRows(const Model& m) const {
+    return type_ == SolverType::kSap || Icf() || m.cone == FrictionCone::kElliptic;
+  }
   // The island's rows (kinds, D, offsets, bounds, sparse J over its local dofs).
   void BuildRows(const Model& m, const Data& d, const SolverOptions& options, int island);
   // SAP: constraint i's rows from SAP's parameters and w, the mean of the diagonal of its block
@@ -149,6 +157,7 @@ class NewtonSolver final : public IslandSolver {
       quadratic_;               // the row's state: D acts; a cone's head: 0 top, 1 bottom, 2 middle
   std::vector<double> row_mu_;  // elliptic rows: the cone's mu (head), friction (others)
   std::vector<int> cone_dim_;   // a cone's head: its rows
+  std::vector<IcfContact> icf_contact_;  // ICF: a cone's head: its contact's invariants
   // A condim-3 pyramid's first edge: its constraint, whose 4 edges H takes together as
   // J_c^T C J_c with C (3 x 3) the sum of the quadratic edges' D u u^T; -1 on other rows.
   std::vector<int> pyramid_constraint_;

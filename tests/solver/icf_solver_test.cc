@@ -1,0 +1,167 @@
+// Irrotational Contact Fields (--solver icf-lagged, icf-similar: the Newton kit with ICF's
+// contact, engine/solver/icf) against closed forms (digest seed-000-icf.md section 15): one step
+// of a particle in contact is the root of the quadratic m (v - v*) = n(v) (test 4); a particle
+// rests at phi = -m g / k whatever the dissipation (test 5); Lagged creeps on an incline at
+// v_s r / sqrt(1 - r^2), r = tan(theta) / mu (test 6); a sphere thrown along the ground ends
+// rolling at 5/7 of its speed (XI-B, test 9). Determinism across thread counts and allocation:
+// the registry's tests (every registered solver).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "engine/model/model_import.h"
+#include "engine/sim/step.h"
+#include "engine/solver/icf/icf_parameters.h"
+#include "engine/solver/solver.h"
+
+namespace alsim {
+namespace {
+
+constexpr double kStep = 0.002;
+constexpr double kGravity = 9.81;
+
+std::shared_ptr<const Model> Import(const std::string& xml) {
+  const ModelImport imported = ImportModelFromString(xml, {}, "icf.xml");
+  EXPECT_TRUE(imported) << imported.error;
+  return imported.model;
+}
+
+// A particle: a sphere of radius 0.1 on slide joints along `axes` ("1 0 0", ...), touching the
+// ground at qpos = 0 along z; gravity g (sin theta, 0, -cos theta).
+std::shared_ptr<const Model> Particle(double mass, double friction, const std::string& axes,
+                                      double theta = 0) {
+  std::string joints;
+  for (size_t start = 0; start < axes.size(); start += 6) {
+    joints += "<joint type='slide' axis='" + axes.substr(start, 5) + "'/>";
+  }
+  return Import("<mujoco><option timestep='" + std::to_string(kStep) + "' gravity='" +
+                std::to_string(kGravity * std::sin(theta)) + " 0 " +
+                std::to_string(-kGravity * std::cos(theta)) +
+                "'/><worldbody><geom type='plane' size='5 5 0.1' friction='" +
+                std::to_string(friction) + "'/><body pos='0 0 0.1'>" + joints +
+                "<geom type='sphere' size='0.1' mass='" + std::to_string(mass) + "' friction='" +
+                std::to_string(friction) + "'/></body></worldbody></mujoco>");
+}
+
+StepOptions IcfOptions(SolverType type) {
+  StepOptions options;
+  options.solver.type = type;
+  options.solver.icf.relative_tolerance = 1e-13;
+  return options;
+}
+
+const char* Name(SolverType type) { return SolverName(type); }
+
+// Test 4: a vertical particle at phi0 < 0 moving at v0; with v* = v0 - g dt the step's v solves
+//   m (v - v*) = dt k (-phi0 - dt v) (1 - d v),
+// i.e. dt^2 k d v^2 + (dt k phi0 d - dt^2 k - m) v + m v* - dt k phi0 = 0, the root below vhat.
+TEST(IcfSolverTest, OneStepIsTheRootOfTheNormalLawsQuadratic) {
+  const double mass = 0.7, k = 2e5;
+  const auto model = Particle(mass, 0.0, "0 0 1");
+  for (const SolverType type : {SolverType::kIcfLagged, SolverType::kIcfSimilar}) {
+    for (const double dissipation : {0.0, 3.0}) {
+      for (const auto& [phi0, v0] : {std::pair{-1e-3, -0.5}, {-2e-4, 0.05}, {-5e-3, -2.0}}) {
+        StepOptions options = IcfOptions(type);
+        options.solver.icf.stiffness = k;
+        options.solver.icf.dissipation = dissipation;
+        Data d(*model);
+        d.qpos[0] = phi0;
+        d.qvel[0] = v0;
+        ASSERT_EQ(Step(*model, d, options), StepStatus::kOk);
+        const double h = kStep, vstar = v0 - kGravity * h;
+        const double a = h * h * k * dissipation;
+        const double b = h * k * phi0 * dissipation - h * h * k - mass;
+        const double c = mass * vstar - h * k * phi0;
+        // b < 0 and a >= 0: the smaller root, in the form that does not cancel.
+        const double root = a > 0 ? 2 * c / (-b + std::sqrt(b * b - 4 * a * c)) : -c / b;
+        const double vhat = dissipation > 0 ? std::min(-phi0 / h, 1 / dissipation) : -phi0 / h;
+        ASSERT_LT(root, vhat);
+        EXPECT_NEAR(d.qvel[0], root, 1e-12 * std::max(1.0, std::abs(root)))
+            << Name(type) << " d " << dissipation << " phi0 " << phi0 << " v0 " << v0;
+      }
+    }
+  }
+}
+
+// Test 5: at rest, m g dt = dt k (-phi), so phi = -m g / k for any d, both models.
+TEST(IcfSolverTest, RestsAtMinusMgOverKForAnyDissipation) {
+  const double k = 1e5;
+  for (const SolverType type : {SolverType::kIcfLagged, SolverType::kIcfSimilar}) {
+    for (const double mass : {0.5, 3.0}) {
+      for (const double dissipation : {0.0, 10.0}) {
+        StepOptions options = IcfOptions(type);
+        options.solver.icf.stiffness = k;
+        options.solver.icf.dissipation = dissipation;
+        const auto model = Particle(mass, 1.0, "1 0 0 0 1 0 0 0 1");
+        Data d(*model);
+        for (int step = 0; step < 1500; ++step) {
+          ASSERT_EQ(Step(*model, d, options), StepStatus::kOk);
+        }
+        EXPECT_NEAR(d.qpos[2], -mass * kGravity / k, 1e-9 * mass * kGravity / k)
+            << Name(type) << " mass " << mass << " d " << dissipation;
+        EXPECT_NEAR(d.qvel[2], 0, 1e-12) << Name(type);
+      }
+    }
+  }
+}
+
+// Test 6: on an incline below the friction angle Lagged friction mu gamma_n0 f(v / v_s),
+// f(s) = s / sqrt(1 + s^2), balances m g sin(theta) dt with gamma_n0 = m g cos(theta) dt: the
+// particle creeps at v_s r / sqrt(1 - r^2), r = tan(theta) / mu.
+TEST(IcfSolverTest, LaggedCreepsOnAnInclineAtTheStictionLawsSpeed) {
+  const double mu = 0.5, stiction = 1e-4;
+  for (const double r : {0.3, 0.6, 0.9}) {
+    const double theta = std::atan(r * mu);
+    const auto model = Particle(1.0, mu, "1 0 0 0 1 0 0 0 1", theta);
+    StepOptions options = IcfOptions(SolverType::kIcfLagged);
+    options.solver.icf.stiffness = 1e5;
+    options.solver.icf.stiction_speed = stiction;
+    Data d(*model);
+    for (int step = 0; step < 3000; ++step) ASSERT_EQ(Step(*model, d, options), StepStatus::kOk);
+    const double expected = stiction * r / std::sqrt(1 - r * r);
+    EXPECT_NEAR(d.qvel[0], expected, 1e-6 * expected) << "r " << r;
+    EXPECT_NEAR(d.qvel[1], 0, 1e-15);
+  }
+}
+
+// XI-B: a steel sphere (0.5 kg, 5 cm across) thrown at U0 = 2 m/s from 5 cm above the ground
+// (k 1e7 N/m, d 500 s/m, mu 0.5, v_s 1e-4, dt 2e-3) slides, then rolls; angular momentum about
+// the contact point gives the rolling speed 5/7 U0 whatever the impact. Lagged meets it. Similar
+// glides (Table I): its friction acts while the sphere is mu dt |v_t| above the ground, at a
+// contact point raised by half that, a longer lever, so it ends faster than 5/7 U0 (within 1%),
+// and it touches down earlier (Sec. XI-B).
+TEST(IcfSolverTest, FallingSphereEndsRollingAtFiveSeventhsOfItsSpeed) {
+  const auto model = Import(
+      "<mujoco><option timestep='0.002' gravity='0 0 -9.81'/><worldbody>"
+      "<geom type='plane' size='5 5 0.1' friction='0.5'/><body pos='0 0 0.075'><freejoint/>"
+      "<geom type='sphere' size='0.025' mass='0.5' friction='0.5'/></body></worldbody>"
+      "</mujoco>");
+  const double rolling = 2.0 * 5 / 7;
+  int touchdown[2] = {-1, -1};
+  for (const SolverType type : {SolverType::kIcfLagged, SolverType::kIcfSimilar}) {
+    const bool similar = type == SolverType::kIcfSimilar;
+    StepOptions options = IcfOptions(type);
+    options.solver.icf.stiffness = 1e7;
+    options.solver.icf.dissipation = 500;
+    options.solver.icf.stiction_speed = 1e-4;
+    Data d(*model);
+    d.qvel[0] = 2.0;
+    for (int step = 0; step < 500; ++step) {
+      ASSERT_EQ(Step(*model, d, options), StepStatus::kOk);
+      if (touchdown[similar] < 0 && d.qvel[0] < 2.0) touchdown[similar] = step;
+    }
+    if (similar) {
+      EXPECT_GT(d.qvel[0], rolling) << Name(type);
+      EXPECT_LT(d.qvel[0], 1.01 * rolling) << Name(type);
+    } else {
+      EXPECT_NEAR(d.qvel[0], rolling, 0.005 * rolling) << Name(type);
+    }
+    EXPECT_NEAR(d.qvel[4], d.qvel[0] / 0.025, 1e-3 * d.qvel[0] / 0.025) << Name(type) << " rolls";
+    EXPECT_NEAR(d.qvel[2], 0, 1e-6) << Name(type) << " rests on the ground";
+  }
+  EXPECT_LT(touchdown[1], touchdown[0]) << "Similar touches down first";
+}
+
+}  // namespace
+}  // namespace alsim
