@@ -10,10 +10,12 @@ LISTEN      ?= 127.0.0.1:50051
 METRICS     ?= 127.0.0.1:9464
 VIEWER      ?= 127.0.0.1:8080
 CMAKE_FLAGS ?=
-# The compiler of BUILD_DIR (docs/fuzzing.md, "The test build"): gcc (g++), or clang, with which
-# one tree holds the shipped programs, the tests and the libFuzzer targets (clang's). A tree
-# configured with the other compiler is configured anew.
-COMPILER    ?= gcc
+# The compiler of BUILD_DIR (docs/fuzzing.md, "The test build"): clang, with which one tree holds
+# the shipped programs, the tests and the libFuzzer targets (clang's), or gcc (g++), which builds
+# the fuzz targets in FUZZ_DIR. A tree configured with the other compiler is configured anew.
+COMPILER    ?= clang
+# ctest's parallelism: twice JOBS, as many tests wait on processes they start (servers, clients).
+TEST_JOBS   ?= $(shell echo $$(( $(JOBS) * 2 )))
 # make fuzz: the libFuzzer targets of tests/fuzz (docs/fuzzing.md), built in BUILD_DIR with
 # COMPILER=clang, else in FUZZ_DIR (a clang tree of the fuzz targets alone), into bin/fuzz/; each
 # runs FUZZ_SECONDS (0: replay the seeds and reproducers only), FUZZ_JOBS at a time; FUZZ_TARGETS
@@ -61,7 +63,7 @@ help:
 	@echo "make run           build, start alsim-server on $(LISTEN) (metrics $(METRICS)), run the demo client (DEMO=0 skips it)"
 	@echo "                   and the browser viewer on http://$(VIEWER)/ (VIEWER=none skips it); Ctrl-C stops it"
 	@echo "make test          build (and the fuzz targets), check formatting, run all tests, then fuzz each target"
-	@echo "                   $(FUZZ_CI_SECONDS) s, $(FUZZ_JOBS) at a time (make fuzz-ci); COMPILER=clang: all in one tree (docs/fuzzing.md)"
+	@echo "                   $(FUZZ_CI_SECONDS) s, $(FUZZ_JOBS) at a time (make fuzz-ci); COMPILER=gcc: g++ and a fuzz tree (docs/fuzzing.md)"
 	@echo "make build         install dependencies and build into $(BUILD_DIR)/ with COMPILER=$(COMPILER) (binaries in $(BUILD_DIR)/bin)"
 	@echo "make format        reformat the sources with clang-format"
 	@echo "make tidy          run clang-tidy over our sources"
@@ -89,7 +91,7 @@ test-build: configure
 	@if [ "$(TEST_FUZZ)" = 1 ]; then $(MAKE) --no-print-directory fuzz-build; fi
 
 test: test-build format-check
-	@ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+	@ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(TEST_JOBS)
 	@if [ "$(TEST_FUZZ)" = 1 ]; then $(MAKE) --no-print-directory fuzz-ci; fi
 
 run: build
