@@ -795,7 +795,7 @@ double CoreRadiusOf(const GeomShape& s) {
 // Poses b around a near contact, runs both engines, returns the worst differences of the deepest
 // point's dist and normal.
 Deviation CompareWithMujoco(const OraclePair& pair, double margin, int poses, unsigned seed) {
-  std::string xml = "<mujoco><compiler meshdir=\"" + ::testing::TempDir() + "\"/><asset>" +
+  std::string xml = "<mujoco><compiler meshdir=\"" + testing::TempSceneDir() + "\"/><asset>" +
                     "<mesh name=\"octahedron\" file=\"convex_octahedron.obj\"/>" +
                     "<mesh name=\"wedge\" file=\"convex_wedge.obj\"/></asset><worldbody>" +
                     "<body><freejoint/>" + GeomXml(pair.a, pair.size_a, pair.mesh) + "</body>" +

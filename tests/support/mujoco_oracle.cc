@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -93,15 +94,23 @@ void OracleScene::SetRandomState(std::mt19937& rng, double speed) {
   std::copy(data_->qvel.begin(), data_->qvel.end(), mj_data_->qvel);
 }
 
+const std::string& TempSceneDir() {
+  static const struct Directory {
+    std::string path = ::testing::TempDir() + "alsim_scenes_" + std::to_string(::getpid()) + "/";
+    Directory() { std::filesystem::create_directories(path); }
+    ~Directory() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  } directory;
+  return directory.path;
+}
+
 std::string WriteTempScene(const std::string& name, const std::string& xml) {
-  // Test processes run in parallel and may write the same scene: each writes its own file and
-  // renames it into place, so that a reader never sees a half-written one.
-  std::string path = ::testing::TempDir() + name;
-  const std::string own = path + "." + std::to_string(::getpid());
-  std::ofstream(own) << xml;
-  if (std::rename(own.c_str(), path.c_str()) != 0) {
-    ADD_FAILURE() << "cannot move " << own << " to " << path;
-  }
+  const std::string path = TempSceneDir() + name;
+  std::ofstream out(path);
+  out << xml;
+  if (!out.flush()) ADD_FAILURE() << "cannot write " << path;
   return path;
 }
 

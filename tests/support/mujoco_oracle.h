@@ -48,7 +48,12 @@ class OracleScene {
   mjData* mj_data_ = nullptr;
 };
 
-// Writes `xml` to a fresh file under the test temp dir and returns its path.
+// The directory of this test process's scenes (TempSceneDir, with a trailing '/'): its own, so
+// that tests running in parallel never read each other's files (two tests may write different
+// scenes under one name); removed when the process exits.
+const std::string& TempSceneDir();
+
+// Writes `xml` to the file `name` in TempSceneDir() and returns its path.
 std::string WriteTempScene(const std::string& name, const std::string& xml);
 
 // ||a - b|| / max(1, ||b||).
