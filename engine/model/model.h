@@ -191,6 +191,19 @@ struct Model {
   std::vector<double> geom_solmix;
   std::vector<double> geom_rbound;  // bounding-sphere radius around geom_pos, m
   std::vector<int> geom_mesh;       // mesh id for kMesh; -1 otherwise
+  // Compliant contact (the ICF solvers; custom text alsim:contact:GEOM, docs/engine.md): the
+  // geom's stiffness k (N/m), Hunt & Crossley dissipation d (s/m) and stiction speed v_s (m/s);
+  // negative where the scene sets none (the solver's option applies).
+  std::vector<double> geom_contact_stiffness;
+  std::vector<double> geom_contact_dissipation;
+  std::vector<double> geom_stiction_speed;
+  // Pairs whose contact sets its own values (custom text alsim:contact:GEOM1:GEOM2): the geoms
+  // (geom1 < geom2) and the values, negative where unset (the geoms' combined value applies).
+  std::vector<int> contact_pair_geom1;
+  std::vector<int> contact_pair_geom2;
+  std::vector<double> contact_pair_stiffness;
+  std::vector<double> contact_pair_dissipation;
+  std::vector<double> contact_pair_stiction_speed;
   // (nbody + 1) body b's geoms are [body_geom_adr[b], body_geom_adr[b + 1]): MuJoCo orders geoms
   // by body, so a tree's geoms are contiguous too.
   std::vector<int> body_geom_adr;

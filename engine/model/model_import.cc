@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <mutex>
@@ -790,6 +791,71 @@ void ConvertCollisionFilters(const mjModel* m, Model& model) {
   }
 }
 
+// Compliant contact parameters from custom text elements MuJoCo keeps but ignores:
+//   <text name="alsim:contact:GEOM" data="stiffness 1e5 dissipation 10 stiction 1e-4"/>
+//   <text name="alsim:contact:GEOM1:GEOM2" data="..."/>   (one pair's contacts)
+// Keys may be given in any order and any subset: stiffness (N/m, > 0), dissipation (s/m, >= 0),
+// stiction (m/s, > 0). A name that matches a geom whole is that geom's, else GEOM1:GEOM2 a
+// pair's. Empty on success, else the error naming the element.
+std::string ConvertContactCompliance(const mjModel* m, Model& model) {
+  model.geom_contact_stiffness.assign(m->ngeom, -1.0);
+  model.geom_contact_dissipation.assign(m->ngeom, -1.0);
+  model.geom_stiction_speed.assign(m->ngeom, -1.0);
+  const std::string prefix = "alsim:contact:";
+  for (int t = 0; t < m->ntext; ++t) {
+    const std::string name = Name(m, mjOBJ_TEXT, t);
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string element = "custom text '" + name + "'";
+    const std::string target = name.substr(prefix.size());
+    int geom1 = mj_name2id(m, mjOBJ_GEOM, target.c_str());
+    int geom2 = -1;
+    if (geom1 < 0) {
+      const size_t colon = target.find(':');
+      if (colon != std::string::npos) {
+        geom1 = mj_name2id(m, mjOBJ_GEOM, target.substr(0, colon).c_str());
+        geom2 = mj_name2id(m, mjOBJ_GEOM, target.substr(colon + 1).c_str());
+      }
+      if (geom1 < 0 || geom2 < 0) {
+        return element + ": no geom (or pair of geoms GEOM1:GEOM2) named '" + target + "'";
+      }
+      if (geom1 == geom2) return element + ": a pair needs two different geoms";
+    }
+    double values[3] = {-1, -1, -1};  // stiffness, dissipation, stiction
+    std::istringstream data(m->text_data + m->text_adr[t]);
+    std::string key;
+    while (data >> key) {
+      const char* keys[3] = {"stiffness", "dissipation", "stiction"};
+      int k = 0;
+      while (k < 3 && key != keys[k]) ++k;
+      if (k == 3) {
+        return element + ": unknown key '" + key + "' (stiffness, dissipation or stiction)";
+      }
+      std::string text;
+      char* end = nullptr;
+      if (!(data >> text)) return element + ": '" + key + "' has no value";
+      const double value = std::strtod(text.c_str(), &end);
+      const bool valid = *end == '\0' && std::isfinite(value) && (k == 1 ? value >= 0 : value > 0);
+      if (!valid) {
+        return element + ": " + key + " '" + text + "' is not a " +
+               (k == 1 ? "non-negative" : "positive") + " number";
+      }
+      values[k] = value;
+    }
+    if (geom2 < 0) {
+      model.geom_contact_stiffness[geom1] = values[0];
+      model.geom_contact_dissipation[geom1] = values[1];
+      model.geom_stiction_speed[geom1] = values[2];
+      continue;
+    }
+    model.contact_pair_geom1.push_back(std::min(geom1, geom2));
+    model.contact_pair_geom2.push_back(std::max(geom1, geom2));
+    model.contact_pair_stiffness.push_back(values[0]);
+    model.contact_pair_dissipation.push_back(values[1]);
+    model.contact_pair_stiction_speed.push_back(values[2]);
+  }
+  return "";
+}
+
 // MuJoCo's key_time, key_qpos, key_qvel and key_ctrl as compiled (omitted fields hold the model's
 // values); what Model drops is said at Model::key_name.
 void ConvertKeyframes(const mjModel* m, Model& model) {
@@ -822,6 +888,9 @@ ModelImport Convert(const std::string& source, const mjModel* m, bool scene_sets
   ConvertJointsAndDofs(m, *model);
   BuildSubsystems(m, *model);
   ConvertGeomsAndMeshes(m, *model);
+  if (const std::string error = ConvertContactCompliance(m, *model); !error.empty()) {
+    return {nullptr, source + ": " + error};
+  }
   ConvertSites(m, *model);
   ConvertTendons(m, *model);
   ConvertActuators(m, *model);

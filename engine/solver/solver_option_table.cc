@@ -221,12 +221,16 @@ std::vector<SolverOptionSpec> MakeTable() {
        ALSIM_NUMBER_FIELD(sap.absolute_tolerance)},
       // ---- icf-lagged, icf-similar (engine/solver/icf/icf_parameters.h)
       {"icf_stiffness", "--icf-stiffness", "K", kIcf, K::kNumber, 0, kInfinity, true, true, "",
-       "contact stiffness k, N/m, of the normal law f_n = k (-phi)_+ (1 - d v_n)_+ (eq. 22)",
+       "contact stiffness k, N/m, of the normal law f_n = k (-phi)_+ (1 - d v_n)_+ (eq. 22), "
+       "where the scene's geoms set none (docs/engine.md)",
        ALSIM_NUMBER_FIELD(icf.stiffness)},
       {"icf_dissipation", "--icf-dissipation", "D", kIcf, K::kNumber, 0, kInfinity, false, true, "",
-       "Hunt & Crossley dissipation d, s/m, of eq. (22)", ALSIM_NUMBER_FIELD(icf.dissipation)},
+       "Hunt & Crossley dissipation d, s/m, of eq. (22), where the scene's geoms set none",
+       ALSIM_NUMBER_FIELD(icf.dissipation)},
       {"icf_stiction_speed", "--icf-stiction-speed", "V", kIcf, K::kNumber, 0, kInfinity, true,
-       true, "", "stiction tolerance v_s, m/s: the slip speed of the stick-slip transition (eq. 9)",
+       true, "",
+       "stiction tolerance v_s, m/s: the slip speed of the stick-slip transition (eq. 9), where "
+       "the scene's geoms set none",
        ALSIM_NUMBER_FIELD(icf.stiction_speed)},
       {"icf_regularized", "--icf-regularized", "on/off", kIcf, K::kBoolean, 0, 0, false, false, "",
        "regularized friction of eq. (26): eps_s = max(v_s, sigma w mu gamma_n0), softer in impacts",

@@ -12,6 +12,7 @@
 
 #include "engine/model/model_import.h"
 #include "engine/sim/step.h"
+#include "engine/solver/icf/icf_contact.h"
 #include "engine/solver/icf/icf_parameters.h"
 #include "engine/solver/solver.h"
 
@@ -161,6 +162,86 @@ TEST(IcfSolverTest, FallingSphereEndsRollingAtFiveSeventhsOfItsSpeed) {
     EXPECT_NEAR(d.qvel[2], 0, 1e-6) << Name(type) << " rests on the ground";
   }
   EXPECT_LT(touchdown[1], touchdown[0]) << "Similar touches down first";
+}
+
+// A particle on the floor whose geoms (and pair) set their compliance in custom text.
+std::string CompliantScene(const std::string& custom) {
+  return "<mujoco><option timestep='0.002' gravity='0 0 -9.81'/><custom>" + custom +
+         "</custom><worldbody><geom name='floor' type='plane' size='5 5 0.1'/>"
+         "<body pos='0 0 0.1'><joint type='slide' axis='0 0 1'/>"
+         "<geom name='ball' type='sphere' size='0.1' mass='2'/></body></worldbody></mujoco>";
+}
+
+// The scene's alsim:contact:GEOM and alsim:contact:GEOM1:GEOM2 texts (ContactCompliance): the
+// particle rests at -m g / k with k the ball's own against the rigid floor, the two layers' in
+// series, or the pair's; an unset scene is the option's contact.
+TEST(IcfSolverTest, SceneSetsEachGeomsAndPairsCompliance) {
+  const struct {
+    std::string custom;
+    double stiffness;
+  } cases[] = {
+      {"", 1e5},
+      {"<text name='alsim:contact:ball' data='stiffness 2e5 dissipation 0'/>", 2e5},
+      {"<text name='alsim:contact:ball' data='stiffness 2e5'/>"
+       "<text name='alsim:contact:floor' data='stiffness 2e5'/>",
+       1e5},
+      {"<text name='alsim:contact:ball' data='stiffness 2e5'/>"
+       "<text name='alsim:contact:floor:ball' data='stiffness 5e4 stiction 1e-3'/>",
+       5e4},
+  };
+  for (const auto& c : cases) {
+    const auto model = Import(CompliantScene(c.custom));
+    ASSERT_TRUE(model);
+    StepOptions options = IcfOptions(SolverType::kIcfLagged);
+    options.solver.icf.stiffness = 1e5;
+    Data d(*model);
+    for (int step = 0; step < 1500; ++step) ASSERT_EQ(Step(*model, d, options), StepStatus::kOk);
+    EXPECT_NEAR(d.qpos[0], -2 * kGravity / c.stiffness, 1e-9 * 2 * kGravity / c.stiffness)
+        << c.custom;
+  }
+}
+
+TEST(IcfSolverTest, ComplianceCombinesAsSpringsInSeries) {
+  const auto model = Import(CompliantScene(
+      "<text name='alsim:contact:ball' data='dissipation 10 stiffness 1e5 stiction 2e-3'/>"
+      "<text name='alsim:contact:floor' data='stiffness 3e5 dissipation 2'/>"));
+  ASSERT_TRUE(model);
+  IcfParameters p;
+  const IcfCompliance both = ContactCompliance(*model, p, 0, 1);
+  EXPECT_DOUBLE_EQ(both.stiffness, 1e5 * 3e5 / 4e5);
+  EXPECT_DOUBLE_EQ(both.dissipation, (3e5 * 10 + 1e5 * 2) / 4e5);
+  EXPECT_EQ(both.stiction, 2e-3);  // the larger of the ball's and the option's 1e-4
+  const IcfCompliance swapped = ContactCompliance(*model, p, 1, 0);
+  EXPECT_EQ(swapped.stiffness, both.stiffness);
+  EXPECT_EQ(swapped.dissipation, both.dissipation);
+  const auto plain = Import(CompliantScene(""));
+  const IcfCompliance none = ContactCompliance(*plain, p, 0, 1);
+  EXPECT_EQ(none.stiffness, p.stiffness);
+  EXPECT_EQ(none.dissipation, p.dissipation);
+  EXPECT_EQ(none.stiction, p.stiction_speed);
+}
+
+// Bad values are import errors naming the element; nothing is imported.
+TEST(IcfSolverTest, BadComplianceIsAnImportErrorNamingTheElement) {
+  const struct {
+    std::string custom;
+    std::string message;
+  } cases[] = {
+      {"<text name='alsim:contact:bal' data='stiffness 1e5'/>", "no geom"},
+      {"<text name='alsim:contact:ball:ball' data='stiffness 1e5'/>", "two different geoms"},
+      {"<text name='alsim:contact:ball' data='stifness 1e5'/>", "unknown key 'stifness'"},
+      {"<text name='alsim:contact:ball' data='stiffness -3'/>", "is not a positive number"},
+      {"<text name='alsim:contact:ball' data='stiffness 0'/>", "is not a positive number"},
+      {"<text name='alsim:contact:ball' data='dissipation nan'/>", "non-negative"},
+      {"<text name='alsim:contact:ball' data='stiction'/>", "has no value"},
+  };
+  for (const auto& c : cases) {
+    const ModelImport imported = ImportModelFromString(CompliantScene(c.custom), {}, "icf.xml");
+    EXPECT_FALSE(imported) << c.custom;
+    EXPECT_NE(imported.error.find("custom text 'alsim:contact:"), std::string::npos)
+        << imported.error;
+    EXPECT_NE(imported.error.find(c.message), std::string::npos) << imported.error;
+  }
 }
 
 }  // namespace

@@ -4,7 +4,43 @@
 #include <cmath>
 #include <limits>
 
+#include "engine/model/model.h"
+
 namespace alsim {
+
+IcfCompliance ContactCompliance(const Model& m, const IcfParameters& parameters, int g1, int g2) {
+  const auto own = [](const std::vector<double>& values, int g, double fallback) {
+    return g >= 0 && g < static_cast<int>(values.size()) && values[g] >= 0 ? values[g] : fallback;
+  };
+  constexpr double kRigid = std::numeric_limits<double>::infinity();
+  const double k1 = own(m.geom_contact_stiffness, g1, kRigid);
+  const double k2 = own(m.geom_contact_stiffness, g2, kRigid);
+  const double d1 = own(m.geom_contact_dissipation, g1, parameters.dissipation);
+  const double d2 = own(m.geom_contact_dissipation, g2, parameters.dissipation);
+  IcfCompliance c;
+  if (k1 == kRigid && k2 == kRigid) {  // the option's contact
+    c.stiffness = parameters.stiffness;
+    c.dissipation = std::max(own(m.geom_contact_dissipation, g1, -1.0),
+                             own(m.geom_contact_dissipation, g2, -1.0));
+    if (c.dissipation < 0) c.dissipation = parameters.dissipation;
+  } else if (k1 == kRigid || k2 == kRigid) {  // one compliant layer against a rigid geom
+    c.stiffness = std::min(k1, k2);
+    c.dissipation = k1 < k2 ? d1 : d2;
+  } else {
+    c.stiffness = k1 * k2 / (k1 + k2);
+    c.dissipation = (k2 * d1 + k1 * d2) / (k1 + k2);
+  }
+  c.stiction = std::max(own(m.geom_stiction_speed, g1, parameters.stiction_speed),
+                        own(m.geom_stiction_speed, g2, parameters.stiction_speed));
+  const int lo = std::min(g1, g2), hi = std::max(g1, g2);
+  for (size_t p = 0; p < m.contact_pair_geom1.size(); ++p) {
+    if (m.contact_pair_geom1[p] != lo || m.contact_pair_geom2[p] != hi) continue;
+    if (m.contact_pair_stiffness[p] >= 0) c.stiffness = m.contact_pair_stiffness[p];
+    if (m.contact_pair_dissipation[p] >= 0) c.dissipation = m.contact_pair_dissipation[p];
+    if (m.contact_pair_stiction_speed[p] >= 0) c.stiction = m.contact_pair_stiction_speed[p];
+  }
+  return c;
+}
 
 IcfContact MakeIcfContact(IcfModel model, const IcfParameters& parameters, double dt,
                           double stiffness, double dissipation, double mu, double phi0,

@@ -23,6 +23,24 @@
 
 namespace alsim {
 
+struct Model;
+
+// A contact's stiffness k (N/m), dissipation d (s/m) and stiction speed v_s (m/s).
+struct IcfCompliance {
+  double stiffness = 0;
+  double dissipation = 0;
+  double stiction = 0;
+};
+
+// The compliance of a contact between geoms g1 and g2: the pair's own values where the scene
+// sets them (Model::contact_pair_*), else the geoms' (Model::geom_contact_*). A geom's stiffness
+// is its own compliant layer, and a geom without one is rigid: two layers combine as springs in
+// series, k = k1 k2 / (k1 + k2), d = (k2 d1 + k1 d2) / (k1 + k2) (Drake's rule); one layer
+// against a rigid geom is that layer's (k1, d1); neither is the options' contact (k, and the
+// larger d a geom sets, else the option's). A geom's unset d is the option's; v_s is the larger
+// of the two geoms' (each its own or the option's).
+IcfCompliance ContactCompliance(const Model& m, const IcfParameters& parameters, int g1, int g2);
+
 // A contact's invariants over one solve (digest 10.1): fixed during the Newton iterations, so
 // that the cost is one convex function of v.
 struct IcfContact {
