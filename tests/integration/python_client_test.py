@@ -516,10 +516,13 @@ class PythonClientTest(unittest.TestCase):
         self.assertIn("canal_zeta must be a number in (0, 1)", str(refused.exception))
 
     def test_newton_solvers_and_the_integrator_by_name(self):
-        # MuJoCo's model and SAP's (issue 43) by their registered names, with the Newton kit's
-        # figures; SAP's physical parameters and the theta method's integrator by option name.
+        # MuJoCo's model, SAP's (issue 43) and ICF's (issue 45) by their registered names, with
+        # the Newton kit's figures; SAP's and ICF's physical parameters and the theta method's
+        # integrator by option name.
         for solver in ({"solver": "mujoco"},
-                       {"solver": "sap", "sap_stiffness": 1e5, "integrator": "midpoint"}):
+                       {"solver": "sap", "sap_stiffness": 1e5, "integrator": "midpoint"},
+                       {"solver": "icf-lagged", "icf_stiffness": 1e5, "icf_regularized": True},
+                       {"solver": "icf-similar", "icf_dissipation": 0}):
             env = self.env("box_stack", 2, solver=solver)
             for _ in range(20):
                 _, info = env.step(None)

@@ -73,13 +73,19 @@ TEST(NewtonSolverTest, CostFallsAtEveryIterationInSap) {
   ExpectMonotoneDescent(Humanoid(""), SolverType::kSap);
 }
 
-// Both contact models of the kit step the humanoid to the same bits at 1, 2 and 8 threads, and
+TEST(NewtonSolverTest, CostFallsAtEveryIterationInIcf) {
+  ExpectMonotoneDescent(Humanoid(""), SolverType::kIcfLagged);
+  ExpectMonotoneDescent(Humanoid(""), SolverType::kIcfSimilar);
+}
+
+// Every contact model of the kit steps the humanoid to the same bits at 1, 2 and 8 threads, and
 // a step allocates nothing once the instance has seen its largest islands.
 TEST(NewtonSolverTest, BitIdenticalForOneTwoAndEightThreadsAndAllocationFree) {
   const ModelImport imported = ImportModelFromFile("/usr/share/mujoco/model/humanoid/humanoid.xml");
   ASSERT_TRUE(imported) << imported.error;
   const Model& m = *imported.model;
-  for (const SolverType type : {SolverType::kMujoco, SolverType::kSap}) {
+  for (const SolverType type :
+       {SolverType::kMujoco, SolverType::kSap, SolverType::kIcfLagged, SolverType::kIcfSimilar}) {
     SCOPED_TRACE(SolverName(type));
     StepOptions options;
     options.solver.type = type;
