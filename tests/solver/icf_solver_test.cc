@@ -3,8 +3,9 @@
 // of a particle in contact is the root of the quadratic m (v - v*) = n(v) (test 4); a particle
 // rests at phi = -m g / k whatever the dissipation (test 5); Lagged creeps on an incline at
 // v_s r / sqrt(1 - r^2), r = tan(theta) / mu (test 6); a sphere thrown along the ground ends
-// rolling at 5/7 of its speed (XI-B, test 9). Determinism across thread counts and allocation:
-// the registry's tests (every registered solver).
+// rolling at 5/7 of its speed (XI-B, test 9); on the oscillating conveyor Lagged does not move
+// vertically while Similar and SAP glide (XI-A, test 8); the scene's compliance. Descent,
+// determinism across thread counts and allocation: newton_solver_test.cc.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -126,18 +127,15 @@ TEST(IcfSolverTest, LaggedCreepsOnAnInclineAtTheStictionLawsSpeed) {
   }
 }
 
-// XI-B: a steel sphere (0.5 kg, 5 cm across) thrown at U0 = 2 m/s from 5 cm above the ground
-// (k 1e7 N/m, d 500 s/m, mu 0.5, v_s 1e-4, dt 2e-3) slides, then rolls; angular momentum about
-// the contact point gives the rolling speed 5/7 U0 whatever the impact. Lagged meets it. Similar
-// glides (Table I): its friction acts while the sphere is mu dt |v_t| above the ground, at a
-// contact point raised by half that, a longer lever, so it ends faster than 5/7 U0 (within 1%),
-// and it touches down earlier (Sec. XI-B).
+// XI-B (scenes/icf_falling_sphere.xml, plotted by bench/plot_icf.py): a steel sphere (0.5 kg, 5 cm
+// across) thrown at U0 = 2 m/s from 5 cm above the ground (k 1e7 N/m, d 500 s/m, mu 0.5, v_s 1e-4,
+// dt 2e-3) slides, then rolls; angular momentum about the contact point gives the rolling speed 5/7
+// U0 whatever the impact. Lagged meets it. Similar glides (Table I): its friction acts while the
+// sphere is mu dt |v_t| above the ground, at a contact point raised by half that, a longer lever,
+// so it ends faster than 5/7 U0 (within 1%), and it touches down earlier (Sec. XI-B).
 TEST(IcfSolverTest, FallingSphereEndsRollingAtFiveSeventhsOfItsSpeed) {
-  const auto model = Import(
-      "<mujoco><option timestep='0.002' gravity='0 0 -9.81'/><worldbody>"
-      "<geom type='plane' size='5 5 0.1' friction='0.5'/><body pos='0 0 0.075'><freejoint/>"
-      "<geom type='sphere' size='0.025' mass='0.5' friction='0.5'/></body></worldbody>"
-      "</mujoco>");
+  const auto model = ImportModelFromFile(ALSIM_SCENES_DIR "/icf_falling_sphere.xml").model;
+  ASSERT_TRUE(model);
   const double rolling = 2.0 * 5 / 7;
   int touchdown[2] = {-1, -1};
   for (const SolverType type : {SolverType::kIcfLagged, SolverType::kIcfSimilar}) {
@@ -244,13 +242,14 @@ TEST(IcfSolverTest, BadComplianceIsAnImportErrorNamingTheElement) {
   }
 }
 
-// XI-A: a 1 kg box (5 cm sides) on a belt oscillating at 1 Hz with 0.2 m amplitude (mu 0.7, k
-// 1e7 N/m, dt 0.01 s; d 500 s/m, SAP tau_d 1e-3 s). The belt's peak acceleration (7.9 m/s^2)
-// exceeds mu g (6.9), so the box sticks and slips. Lagged has no vertical motion and its normal
-// force stays m g; Similar and SAP glide, the box rising and falling with the slip speed, and
-// their normal force jumps when the gliding ends at the return to stiction. The belt is a 1e4 kg
-// body whose velocity is set before each step; the solves run to a relative tolerance of 1e-12
-// (the stopping test scales by the island's momentum, which the belt's dominates).
+// XI-A (scenes/icf_conveyor.xml, plotted by bench/plot_icf.py): a 1 kg box (5 cm sides) on a belt
+// oscillating at 1 Hz with 0.2 m amplitude (mu 0.7, k 1e7 N/m, dt 0.01 s; d 500 s/m, SAP tau_d 1e-3
+// s). The belt's peak acceleration (7.9 m/s^2) exceeds mu g (6.9), so the box sticks and slips.
+// Lagged has no vertical motion and its normal force stays m g; Similar and SAP glide, the box
+// rising and falling with the slip speed, and their normal force jumps when the gliding ends at the
+// return to stiction. The belt is a 1e4 kg body whose velocity is set before each step; the solves
+// run to a relative tolerance of 1e-12 (the stopping test scales by the island's momentum, which
+// the belt's dominates).
 struct ConveyorRun {
   double max_vertical_speed = 0;  // after the first second, m/s
   double max_normal_force = 0;    // over m g, after the first second
@@ -258,12 +257,9 @@ struct ConveyorRun {
 };
 
 ConveyorRun RunConveyor(SolverType type) {
-  const auto model = Import(
-      "<mujoco><option timestep='0.01' gravity='0 0 -9.81'/><worldbody>"
-      "<body name='belt'><joint type='slide' axis='1 0 0'/>"
-      "<geom type='box' size='2 0.5 0.05' mass='1e4' friction='0.7'/></body>"
-      "<body pos='0 0 0.075'><freejoint/><geom type='box' size='0.025 0.025 0.025' mass='1' "
-      "friction='0.7'/></body></worldbody></mujoco>");
+  const auto model = ImportModelFromFile(ALSIM_SCENES_DIR "/icf_conveyor.xml").model;
+  EXPECT_TRUE(model);
+  if (!model) return {};
   StepOptions options;
   options.solver.type = type;
   options.solver.icf.stiffness = 1e7;
