@@ -24,7 +24,7 @@ TEST_JOBS   ?= $(shell echo $$(( $(JOBS) * 2 )))
 FUZZ_DIR        ?= build-fuzz
 FUZZ_SECONDS    ?= 60
 FUZZ_JOBS       ?= $(JOBS)
-FUZZ_CI_SECONDS ?= 15
+FUZZ_CI_SECONDS ?= 10
 # make fuzz-ci fixes libFuzzer's seed (a red CI run reproduces); make fuzz takes FUZZ_SEED if set.
 FUZZ_CI_SEED    ?= 1
 FUZZ_SEED       ?=
