@@ -204,6 +204,16 @@ struct Model {
   std::vector<double> contact_pair_stiffness;
   std::vector<double> contact_pair_dissipation;
   std::vector<double> contact_pair_stiction_speed;
+  // Anisotropic friction (ICF, Appendix B; alsim:contact keys friction_x, friction_y): a geom's
+  // coefficients along its local x and y axes projected onto the contact's tangent plane
+  // (AnisotropicFriction in engine/solver/icf/icf_contact.h), negative where the scene sets none.
+  std::vector<double> geom_friction_x;
+  std::vector<double> geom_friction_y;
+  // A pair's (contact_pair_geom1/2), negative where unset, along the axes of
+  // contact_pair_friction_geom: the pair text's first-named geom.
+  std::vector<double> contact_pair_friction_x;
+  std::vector<double> contact_pair_friction_y;
+  std::vector<int> contact_pair_friction_geom;
   // (nbody + 1) body b's geoms are [body_geom_adr[b], body_geom_adr[b + 1]): MuJoCo orders geoms
   // by body, so a tree's geoms are contiguous too.
   std::vector<int> body_geom_adr;

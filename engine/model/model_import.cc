@@ -795,12 +795,16 @@ void ConvertCollisionFilters(const mjModel* m, Model& model) {
 //   <text name="alsim:contact:GEOM" data="stiffness 1e5 dissipation 10 stiction 1e-4"/>
 //   <text name="alsim:contact:GEOM1:GEOM2" data="..."/>   (one pair's contacts)
 // Keys may be given in any order and any subset: stiffness (N/m, > 0), dissipation (s/m, >= 0),
-// stiction (m/s, > 0). A name that matches a geom whole is that geom's, else GEOM1:GEOM2 a
-// pair's. Empty on success, else the error naming the element.
+// stiction (m/s, > 0), and friction_x and friction_y together (anisotropic friction along the
+// geom's, or the pair's first-named geom's, local x and y axes; >= 0). A name that matches a geom
+// whole is that geom's, else GEOM1:GEOM2 a pair's. Empty on success, else the error naming the
+// element.
 std::string ConvertContactCompliance(const mjModel* m, Model& model) {
   model.geom_contact_stiffness.assign(m->ngeom, -1.0);
   model.geom_contact_dissipation.assign(m->ngeom, -1.0);
   model.geom_stiction_speed.assign(m->ngeom, -1.0);
+  model.geom_friction_x.assign(m->ngeom, -1.0);
+  model.geom_friction_y.assign(m->ngeom, -1.0);
   const std::string prefix = "alsim:contact:";
   for (int t = 0; t < m->ntext; ++t) {
     const std::string name = Name(m, mjOBJ_TEXT, t);
@@ -820,31 +824,40 @@ std::string ConvertContactCompliance(const mjModel* m, Model& model) {
       }
       if (geom1 == geom2) return element + ": a pair needs two different geoms";
     }
-    double values[3] = {-1, -1, -1};  // stiffness, dissipation, stiction
+    // stiffness, dissipation, stiction, friction_x, friction_y
+    double values[5] = {-1, -1, -1, -1, -1};
     std::istringstream data(m->text_data + m->text_adr[t]);
     std::string key;
     while (data >> key) {
-      const char* keys[3] = {"stiffness", "dissipation", "stiction"};
+      const char* keys[5] = {"stiffness", "dissipation", "stiction", "friction_x", "friction_y"};
       int k = 0;
-      while (k < 3 && key != keys[k]) ++k;
-      if (k == 3) {
-        return element + ": unknown key '" + key + "' (stiffness, dissipation or stiction)";
+      while (k < 5 && key != keys[k]) ++k;
+      if (k == 5) {
+        return element + ": unknown key '" + key +
+               "' (stiffness, dissipation, stiction, friction_x or friction_y)";
       }
       std::string text;
       char* end = nullptr;
       if (!(data >> text)) return element + ": '" + key + "' has no value";
       const double value = std::strtod(text.c_str(), &end);
-      const bool valid = *end == '\0' && std::isfinite(value) && (k == 1 ? value >= 0 : value > 0);
+      const bool non_negative = k == 1 || k >= 3;
+      const bool valid =
+          *end == '\0' && std::isfinite(value) && (non_negative ? value >= 0 : value > 0);
       if (!valid) {
         return element + ": " + key + " '" + text + "' is not a " +
-               (k == 1 ? "non-negative" : "positive") + " number";
+               (non_negative ? "non-negative" : "positive") + " number";
       }
       values[k] = value;
+    }
+    if ((values[3] < 0) != (values[4] < 0)) {
+      return element + ": friction_x and friction_y go together (the friction ellipse's two axes)";
     }
     if (geom2 < 0) {
       model.geom_contact_stiffness[geom1] = values[0];
       model.geom_contact_dissipation[geom1] = values[1];
       model.geom_stiction_speed[geom1] = values[2];
+      model.geom_friction_x[geom1] = values[3];
+      model.geom_friction_y[geom1] = values[4];
       continue;
     }
     model.contact_pair_geom1.push_back(std::min(geom1, geom2));
@@ -852,6 +865,9 @@ std::string ConvertContactCompliance(const mjModel* m, Model& model) {
     model.contact_pair_stiffness.push_back(values[0]);
     model.contact_pair_dissipation.push_back(values[1]);
     model.contact_pair_stiction_speed.push_back(values[2]);
+    model.contact_pair_friction_x.push_back(values[3]);
+    model.contact_pair_friction_y.push_back(values[4]);
+    model.contact_pair_friction_geom.push_back(geom1);
   }
   return "";
 }

@@ -4,12 +4,16 @@
 // rests at phi = -m g / k whatever the dissipation (test 5); Lagged creeps on an incline at
 // v_s r / sqrt(1 - r^2), r = tan(theta) / mu (test 6); a sphere thrown along the ground ends
 // rolling at 5/7 of its speed (XI-B, test 9); on the oscillating conveyor Lagged does not move
-// vertically while Similar and SAP glide (XI-A, test 8); the scene's compliance. Descent,
+// vertically while Similar and SAP glide (XI-A, test 8); the scene's compliance; anisotropic
+// friction (Appendix B): a box decelerates at mu_i g along each principal direction and follows
+// the maximum-dissipation law, a curved path, when it slides between them. Descent,
 // determinism across thread counts and allocation: newton_solver_test.cc.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "engine/model/model_import.h"
 #include "engine/sim/step.h"
@@ -232,6 +236,11 @@ TEST(IcfSolverTest, BadComplianceIsAnImportErrorNamingTheElement) {
       {"<text name='alsim:contact:ball' data='stiffness 0'/>", "is not a positive number"},
       {"<text name='alsim:contact:ball' data='dissipation nan'/>", "non-negative"},
       {"<text name='alsim:contact:ball' data='stiction'/>", "has no value"},
+      {"<text name='alsim:contact:ball' data='friction_x -0.5 friction_y 1'/>", "non-negative"},
+      {"<text name='alsim:contact:ball' data='friction_x 0.5 friction_y nan'/>", "non-negative"},
+      {"<text name='alsim:contact:ball' data='friction_x 0.5'/>", "go together"},
+      {"<text name='alsim:contact:floor:ball' data='friction_y 0.5'/>", "go together"},
+      {"<text name='alsim:contact:ball' data='friction_z 0.5'/>", "unknown key 'friction_z'"},
   };
   for (const auto& c : cases) {
     const ModelImport imported = ImportModelFromString(CompliantScene(c.custom), {}, "icf.xml");
@@ -239,6 +248,140 @@ TEST(IcfSolverTest, BadComplianceIsAnImportErrorNamingTheElement) {
     EXPECT_NE(imported.error.find("custom text 'alsim:contact:"), std::string::npos)
         << imported.error;
     EXPECT_NE(imported.error.find(c.message), std::string::npos) << imported.error;
+  }
+}
+
+// A 1 kg box (10 cm half sides) on slide joints along world x, y and z, resting on a floor, its
+// geom turned 30 degrees about z: the principal directions of its friction_x, friction_y are
+// e1 = (cos 30, sin 30) and e2 = (-sin 30, cos 30). `custom` sets them, `box` and `floor` add
+// attributes to the geoms.
+std::shared_ptr<const Model> SlidingBox(const std::string& custom, const std::string& box = "",
+                                        const std::string& floor = "") {
+  return Import("<mujoco><option timestep='0.002' gravity='0 0 -9.81'/><custom>" + custom +
+                "</custom><worldbody><geom name='floor' type='plane' size='5 5 0.1' " + floor +
+                "/><body pos='0 0 0.1'><joint type='slide' axis='1 0 0'/>"
+                "<joint type='slide' axis='0 1 0'/><joint type='slide' axis='0 0 1'/>"
+                "<geom name='box' type='box' size='0.1 0.1 0.1' mass='1' euler='0 0 30' " +
+                box + "/></body></worldbody></mujoco>");
+}
+
+constexpr double kBoxAngle = M_PI / 6;
+
+// The box settled on its four corners (1 s), then sliding at `velocity` (world x, y).
+Data SettledBox(const Model& model, const StepOptions& options, double vx, double vy) {
+  Data d(model);
+  for (int step = 0; step < 500; ++step) EXPECT_EQ(Step(model, d, options), StepStatus::kOk);
+  EXPECT_NEAR(d.qvel[2], 0, 1e-12);
+  d.qvel[0] = vx;
+  d.qvel[1] = vy;
+  return d;
+}
+
+// Along a principal direction the friction opposes the slip with mu_i m g (eq. 31 with v_t along
+// e_i): Lagged, whose gamma_n0 is the settled m g dt, takes mu_i g T off the speed in T and
+// keeps the path straight, for mu_x 0.8 along e1 and mu_y 0.3 along e2.
+TEST(IcfSolverTest, AnisotropicBoxDeceleratesAtMuGAlongEachPrincipalDirection) {
+  const auto model =
+      SlidingBox("<text name='alsim:contact:box' data='friction_x 0.8 friction_y 0.3'/>");
+  ASSERT_TRUE(model);
+  const StepOptions options = IcfOptions(SolverType::kIcfLagged);
+  const double c = std::cos(kBoxAngle), s = std::sin(kBoxAngle);
+  for (const auto& [ex, ey, mu] : {std::tuple{c, s, 0.8}, {-s, c, 0.3}}) {
+    Data d = SettledBox(*model, options, ex, ey);
+    const int steps = 50;
+    for (int step = 0; step < steps; ++step) ASSERT_EQ(Step(*model, d, options), StepStatus::kOk);
+    const double speed = d.qvel[0] * ex + d.qvel[1] * ey;
+    const double lateral = -d.qvel[0] * ey + d.qvel[1] * ex;
+    EXPECT_NEAR(speed, 1 - mu * kGravity * steps * kStep, 1e-7) << "mu " << mu;
+    EXPECT_NEAR(lateral, 0, 1e-9) << "mu " << mu;
+  }
+}
+
+// Between the principal directions the friction is the maximum-dissipation impulse over the
+// ellipse (eq. 30), in the principal frame m dv = -m g dt (mu_x^2 p1, mu_y^2 p2) /
+// sqrt(mu_x^2 p1^2 + mu_y^2 p2^2) with p the step's end velocity (implicit Euler), written out
+// here, not opposite to the slip. Over the slide dp1/dp2 = mu_x^2 p1 / (mu_y^2 p2), so the path
+// curves with p1 / p2^(mu_x^2 / mu_y^2) constant (mu_x 0.8, mu_y 0.4: the fourth power), up to
+// the time step's first-order error; isotropic friction would keep p1 / p2 constant instead.
+TEST(IcfSolverTest, AnisotropicBoxSlidingBetweenTheAxesFollowsMaximumDissipation) {
+  const auto model =
+      SlidingBox("<text name='alsim:contact:box' data='friction_x 0.8 friction_y 0.4'/>");
+  ASSERT_TRUE(model);
+  const StepOptions options = IcfOptions(SolverType::kIcfLagged);
+  const double c = std::cos(kBoxAngle), s = std::sin(kBoxAngle);
+  const auto principal = [&](const Data& d) {
+    return std::pair{d.qvel[0] * c + d.qvel[1] * s, -d.qvel[0] * s + d.qvel[1] * c};
+  };
+  // p = (1, 1) m/s.
+  Data d = SettledBox(*model, options, c - s, s + c);
+  const auto [p1_start, p2_start] = principal(d);
+  ASSERT_EQ(Step(*model, d, options), StepStatus::kOk);
+  const auto [p1, p2] = principal(d);
+  const double r = std::sqrt(0.64 * p1 * p1 + 0.16 * p2 * p2);
+  EXPECT_NEAR(p1 - p1_start, -kGravity * kStep * 0.64 * p1 / r, 1e-8);
+  EXPECT_NEAR(p2 - p2_start, -kGravity * kStep * 0.16 * p2 / r, 1e-8);
+  const double invariant = p1 / std::pow(p2, 4);
+  for (int step = 0; step < 60; ++step) ASSERT_EQ(Step(*model, d, options), StepStatus::kOk);
+  const auto [q1, q2] = principal(d);
+  ASSERT_LT(q1, 0.5 * p1);  // well into the curve
+  EXPECT_NEAR(q1 / std::pow(q2, 4) / invariant, 1, 0.02);
+  EXPECT_GT(std::abs(q1 / q2 - p1 / p2), 0.2);  // not the isotropic straight line
+}
+
+// friction_x = friction_y = mu is the isotropic friction mu: the same trajectory, bit for bit, as
+// MuJoCo's friction mu on both geoms, for both models.
+TEST(IcfSolverTest, EqualFrictionCoefficientsAreTheIsotropicFrictionBitForBit) {
+  const auto equal =
+      SlidingBox("<text name='alsim:contact:box' data='friction_x 0.6 friction_y 0.6'/>");
+  const auto plain = SlidingBox("", "friction='0.6'", "friction='0.6'");
+  ASSERT_TRUE(equal && plain);
+  for (const SolverType type : {SolverType::kIcfLagged, SolverType::kIcfSimilar}) {
+    const StepOptions options = IcfOptions(type);
+    Data a = SettledBox(*equal, options, 0.8, 0.5);
+    Data b = SettledBox(*plain, options, 0.8, 0.5);
+    for (int step = 0; step < 100; ++step) {
+      ASSERT_EQ(Step(*equal, a, options), StepStatus::kOk);
+      ASSERT_EQ(Step(*plain, b, options), StepStatus::kOk);
+    }
+    EXPECT_LT(a.qvel[0], 0.5) << Name(type) << ": it slowed down";
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_EQ(a.qpos[i], b.qpos[i]) << Name(type);
+      EXPECT_EQ(a.qvel[i], b.qvel[i]) << Name(type);
+    }
+  }
+}
+
+// Which geom's axes and whose tensor: a pair text's first-named geom fixes the axes (floor:box,
+// the floor's world x and y; box:floor, the box's turned ones); a pair text wins over the geom's;
+// condim 1 (on both geoms: MuJoCo takes the larger) stays frictionless.
+TEST(IcfSolverTest, AnisotropicFrictionFollowsThePairsFirstNamedGeomAndCondim) {
+  const std::string geom = "<text name='alsim:contact:box' data='friction_x 0.1 friction_y 0.1'/>";
+  const StepOptions options = IcfOptions(SolverType::kIcfLagged);
+  const double c = std::cos(kBoxAngle), s = std::sin(kBoxAngle);
+  const struct {
+    std::string custom;
+    std::string box;
+    double ex, ey;  // the slip's direction
+    double mu;      // its deceleration over g
+  } cases[] = {
+      {geom + "<text name='alsim:contact:floor:box' data='friction_x 0.8 friction_y 0.3'/>", "", 1,
+       0, 0.8},
+      {geom + "<text name='alsim:contact:floor:box' data='friction_x 0.8 friction_y 0.3'/>", "", 0,
+       1, 0.3},
+      {geom + "<text name='alsim:contact:box:floor' data='friction_x 0.8 friction_y 0.3'/>", "", c,
+       s, 0.8},
+      {"<text name='alsim:contact:box' data='friction_x 0.8 friction_y 0.3'/>", "condim='1'", c, s,
+       0.0},
+  };
+  for (const auto& k : cases) {
+    const auto model = SlidingBox(k.custom, k.box, k.box);
+    ASSERT_TRUE(model);
+    Data d = SettledBox(*model, options, k.ex, k.ey);
+    const int steps = 50;
+    for (int step = 0; step < steps; ++step) ASSERT_EQ(Step(*model, d, options), StepStatus::kOk);
+    EXPECT_NEAR(d.qvel[0] * k.ex + d.qvel[1] * k.ey, 1 - k.mu * kGravity * steps * kStep, 1e-7)
+        << k.custom << " " << k.box;
+    EXPECT_NEAR(-d.qvel[0] * k.ey + d.qvel[1] * k.ex, 0, 1e-9) << k.custom << " " << k.box;
   }
 }
 

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "engine/data/contact.h"
+#include "engine/data/data.h"
 #include "engine/model/model.h"
 
 namespace alsim {
@@ -38,6 +40,79 @@ IcfCompliance ContactCompliance(const Model& m, const IcfParameters& parameters,
     if (m.contact_pair_stiffness[p] >= 0) c.stiffness = m.contact_pair_stiffness[p];
     if (m.contact_pair_dissipation[p] >= 0) c.dissipation = m.contact_pair_dissipation[p];
     if (m.contact_pair_stiction_speed[p] >= 0) c.stiction = m.contact_pair_stiction_speed[p];
+  }
+  return c;
+}
+
+IcfFriction AnisotropicFriction(double mu_x, double mu_y, const Mat3& geom, const Mat3& frame) {
+  IcfFriction f;
+  f.mu = std::max(mu_x, mu_y);
+  if (mu_x == mu_y) return f;  // mu I in any basis: the isotropic contact exactly
+  const Vec3 n = frame.col(0);
+  const Vec3 x = geom.col(0) - geom.col(0).dot(n) * n;
+  Vec3 e1;
+  if (x.squaredNorm() >= 0.5) {
+    e1 = x.normalized();
+  } else {  // |y.n|^2 <= 1 - |x.n|^2 < 1/2: the projected y axis is e2
+    e1 = (geom.col(1) - geom.col(1).dot(n) * n).normalized().cross(n);
+  }
+  // e1 = (c, s) in (tangent1, tangent2), e2 = (-s, c) up to sign.
+  const double c = e1.dot(frame.col(1)), s = e1.dot(frame.col(2));
+  f.anisotropic = true;
+  f.tensor[0] = mu_x * c * c + mu_y * s * s;
+  f.tensor[1] = (mu_x - mu_y) * c * s;
+  f.tensor[2] = mu_x * s * s + mu_y * c * c;
+  return f;
+}
+
+IcfFriction ContactFriction(const Model& m, const Data& d, const Contact& contact, double mu) {
+  IcfFriction isotropic;
+  isotropic.mu = mu;
+  const int g1 = contact.geom1, g2 = contact.geom2;
+  const int ngeom = static_cast<int>(m.geom_friction_x.size());
+  if (g1 < 0 || g2 < 0 || g1 >= ngeom || g2 >= ngeom) return isotropic;
+  // condim 1 (ContactParametersOfPair's rule: the MuJoCo pair's, the higher priority's, the
+  // larger) is frictionless whatever the scene's tensors.
+  const bool ranked = m.geom_priority[g1] != m.geom_priority[g2];
+  const int higher = m.geom_priority[g1] > m.geom_priority[g2] ? g1 : g2;
+  const int condim = contact.explicit_pair >= 0 ? m.pair_condim[contact.explicit_pair]
+                     : ranked                   ? m.geom_condim[higher]
+                                                : std::max(m.geom_condim[g1], m.geom_condim[g2]);
+  if (condim == 1) return isotropic;
+  // The tensor's coefficients and the geom whose axes fix its directions.
+  int axes = -1;
+  double mu_x = 0, mu_y = 0;
+  const int lo = std::min(g1, g2), hi = std::max(g1, g2);
+  for (size_t p = 0; p < m.contact_pair_friction_x.size(); ++p) {
+    if (m.contact_pair_geom1[p] != lo || m.contact_pair_geom2[p] != hi) continue;
+    if (m.contact_pair_friction_x[p] < 0) continue;
+    axes = m.contact_pair_friction_geom[p];
+    mu_x = m.contact_pair_friction_x[p];
+    mu_y = m.contact_pair_friction_y[p];
+  }
+  if (axes < 0) {
+    if (contact.explicit_pair >= 0) return isotropic;
+    const auto sets = [&](int g) { return m.geom_friction_x[g] >= 0; };
+    if (ranked) {
+      axes = sets(higher) ? higher : -1;
+    } else {
+      axes = sets(lo) ? lo : sets(hi) ? hi : -1;
+    }
+    if (axes < 0) return isotropic;
+    mu_x = m.geom_friction_x[axes];
+    mu_y = m.geom_friction_y[axes];
+  }
+  return AnisotropicFriction(mu_x, mu_y, d.geom_xmat[axes], contact.frame);
+}
+
+IcfContact MakeIcfContact(IcfModel model, const IcfParameters& parameters, double dt,
+                          double stiffness, double dissipation, const IcfFriction& friction,
+                          double phi0, double normal_velocity0, double w) {
+  IcfContact c = MakeIcfContact(model, parameters, dt, stiffness, dissipation, friction.mu, phi0,
+                                normal_velocity0, w);
+  c.anisotropic = friction.anisotropic && friction.mu > 0;
+  if (c.anisotropic) {
+    for (int j = 0; j < 3; ++j) c.friction_tensor[j] = friction.tensor[j];
   }
   return c;
 }
@@ -81,7 +156,50 @@ double IcfNormalImpulseDerivative(const IcfContact& c, double vn) {
          (c.dt * (1 - c.dissipation * vn) + c.dissipation * (-c.phi0 - c.dt * vn));
 }
 
+namespace {
+
+// The anisotropic contact (the header's Appendix B forms): w = M v_t, eps' = mu_max eps.
+IcfContactState AnisotropicContactAt(const IcfContact& c, const double* vc, double* hessian) {
+  IcfContactState state;
+  const double* m = c.friction_tensor;  // [[m0, m1], [m1, m2]]
+  const double eps = c.mu * c.stiction;
+  const double w1 = m[0] * vc[1] + m[1] * vc[2], w2 = m[1] * vc[1] + m[2] * vc[2];
+  const double root = std::sqrt(w1 * w1 + w2 * w2 + eps * eps);  // |w|_s' + eps' > 0
+  const double soft = root - eps;
+  // u = M w_s, the direction of -gamma_t (eq. 31's M t^(M v_t) as eps' -> 0).
+  const double u1 = (m[0] * w1 + m[1] * w2) / root, u2 = (m[1] * w1 + m[2] * w2) / root;
+  const bool similar = c.model == IcfModel::kSimilar;
+  const double z = similar ? vc[0] - soft : vc[0];
+  const double n = IcfNormalImpulse(c, z);
+  const double dn = IcfNormalImpulseDerivative(c, z);
+  // The tangential impulse's size: the lagged gamma_n0 or the implicit n(z) (mu is in M).
+  const double friction = similar ? n : c.friction_impulse;
+  state.cost = -IcfNormalAntiderivative(c, z) + (similar ? 0.0 : friction * soft);
+  state.impulse[0] = n;
+  state.impulse[1] = -friction * u1;
+  state.impulse[2] = -friction * u2;
+  state.acts = dn != 0 || friction > 0;
+  if (hessian == nullptr) return state;
+  // G_tt = friction / root^3 M (eps'^2 I + w_perp w_perp^T) M + Similar's -n' u u^T, with
+  // M w_perp = (m1 w1 - m0 w2, m2 w1 - m1 w2); G_tn = Similar's n' u.
+  const double p1 = m[1] * w1 - m[0] * w2, p2 = m[2] * w1 - m[1] * w2;
+  const double scale = friction / (root * root * root), e2 = eps * eps;
+  const double along = similar ? -dn : 0.0;
+  const double cross = similar ? dn : 0.0;
+  double* h = hessian;
+  h[0] = -dn;
+  h[1] = h[3] = cross * u1;
+  h[2] = h[6] = cross * u2;
+  h[4] = scale * (e2 * (m[0] * m[0] + m[1] * m[1]) + p1 * p1) + along * u1 * u1;
+  h[8] = scale * (e2 * (m[1] * m[1] + m[2] * m[2]) + p2 * p2) + along * u2 * u2;
+  h[5] = h[7] = scale * (e2 * (m[0] + m[2]) * m[1] + p1 * p2) + along * u1 * u2;
+  return state;
+}
+
+}  // namespace
+
 IcfContactState IcfContactAt(const IcfContact& c, const double* vc, double* hessian) {
+  if (c.anisotropic) return AnisotropicContactAt(c, vc, hessian);
   IcfContactState state;
   // The soft norm of v_t and its gradient t_s; root = |v_t|_s + eps.
   const double eps = c.stiction;

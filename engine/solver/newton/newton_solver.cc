@@ -228,15 +228,17 @@ void NewtonSolver::BuildRows(const Model& m, const Data& d, const SolverOptions&
         normal_velocity0 += jacobian_.At(e, 0) * d.qvel[jacobian_.dof[e]];
       }
       const double w = p.regularized ? DelassusDiagonalMean(m, d, i) : 0.0;
-      const double mu = c.friction > 0 ? c.friction : 0.0;
       const Contact& contact = d.contact[c.contact];
+      // Anisotropic friction (Appendix B) where the scene sets it, else mu.
+      const IcfFriction friction = ContactFriction(m, d, contact, c.friction > 0 ? c.friction : 0);
+      const double mu = friction.mu;
       const IcfCompliance compliance = ContactCompliance(m, p, contact.geom1, contact.geom2);
       IcfParameters own = p;
       own.stiction_speed = compliance.stiction;
       icf_contact_[row] =
           MakeIcfContact(type_ == SolverType::kIcfSimilar ? IcfModel::kSimilar : IcfModel::kLagged,
-                         own, m.timestep, compliance.stiffness, compliance.dissipation, mu, bias[0],
-                         normal_velocity0, w);
+                         own, m.timestep, compliance.stiffness, compliance.dissipation, friction,
+                         bias[0], normal_velocity0, w);
       const int dim = mu > 0 ? 3 : 1;
       row_mu_[row] = mu;
       cone_dim_[row] = dim;
