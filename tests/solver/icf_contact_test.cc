@@ -181,6 +181,12 @@ TEST(IcfContact, InvariantsFollowEquations18To26) {
   EXPECT_GT(impact.stiction, 1e-4);
   const IcfContact resting = MakeIcfContact(IcfModel::kLagged, p, dt, k, d, mu, -1e-9, 0, w);
   EXPECT_EQ(resting.stiction, 1e-4);
+  // Anisotropic friction: eq. (26) reads mu as the largest principal coefficient (here mu).
+  const IcfFriction friction = AnisotropicFriction(0.2, mu, TurnedAboutZ(0.3), FloorFrame());
+  const IcfContact anisotropic =
+      MakeIcfContact(IcfModel::kLagged, p, dt, k, d, friction, -1e-3, -1.0, w);
+  EXPECT_TRUE(anisotropic.anisotropic);
+  EXPECT_EQ(anisotropic.stiction, impact.stiction);
 }
 
 // Lagged friction in steady sliding is Coulomb's with the lagged normal impulse, the soft norm's
