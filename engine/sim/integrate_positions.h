@@ -10,4 +10,9 @@ namespace alsim {
 // stay unit length.
 void IntegratePositions(const Model& m, const double* qvel, double dt, double* qpos);
 
+// The inverse: qvel (nv) such that qpos2 = qpos1 (+) dt * qvel, a quaternion's part the rotation
+// vector of q1^-1 q2 (body frame) over dt (the smaller rotation: angles up to pi).
+void DifferencePositions(const Model& m, const double* qpos1, const double* qpos2, double dt,
+                         double* qvel);
+
 }  // namespace alsim

@@ -204,27 +204,13 @@ void Forward(const Model& m, Data& d, const StepOptions& options) {
   SmoothStage(m, d, StepWeights(options), nullptr, false, [](const TreeRange&) {});
 }
 
-StepStatus Step(const Model& m, Data& d, const StepOptions& options) {
-  if (!ValidateStepOptions(options).empty()) return StepStatus::kInvalidOptions;
-  if (!EnsureSolver(m, d, options.solver.type)) return StepStatus::kInvalidOptions;
-  // A solver without torsional/rolling rows refuses a condim 4/6 scene (SolverRefusesModel).
-  if (m.high_condim_geom >= 0 && !SolverSupportsHighCondim(options.solver.type)) {
-    return StepStatus::kInvalidOptions;
-  }
-  // The clock only for a time budget (a clock read is about 25 ns, 0.15% of a humanoid's step).
-  const double budget_us = options.solver.time_budget_us;
-  const double start_us = budget_us > 0 ? SteadyMicroseconds() : 0;
-  const ThetaWeights weights = StepWeights(options);
-  const double theta = options.theta;
-  const double h = m.timestep;
-
-  // drift to q_theta with v_k
-  if (theta > 0) IntegratePositions(m, d.qvel.data(), theta * h, d.qpos.data());
-
+void PrepareConstraintSolve(const Model& m, Data& d, const StepOptions& options) {
   // smooth dynamics at (q_theta, v_k): v_free = v_k + (1 - theta) h qacc, and A and b. Each
   // tree's task then sets its v_hat = v_free (the solver's answer where no constraint acts) and,
   // for the collision, its geoms' speculative margins and bounding boxes: passes over every dof
   // and geom on the calling thread would fetch what the other threads just wrote.
+  const ThetaWeights weights = StepWeights(options);
+  const double h = m.timestep;
   const ConstraintOptions& constraint_options = options.constraints;
   SmoothStage(m, d, weights, &constraint_options, true, [&](const TreeRange& trees) {
     std::copy(d.v_free.begin() + trees.dof_begin, d.v_free.begin() + trees.dof_end,
@@ -245,18 +231,47 @@ StepStatus Step(const Model& m, Data& d, const StepOptions& options) {
     d.contact.clear();
     d.constraints.Clear();
   }
-  const bool split = d.constraints.split;
   if (d.constraints.constraints.empty()) {
     d.islands.num = 0;
-    d.solver_statistics = SolverStatistics{};
   } else {
     BuildIslands(m, d.constraints, d.islands);
+  }
+}
+
+StepStatus Step(const Model& m, Data& d, const StepOptions& options) {
+  return Step(m, d, options, nullptr);
+}
+
+StepStatus Step(const Model& m, Data& d, const StepOptions& options, AfterSolve after_solve,
+                void* context) {
+  if (!ValidateStepOptions(options).empty()) return StepStatus::kInvalidOptions;
+  if (!EnsureSolver(m, d, options.solver.type)) return StepStatus::kInvalidOptions;
+  // A solver without torsional/rolling rows refuses a condim 4/6 scene (SolverRefusesModel).
+  if (m.high_condim_geom >= 0 && !SolverSupportsHighCondim(options.solver.type)) {
+    return StepStatus::kInvalidOptions;
+  }
+  // The clock only for a time budget (a clock read is about 25 ns, 0.15% of a humanoid's step).
+  const double budget_us = options.solver.time_budget_us;
+  const double start_us = budget_us > 0 ? SteadyMicroseconds() : 0;
+  const ThetaWeights weights = StepWeights(options);
+  const double theta = options.theta;
+  const double h = m.timestep;
+
+  // drift to q_theta with v_k
+  if (theta > 0) IntegratePositions(m, d.qvel.data(), theta * h, d.qpos.data());
+
+  PrepareConstraintSolve(m, d, options);
+  const bool split = d.constraints.split;
+  if (d.constraints.constraints.empty()) {
+    d.solver_statistics = SolverStatistics{};
+  } else {
     const double deadline_us = budget_us > 0 ? start_us + budget_us : 0;
     d.solver->Solve(m, d, options.solver, deadline_us, &d.solver_statistics);
     if (split) SolveWithoutCorrections(m, d, options, deadline_us);
     ReportServoForces(m, d);
   }
   SaveWarmStart(d);
+  if (after_solve != nullptr) after_solve(d, context);
 
   // kick: v_{k+1} = v_k + (v_hat - v_k) / (1 - theta); then drift to q_{k+1} with v_{k+1} (a
   // split step drifts with the velocity its first solve gave instead), or with

@@ -50,6 +50,19 @@ std::string ValidateStepOptions(const StepOptions& options);
 // (the first step creates the solver).
 StepStatus Step(const Model& m, Data& d, const StepOptions& options = {});
 
+// Step with after_solve(d, context) called after the constraint solve, while d.qvel is still
+// v_k, d.v_hat is the solve's answer and the constraints, islands and smooth dynamics are the
+// step's: the point where its gradients linearize it (engine/sim/step_gradients.h).
+using AfterSolve = void (*)(Data& d, void* context);
+StepStatus Step(const Model& m, Data& d, const StepOptions& options, AfterSolve after_solve,
+                void* context = nullptr);
+
+// The stages of Step before the constraint solve, at the current state taken as q_theta (theta
+// drift not applied): smooth dynamics with v_free and the solver's A and b, collision,
+// constraints and islands. Step's gradients (engine/sim/step_gradients.h) re-run them at
+// perturbed states.
+void PrepareConstraintSolve(const Model& m, Data& d, const StepOptions& options);
+
 // Stages 1-5 of Step at the current state without advancing it (kinematics through forces and
 // qacc of the smooth dynamics, all actuators explicit, no constraints): for observers, energy and
 // tests.

@@ -1097,6 +1097,108 @@ void NewtonSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opt
   }
 }
 
+bool NewtonSolver::Linearize(const Model& m, Data& d, const SolverOptions& options, const double* v,
+                             double* residual, bool factor) {
+  const TreeSparseLayout& layout = d.mass_layout;
+  for (int j = 0; j < m.nsubsystem; ++j) {
+    const int begin = m.subsystem_dof_adr[j];
+    TreeSparseMultiplyRange(layout, begin, begin + m.subsystem_dof_num[j], d.qA.data(), v,
+                            residual);
+  }
+  for (int i = 0; i < m.nv; ++i) residual[i] -= d.solver_rhs[i];
+  const Islands& islands = d.islands;
+  subsystem_in_island_.assign(m.nsubsystem, 0);
+  linear_adr_.assign(1, 0);
+  if (islands.num == 0) return true;
+  Prepare(m, d, options);
+  const int num = islands.num;
+  linear_adr_.resize(num + 1);
+  for (int k = 0; k < num; ++k) {
+    const size_t n = island_dof_adr_[k + 1] - island_dof_adr_[k];
+    linear_adr_[k + 1] = linear_adr_[k] + (factor ? n * n : 0);
+    for (int s = islands.subsystem_adr[k]; s < islands.subsystem_adr[k + 1]; ++s) {
+      subsystem_in_island_[islands.subsystems[s]] = 1;
+    }
+  }
+  if (linear_.size() < linear_adr_[num]) linear_.resize(linear_adr_[num]);
+  for (int k = 0; k < num; ++k) {
+    const int n = island_dof_adr_[k + 1] - island_dof_adr_[k];
+    const int dof0 = island_dof_adr_[k];
+    const int* global = global_dof_.data() + dof0;
+    BuildRows(m, d, options, k);
+    double* local = velocity_.data() + dof0;
+    for (int i = 0; i < n; ++i) {
+      local[i] = v[global[i]];
+      rhs_[dof0 + i] = d.solver_rhs[global[i]];
+      product_[dof0 + i] = residual[global[i]] + rhs_[dof0 + i];  // A v
+    }
+    RowProducts(d, k, local, row_y_.data());
+    double* g = gradient_.data() + dof0;
+    EvaluateRows(d, k, local, g);
+    for (int i = 0; i < n; ++i) residual[global[i]] = g[i];
+    if (!factor) continue;
+    // H = A + sum over quadratic rows of D_r J_r^T J_r + sum over acting cones of J_c^T G J_c.
+    DenseMap hessian(linear_.data() + linear_adr_[k], n, n);
+    hessian.setZero();
+    for (int i = 0; i < n; ++i) {
+      const int dof = global[i];
+      for (int t = 0; t < layout.row_nnz[dof]; ++t) {
+        const int column = local_dof_[layout.column[layout.row_adr[dof] + t]];
+        hessian(i, column) = hessian(column, i) = d.qA[layout.row_adr[dof] + t];
+      }
+    }
+    const size_t entry0 = island_entry_adr_[k];
+    const int row0 = island_row_adr_[k], row_end = row0 + island_row_num_[k];
+    for (int r = row0; r < row_end; ++r) {
+      if (kind_[r] == NewtonRowKind::kConeTail || !quadratic_[r]) continue;
+      const int* dofs = entry_dof_.data() + entry0 + row_entry_adr_[r];
+      const int count = row_entry_num_[r];
+      auto row = [&](int j) { return entry_value_.data() + entry0 + row_entry_adr_[r + j]; };
+      const bool cone = kind_[r] == NewtonRowKind::kCone;
+      const int dim = cone ? cone_dim_[r] : 1;
+      const bool full = cone && quadratic_[r] == 2;  // a cone's G in full, else diag(D)
+      for (int a = 0; a < count; ++a) {
+        for (int b = 0; b < count; ++b) {
+          double sum = 0;
+          for (int j = 0; j < dim; ++j) {
+            if (!full) {
+              sum += row(j)[a] * row_d_[r + j] * row(j)[b];
+              continue;
+            }
+            for (int l = 0; l < dim; ++l) {
+              sum +=
+                  row(j)[a] * cone_hessian_[36 * static_cast<size_t>(r) + j + l * dim] * row(l)[b];
+            }
+          }
+          hessian(dofs[a], dofs[b]) += sum;
+        }
+      }
+    }
+    Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> cholesky(hessian);
+    if (cholesky.info() != Eigen::Success) return false;
+  }
+  return true;
+}
+
+void NewtonSolver::SolveLinearized(const Model& m, const Data& d, double* x) {
+  for (int j = 0; j < m.nsubsystem; ++j) {
+    if (subsystem_in_island_[j]) continue;
+    const int begin = m.subsystem_dof_adr[j];
+    TreeLdlSolveRange(d.mass_layout, begin, begin + m.subsystem_dof_num[j], d.qA_factor.data(), x);
+  }
+  const int num = static_cast<int>(linear_adr_.size()) - 1;
+  for (int k = 0; k < num; ++k) {
+    const int n = island_dof_adr_[k + 1] - island_dof_adr_[k];
+    const int* global = global_dof_.data() + island_dof_adr_[k];
+    const DenseMap factor(linear_.data() + linear_adr_[k], n, n);
+    VectorMap local(scratch_.data() + island_dof_adr_[k], n);
+    for (int i = 0; i < n; ++i) local[i] = x[global[i]];
+    factor.triangularView<Eigen::Lower>().solveInPlace(local);
+    factor.transpose().triangularView<Eigen::Upper>().solveInPlace(local);
+    for (int i = 0; i < n; ++i) x[global[i]] = local[i];
+  }
+}
+
 void NewtonSolver::SolveIslands(const Model& m, Data& d, const SolverOptions& options,
                                 double deadline_us) {
   IslandSolver::SolveIslands(m, d, options, deadline_us);

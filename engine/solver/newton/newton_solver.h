@@ -103,6 +103,21 @@ class NewtonSolver final : public IslandSolver {
   // Calls `probe` after each Newton direction of island 0 (allocates while set), for tests.
   void set_probe(std::function<void(const NewtonProbe&)> probe) { probe_ = std::move(probe); }
 
+  // The step's linearization, for its gradients (engine/sim/step_gradients.h), on a Data whose
+  // constraints and islands are the step's and whose qvel is still v_k (after the solve and
+  // before the velocity update, or after PrepareConstraintSolve): at v (nv, every dof) the
+  // residual of the optimality condition of the solve's convex cost
+  //   g(v) = A v - b - J^T gamma(J v)   (A v - b on the dofs no constraint reaches),
+  // zero at the solve's v_hat, into `residual` (nv); with `factor`, each island's Hessian
+  // H = dg/dv = A + J^T G J, dense and factored (Cholesky), for SolveLinearized. ICF and SAP
+  // only, whose cost is C1 with an exact Hessian away from its kinks; false (nothing factored)
+  // where an island's H is not positive definite. Allocates as its islands grow.
+  bool Linearize(const Model& m, Data& d, const SolverOptions& options, const double* v,
+                 double* residual, bool factor);
+  // x <- H^{-1} x over every dof (nv), after Linearize with `factor` on the same Data: each
+  // island's factor, A's tree factor (d.qA_factor) on the trees no constraint reaches.
+  void SolveLinearized(const Model& m, const Data& d, double* x);
+
  private:
   void Prepare(const Model& m, Data& d, const SolverOptions& options) override;
   void SolveIsland(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
@@ -184,6 +199,10 @@ class NewtonSolver final : public IslandSolver {
   bool record_history_ = false;
   std::vector<double> cost_history_;
   std::function<void(const NewtonProbe&)> probe_;
+  // Linearize's dense factors: per island, its n x n block in linear_ (one entry past the last).
+  std::vector<size_t> linear_adr_;
+  std::vector<double> linear_;
+  std::vector<char> subsystem_in_island_;  // per subsystem, after Linearize
 };
 
 }  // namespace alsim

@@ -1,0 +1,331 @@
+#include "engine/sim/step_gradients.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/math/spatial.h"
+#include "engine/sim/integrate_positions.h"
+
+namespace alsim {
+namespace {
+
+// The central differences' steps. g is affine in the controls, quadratic in v_k (Coriolis
+// forces) and affine in Lagged's gamma_n0 between kinks, but a position moves a contact's phi0,
+// whose scale is the penetration m g / k: microns at k = 1e7 N/m, so the position step is far
+// below it, where rounding in g (terms relative 1e-16) still leaves the difference good to about
+// 1e-8 of them. A parameter's step is relative to its value.
+constexpr double kPositionStep = 1e-8;
+constexpr double kVelocityStep = 1e-7;
+constexpr double kRelativeStep = 1e-7;
+
+enum class ParameterKind {
+  kBodyMass,
+  kGeomFriction,
+  kGeomStiffness,
+  kGeomDissipation,
+  kIcfStiffness,
+  kIcfDissipation
+};
+
+struct Parameter {
+  ParameterKind kind = ParameterKind::kBodyMass;
+  int index = -1;  // body or geom
+};
+
+int FindName(const std::vector<std::string>& names, const std::string& name) {
+  const auto it = std::find(names.begin(), names.end(), name);
+  return it == names.end() ? -1 : static_cast<int>(it - names.begin());
+}
+
+// The parameter `spec` names, or an error.
+std::string ParseParameter(const Model& m, const std::string& spec, Parameter* out) {
+  if (spec == "icf_stiffness" || spec == "icf_dissipation") {
+    out->kind =
+        spec == "icf_stiffness" ? ParameterKind::kIcfStiffness : ParameterKind::kIcfDissipation;
+    return "";
+  }
+  const size_t colon = spec.find(':');
+  const std::string kind = spec.substr(0, colon);
+  const std::string name = colon == std::string::npos ? "" : spec.substr(colon + 1);
+  if (kind == "body_mass") {
+    out->kind = ParameterKind::kBodyMass;
+    out->index = FindName(m.body_name, name);
+    if (out->index <= 0 || name.empty())
+      return "parameter '" + spec + "': no body named '" + name + "'";
+    if (!(m.body_mass[out->index] > 0)) return "parameter '" + spec + "': the body has no mass";
+    return "";
+  }
+  if (kind == "geom_friction" || kind == "geom_stiffness" || kind == "geom_dissipation") {
+    out->kind = kind == "geom_friction"    ? ParameterKind::kGeomFriction
+                : kind == "geom_stiffness" ? ParameterKind::kGeomStiffness
+                                           : ParameterKind::kGeomDissipation;
+    out->index = name.empty() ? -1 : FindName(m.geom_name, name);
+    if (out->index < 0) return "parameter '" + spec + "': no geom named '" + name + "'";
+    if (out->kind == ParameterKind::kGeomStiffness && !(m.geom_contact_stiffness[out->index] > 0)) {
+      return "parameter '" + spec +
+             "': the geom sets no stiffness (custom text alsim:contact:" + name +
+             "); ask for icf_stiffness, the default of geoms that set none";
+    }
+    if (out->kind == ParameterKind::kGeomDissipation &&
+        !(m.geom_contact_dissipation[out->index] >= 0)) {
+      return "parameter '" + spec +
+             "': the geom sets no dissipation (custom text alsim:contact:" + name +
+             "); ask for icf_dissipation, the default of geoms that set none";
+    }
+    return "";
+  }
+  return "unknown parameter '" + spec + "'; parameters are " + ParameterNames();
+}
+
+// The parameter's value in (m, options).
+double& ParameterValue(const Parameter& p, Model& m, StepOptions& options) {
+  switch (p.kind) {
+    case ParameterKind::kBodyMass:
+      return m.body_mass[p.index];
+    case ParameterKind::kGeomFriction:
+      return m.geom_friction[p.index][0];
+    case ParameterKind::kGeomStiffness:
+      return m.geom_contact_stiffness[p.index];
+    case ParameterKind::kGeomDissipation:
+      return m.geom_contact_dissipation[p.index];
+    case ParameterKind::kIcfStiffness:
+      return options.solver.icf.stiffness;
+    case ParameterKind::kIcfDissipation:
+      break;
+  }
+  return options.solver.icf.dissipation;
+}
+
+// R(phi) and J_r(phi) of SO(3)'s exponential (the file comment of step_gradients.h).
+void RotationBlocks(const Vec3& phi, Mat3* rotation, Mat3* right_jacobian) {
+  const double t = phi.norm();
+  const Mat3 s = Skew(phi);
+  // (1 - cos t) / t^2 and (t - sin t) / t^3, by their series near 0 where the formulas cancel.
+  double a = 0.5 - t * t / 24, b = 1.0 / 6 - t * t / 120;
+  if (t > 1e-4) {
+    a = (1 - std::cos(t)) / (t * t);
+    b = (t - std::sin(t)) / (t * t * t);
+  }
+  *rotation = Mat3::Identity() + std::sin(t) / (t > 0 ? t : 1) * s + a * s * s;
+  if (t == 0) *rotation = Mat3::Identity();
+  *right_jacobian = Mat3::Identity() - a * s + b * s * s;
+}
+
+}  // namespace
+
+const char* ParameterNames() {
+  return "body_mass:BODY, geom_friction:GEOM, geom_stiffness:GEOM, geom_dissipation:GEOM, "
+         "icf_stiffness, icf_dissipation";
+}
+
+StepGradients::StepGradients(const Model& m, SolverType type)
+    : type_(type), base_(m, type), probe_(m, type), scratch_(m) {
+  qpos0_.resize(m.nq);
+  qvel0_.resize(m.nv);
+  ctrl0_.resize(m.nu);
+  xfrc0_.resize(m.nbody);
+  for (std::vector<double>* values : {&v_hat_, &residual_, &plus_, &minus_, &unit_, &column_}) {
+    values->assign(m.nv, 0.0);
+  }
+}
+
+std::string StepGradients::Validate(const Model& m, const StepOptions& options,
+                                    const GradientRequest& request) {
+  const SolverType type = options.solver.type;
+  if (type != SolverType::kIcfLagged && type != SolverType::kIcfSimilar &&
+      type != SolverType::kSap) {
+    return std::string(
+               "gradients need a convex Newton solver: icf-lagged, icf-similar or sap (not ") +
+           SolverName(type) + ")";
+  }
+  if (options.theta != 0 || options.solver.integrator != Integrator::kEuler) {
+    return "gradients need theta 0 and the Euler integrator";
+  }
+  if (options.solver.time_budget_us > 0) {
+    return "gradients need a converged solve: time_budget_us must be 0";
+  }
+  std::string error = ValidateStepOptions(options);
+  if (!error.empty()) return error;
+  for (const std::string& spec : request.parameters) {
+    Parameter p;
+    error = ParseParameter(m, spec, &p);
+    if (!error.empty()) return error;
+  }
+  return "";
+}
+
+void StepGradients::ResetScratch() {
+  std::copy(qpos0_.begin(), qpos0_.end(), scratch_.qpos.begin());
+  std::copy(qvel0_.begin(), qvel0_.end(), scratch_.qvel.begin());
+  std::copy(ctrl0_.begin(), ctrl0_.end(), scratch_.ctrl.begin());
+  std::copy(xfrc0_.begin(), xfrc0_.end(), scratch_.xfrc_applied.begin());
+}
+
+void StepGradients::Residual(const Model& model, const StepOptions& options, double* residual) {
+  PrepareConstraintSolve(model, scratch_, options);
+  if (static_cast<int>(scratch_.constraints.constraints.size()) != probe_constraints_) {
+    probe_constraints_ = -1;  // marks the column (Column)
+  }
+  probe_.Linearize(model, scratch_, options.solver, v_hat_.data(), residual, false);
+}
+
+void StepGradients::Column(const Model& m, const Data& d, double eps, double* column) {
+  for (int i = 0; i < m.nv; ++i) column[i] = -(plus_[i] - minus_[i]) / (2 * eps);
+  base_.SolveLinearized(m, d, column);
+}
+
+StepStatus StepGradients::Step(const Model& m, Data& d, const StepOptions& options,
+                               const GradientRequest& request, StepJacobians* out) {
+  if (!Validate(m, options, request).empty()) return StepStatus::kInvalidOptions;
+  std::copy(d.qpos.begin(), d.qpos.end(), qpos0_.begin());
+  std::copy(d.qvel.begin(), d.qvel.end(), qvel0_.begin());
+  std::copy(d.ctrl.begin(), d.ctrl.end(), ctrl0_.begin());
+  std::copy(d.xfrc_applied.begin(), d.xfrc_applied.end(), xfrc0_.begin());
+  linearized_ = false;
+  struct Hook {
+    StepGradients* self;
+    const Model* m;
+    const StepOptions* options;
+  } hook{this, &m, &options};
+  const StepStatus status = alsim::Step(
+      m, d, options,
+      [](Data& data, void* context) {
+        Hook& h = *static_cast<Hook*>(context);
+        StepGradients& self = *h.self;
+        std::copy(data.v_hat.begin(), data.v_hat.end(), self.v_hat_.begin());
+        self.linearized_ = self.base_.Linearize(*h.m, data, h.options->solver, data.v_hat.data(),
+                                                self.residual_.data(), true);
+      },
+      &hook);
+  const int nv = m.nv, nu = m.nu;
+  *out = StepJacobians{};
+  if (status != StepStatus::kOk || !linearized_) return status;
+  out->nv = nv;
+  out->nu = nu;
+  out->parameters = request.parameters;
+  double residual = 0, scale = 0;
+  for (int i = 0; i < nv; ++i) {
+    residual = std::max(residual, std::abs(residual_[i]));
+    scale = std::max(scale, std::abs(d.solver_rhs[i]));
+  }
+  out->residual = scale > 0 ? residual / scale : residual;
+  const int constraints = static_cast<int>(d.constraints.constraints.size());
+  changes_ = 0;
+
+  // One column of a Jacobian: g at the inputs moved by +-eps (`move(sign)` on the scratch data,
+  // `model` the model there), then -H^{-1} dg/dtheta into `target` (row-major, `width` columns).
+  auto column = [&](const Model& model, const StepOptions& opts, double eps, auto move,
+                    double* target, int width, int j) {
+    probe_constraints_ = constraints;
+    for (const double sign : {1.0, -1.0}) {
+      ResetScratch();
+      move(sign);
+      Residual(model, opts, sign > 0 ? plus_.data() : minus_.data());
+    }
+    if (probe_constraints_ < 0) ++changes_;
+    Column(m, d, eps, column_.data());
+    for (int i = 0; i < nv; ++i) target[static_cast<size_t>(i) * width + j] = column_[i];
+  };
+  if (request.state) {
+    out->dv_dv.assign(static_cast<size_t>(nv) * nv, 0.0);
+    out->dv_dq.assign(static_cast<size_t>(nv) * nv, 0.0);
+    for (int j = 0; j < nv; ++j) {
+      column(
+          m, options, kVelocityStep, [&](double sign) { scratch_.qvel[j] += sign * kVelocityStep; },
+          out->dv_dv.data(), nv, j);
+    }
+    for (int j = 0; j < nv; ++j) {
+      std::fill(unit_.begin(), unit_.end(), 0.0);
+      unit_[j] = 1;
+      column(
+          m, options, kPositionStep,
+          [&](double sign) {
+            IntegratePositions(m, unit_.data(), sign * kPositionStep, scratch_.qpos.data());
+          },
+          out->dv_dq.data(), nv, j);
+    }
+  }
+  if (request.controls) {
+    out->dv_du.assign(static_cast<size_t>(nv) * nu, 0.0);
+    for (int a = 0; a < nu; ++a) {
+      const double eps = kVelocityStep * std::max(1.0, std::abs(ctrl0_[a]));
+      column(
+          m, options, eps, [&](double sign) { scratch_.ctrl[a] += sign * eps; }, out->dv_du.data(),
+          nu, a);
+    }
+  }
+  const int np = static_cast<int>(request.parameters.size());
+  if (np > 0) {
+    if (!have_perturbed_) {
+      perturbed_ = m;  // allocates once: a copy to perturb, m stays immutable
+      have_perturbed_ = true;
+    }
+    out->dv_dp.assign(static_cast<size_t>(nv) * np, 0.0);
+    StepOptions perturbed_options = options;
+    for (int p = 0; p < np; ++p) {
+      Parameter parameter;
+      ParseParameter(m, request.parameters[p], &parameter);
+      double& value = ParameterValue(parameter, perturbed_, perturbed_options);
+      const double original = value;
+      const double eps = kRelativeStep * std::max(std::abs(original), 1e-3);
+      column(
+          perturbed_, perturbed_options, eps, [&](double sign) { value = original + sign * eps; },
+          out->dv_dp.data(), np, p);
+      value = original;
+    }
+  }
+  out->constraint_changes = changes_;
+
+  // dq_{k+1} = P_q dq_k + h P_v dv_{k+1} (the file comment), block by joint.
+  const double h = m.timestep;
+  auto positions = [&](const std::vector<double>& dv, int width, bool state,
+                       std::vector<double>* dq) {
+    if (dv.empty()) return;
+    dq->assign(dv.size(), 0.0);
+    auto at = [width](std::vector<double>& x, int i, int j) -> double& {
+      return x[static_cast<size_t>(i) * width + j];
+    };
+    auto cat = [width](const std::vector<double>& x, int i, int j) {
+      return x[static_cast<size_t>(i) * width + j];
+    };
+    auto linear = [&](int i) {
+      for (int j = 0; j < width; ++j) at(*dq, i, j) = h * cat(dv, i, j) + (state && i == j ? 1 : 0);
+    };
+    auto rotation = [&](int r) {
+      Mat3 turn, right;
+      RotationBlocks(h * Vec3(v_hat_[r], v_hat_[r + 1], v_hat_[r + 2]), &turn, &right);
+      for (int i = 0; i < 3; ++i) {
+        for (int j = 0; j < width; ++j) {
+          double sum = 0;
+          for (int k = 0; k < 3; ++k) sum += h * right(i, k) * cat(dv, r + k, j);
+          at(*dq, r + i, j) = sum;
+        }
+        if (!state) continue;
+        for (int k = 0; k < 3; ++k) at(*dq, r + i, r + k) += turn(k, i);  // R^T
+      }
+    };
+    for (int jnt = 0; jnt < m.njnt; ++jnt) {
+      const int dof = m.jnt_dof_adr[jnt];
+      switch (m.jnt_type[jnt]) {
+        case JointType::kFree:
+          for (int k = 0; k < 3; ++k) linear(dof + k);
+          rotation(dof + 3);
+          break;
+        case JointType::kBall:
+          rotation(dof);
+          break;
+        case JointType::kSlide:
+        case JointType::kHinge:
+          linear(dof);
+          break;
+      }
+    }
+  };
+  positions(out->dv_dv, nv, false, &out->dq_dv);
+  positions(out->dv_dq, nv, true, &out->dq_dq);
+  positions(out->dv_du, nu, false, &out->dq_du);
+  positions(out->dv_dp, np, false, &out->dq_dp);
+  return status;
+}
+
+}  // namespace alsim
