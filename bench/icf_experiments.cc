@@ -8,15 +8,15 @@
 //   falling_sphere  XI-B: scenes/icf_falling_sphere.xml, U0 = 2 m/s, dt 2e-3 s, the same k, d,
 //                   tau_d, v_s; 0.4 s. The same columns (slip: v_x - omega_y r).
 //   rod             XI-C: scenes/icf_sliding_rod.xml (mu 2.3, 30 deg, U0 10 m/s, k 1e7 N/m),
-//                   without dissipation and with d 0.2 s/m (SAP: tau_d 4e-6 s), dt 1e-5 s, for
-//                   0.128 s. Per step: x, z, pitch, the contact's normal and friction forces, the
-//                   lower end's slip, normal velocity and height.
+//                   without dissipation and with d 0.2 s/m (SAP: tau_d 4e-6 s), for 0.064 s at
+//                   the paper's reference step 1e-7 s (rod DT EVERY: another step, every EVERY-th
+//                   step printed; default 50). Per step: x, z, pitch, the contact's normal and
+//                   friction forces, the lower end's slip, normal velocity and height.
 //   rod_summary     XI-C's events (icf_scenarios.h, RodEvents) per solver and step, from 2e-3 s to
-//                   1e-5 s: impact time and peak force, stiction time, jam, jump; and the normal
-//                   force's oscillation frequency before the impact with the mean slip there.
+//                   1e-7 s: impact time and peak force, stiction time, jam, jump; omega^2 of the
+//                   normal force's oscillation from 1 to 12 ms (ForceOmegaSquared), the mean slip.
 //   convergence     Figs. 4, 7, 13: e_q(dt) of every solver on the paper's steps against Lagged at
-//   a
-//                   step 10 times below the smallest.
+//                   a step 10 times below the smallest.
 //   clutter         XII-A: scenes/icf_clutter.xml, dt 2e-3 s, 3 s, k 1e7 N/m, d 10 s/m, SAP tau_d
 //                   1e-4 s, relative tolerance 1e-5; per step and solver: Newton iterations, the
 //                   condition number of H (every 5th step), contacts and penetration.
