@@ -13,8 +13,9 @@
 //                   step printed; default 50). Per step: x, z, pitch, the contact's normal and
 //                   friction forces, the lower end's slip, normal velocity and height.
 //   rod_summary     XI-C's events (icf_scenarios.h, RodEvents) per solver and step, from 2e-3 s to
-//                   1e-7 s: impact time and peak force, stiction time, jam, jump; omega^2 of the
-//                   normal force's oscillation from 1 to 12 ms (ForceOmegaSquared), the mean slip.
+//                   1e-7 s: impact time and peak force, stiction time (also below 10 v_s), jam,
+//                   jump; omega^2 of the normal force's oscillation from 1 to 12 ms
+//                   (ForceOmegaSquared), the mean slip there.
 //   convergence     Figs. 4, 7, 13: e_q(dt) of every solver on the paper's steps against Lagged at
 //                   a step 10 times below the smallest.
 //   clutter         XII-A: scenes/icf_clutter.xml, dt 2e-3 s, 3 s, k 1e7 N/m, d 10 s/m, SAP tau_d
@@ -132,7 +133,7 @@ bool Rod(double dt, int every) {
 // 1 ms (after the first swing) to 12 ms, before the jam of every run that has one.
 bool RodSummary() {
   std::printf(
-      "experiment,solver,dissipation,dt,impact_time,peak_force,stiction_time,jammed,"
+      "experiment,solver,dissipation,dt,impact_time,peak_force,stiction_time,slow_time,jammed,"
       "jumped,takeoff_speed,omega_squared,mean_slip\n");
   std::vector<ex::RodSample> samples;
   for (const bool dissipation : {false, true}) {
@@ -145,10 +146,10 @@ bool RodSummary() {
         }
         const ex::RodEvents e = ex::RodEventsOf(samples);
         const size_t stride = std::max<long>(1, std::lround(1e-6 / dt));
-        std::printf("rod_summary,%s,%d,%g,%.7g,%.7g,%.5g,%d,%d,%.5g,%.6g,%.6g\n",
+        std::printf("rod_summary,%s,%d,%g,%.7g,%.7g,%.5g,%.5g,%d,%d,%.5g,%.6g,%.6g\n",
                     ex::VariantName(v), dissipation ? 1 : 0, dt, e.impact_time, e.peak_force,
-                    e.stiction_time, e.jammed ? 1 : 0, e.jumped ? 1 : 0, e.takeoff_speed,
-                    ex::ForceOmegaSquared(samples, 1e-3, 12e-3, stride),
+                    e.stiction_time, e.slow_time, e.jammed ? 1 : 0, e.jumped ? 1 : 0,
+                    e.takeoff_speed, ex::ForceOmegaSquared(samples, 1e-3, 12e-3, stride),
                     ex::MeanSlip(samples, 1e-3, 12e-3));
       }
     }

@@ -175,6 +175,9 @@ inline bool RunRod(const std::string& scenes, Variant v, bool dissipation, doubl
 struct RodEvents {
   double impact_time = 0, peak_force = 0;  // s, N
   double stiction_time = 0;                // s in contact (normal force > 0) with |slip| < v_s
+  // s with |slip| < 10 v_s, in contact or leaving it: the jam as the end's velocity on a plot at
+  // the scale of its slip (Fig. 10) shows it
+  double slow_time = 0;
   bool jammed = false, jumped = false;
   double takeoff_speed = 0;  // the center's vertical speed when the end leaves the ground, m/s
 };
@@ -191,9 +194,11 @@ inline RodEvents RodEventsOf(const std::vector<RodSample>& samples) {
   }
   e.impact_time = samples[peak].t;
   for (size_t i = 1; i < samples.size(); ++i) {
+    const double dt = samples[i].t - samples[i - 1].t;
+    if (std::abs(samples[i].slip) < 10 * kStiction) e.slow_time += dt;
     if (!(samples[i].normal_force > 0)) continue;
     if (samples[i].slip < kStiction) e.jammed = true;
-    if (std::abs(samples[i].slip) < kStiction) e.stiction_time += samples[i].t - samples[i - 1].t;
+    if (std::abs(samples[i].slip) < kStiction) e.stiction_time += dt;
   }
   for (size_t i = peak; i < samples.size(); ++i) {
     if (samples[i].normal_force == 0 && samples[i].tip_height > 0) {

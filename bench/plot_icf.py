@@ -295,11 +295,11 @@ def main():
     if "rod_summary" in series:
         for (solver, dissipation), c in sorted(series["rod_summary"].items()):
             for i, dt in enumerate(c["dt"]):
-                print("rod %s d%d dt %g: impact %s at %.4f ms, peak %.0f N, stiction %.1f us, "
-                      "omega^2 %.4g, slip %.3f"
+                print("rod %s d%d dt %g: impact %s at %.4f ms, peak %.0f N, stiction %.1f us "
+                      "(%.1f us below 10 v_s), omega^2 %.4g, slip %.3f"
                       % (solver, dissipation, dt,
                          "jam+jump" if c["jumped"][i] else "none", 1e3 * c["impact_time"][i],
-                         c["peak_force"][i], 1e6 * c["stiction_time"][i],
+                         c["peak_force"][i], 1e6 * c["stiction_time"][i], 1e6 * c["slow_time"][i],
                          c["omega_squared"][i], c["mean_slip"][i]))
     if "convergence" in series:
         convergence(series["convergence"], os.path.join(out, "convergence.png"))
