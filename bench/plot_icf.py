@@ -125,7 +125,7 @@ def rod(runs, summary, out):
             t = [1e3 * v for v in c["t"]]
             ax.plot(t, c["normal_force"], color=COLORS[solver], label=solver, linewidth=0.8)
         ax.set_yscale("symlog", linthresh=10)
-        ax.set_xlim(0, 25)
+        ax.set_xlim(0, 25 if dissipation == 0 else 50)  # SAP's late impact with dissipation
         ax.set_xlabel("t, ms")
         ax.set_ylabel("normal force, N")
         ax.set_title("dt 1e-7 s, " + ("no dissipation" if dissipation == 0 else
