@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <limits>
+#include <memory>
 #include <string>
 
 #include <oneapi/tbb/info.h>
@@ -25,6 +26,7 @@
 #include "engine/sim/reset.h"
 #include "engine/sim/state_hash.h"
 #include "engine/sim/step.h"
+#include "engine/sim/step_gradients.h"
 #include "engine/solver/solver.h"
 #include "engine/solver/solver_option_table.h"
 #include "engine/solver/solver_options.h"
@@ -54,6 +56,10 @@ struct RunOptions {
   std::uint64_t seed = 0;  // of the random actions
   std::string keyframe;    // --keyframe: a keyframe's name or index; empty for the initial state
   SolverOptions solver;
+  // --gradients: every step through StepGradients (engine/sim/step_gradients.h); the last step's
+  // Jacobians are printed with --json.
+  bool gradients = false;
+  GradientRequest gradient_request;
   bool json = false;
   bool help = false;
 };
@@ -72,6 +78,11 @@ struct RunStatistics {
   // Sums of the solver's own figures (SolverStatistics::figures), by name in the solver's order.
   std::vector<std::pair<std::string, double>> sum_figures;
   StepStatus status = StepStatus::kOk;
+  // With --gradients: the last step's Jacobians, the largest residual of any step's solve at its
+  // v_hat, and the columns whose perturbed inputs changed the constraints, summed over steps.
+  StepJacobians jacobians;
+  double max_gradient_residual = 0;
+  long long gradient_constraint_changes = 0;
 
   double Mean(double sum) const { return steps > 0 ? sum / static_cast<double>(steps) : 0.0; }
   double StepsPerSecond() const {
@@ -121,7 +132,8 @@ std::string ParseRunArgs(const std::vector<std::string>& args, RunOptions* optio
         arg.size() > 2 && arg[0] == '-' ? FindSolverOption(arg) : nullptr;
     if (solver_option != nullptr && solver_option->flag != arg) solver_option = nullptr;
     const bool takes_value = arg == "--steps" || arg == "--threads" || arg == "--actions" ||
-                             arg == "--seed" || arg == "--keyframe" || solver_option != nullptr;
+                             arg == "--seed" || arg == "--keyframe" || arg == "--gradients" ||
+                             solver_option != nullptr;
     if (takes_value && i + 1 >= args.size()) return arg + " needs a value";
     const std::string value = takes_value ? args[++i] : "";
     long long integer = 0;
@@ -152,6 +164,31 @@ std::string ParseRunArgs(const std::vector<std::string>& args, RunOptions* optio
         return "--seed '" + value + "' is not an integer from 0 to " +
                std::to_string(std::numeric_limits<std::uint64_t>::max());
       }
+    } else if (arg == "--gradients") {
+      // A comma-separated list: state, controls, and parameter names (checked against the scene
+      // once it is loaded: StepGradients::Validate).
+      GradientRequest& request = options->gradient_request;
+      request = GradientRequest{};
+      request.state = request.positions = request.controls = false;
+      size_t start = 0;
+      while (start <= value.size()) {
+        size_t end = value.find(',', start);
+        if (end == std::string::npos) end = value.size();
+        const std::string item = value.substr(start, end - start);
+        if (item == "state" || item == "velocities") {
+          request.state = true;
+          request.positions = request.positions || item == "state";
+        } else if (item == "controls") {
+          request.controls = true;
+        } else if (!item.empty()) {
+          request.parameters.push_back(item);
+        } else {
+          return "--gradients '" + value + "' has an empty item; give state, controls or " +
+                 "parameters, separated by commas";
+        }
+        start = end + 1;
+      }
+      options->gradients = true;
     } else if (arg == "--keyframe") {
       // Checked against the scene's keyframes once it is loaded (FindKeyframe).
       if (value.empty()) return "--keyframe needs a keyframe's name or index";
@@ -189,7 +226,8 @@ void SetRandomControls(const Model& m, std::uint64_t seed, long long step, Data&
 
 // Steps with the chosen controls (zero, or random before every step) until options.steps are done,
 // the state diverges or the engine refuses the options.
-RunStatistics Simulate(const Model& m, Data& d, const RunOptions& options) {
+RunStatistics Simulate(const Model& m, Data& d, const RunOptions& options,
+                       StepGradients* gradients) {
   StepOptions step_options;
   step_options.solver = options.solver;
   ProgressBar progress(options.steps, !options.json && isatty(STDERR_FILENO) != 0, "steps");
@@ -197,9 +235,16 @@ RunStatistics Simulate(const Model& m, Data& d, const RunOptions& options) {
   const Clock::time_point start = Clock::now();
   for (long long k = 0; k < options.steps; ++k) {
     if (options.actions == Actions::kRandom) SetRandomControls(m, options.seed, k, d);
-    stats.status = Step(m, d, step_options);
+    stats.status =
+        gradients != nullptr
+            ? gradients->Step(m, d, step_options, options.gradient_request, &stats.jacobians)
+            : Step(m, d, step_options);
     if (stats.status == StepStatus::kInvalidOptions) break;  // nothing changed: not a step
     ++stats.steps;
+    if (gradients != nullptr) {
+      stats.max_gradient_residual = std::max(stats.max_gradient_residual, stats.jacobians.residual);
+      stats.gradient_constraint_changes += stats.jacobians.constraint_changes;
+    }
     stats.sum_contacts += static_cast<double>(d.contact.size());
     stats.sum_warm_started_contacts += d.constraints.num_warm_started_contacts;
     stats.sum_islands += d.islands.num;
@@ -225,6 +270,45 @@ RunStatistics Simulate(const Model& m, Data& d, const RunOptions& options) {
   stats.wall_seconds = std::chrono::duration<double>(Clock::now() - start).count();
   progress.Clear();
   return stats;
+}
+
+// A row-major Jacobian as an array of its rows.
+std::string MatrixJson(const std::vector<double>& values, int rows) {
+  std::vector<std::string> lines;
+  const size_t columns = rows > 0 ? values.size() / static_cast<size_t>(rows) : 0;
+  for (int i = 0; i < rows; ++i) {
+    JsonObjectWriter row;
+    row.DoubleArray("r",
+                    std::vector<double>(values.begin() + static_cast<long>(i * columns),
+                                        values.begin() + static_cast<long>((i + 1) * columns)));
+    const std::string text = row.Finish();  // {"r":[...]}
+    lines.push_back(text.substr(5, text.size() - 6));
+  }
+  JsonObjectWriter wrapper;
+  wrapper.RawArray("m", lines);
+  const std::string text = wrapper.Finish();
+  return text.substr(5, text.size() - 6);
+}
+
+// --gradients' object: the request, the last step's Jacobians by name, and the figures of all
+// steps (docs/cli.md).
+std::string GradientsJson(const RunOptions& options, const RunStatistics& stats) {
+  const StepJacobians& j = stats.jacobians;
+  JsonObjectWriter json;
+  json.Bool("velocities", options.gradient_request.state);
+  json.Bool("positions", options.gradient_request.state && options.gradient_request.positions);
+  json.Bool("controls", options.gradient_request.controls);
+  json.StringArray("parameters", options.gradient_request.parameters);
+  json.Double("max_residual", stats.max_gradient_residual);
+  json.Int("constraint_changes", stats.gradient_constraint_changes);
+  json.Double("last_residual", j.residual);
+  const std::pair<const char*, const std::vector<double>*> matrices[] = {
+      {"dv_dv", &j.dv_dv}, {"dv_dq", &j.dv_dq}, {"dq_dv", &j.dq_dv}, {"dq_dq", &j.dq_dq},
+      {"dv_du", &j.dv_du}, {"dq_du", &j.dq_du}, {"dv_dp", &j.dv_dp}, {"dq_dp", &j.dq_dp}};
+  for (const auto& [name, values] : matrices) {
+    if (!values->empty()) json.Raw(name, MatrixJson(*values, j.nv));
+  }
+  return json.Finish();
 }
 
 void PrintJson(const RunOptions& options, const Model& m, const Data& d,
@@ -279,6 +363,7 @@ void PrintJson(const RunOptions& options, const Model& m, const Data& d,
     json.Int("diverged_step", stats.steps);
     json.Double("diverged_time", d.time);
   }
+  if (options.gradients) json.Raw("gradients", GradientsJson(options, stats));
   json.String("state_hash", FormatStateHash(StateHash(m, d)));
   json.DoubleArray("qpos", d.qpos);
   json.DoubleArray("ctrl", d.ctrl);  // the controls of the last step
@@ -340,6 +425,15 @@ void PrintSummary(const RunOptions& options, const Model& m, const Data& d,
                   stats.Mean(stats.sum_figures[f].second));
     }
     std::printf(" per step, on average\n");
+  }
+  if (options.gradients) {
+    const GradientRequest& request = options.gradient_request;
+    std::printf(
+        "gradients %s%s%zu parameter%s every step; largest residual at v_hat %.3g; %lld "
+        "columns crossed a change of the constraints\n",
+        request.state ? "dv/dv, dv/dq, " : "", request.controls ? "dv/du, " : "",
+        request.parameters.size(), request.parameters.size() == 1 ? "" : "s",
+        stats.max_gradient_residual, stats.gradient_constraint_changes);
   }
   std::printf("final     t = %g s, state hash %s\n", d.time,
               FormatStateHash(StateHash(m, d)).c_str());
@@ -412,6 +506,14 @@ std::string RunUsage() {
     doc += " [default " + SolverOptionDefault(spec) + "] (" + spec.name + ")";
     AppendHelpEntry("    " + std::string(spec.flag) + " " + spec.metavar, doc, &text);
   }
+  AppendHelpEntry("    --gradients LIST",
+                  "step through StepGradients (the Jacobians of each step by the implicit "
+                  "function theorem, docs/engine.md): a comma-separated list of velocities "
+                  "(d/dv), state (d/dv and d/dq), controls (d/du) and model parameters (" +
+                      std::string(ParameterNames()) +
+                      "); --json prints the last step's under gradients; solvers icf-lagged, "
+                      "icf-similar, sap [default off]",
+                  &text);
   AppendHelpEntry("    --json",
                   "print one JSON object on stdout (keys in README.md); no progress bar (it is "
                   "shown on stderr only when that is a terminal)",
@@ -460,8 +562,21 @@ int RunCommand(const std::vector<std::string>& args) {
     return 2;
   }
 
+  std::unique_ptr<StepGradients> gradients;
+  if (options.gradients) {
+    StepOptions step_options;
+    step_options.solver = options.solver;
+    if (const std::string error =
+            StepGradients::Validate(model, step_options, options.gradient_request);
+        !error.empty()) {
+      std::cerr << "alsim: run: --gradients: " << error << "\n";
+      return 2;
+    }
+    gradients = std::make_unique<StepGradients>(model, options.solver.type);
+  }
+
   RunStatistics stats;
-  RunWithThreads(options.threads, [&] { stats = Simulate(model, data, options); });
+  RunWithThreads(options.threads, [&] { stats = Simulate(model, data, options, gradients.get()); });
 
   if (stats.status == StepStatus::kInvalidOptions) {
     std::cerr << "alsim: run: the engine refused the step options (solver "

@@ -2,6 +2,8 @@
 // acceleration (RBDA §5.3, Table 5.1, with gravity as a fictitious base acceleration, §5.3).
 #pragma once
 
+#include <vector>
+
 #include "engine/data/data.h"
 #include "engine/dynamics/tree_range.h"
 #include "engine/model/model.h"
@@ -19,5 +21,26 @@ void BiasForces(const Model& m, Data& d);
 // `trees`.
 void BiasForcesOfWorld(const Model& m, Data& d);
 void BiasForcesOfTrees(const Model& m, Data& d, const TreeRange& trees);
+
+// d qfrc_bias / d qvel by forward-mode differentiation of BiasForces at the current state (its
+// Kinematics() and Velocity()): for each dof j the tangents of RBDA's recursion in the direction
+// of qvel_j, over the bodies j moves (its body's subtree) and then their ancestors, which the
+// backward pass reaches:
+//   dv_b = cdof_j for b in the subtree,  d cdof_dot[k] = dv_before(k) x cdof[k],
+//   da_b = da_parent + sum_k (d cdof_dot[k] qvel[k] + cdof_dot[k] [k = j]),
+//   df_b = I_b da_b + dv_b x* I_b v_b + v_b x* I_b dv_b,  df_parent += df_b,
+//   d qfrc_bias[k] / d qvel_j = cdof[k]^T df_body(k).
+// Gravity drops out; qfrc_bias is quadratic in qvel, so this is also its exact central difference.
+// `out` is nv x nv, row-major: out[k * nv + j] = d qfrc_bias[k] / d qvel[j].
+class BiasForceVelocityJacobian {
+ public:
+  explicit BiasForceVelocityJacobian(const Model& m);
+  void Compute(const Model& m, const Data& d, double* out);
+
+ private:
+  std::vector<int> subtree_end_;  // per body: one past the last body of its subtree
+  std::vector<Vec6> velocity_, acceleration_, force_;  // per body: the tangents
+  std::vector<Vec6> dof_dot_;                          // per dof: d cdof_dot
+};
 
 }  // namespace alsim

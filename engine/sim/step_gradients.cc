@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/constraint/build_constraints.h"
 #include "engine/math/spatial.h"
 #include "engine/sim/integrate_positions.h"
 
@@ -119,7 +120,7 @@ const char* ParameterNames() {
 }
 
 StepGradients::StepGradients(const Model& m, SolverType type)
-    : type_(type), base_(m, type), probe_(m, type), scratch_(m) {
+    : type_(type), base_(m, type), probe_(m, type), scratch_(m), bias_jacobian_(m) {
   qpos0_.resize(m.nq);
   qvel0_.resize(m.nv);
   ctrl0_.resize(m.nu);
@@ -154,6 +155,101 @@ std::string StepGradients::Validate(const Model& m, const StepOptions& options,
   return "";
 }
 
+bool StepGradients::Analytic(const Model& m, const StepOptions& options, const Data& d) const {
+  if (options.solver.type == SolverType::kIcfLagged && options.solver.icf.regularized) return false;
+  for (int a = 0; a < m.nu; ++a) {
+    if (m.actuator_transmission[a] == ActuatorTransmission::kSliderCrank) return false;
+    if (IsImplicitServo(m, a, options.constraints)) return false;
+  }
+  for (const Constraint& c : d.constraints.constraints) {
+    if (c.type == ConstraintType::kSoft) return false;
+  }
+  return true;
+}
+
+bool StepGradients::AnalyticPartials(const Model& m, const StepOptions& options, const Data& d,
+                                     const GradientRequest& request) {
+  const int nv = m.nv, nu = m.nu;
+  const double h = m.timestep;
+  // An actuator's moment arm m (its qfrc is gear m force) as (dof, coefficient) pairs.
+  auto for_each_moment = [&](int a, auto fn) {
+    if (m.actuator_transmission[a] == ActuatorTransmission::kJoint) {
+      fn(m.jnt_dof_adr[m.actuator_jnt[a]], 1.0);
+      return;
+    }
+    const int t = m.actuator_tendon[a];
+    for (int k = m.tendon_wrap_adr[t]; k < m.tendon_wrap_adr[t] + m.tendon_wrap_num[t]; ++k) {
+      fn(m.wrap_dof[k], m.wrap_coef[k]);
+    }
+  };
+  // Whether the actuator's ctrl and force are inside their ranges (else d force = 0), with its
+  // unclamped force.
+  auto unclamped = [&](int a, bool* ctrl_inside) {
+    const double u = d.ctrl[a];
+    *ctrl_inside = !m.actuator_ctrl_limited[a] ||
+                   (u > m.actuator_ctrl_lower[a] && u < m.actuator_ctrl_upper[a]);
+    const double ctrl = std::clamp(u, m.actuator_ctrl_limited[a] ? m.actuator_ctrl_lower[a] : u,
+                                   m.actuator_ctrl_limited[a] ? m.actuator_ctrl_upper[a] : u);
+    double velocity = 0;
+    for_each_moment(a, [&](int dof, double c) { velocity += c * d.qvel[dof]; });
+    const double force = m.actuator_gain[a] * ctrl + m.actuator_bias0[a] +
+                         m.actuator_bias1[a] * d.actuator_length[a] +
+                         m.actuator_bias2[a] * m.actuator_gear[a] * velocity;
+    return !m.actuator_force_limited[a] ||
+           (force > m.actuator_force_lower[a] && force < m.actuator_force_upper[a]);
+  };
+  if (request.state) {
+    dg_dv_.assign(static_cast<size_t>(nv) * nv, 0.0);
+    coriolis_.resize(static_cast<size_t>(nv) * nv);
+    bias_jacobian_.Compute(m, d, coriolis_.data());
+    // -(A + h df/dv) with df/dv = -D - tendon dampers - d qfrc_bias/dv + actuators' bias2.
+    const TreeSparseLayout& layout = d.mass_layout;
+    for (int i = 0; i < nv; ++i) {
+      for (int t = 0; t < layout.row_nnz[i]; ++t) {
+        const int j = layout.column[layout.row_adr[i] + t];
+        const double a = d.qA[layout.row_adr[i] + t];
+        dg_dv_[static_cast<size_t>(i) * nv + j] -= a;
+        if (j != i) dg_dv_[static_cast<size_t>(j) * nv + i] -= a;
+      }
+      dg_dv_[static_cast<size_t>(i) * nv + i] += h * m.dof_damping[i];
+    }
+    for (size_t e = 0; e < coriolis_.size(); ++e) dg_dv_[e] += h * coriolis_[e];
+    for (int t = 0; t < m.ntendon; ++t) {
+      const double damping = m.tendon_damping[t];
+      if (damping == 0) continue;
+      for (int a = m.tendon_wrap_adr[t]; a < m.tendon_wrap_adr[t] + m.tendon_wrap_num[t]; ++a) {
+        for (int b = m.tendon_wrap_adr[t]; b < m.tendon_wrap_adr[t] + m.tendon_wrap_num[t]; ++b) {
+          dg_dv_[static_cast<size_t>(m.wrap_dof[a]) * nv + m.wrap_dof[b]] +=
+              h * damping * m.wrap_coef[a] * m.wrap_coef[b];
+        }
+      }
+    }
+    for (int a = 0; a < nu; ++a) {
+      bool ctrl_inside = false;
+      const double gear = m.actuator_gear[a];
+      if (m.actuator_bias2[a] == 0 || !unclamped(a, &ctrl_inside)) continue;
+      for_each_moment(a, [&](int i, double ci) {
+        for_each_moment(a, [&](int j, double cj) {
+          dg_dv_[static_cast<size_t>(i) * nv + j] -=
+              h * gear * gear * m.actuator_bias2[a] * ci * cj;
+        });
+      });
+    }
+    if (!base_.AddLaggedVelocityTerms(d, options.solver, dg_dv_.data())) return false;
+  }
+  if (request.controls) {
+    dg_du_.assign(static_cast<size_t>(nv) * nu, 0.0);
+    for (int a = 0; a < nu; ++a) {
+      bool ctrl_inside = false;
+      if (!unclamped(a, &ctrl_inside) || !ctrl_inside) continue;
+      const double scale = -h * m.actuator_gear[a] * m.actuator_gain[a];
+      for_each_moment(
+          a, [&](int i, double c) { dg_du_[static_cast<size_t>(i) * nu + a] += scale * c; });
+    }
+  }
+  return true;
+}
+
 void StepGradients::ResetScratch() {
   std::copy(qpos0_.begin(), qpos0_.end(), scratch_.qpos.begin());
   std::copy(qvel0_.begin(), qvel0_.end(), scratch_.qvel.begin());
@@ -186,7 +282,8 @@ StepStatus StepGradients::Step(const Model& m, Data& d, const StepOptions& optio
     StepGradients* self;
     const Model* m;
     const StepOptions* options;
-  } hook{this, &m, &options};
+    const GradientRequest* request;
+  } hook{this, &m, &options, &request};
   const StepStatus status = alsim::Step(
       m, d, options,
       [](Data& data, void* context) {
@@ -195,6 +292,8 @@ StepStatus StepGradients::Step(const Model& m, Data& d, const StepOptions& optio
         std::copy(data.v_hat.begin(), data.v_hat.end(), self.v_hat_.begin());
         self.linearized_ = self.base_.Linearize(*h.m, data, h.options->solver, data.v_hat.data(),
                                                 self.residual_.data(), true);
+        self.analytic_ = self.linearized_ && self.Analytic(*h.m, *h.options, data) &&
+                         self.AnalyticPartials(*h.m, *h.options, data, *h.request);
       },
       &hook);
   const int nv = m.nv, nu = m.nu;
@@ -228,13 +327,17 @@ StepStatus StepGradients::Step(const Model& m, Data& d, const StepOptions& optio
   };
   if (request.state) {
     out->dv_dv.assign(static_cast<size_t>(nv) * nv, 0.0);
-    out->dv_dq.assign(static_cast<size_t>(nv) * nv, 0.0);
-    for (int j = 0; j < nv; ++j) {
+    if (request.positions) out->dv_dq.assign(static_cast<size_t>(nv) * nv, 0.0);
+    if (analytic_) {
+      for (size_t e = 0; e < dg_dv_.size(); ++e) out->dv_dv[e] = -dg_dv_[e];
+      base_.SolveLinearizedColumns(m, d, out->dv_dv.data(), nv);
+    }
+    for (int j = 0; j < nv && !analytic_; ++j) {
       column(
           m, options, kVelocityStep, [&](double sign) { scratch_.qvel[j] += sign * kVelocityStep; },
           out->dv_dv.data(), nv, j);
     }
-    for (int j = 0; j < nv; ++j) {
+    for (int j = 0; j < nv && request.positions; ++j) {
       std::fill(unit_.begin(), unit_.end(), 0.0);
       unit_[j] = 1;
       column(
@@ -247,7 +350,11 @@ StepStatus StepGradients::Step(const Model& m, Data& d, const StepOptions& optio
   }
   if (request.controls) {
     out->dv_du.assign(static_cast<size_t>(nv) * nu, 0.0);
-    for (int a = 0; a < nu; ++a) {
+    if (analytic_) {
+      for (size_t e = 0; e < dg_du_.size(); ++e) out->dv_du[e] = -dg_du_[e];
+      base_.SolveLinearizedColumns(m, d, out->dv_du.data(), nu);
+    }
+    for (int a = 0; a < nu && !analytic_; ++a) {
       const double eps = kVelocityStep * std::max(1.0, std::abs(ctrl0_[a]));
       column(
           m, options, eps, [&](double sign) { scratch_.ctrl[a] += sign * eps; }, out->dv_du.data(),

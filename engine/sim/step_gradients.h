@@ -8,11 +8,20 @@
 // inputs theta = (v_k, q_k, u, parameters). Where g is differentiable,
 //   d v_hat / d theta = -H^{-1} dg/dtheta,   H = dg/dv = A + J^T G J at v_hat,
 // with H the Hessian the solver factors (each island's, dense; A's tree factor elsewhere).
-// dg/dtheta is the central difference of g at the fixed v_hat between the inputs theta +- eps,
-// every stage before the solve re-run there (PrepareConstraintSolve: kinematics, mass matrix, bias
-// and actuator forces, collision, constraints): no solve is repeated, and a column costs two
-// passes of the step's stages without the solve. [OURS] Drake's ICF differentiates g by automatic
-// differentiation; alsim has none, and g's dependence on the inputs runs through every stage.
+// dg/dv_k and dg/du are exact: with b = A v_k + h f (theta 0, Euler: engine/dynamics/
+// theta_method.h, A = M + h D),
+//   dg/dv_k = -(A + h df/dv) - J^T dgamma/dv_k,   dg/du = -h df/du,
+// df/dv = -D - sum over tendons of their damping c c^T - d qfrc_bias/dv (BiasForceVelocityJacobian)
+// + the actuators' velocity terms gear^2 bias2 m m^T, df/du = gear gain m (m an actuator's moment
+// arm; zero where its ctrl or force is clamped), and Lagged's dgamma/dv_k through gamma_n0
+// (NewtonSolver::AddLaggedVelocityTerms). The other inputs (positions, parameters; and v_k and u
+// where a scene has what these forms leave out: implicit servos, slider-cranks, the regularized
+// Lagged model) take dg/dtheta as the central difference of g at the fixed v_hat between the
+// inputs theta +- eps, every stage before the solve re-run there (PrepareConstraintSolve:
+// kinematics, mass matrix, bias and actuator forces, collision, constraints): no solve is
+// repeated, and a column costs two passes of the step's stages without the solve. [OURS] Drake's
+// ICF differentiates g by automatic differentiation; alsim has none, and g's dependence on the
+// positions runs through every stage.
 //
 // Positions: q_{k+1} = q_k (+) h v_{k+1} (engine/sim/integrate_positions.h), so on the tangent
 // space (a perturbation dq of q moves it to q (+) dq; a ball or free joint's rotation is the
@@ -37,6 +46,7 @@
 #include <vector>
 
 #include "engine/data/data.h"
+#include "engine/dynamics/bias_forces.h"
 #include "engine/model/model.h"
 #include "engine/sim/step.h"
 #include "engine/solver/newton/newton_solver.h"
@@ -45,8 +55,9 @@ namespace alsim {
 
 // What a gradient step computes.
 struct GradientRequest {
-  bool state = true;     // d/dv_k and d/dq_k
-  bool controls = true;  // d/du
+  bool state = true;      // d/dv_k, and d/dq_k unless positions is off
+  bool positions = true;  // with state: d/dq_k too (differences through every stage: costly)
+  bool controls = true;   // d/du
   // Named model parameters (ParameterNames lists the forms): body_mass:BODY (kg, its inertia
   // tensor kept), geom_friction:GEOM (sliding coefficient), geom_stiffness:GEOM and
   // geom_dissipation:GEOM (the geom's compliant layer, which the scene must set),
@@ -92,6 +103,11 @@ class StepGradients {
   void ResetScratch();
   // -H^{-1} (g+ - g-) / (2 eps) into `column` (nv), after Residual into plus_ and minus_.
   void Column(const Model& m, const Data& d, double eps, double* column);
+  // Whether dg/dv_k and dg/du have the exact forms (the file comment) for this step.
+  bool Analytic(const Model& m, const StepOptions& options, const Data& d) const;
+  // The exact dg/dv_k (dg_dv_) and dg/du (dg_du_) at the step's linearization (the hook).
+  bool AnalyticPartials(const Model& m, const StepOptions& options, const Data& d,
+                        const GradientRequest& request);
 
   SolverType type_;
   NewtonSolver base_;   // the step's linearization and factor
@@ -101,6 +117,9 @@ class StepGradients {
   bool have_perturbed_ = false;
   std::vector<double> qpos0_, qvel0_, ctrl0_, v_hat_, residual_, plus_, minus_, unit_, column_;
   std::vector<Vec6> xfrc0_;
+  BiasForceVelocityJacobian bias_jacobian_;
+  std::vector<double> coriolis_, dg_dv_, dg_du_;  // d qfrc_bias/dv; the exact partials
+  bool analytic_ = false;
   bool linearized_ = false;
   int probe_constraints_ = 0;
   int changes_ = 0;

@@ -125,6 +125,10 @@ struct Case {
   // The stiction speed v_s: the soft norm's curvature 1 / v_s limits how far the linearization
   // holds in stick, so the finite differences' steps must move the slip well under v_s.
   double stiction = 1e-4;
+  // Servos as soft constraints (the default) take dg/dv and dg/du by differences; as explicit
+  // forces, by their exact forms (step_gradients.h).
+  bool implicit_servos = true;
+  bool regularized = false;  // regularized Lagged (eq. 26): dg/dv by differences
 };
 
 // Every Jacobian of StepGradients against the finite differences, within `tolerance`.
@@ -133,6 +137,8 @@ void Check(const Case& c, SolverType type, double tolerance) {
   const Model& m = *c.model;
   StepOptions options = Options(type);
   options.solver.icf.stiction_speed = c.stiction;
+  options.constraints.implicit_servos = c.implicit_servos;
+  options.solver.icf.regularized = c.regularized;
   GradientRequest request;
   request.parameters = c.parameters;
   ASSERT_EQ(StepGradients::Validate(m, options, request), "");
@@ -301,6 +307,59 @@ TEST_P(StepGradientsTest, AdvancesAsStep) {
   }
   EXPECT_EQ(jacobians.dv_dv.size(), 36u);
   EXPECT_EQ(jacobians.dv_dp.size(), 6u);
+}
+
+// A two-link arm with joint damping, a damped fixed tendon, a motor, a position servo and a
+// force-limited velocity servo, its tip sliding on the floor.
+std::shared_ptr<const Model> Arm() {
+  return Import(
+      "<mujoco><option timestep='0.002'/><worldbody>"
+      "<geom name='floor' type='plane' size='5 5 0.1' friction='0.7'/>"
+      "<body name='upper' pos='0 0 0.55'><joint name='shoulder' type='hinge' axis='0 1 0' "
+      "damping='0.3'/><geom type='capsule' fromto='0 0 0 0.3 0 0' size='0.03' mass='1'/>"
+      "<body name='lower' pos='0.3 0 0'><joint name='elbow' type='hinge' axis='0 1 0' "
+      "damping='0.1'/><geom type='capsule' fromto='0 0 0 0 0 -0.5' size='0.03' mass='0.6'/>"
+      "<body pos='0 0 -0.52'><joint name='wrist' type='slide' axis='1 0 0'/>"
+      "<geom name='tip' type='sphere' size='0.04' mass='0.2'/></body></body></body>"
+      "</worldbody><tendon><fixed name='coupling' damping='0.5'><joint joint='shoulder' "
+      "coef='1'/><joint joint='elbow' coef='-0.5'/></fixed></tendon>"
+      "<actuator><motor joint='shoulder' gear='2'/><position joint='elbow' kp='30'/>"
+      "<velocity joint='wrist' kv='4' forcelimited='true' forcerange='-3 3'/>"
+      "<motor tendon='coupling' gear='1' ctrllimited='true' ctrlrange='-1 1'/></actuator>"
+      "</mujoco>");
+}
+
+TEST_P(StepGradientsTest, ArmWithServosAndTendons) {
+  const auto m = Arm();
+  for (const bool implicit : {true, false}) {
+    Case c{implicit ? "arm, implicit servos" : "arm, explicit servos",
+           m,
+           Settle(*m, GetParam(), 60, {0.5, -1.0, 0.3}, {0.5, 0.2, 0.4, 0.3}),
+           {"body_mass:lower", "geom_friction:tip"}};
+    c.state.ctrl = {0.7, 0.25, -0.2, 0.5};
+    c.implicit_servos = implicit;
+    Check(c, GetParam(), 1e-5);
+  }
+}
+
+TEST_P(StepGradientsTest, HumanoidRegularizedLagged) {
+  if (GetParam() != SolverType::kIcfLagged) GTEST_SKIP() << "eq. (26) is Lagged's";
+  const ModelImport imported = ImportModelFromFile("/usr/share/mujoco/model/humanoid/humanoid.xml");
+  ASSERT_TRUE(imported) << imported.error;
+  const auto m = imported.model;
+  Data d(*m);
+  StepOptions options = Options(GetParam());
+  options.solver.icf.regularized = true;
+  std::mt19937_64 random(3);
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  for (int i = 0; i < 120; ++i) {
+    for (double& u : d.ctrl) u = uniform(random);
+    ASSERT_EQ(Step(*m, d, options), StepStatus::kOk);
+  }
+  ASSERT_GE(d.contact.size(), 2u);
+  Case c{"humanoid regularized", m, Capture(d), {}};
+  c.regularized = true;
+  Check(c, GetParam(), 1e-5);
 }
 
 // MuJoCo's humanoid under random controls: 27 dofs, a free joint, feet and hands on the floor,

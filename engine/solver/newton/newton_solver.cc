@@ -1180,6 +1180,37 @@ bool NewtonSolver::Linearize(const Model& m, Data& d, const SolverOptions& optio
   return true;
 }
 
+bool NewtonSolver::AddLaggedVelocityTerms(const Data& d, const SolverOptions& options,
+                                          double* dg_dv) const {
+  if (type_ != SolverType::kIcfLagged) return true;  // no gamma_n0 elsewhere
+  if (options.icf.regularized) return false;
+  const int nv = static_cast<int>(d.qvel.size());
+  const int num = static_cast<int>(linear_adr_.size()) - 1;
+  for (int k = 0; k < num; ++k) {
+    const int* global = global_dof_.data() + island_dof_adr_[k];
+    const size_t entry0 = island_entry_adr_[k];
+    const int row0 = island_row_adr_[k], row_end = row0 + island_row_num_[k];
+    for (int r = row0; r < row_end; ++r) {
+      if (kind_[r] != NewtonRowKind::kCone || cone_dim_[r] < 3) continue;
+      const IcfContact& c = icf_contact_[r];
+      if (!(c.friction_impulse > 0)) continue;
+      // d gamma_n0 / d v_n0 over gamma_n0, times gamma_t: the rank-1 term J_t^T gamma_t s J_n.
+      const double slope = -c.dt * c.stiffness * (-c.phi0) * c.dissipation / c.friction_impulse;
+      const int* dofs = entry_dof_.data() + entry0 + row_entry_adr_[r];
+      const double* normal = entry_value_.data() + entry0 + row_entry_adr_[r];
+      const double* t1 = entry_value_.data() + entry0 + row_entry_adr_[r + 1];
+      const double* t2 = entry_value_.data() + entry0 + row_entry_adr_[r + 2];
+      for (int a = 0; a < row_entry_num_[r]; ++a) {
+        const double weight = -(t1[a] * impulse_[r + 1] + t2[a] * impulse_[r + 2]) * slope;
+        if (weight == 0) continue;
+        double* row = dg_dv + static_cast<size_t>(global[dofs[a]]) * nv;
+        for (int b = 0; b < row_entry_num_[r]; ++b) row[global[dofs[b]]] += weight * normal[b];
+      }
+    }
+  }
+  return true;
+}
+
 void NewtonSolver::SolveLinearized(const Model& m, const Data& d, double* x) {
   for (int j = 0; j < m.nsubsystem; ++j) {
     if (subsystem_in_island_[j]) continue;
@@ -1196,6 +1227,48 @@ void NewtonSolver::SolveLinearized(const Model& m, const Data& d, double* x) {
     factor.triangularView<Eigen::Lower>().solveInPlace(local);
     factor.transpose().triangularView<Eigen::Upper>().solveInPlace(local);
     for (int i = 0; i < n; ++i) x[global[i]] = local[i];
+  }
+}
+
+void NewtonSolver::SolveLinearizedColumns(const Model& m, const Data& d, double* x, int columns) {
+  const size_t width = static_cast<size_t>(columns);
+  for (int j = 0; j < m.nsubsystem; ++j) {
+    if (subsystem_in_island_[j]) continue;
+    const int begin = m.subsystem_dof_adr[j], end = begin + m.subsystem_dof_num[j];
+    for (size_t c = 0; c < width; ++c) {
+      for (int i = begin; i < end; ++i) tree_vector_[i] = x[i * width + c];
+      TreeLdlSolveRange(d.mass_layout, begin, end, d.qA_factor.data(), tree_vector_.data());
+      for (int i = begin; i < end; ++i) x[i * width + c] = tree_vector_[i];
+    }
+  }
+  // L L^T X = B by rows of X (each contiguous, `columns` long): a forward and a backward
+  // substitution whose inner loops run along the rows.
+  const int num = static_cast<int>(linear_adr_.size()) - 1;
+  for (int k = 0; k < num; ++k) {
+    const int n = island_dof_adr_[k + 1] - island_dof_adr_[k];
+    const int* global = global_dof_.data() + island_dof_adr_[k];
+    const double* factor = linear_.data() + linear_adr_[k];  // column-major, L(i, j) at i + j n
+    auto row = [&](int i) { return x + global[i] * width; };
+    for (int i = 0; i < n; ++i) {
+      double* xi = row(i);
+      for (int j = 0; j < i; ++j) {
+        const double l = factor[i + static_cast<size_t>(j) * n];
+        const double* xj = row(j);
+        for (size_t c = 0; c < width; ++c) xi[c] -= l * xj[c];
+      }
+      const double inverse = 1 / factor[i + static_cast<size_t>(i) * n];
+      for (size_t c = 0; c < width; ++c) xi[c] *= inverse;
+    }
+    for (int i = n - 1; i >= 0; --i) {
+      double* xi = row(i);
+      for (int j = i + 1; j < n; ++j) {
+        const double l = factor[j + static_cast<size_t>(i) * n];
+        const double* xj = row(j);
+        for (size_t c = 0; c < width; ++c) xi[c] -= l * xj[c];
+      }
+      const double inverse = 1 / factor[i + static_cast<size_t>(i) * n];
+      for (size_t c = 0; c < width; ++c) xi[c] *= inverse;
+    }
   }
 }
 

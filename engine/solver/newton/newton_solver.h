@@ -114,9 +114,18 @@ class NewtonSolver final : public IslandSolver {
   // where an island's H is not positive definite. Allocates as its islands grow.
   bool Linearize(const Model& m, Data& d, const SolverOptions& options, const double* v,
                  double* residual, bool factor);
+  // Adds -J^T dgamma/dv_k of the Lagged contacts to `dg_dv` (nv x nv, row-major; columns v_k),
+  // after Linearize at v_hat: Lagged's friction is linear in gamma_n0 = dt k (-phi0)_+ (1 -
+  // d J_n v_k)_+ (eq. 18), so dgamma_t/dv_k = gamma_t / gamma_n0 (-dt k (-phi0)_+ d) J_n where
+  // gamma_n0 > 0. False (nothing added) where a contact's friction is not linear in gamma_n0:
+  // the regularized Lagged model's eps_s grows with it (eq. 26).
+  bool AddLaggedVelocityTerms(const Data& d, const SolverOptions& options, double* dg_dv) const;
   // x <- H^{-1} x over every dof (nv), after Linearize with `factor` on the same Data: each
   // island's factor, A's tree factor (d.qA_factor) on the trees no constraint reaches.
   void SolveLinearized(const Model& m, const Data& d, double* x);
+  // X <- H^{-1} X for X nv x `columns`, row-major: each island's rows at once, the trees no
+  // constraint reaches column by column.
+  void SolveLinearizedColumns(const Model& m, const Data& d, double* x, int columns);
 
  private:
   void Prepare(const Model& m, Data& d, const SolverOptions& options) override;
