@@ -212,10 +212,32 @@ Status CheckResetNoise(double noise, const std::string& what) {
 
 // ---- the batched step -------------------------------------------------------------------------
 
+std::size_t GradientDoubles(const Model& m, int batch, const GradientRequest& request) {
+  const std::size_t nv = static_cast<std::size_t>(m.nv);
+  std::size_t columns = 0;  // per instance, over the blocks' dv and dq halves
+  if (request.state) columns += 4 * nv;
+  if (request.controls) columns += 2 * static_cast<std::size_t>(m.nu);
+  columns += 2 * request.parameters.size();
+  return static_cast<std::size_t>(batch) * nv * columns;
+}
+
 Status CheckStepInputs(const StepInputs& in) {
   if (in.substeps > kMaxSubsteps) {
     return Invalid("substeps " + std::to_string(in.substeps) + " is above the limit of " +
                    std::to_string(kMaxSubsteps) + " per call");
+  }
+  const GradientInputs& gradients = in.gradients;
+  if (gradients.requested) {
+    // A call's Jacobians are those of one step: chaining substeps' would need every block.
+    if (in.substeps > 1) {
+      return Invalid("gradients are those of one step: substeps must be 0 or 1, not " +
+                     std::to_string(in.substeps) + "; nothing was stepped");
+    }
+    if (!gradients.request.state && !gradients.request.controls &&
+        gradients.request.parameters.empty()) {
+      return Invalid(
+          "gradients ask for nothing: set state, controls or parameters; nothing was stepped");
+    }
   }
   return CheckResetNoise(in.reset_noise, "reset_noise");
 }
@@ -244,7 +266,9 @@ class StepCall {
  private:
   bool masked(int k) const { return in_.reset_mask_size != 0 && in_.reset_mask[k]; }
   Status CheckInstances(const StepLimits& limits) const;
+  Status CheckGradients(const StepLimits& limits) const;
   Status CheckValues();
+  StepStatus GradientStep(int k, const StepOptions& options);
   void BeginCall(int k);
   void EndStepping(int k);
 
@@ -262,6 +286,10 @@ class StepCall {
   // after the substeps (reset_truncated).
   std::vector<char> truncated_, reset_after_;
   std::atomic<bool> any_reset_after_{false};
+  // A gradient step's Jacobians per instance, and whether instance k's were computed (sized only
+  // when the call asks for gradients).
+  std::vector<StepJacobians> jacobians_;
+  std::vector<char> computed_;
   double seconds_ = 0;
 };
 
@@ -297,13 +325,61 @@ Status StepCall::CheckInstances(const StepLimits& limits) const {
                    std::to_string(limits.max_call_iterations) +
                    " per call (--max-call-iterations): take fewer substeps per call");
   }
+  if (Status checked = CheckGradients(limits); !checked.ok()) return checked;
   // Final observations double the reply when reset_truncated may reset someone.
   const bool may_truncate = in_.reset_truncated && first.max_episode_steps > 0;
-  const std::size_t reply_bytes =
+  std::size_t reply_bytes =
       ObservationBytes(*first.model, batch_, in_.observations) * (may_truncate ? 2 : 1) +
       static_cast<std::size_t>(batch_) * 96;
+  if (in_.gradients.requested) {
+    // The Jacobians' values, a name and shape per tensor, and per instance a flag, a residual
+    // and a count.
+    reply_bytes += sizeof(double) * GradientDoubles(*first.model, batch_, in_.gradients.request) +
+                   8 * 64 + static_cast<std::size_t>(batch_) * 24;
+    for (const std::string& name : in_.gradients.request.parameters) reply_bytes += name.size() + 8;
+  }
   return CheckMessageSize("reply", reply_bytes, limits.max_message_bytes,
                           "ask for fewer observations or instances; nothing was stepped");
+}
+
+Status StepCall::CheckGradients(const StepLimits& limits) const {
+  const GradientInputs& gradients = in_.gradients;
+  if (!gradients.requested) return {};
+  if (gradients.mask_size != 0) {
+    if (gradients.mask_size != batch_) {
+      return Invalid("gradients.instance_mask has " + std::to_string(gradients.mask_size) +
+                     " flags for " + std::to_string(batch_) +
+                     " instances; give one per instance or none");
+    }
+    if (std::none_of(gradients.mask, gradients.mask + batch_, [](bool set) { return set; })) {
+      return Invalid(
+          "gradients.instance_mask sets no flag: no instance asks for gradients; nothing was "
+          "stepped");
+    }
+  }
+  const Model& model = *instances_.front()->model;
+  const std::size_t doubles = GradientDoubles(model, batch_, gradients.request);
+  if (doubles > limits.max_gradient_doubles) {
+    return Invalid(
+        "the gradients asked for would be " + std::to_string(doubles) + " float64 values (" +
+        std::to_string(batch_) + " instances, nv " + std::to_string(model.nv) + ", nu " +
+        std::to_string(model.nu) + ", " + std::to_string(gradients.request.parameters.size()) +
+        " parameters), above the server's limit of " + std::to_string(limits.max_gradient_doubles) +
+        " per reply (--max-gradient-doubles); ask for fewer instances or blocks per "
+        "call; nothing was stepped");
+  }
+  // An instance that a reset_mask flag resets takes no step: its options are not looked at.
+  for (int k = 0; k < batch_; ++k) {
+    if (!gradients.asks(k) || masked(k)) continue;
+    const Instance& instance = *instances_[k];
+    const std::string refused =
+        StepGradients::Validate(*instance.model, instance.options, gradients.request);
+    if (!refused.empty()) {
+      return Invalid("instance " + std::to_string(instance.id) + ": " + refused +
+                     "; nothing was stepped");
+    }
+  }
+  return {};
 }
 
 Status StepCall::CheckValues() {
@@ -380,11 +456,36 @@ void StepCall::EndStepping(int k) {
   instance.published_time = instance.data->time;
 }
 
+// Instance k's step with its StepGradients, made for its model and solver when it has none or
+// one for another; its Jacobians into jacobians_[k].
+StepStatus StepCall::GradientStep(int k, const StepOptions& options) {
+  Instance& instance = *instances_[k];
+  const SolverType solver = instance.options.solver.type;
+  if (instance.gradients == nullptr || instance.gradients_model != instance.model.get() ||
+      instance.gradients_solver != solver) {
+    instance.gradients.reset();  // before the new one: never two at once
+    instance.gradients = std::make_unique<StepGradients>(*instance.model, solver);
+    instance.gradients_model = instance.model.get();
+    instance.gradients_solver = solver;
+  }
+  StepJacobians& out = jacobians_[k];
+  const StepStatus result = instance.gradients->Step(*instance.model, *instance.data, options,
+                                                     in_.gradients.request, &out);
+  // Without a linearization (a Hessian that could not be factored) the step is taken and `out`
+  // is left empty: nv 0.
+  computed_[k] = result == StepStatus::kOk && out.nv == instance.model->nv;
+  return result;
+}
+
 bool StepCall::Run() {
   // The passes stay separate (a barrier between substeps) so that an interruption stops every
   // instance after the same number of substeps.
   truncated_.assign(batch_, 0);
   reset_after_.assign(batch_, 0);
+  if (in_.gradients.requested) {
+    jacobians_.resize(batch_);
+    computed_.assign(batch_, 0);
+  }
   auto interrupted = [this] { return interrupt_ != nullptr && interrupt_->load(); };
   const auto start = Clock::now();
   bool stop = interrupted();
@@ -400,7 +501,9 @@ bool StepCall::Run() {
       if (step && !instance.diverged && !masked(k)) {
         StepOptions step_options = instance.options;
         step_options.solver.interrupt = interrupt_;
-        const StepStatus result = alsim::Step(*instance.model, *instance.data, step_options);
+        const StepStatus result = in_.gradients.asks(k)
+                                      ? GradientStep(k, step_options)
+                                      : alsim::Step(*instance.model, *instance.data, step_options);
         ++instance.steps;
         if (result != StepStatus::kOk) {
           instance.diverged = true;
@@ -440,6 +543,9 @@ void StepCall::Reply(StepReply& reply) {
     outcome.diverged = instance.diverged;
     outcome.truncated = truncated_[k] != 0;
     outcome.reset = masked(k) || reset_after_[k] != 0;
+    if (!computed_.empty() && computed_[k] && !outcome.masked && !outcome.diverged) {
+      outcome.jacobians = &jacobians_[k];
+    }
     reply.Ended(k, outcome, *instance.data);
     if (observe && !outcome.masked) {
       observer_->Solved(instance.data->solver_statistics, seconds_per_step);

@@ -18,6 +18,7 @@
 
 #include "engine/data/data.h"
 #include "engine/model/model.h"
+#include "engine/sim/step_gradients.h"
 #include "server/instance.h"
 
 namespace alsim::server::batch {
@@ -135,6 +136,25 @@ Status CheckResetNoise(double noise, const std::string& what);
 
 // ---- the batched step -------------------------------------------------------------------------
 
+// A gradient step (alsim.v1.GradientRequest): which Jacobians, for which instances.
+struct GradientInputs {
+  bool requested = false;  // false: a plain step, none of the below looked at
+  GradientRequest request;
+  // None, or one flag per instance: only the flagged ones ask.
+  const bool* mask = nullptr;
+  int mask_size = 0;
+
+  bool asks(int k) const { return requested && (mask_size == 0 || mask[k]); }
+};
+
+// The float64 values of a reply's Jacobian tensors for `batch` instances of `m`: every asked
+// block, K rows each (instances that do not ask included).
+std::size_t GradientDoubles(const Model& m, int batch, const GradientRequest& request);
+
+// The default of StepLimits::max_gradient_doubles (--max-gradient-doubles): 4 Mi doubles, 32
+// MiB, half the default message limit, so that a reply at the limit still carries observations.
+inline constexpr std::size_t kDefaultMaxGradientDoubles = std::size_t{1} << 22;
+
 // One call of Step (alsim.v1.StepRequest without the selection).
 struct StepInputs {
   TensorView actions;          // [K, nu]; absent: every instance keeps its controls
@@ -148,12 +168,14 @@ struct StepInputs {
   double reset_noise = 0;
   bool reset_truncated = false;  // reset an instance in the call that ends its episode
   ObservationKinds observations;
+  GradientInputs gradients;  // one substep only
 };
 
 // The server's limits on one call.
 struct StepLimits {
   std::uint64_t max_call_iterations = 1000000000;  // substeps x max_iterations x instances
   std::size_t max_message_bytes = 64u << 20;
+  std::size_t max_gradient_doubles = kDefaultMaxGradientDoubles;  // GradientDoubles of a reply
 };
 
 inline constexpr std::uint32_t kMaxSubsteps = 1000000;
@@ -164,6 +186,9 @@ struct InstanceStep {
   bool diverged = false;   // its state is no longer finite: it refuses steps until reset
   bool truncated = false;  // this call ended its episode (max_episode_steps)
   bool reset = false;      // masked, or reset after its truncation
+  // A gradient step's Jacobians of this instance's step (in Ended only); null when it did not
+  // ask, was not stepped, diverged, or its Hessian could not be factored.
+  const StepJacobians* jacobians = nullptr;
 };
 
 // Where a successful step's reply goes (the service: a StepResponse, written in place).
@@ -194,11 +219,16 @@ class StepObserver {
 };
 
 // What Step checks before looking at any instance (the service checks it before selecting them,
-// so that its errors come in the same order): the substeps and the reset noise.
+// so that its errors come in the same order): the substeps, the reset noise, and that a gradient
+// request asks for something in a call of one substep.
 Status CheckStepInputs(const StepInputs& in);
 
 // The batched step: validates everything first (nothing moves on an error), then steps every
-// instance substeps times, all in parallel, and writes the reply through `reply`.
+// instance substeps times, all in parallel, and writes the reply through `reply`. With
+// in.gradients, each asking instance takes its step with its StepGradients
+// (Instance::gradients, made on its first gradient step), after StepGradients::Validate accepted
+// every asking instance's options and the reply's Jacobians fit limits.max_gradient_doubles
+// (INVALID_ARGUMENT otherwise).
 // `instances` are the caller's, locked, in batch order, all of one scene. `interrupt` (may be
 // null) stops the call inside a solve and between substeps; every instance then has taken the same
 // number of substeps, and Code::kInterrupted is returned. `observer` may be null.

@@ -13,6 +13,7 @@
 #include "engine/data/data.h"
 #include "engine/model/model.h"
 #include "engine/sim/step.h"
+#include "engine/sim/step_gradients.h"
 #include "server/memory_budget.h"
 
 namespace alsim::server {
@@ -46,6 +47,12 @@ struct Instance {
   // The keyframe (Model::key_*) Create started it from, which every reset that names none
   // returns to; -1: the model's initial state.
   int keyframe = -1;
+  // Gradient steps (StepRequest.gradients), under `mutex`: made on the instance's first one, for
+  // `gradients_model` and `gradients_solver`, made again if either differs; null for an instance
+  // that never asked, so that plain steps cost nothing more.
+  std::unique_ptr<StepGradients> gradients;
+  const Model* gradients_model = nullptr;
+  SolverType gradients_solver = SolverType::kSubAdmm;
   std::mutex mutex;
   // Bytes reserved from `budget` for this instance, returned when it is freed.
   MemoryBudget* budget = nullptr;

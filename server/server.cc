@@ -122,6 +122,7 @@ std::unique_ptr<Server> Server::Start(const ServerConfig& config, std::string* e
   limits.max_message_bytes = config.max_message_bytes;
   limits.max_iterations = config.max_iterations;
   limits.max_call_iterations = config.max_call_iterations;
+  limits.max_gradient_doubles = config.max_gradient_doubles;
   limits.max_call_seconds = config.max_call_seconds;
   limits.max_memory = EffectiveMaxMemory(config);
   limits.scene_cache = config.scene_cache;

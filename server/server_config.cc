@@ -201,6 +201,16 @@ const OptionSpec kOptions[] = {
        return error;
      },
      [] { return std::to_string(ServerConfig{}.max_call_iterations); }},
+    {"--max-gradient-doubles", "ALSIM_MAX_GRADIENT_DOUBLES", "N",
+     "float64 values of the Jacobians one Step reply may carry (StepRequest.gradients: K x nv x "
+     "the asked columns); more is INVALID_ARGUMENT",
+     [](const std::string& v, ServerConfig& c) {
+       long long n = 0;
+       std::string error = ParseCount("--max-gradient-doubles", v, 1, 1LL << 28, &n);
+       c.max_gradient_doubles = static_cast<std::size_t>(n);
+       return error;
+     },
+     [] { return std::to_string(ServerConfig{}.max_gradient_doubles); }},
     {"--max-call-seconds", "ALSIM_MAX_CALL_SECONDS", "SECONDS",
      "a Step or StepStream message running longer is interrupted inside its solve "
      "(DEADLINE_EXCEEDED; steps taken are kept); 0 = no limit",

@@ -36,6 +36,9 @@ struct ServerConfig {
   std::uint32_t max_iterations = 10000;
   // substeps x max_iterations x instances of one Step call.
   std::uint64_t max_call_iterations = 1000000000;
+  // float64 values of the Jacobians one Step reply may carry (StepRequest.gradients): 4 Mi (32
+  // MiB), half the default message limit (server/batch_step.h, kDefaultMaxGradientDoubles).
+  std::size_t max_gradient_doubles = std::size_t{1} << 22;
   // A Step (or StepStream message) running longer is interrupted inside its solve; 0 = no limit.
   double max_call_seconds = 60;
   // Memory for compiled scenes and instances (estimated before each Create); 0 = three quarters

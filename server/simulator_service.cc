@@ -91,9 +91,10 @@ class MetricsObserver final : public batch::StepObserver {
 // tensor sized in Begin, each instance's task writing its own entries.
 class StepResponseWriter final : public batch::StepReply {
  public:
+  // `gradients`: the request's gradient option (not requested: the reply has no Jacobians).
   StepResponseWriter(const std::vector<alsim::v1::Observation>& kinds,
-                     alsim::v1::StepResponse* response)
-      : kinds_(kinds), response_(response) {}
+                     const batch::GradientInputs& gradients, alsim::v1::StepResponse* response)
+      : kinds_(kinds), gradients_(gradients), response_(response) {}
 
   void Begin(const Model& m, int batch, double seconds, bool final_observations) override {
     response_->set_step_seconds(seconds);
@@ -108,6 +109,9 @@ class StepResponseWriter final : public batch::StepReply {
       final_writer_.emplace(m, batch, kinds_, response_->mutable_final_observations());
     }
     writer_.emplace(m, batch, kinds_, response_->mutable_observations());
+    if (gradients_.requested) {
+      jacobians_.emplace(m, batch, gradients_.request, response_->mutable_gradients());
+    }
   }
 
   void Ended(int k, const batch::InstanceStep& step, Data& data) override {
@@ -117,6 +121,7 @@ class StepResponseWriter final : public batch::StepReply {
     FillDiagnostics(data.solver_statistics, diagnostics_[k].get());
     truncated_[k] = step.truncated;
     if (final_writer_) final_writer_->Write(k, data);
+    if (jacobians_ && step.jacobians != nullptr) jacobians_->Write(k, *step.jacobians);
   }
 
   void Observed(int k, const batch::InstanceStep& step, Data& data) override {
@@ -135,6 +140,7 @@ class StepResponseWriter final : public batch::StepReply {
 
  private:
   const std::vector<alsim::v1::Observation>& kinds_;
+  const batch::GradientInputs& gradients_;
   alsim::v1::StepResponse* response_;
   int* status_ = nullptr;
   bool* truncated_ = nullptr;
@@ -142,6 +148,7 @@ class StepResponseWriter final : public batch::StepReply {
   std::vector<std::unique_ptr<alsim::v1::SolverDiagnostics>> diagnostics_;
   std::optional<ObservationWriter> final_writer_;
   std::optional<ObservationWriter> writer_;
+  std::optional<JacobianWriter> jacobians_;
 };
 
 }  // namespace
@@ -440,6 +447,7 @@ grpc::Status SimulatorService::RunStep(const std::string& tenant,
   inputs.reset_noise = request.reset_noise();
   inputs.reset_truncated = request.reset_truncated();
   inputs.observations = ObservationKindsOf(observations);
+  inputs.gradients = GradientInputsOf(request);
   // Checked before the selection, so that these errors come first.
   if (batch::Status checked = batch::CheckStepInputs(inputs); !checked.ok()) {
     return ToGrpc(checked);
@@ -447,12 +455,13 @@ grpc::Status SimulatorService::RunStep(const std::string& tenant,
   return registry_.WithInstances(
       tenant, Ids(request.instances()), request.instances().group_id(),
       [&](std::vector<Instance*>& instances) -> grpc::Status {
-        StepResponseWriter reply(observations, response);
+        StepResponseWriter reply(observations, inputs.gradients, response);
         std::optional<MetricsObserver> observer;
         if (metrics_ != nullptr) observer.emplace(metrics_);
-        const batch::Status stepped =
-            batch::Step(instances, inputs, {limits_.max_call_iterations, limits_.max_message_bytes},
-                        &ticket.flag, reply, observer ? &*observer : nullptr);
+        const batch::Status stepped = batch::Step(
+            instances, inputs,
+            {limits_.max_call_iterations, limits_.max_message_bytes, limits_.max_gradient_doubles},
+            &ticket.flag, reply, observer ? &*observer : nullptr);
         // Interrupted: the reply is not sent, and the watch says why.
         if (stepped.code == batch::Code::kInterrupted) return CallWatch::Reason(ticket);
         if (stepped.ok()) reply.Finish();

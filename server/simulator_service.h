@@ -15,6 +15,7 @@
 #include <string>
 
 #include "alsim/v1/alsim.grpc.pb.h"
+#include "server/batch_step.h"
 #include "server/call_watch.h"
 #include "server/instance_registry.h"
 #include "server/memory_budget.h"
@@ -36,6 +37,8 @@ struct ServiceLimits {
   // substeps x max_iterations x instances of one Step: the solver iterations a call may ask for.
   std::uint64_t max_call_iterations = 1000000000;
   double max_call_seconds = 60;  // a Step or stream message running longer is interrupted
+  // float64 values of one Step reply's Jacobians (StepRequest.gradients, batch::GradientDoubles)
+  std::size_t max_gradient_doubles = batch::kDefaultMaxGradientDoubles;
   std::uint64_t max_memory = 0;  // bytes for models and instances; 0 = no budget
   std::size_t max_creates = 64;  // Creates in progress at once
   std::size_t scene_cache = 0;   // compiled scenes kept after their last instance

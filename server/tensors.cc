@@ -180,6 +180,75 @@ grpc::Status CheckMessageSize(const char* what, std::size_t bytes, std::size_t l
   return ToGrpc(batch::CheckMessageSize(what, bytes, limit, consequence));
 }
 
+batch::GradientInputs GradientInputsOf(const alsim::v1::StepRequest& request) {
+  batch::GradientInputs in;
+  if (!request.has_gradients()) return in;
+  const alsim::v1::GradientRequest& gradients = request.gradients();
+  in.requested = true;
+  in.request.state = gradients.state();
+  in.request.controls = gradients.controls();
+  in.request.parameters.assign(gradients.parameters().begin(), gradients.parameters().end());
+  in.mask = gradients.instance_mask().data();
+  in.mask_size = gradients.instance_mask_size();
+  return in;
+}
+
+JacobianWriter::JacobianWriter(const Model& m, int batch, const GradientRequest& request,
+                               alsim::v1::Jacobians* out) {
+  out->mutable_computed()->Resize(batch, false);
+  out->mutable_residual()->Resize(batch, 0.0);
+  out->mutable_constraint_changes()->Resize(batch, 0);
+  for (const std::string& name : request.parameters) out->add_parameters(name);
+  computed_ = out->mutable_computed()->mutable_data();
+  residual_ = out->mutable_residual()->mutable_data();
+  changes_ = out->mutable_constraint_changes()->mutable_data();
+  // Every tensor is made before any pointer into one is taken (ObservationWriter's reason).
+  auto add = [&](const char* name, const std::vector<double> StepJacobians::*values, long columns) {
+    AddTensor(out->mutable_tensors(), name, alsim::v1::DTYPE_FLOAT64, batch, {m.nv, columns});
+    blocks_.push_back({values, nullptr, static_cast<std::size_t>(m.nv) * columns});
+  };
+  std::vector<const char*> names;
+  if (request.state) {
+    add("dv_dv", &StepJacobians::dv_dv, m.nv);
+    add("dv_dq", &StepJacobians::dv_dq, m.nv);
+    add("dq_dv", &StepJacobians::dq_dv, m.nv);
+    add("dq_dq", &StepJacobians::dq_dq, m.nv);
+    names.insert(names.end(), {"dv_dv", "dv_dq", "dq_dv", "dq_dq"});
+  }
+  if (request.controls) {
+    add("dv_du", &StepJacobians::dv_du, m.nu);
+    add("dq_du", &StepJacobians::dq_du, m.nu);
+    names.insert(names.end(), {"dv_du", "dq_du"});
+  }
+  if (!request.parameters.empty()) {
+    const long np = static_cast<long>(request.parameters.size());
+    add("dv_dp", &StepJacobians::dv_dp, np);
+    add("dq_dp", &StepJacobians::dq_dp, np);
+    names.insert(names.end(), {"dv_dp", "dq_dp"});
+  }
+  // NaN until an instance's Jacobians are written: rows of instances without any stay NaN.
+  for (std::size_t b = 0; b < blocks_.size(); ++b) {
+    std::string* bytes = out->mutable_tensors()->at(names[b]).mutable_data();
+    blocks_[b].bytes = bytes->data();
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    for (std::size_t i = 0; i < bytes->size(); i += sizeof(double)) {
+      std::memcpy(bytes->data() + i, &nan, sizeof(double));
+    }
+  }
+}
+
+void JacobianWriter::Write(int k, const StepJacobians& jacobians) const {
+  computed_[k] = true;
+  residual_[k] = jacobians.residual;
+  changes_[k] = static_cast<std::uint32_t>(jacobians.constraint_changes);
+  for (const Block& block : blocks_) {
+    const std::vector<double>& values = jacobians.*(block.values);
+    if (values.size() != block.per || block.per == 0) continue;  // a block the engine left out
+    std::memcpy(block.bytes + static_cast<std::size_t>(k) * block.per * sizeof(double),
+                values.data(), block.per * sizeof(double));
+  }
+}
+
 ObservationWriter::ObservationWriter(const Model& m, int batch,
                                      const std::vector<Observation>& kinds,
                                      google::protobuf::Map<std::string, Tensor>* out)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 
 #include "alsim/v1/alsim.pb.h"
 #include "engine/model/model.h"
+#include "engine/sim/step_gradients.h"
 #include "server/batch_step.h"
 #include "server/instance.h"
 
@@ -77,6 +79,32 @@ class ObservationWriter {
   char* contact_count_ = nullptr;
   char* max_penetration_ = nullptr;
   char* time_ = nullptr;
+};
+
+// A request's gradient option (alsim.v1.GradientRequest) as the core takes it, pointing into the
+// request (its mask). `requested` is false when the request has none.
+batch::GradientInputs GradientInputsOf(const alsim::v1::StepRequest& request);
+
+// The Jacobians of one reply (alsim.v1.Jacobians), written in place as ObservationWriter does:
+// the constructor sizes every flag, figure and tensor of the asked blocks ([batch, nv, ...], NaN
+// until written), and Write(k, jacobians) fills instance k's entries; writes of distinct k touch
+// distinct bytes.
+class JacobianWriter {
+ public:
+  JacobianWriter(const Model& m, int batch, const GradientRequest& request,
+                 alsim::v1::Jacobians* out);
+  void Write(int k, const StepJacobians& jacobians) const;
+
+ private:
+  struct Block {
+    const std::vector<double> StepJacobians::*values;
+    char* bytes;
+    std::size_t per;  // doubles per instance: nv x columns
+  };
+  std::vector<Block> blocks_;
+  bool* computed_ = nullptr;
+  double* residual_ = nullptr;
+  std::uint32_t* changes_ = nullptr;
 };
 
 // Writes the requested observations of `instances` (all of one model) as [K, ...] tensors. How the

@@ -23,7 +23,10 @@
 #include "engine/sim/state_hash.h"
 #include "engine/sim/state_snapshot.h"
 #include "engine/sim/step.h"
+#include "engine/sim/step_gradients.h"
+#include "server/batch_step.h"
 #include "server/server.h"
+#include "server/simulator_service.h"
 #include "tests/support/http_get.h"
 #include "tests/support/mujoco_oracle.h"
 
@@ -59,11 +62,13 @@ const char* kMotorScene = R"(<mujoco><worldbody><geom type="plane" size="5 5 0.1
 class ServiceTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { StartServer(64); }
-  static void StartServer(int max_instances) {
+  static void StartServer(int max_instances, std::size_t max_gradient_doubles =
+                                                 server::ServerConfig{}.max_gradient_doubles) {
     server::ServerConfig config;
     config.listen_address = "127.0.0.1:0";
     config.metrics_address = "127.0.0.1:0";
     config.max_instances = max_instances;
+    config.max_gradient_doubles = max_gradient_doubles;
     config.threads = 2;
     std::string error;
     server_ = server::Server::Start(config, &error).release();
@@ -1762,6 +1767,227 @@ TEST_F(ServiceTest, StreamStatesSendsDiagnosticsAndContactsOnRequest) {
     on_floor += std::abs(points.position(3 * i + 2)) < 0.02 && points.normal(3 * i + 2) > 0.999;
   }
   EXPECT_GT(on_floor, 0);
+}
+
+// ---- gradients through a step (StepRequest.gradients) ----------------------------------------
+
+// A particle on slide joints x and z with a motor on each, resting on a floor: contact with
+// friction, two controls.
+const char* kParticleScene = R"(<mujoco><option timestep="0.002"/><worldbody>
+  <geom name="floor" type="plane" size="5 5 0.1" friction="0.5"/>
+  <body name="ball" pos="0 0 0.1"><joint name="x" type="slide" axis="1 0 0"/>
+    <joint name="z" type="slide" axis="0 0 1"/>
+    <geom name="ball" type="sphere" size="0.1" mass="2" friction="0.5"/></body></worldbody>
+  <actuator><motor joint="x" gear="1"/><motor joint="z" gear="1"/></actuator></mujoco>)";
+
+// A server whose replies may carry at most kLimit Jacobian values: the particle's state and
+// controls blocks are nv (4 nv + 2 nu) = 2 x 12 = 24 values per instance, so 2 instances fit and
+// 3 do not; with two parameters, nv (4 nv + 2 nu + 2 np) = 32 per instance, 2 reach the limit.
+class GradientServiceTest : public ServiceTest {
+ protected:
+  static constexpr std::size_t kLimit = 64;
+  static void SetUpTestSuite() { StartServer(64, kLimit); }
+
+  grpc::Status CreateParticles(const std::string& solver, int count, v1::CreateResponse* created) {
+    v1::CreateRequest request;
+    request.mutable_scene()->mutable_text()->set_text(kParticleScene);
+    request.mutable_scene()->mutable_text()->set_filename("particle.xml");
+    request.mutable_solver()->set_solver(solver);
+    request.set_count(count);
+    return stub_->Create(Context().get(), request, created);
+  }
+
+  static v1::StepRequest StepOf(const v1::CreateResponse& group,
+                                const std::vector<double>& actions) {
+    v1::StepRequest request;
+    request.mutable_instances()->set_group_id(group.group_id());
+    v1::Tensor* tensor = request.mutable_actions();
+    tensor->set_dtype(v1::DTYPE_FLOAT64);
+    tensor->add_shape(group.instance_ids_size());
+    tensor->add_shape(2);
+    tensor->set_data(std::string(reinterpret_cast<const char*>(actions.data()),
+                                 actions.size() * sizeof(double)));
+    request.add_observations(v1::OBSERVATION_QPOS);
+    request.add_observations(v1::OBSERVATION_QVEL);
+    return request;
+  }
+
+  // The instance's step count (List), which a refused call leaves as it was.
+  std::uint64_t StepsOf(std::uint64_t id) {
+    v1::ListResponse list;
+    EXPECT_TRUE(stub_->List(Context().get(), v1::ListRequest(), &list).ok());
+    for (const v1::InstanceInfo& info : list.instances()) {
+      if (info.instance_id() == id) return info.steps();
+    }
+    ADD_FAILURE() << "no instance " << id;
+    return 0;
+  }
+};
+
+// A gradient step returns, for the instances that ask, exactly what StepGradients computes in
+// process from the same state (bit for bit, every block, shapes [K, nv, ...]); the instance that
+// does not ask takes a plain step and gets NaN rows; both move as in process.
+TEST_F(GradientServiceTest, JacobiansAreTheEnginesBitForBit) {
+  v1::CreateResponse created;
+  ASSERT_TRUE(CreateParticles("icf-lagged", 2, &created).ok());
+  const auto model = ImportModelFromString(kParticleScene).model;
+  StepOptions options;
+  v1::SolverConfig config;
+  config.set_solver("icf-lagged");
+  ASSERT_TRUE(server::SolverOptionsOf(config, &options).ok());
+  ASSERT_EQ(options.solver.type, SolverType::kIcfLagged);
+  std::vector<Data> local;
+  for (int k = 0; k < 2; ++k) local.emplace_back(*model);
+  // Pushed along x by different controls: one sticks, one slides (the friction bound is 9.8 N).
+  const std::vector<double> actions = {3.0, 0.5, 15.0, -1.0};
+  v1::StepResponse response;
+  for (int n = 0; n < 20; ++n) {
+    ASSERT_TRUE(stub_->Step(Context().get(), StepOf(created, actions), &response).ok());
+    for (int k = 0; k < 2; ++k) {
+      std::copy_n(actions.begin() + 2 * k, 2, local[k].ctrl.begin());
+      ASSERT_EQ(Step(*model, local[k], options), StepStatus::kOk);
+    }
+  }
+  EXPECT_FALSE(response.has_gradients()) << "a plain step carries no Jacobians";
+
+  v1::StepRequest request = StepOf(created, actions);
+  v1::GradientRequest* asked = request.mutable_gradients();
+  asked->set_state(true);
+  asked->set_controls(true);
+  asked->add_parameters("body_mass:ball");
+  asked->add_parameters("geom_friction:floor");
+  asked->add_instance_mask(true);
+  asked->add_instance_mask(false);
+  // Two parameters: 2 x 32 = 64 values, kLimit exactly.
+  const grpc::Status stepped = stub_->Step(Context().get(), request, &response);
+  ASSERT_TRUE(stepped.ok()) << stepped.error_message();
+
+  GradientRequest engine_request;
+  engine_request.parameters = {"body_mass:ball", "geom_friction:floor"};
+  StepGradients gradients(*model, options.solver.type);
+  StepJacobians expected;
+  ASSERT_EQ(gradients.Step(*model, local[0], options, engine_request, &expected), StepStatus::kOk);
+  ASSERT_EQ(Step(*model, local[1], options), StepStatus::kOk);
+
+  // Both instances moved as in process.
+  const std::vector<double> qpos = Doubles(response.observations().at("qpos"));
+  ASSERT_EQ(qpos.size(), 4u);
+  for (int k = 0; k < 2; ++k) {
+    EXPECT_EQ(0, std::memcmp(qpos.data() + 2 * k, local[k].qpos.data(), 2 * sizeof(double)))
+        << "instance " << k;
+  }
+
+  ASSERT_TRUE(response.has_gradients());
+  const v1::Jacobians& jacobians = response.gradients();
+  ASSERT_EQ(jacobians.computed_size(), 2);
+  EXPECT_TRUE(jacobians.computed(0));
+  EXPECT_FALSE(jacobians.computed(1));
+  EXPECT_EQ(jacobians.residual(0), expected.residual);
+  EXPECT_EQ(static_cast<int>(jacobians.constraint_changes(0)), expected.constraint_changes);
+  ASSERT_EQ(jacobians.parameters_size(), 2);
+  EXPECT_EQ(jacobians.parameters(1), "geom_friction:floor");
+  const std::map<std::string, std::pair<const std::vector<double>*, int>> blocks = {
+      {"dv_dv", {&expected.dv_dv, 2}}, {"dv_dq", {&expected.dv_dq, 2}},
+      {"dq_dv", {&expected.dq_dv, 2}}, {"dq_dq", {&expected.dq_dq, 2}},
+      {"dv_du", {&expected.dv_du, 2}}, {"dq_du", {&expected.dq_du, 2}},
+      {"dv_dp", {&expected.dv_dp, 2}}, {"dq_dp", {&expected.dq_dp, 2}}};
+  ASSERT_EQ(jacobians.tensors_size(), 8);
+  for (const auto& [name, block] : blocks) {
+    const v1::Tensor& tensor = jacobians.tensors().at(name);
+    EXPECT_EQ(tensor.dtype(), v1::DTYPE_FLOAT64) << name;
+    ASSERT_EQ(tensor.shape_size(), 3) << name;
+    EXPECT_EQ(tensor.shape(0), 2) << name;
+    EXPECT_EQ(tensor.shape(1), 2) << name;  // nv
+    EXPECT_EQ(tensor.shape(2), block.second) << name;
+    const std::vector<double> values = Doubles(tensor);
+    ASSERT_EQ(values.size(), 8u) << name;
+    ASSERT_EQ(block.first->size(), 4u) << name;
+    EXPECT_EQ(0, std::memcmp(values.data(), block.first->data(), 4 * sizeof(double))) << name;
+    for (int i = 4; i < 8; ++i) EXPECT_TRUE(std::isnan(values[i])) << name << " " << i;
+  }
+  // Not a vacuous comparison: pushing harder along x speeds the particle up along x.
+  EXPECT_GT(expected.dv_du[0], 0);
+  EXPECT_GT(expected.dv_dv[0], 0);
+}
+
+// Refusals: past the size limit, a solver without gradients, an unknown parameter, several
+// substeps, a request that asks for nothing. Each is INVALID_ARGUMENT and steps no instance.
+TEST_F(GradientServiceTest, RefusalsStepNothing) {
+  v1::CreateResponse icf, subadmm;
+  ASSERT_TRUE(CreateParticles("icf-lagged", 3, &icf).ok());
+  ASSERT_TRUE(CreateParticles("", 1, &subadmm).ok());
+  const std::vector<double> actions = {1, 0, 1, 0, 1, 0};
+  auto refused = [&](const v1::StepRequest& request, const std::string& words) {
+    const std::uint64_t before =
+        StepsOf(request.instances().group_id() == icf.group_id() ? icf.instance_ids(0)
+                                                                 : subadmm.instance_ids(0));
+    v1::StepResponse response;
+    const grpc::Status status = stub_->Step(Context().get(), request, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << words;
+    EXPECT_THAT(status.error_message(), HasSubstr(words));
+    EXPECT_THAT(status.error_message(), HasSubstr("nothing was stepped"));
+    EXPECT_EQ(StepsOf(request.instances().group_id() == icf.group_id() ? icf.instance_ids(0)
+                                                                       : subadmm.instance_ids(0)),
+              before)
+        << words;
+  };
+
+  // 3 instances x 24 values = 72 > 64; the message names both numbers and the flag.
+  v1::StepRequest large = StepOf(icf, actions);
+  large.mutable_gradients()->set_state(true);
+  large.mutable_gradients()->set_controls(true);
+  refused(large, "would be 72 float64 values");
+  refused(large, "limit of 64 per reply (--max-gradient-doubles)");
+  // The same request for two of the three instances fits (the limit counts K rows).
+  v1::StepRequest two = large;
+  two.mutable_instances()->clear_group_id();
+  two.mutable_instances()->add_instance_ids(icf.instance_ids(0));
+  two.mutable_instances()->add_instance_ids(icf.instance_ids(1));
+  two.mutable_actions()->set_shape(0, 2);
+  two.mutable_actions()->mutable_data()->resize(4 * sizeof(double));
+  v1::StepResponse response;
+  ASSERT_TRUE(stub_->Step(Context().get(), two, &response).ok());
+  EXPECT_EQ(response.gradients().tensors().at("dv_du").shape(0), 2);
+
+  v1::StepRequest unknown = StepOf(icf, actions);
+  unknown.mutable_gradients()->add_parameters("body_mass:nobody");
+  refused(unknown, "instance " + std::to_string(icf.instance_ids(0)) +
+                       ": parameter 'body_mass:nobody': no body named 'nobody'");
+
+  v1::StepRequest substeps = StepOf(icf, actions);
+  substeps.mutable_gradients()->set_controls(true);
+  substeps.set_substeps(2);
+  refused(substeps, "substeps must be 0 or 1");
+
+  v1::StepRequest nothing = StepOf(icf, actions);
+  nothing.mutable_gradients();  // present, asking for no block
+  refused(nothing, "gradients ask for nothing");
+  v1::StepRequest nobody = StepOf(icf, actions);
+  nobody.mutable_gradients()->set_controls(true);
+  for (int k = 0; k < 3; ++k) nobody.mutable_gradients()->add_instance_mask(false);
+  refused(nobody, "sets no flag");
+
+  v1::StepRequest wrong_solver = StepOf(subadmm, {1, 0});
+  wrong_solver.mutable_gradients()->set_controls(true);
+  StepOptions defaults;
+  refused(wrong_solver, StepGradients::Validate(*ImportModelFromString(kParticleScene).model,
+                                                defaults, GradientRequest{}));
+  // Batched with an ICF instance of the same scene (one model), not asking, it takes its plain
+  // step while the other gets its Jacobians.
+  v1::StepRequest mixed = StepOf(subadmm, {1, 0, 1, 0});
+  mixed.mutable_instances()->clear_group_id();
+  mixed.mutable_instances()->add_instance_ids(icf.instance_ids(2));
+  mixed.mutable_instances()->add_instance_ids(subadmm.instance_ids(0));
+  mixed.mutable_actions()->set_shape(0, 2);
+  mixed.mutable_gradients()->set_controls(true);
+  mixed.mutable_gradients()->add_instance_mask(true);
+  mixed.mutable_gradients()->add_instance_mask(false);
+  const std::uint64_t before = StepsOf(subadmm.instance_ids(0));
+  ASSERT_TRUE(stub_->Step(Context().get(), mixed, &response).ok());
+  EXPECT_EQ(StepsOf(subadmm.instance_ids(0)), before + 1);
+  ASSERT_EQ(response.gradients().computed_size(), 2);
+  EXPECT_TRUE(response.gradients().computed(0));
+  EXPECT_FALSE(response.gradients().computed(1));
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 
 #include <map>
 
+#include "server/batch_step.h"
+
 namespace alsim::server {
 namespace {
 
@@ -145,6 +147,26 @@ TEST(ServerConfigTest, HelpDocumentsTheHardeningFlags) {
         "--reflection", "--state-dir", "ALSIM_STATE_DIR"}) {
     EXPECT_THAT(help, HasSubstr(text));
   }
+}
+
+// --max-gradient-doubles: the Jacobian values one Step reply may carry; its default is the
+// batch-step core's, 4 Mi doubles (32 MiB), which fits the default message limit with room left.
+TEST(ServerConfigTest, GradientLimit) {
+  EXPECT_EQ(ServerConfig{}.max_gradient_doubles, batch::kDefaultMaxGradientDoubles);
+  EXPECT_EQ(ServerConfig{}.max_gradient_doubles, 4u << 20);
+  EXPECT_LE(8 * ServerConfig{}.max_gradient_doubles, ServerConfig{}.max_message_bytes / 2);
+  const auto flag = Parse({"--max-gradient-doubles", "1000"});
+  ASSERT_TRUE(flag.config) << flag.message;
+  EXPECT_EQ(flag.config->max_gradient_doubles, 1000u);
+  const auto variable = Parse({}, {{"ALSIM_MAX_GRADIENT_DOUBLES", "77"}});
+  ASSERT_TRUE(variable.config) << variable.message;
+  EXPECT_EQ(variable.config->max_gradient_doubles, 77u);
+  for (const char* bad : {"0", "-3", "1e3", ""}) {
+    const auto result = Parse({"--max-gradient-doubles", bad});
+    EXPECT_FALSE(result.config) << bad;
+    EXPECT_THAT(result.message, HasSubstr("--max-gradient-doubles")) << bad;
+  }
+  EXPECT_THAT(ServerUsage(), HasSubstr("ALSIM_MAX_GRADIENT_DOUBLES"));
 }
 
 TEST(ServerConfigTest, ByteCountsTakeBinarySuffixes) {
