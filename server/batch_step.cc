@@ -215,7 +215,7 @@ Status CheckResetNoise(double noise, const std::string& what) {
 std::size_t GradientDoubles(const Model& m, int batch, const GradientRequest& request) {
   const std::size_t nv = static_cast<std::size_t>(m.nv);
   std::size_t columns = 0;  // per instance, over the blocks' dv and dq halves
-  if (request.state) columns += 4 * nv;
+  if (request.state) columns += (request.positions ? 4 : 2) * nv;
   if (request.controls) columns += 2 * static_cast<std::size_t>(m.nu);
   columns += 2 * request.parameters.size();
   return static_cast<std::size_t>(batch) * nv * columns;

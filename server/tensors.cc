@@ -186,6 +186,7 @@ batch::GradientInputs GradientInputsOf(const alsim::v1::StepRequest& request) {
   const alsim::v1::GradientRequest& gradients = request.gradients();
   in.requested = true;
   in.request.state = gradients.state();
+  in.request.positions = !gradients.skip_positions();
   in.request.controls = gradients.controls();
   in.request.parameters.assign(gradients.parameters().begin(), gradients.parameters().end());
   in.mask = gradients.instance_mask().data();
@@ -210,10 +211,13 @@ JacobianWriter::JacobianWriter(const Model& m, int batch, const GradientRequest&
   std::vector<const char*> names;
   if (request.state) {
     add("dv_dv", &StepJacobians::dv_dv, m.nv);
-    add("dv_dq", &StepJacobians::dv_dq, m.nv);
     add("dq_dv", &StepJacobians::dq_dv, m.nv);
-    add("dq_dq", &StepJacobians::dq_dq, m.nv);
-    names.insert(names.end(), {"dv_dv", "dv_dq", "dq_dv", "dq_dq"});
+    names.insert(names.end(), {"dv_dv", "dq_dv"});
+    if (request.positions) {
+      add("dv_dq", &StepJacobians::dv_dq, m.nv);
+      add("dq_dq", &StepJacobians::dq_dq, m.nv);
+      names.insert(names.end(), {"dv_dq", "dq_dq"});
+    }
   }
   if (request.controls) {
     add("dv_du", &StepJacobians::dv_du, m.nu);

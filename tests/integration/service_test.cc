@@ -1948,6 +1948,14 @@ TEST_F(GradientServiceTest, RefusalsStepNothing) {
   v1::StepResponse response;
   ASSERT_TRUE(stub_->Step(Context().get(), two, &response).ok());
   EXPECT_EQ(response.gradients().tensors().at("dv_du").shape(0), 2);
+  // Without the position blocks, 3 x nv (2 nv + 2 nu) = 48 values fit for all three.
+  v1::StepRequest velocities = large;
+  velocities.mutable_gradients()->set_skip_positions(true);
+  ASSERT_TRUE(stub_->Step(Context().get(), velocities, &response).ok());
+  EXPECT_EQ(response.gradients().tensors_size(), 4);
+  EXPECT_EQ(response.gradients().tensors().count("dv_dq"), 0u);
+  EXPECT_EQ(response.gradients().tensors().count("dq_dq"), 0u);
+  EXPECT_EQ(response.gradients().tensors().at("dq_dv").shape(0), 3);
 
   v1::StepRequest unknown = StepOf(icf, actions);
   unknown.mutable_gradients()->add_parameters("body_mass:nobody");
