@@ -145,6 +145,17 @@ def scene_keyframes(path=KEYFRAMES_SCENE):
     return keys
 
 
+# A particle on slide joints x and z with a motor on each, resting on a floor (mass 2 kg, friction
+# 0.5): the gradient tests' scene.
+PARTICLE_SCENE = """<mujoco><option timestep="0.002"/><worldbody>
+  <geom name="floor" type="plane" size="5 5 0.1" friction="0.5"/>
+  <body name="ball" pos="0 0 0.1"><joint name="x" type="slide" axis="1 0 0"/>
+    <joint name="z" type="slide" axis="0 0 1"/>
+    <geom name="ball" type="sphere" size="0.1" mass="2" friction="0.5"/></body></worldbody>
+  <actuator><motor joint="x" gear="1"/><motor joint="z" gear="1"/></actuator></mujoco>
+"""
+
+
 class PythonClientTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -770,6 +781,94 @@ class PythonClientTest(unittest.TestCase):
         self.assertRaises(StopIteration, next, frames)
         with self.assertRaisesRegex(ValueError, "closed"):
             env.stream()
+
+    def particle_scene(self):
+        """PARTICLE_SCENE in a file; returns its path."""
+        path = os.path.join(self.tmp.name, "particle.xml")
+        if not os.path.isfile(path):
+            with open(path, "w") as f:
+                f.write(PARTICLE_SCENE)
+        return path
+
+    def test_gradients_are_numpy_arrays_that_match_central_differences(self):
+        # Three particles under icf-lagged, pushed along x past the friction bound (mu m g = 9.8
+        # N): sliding, where the step is smooth in the controls. dv/du from the server against
+        # central differences of two plain steps from the same saved state.
+        env = self.env(self.particle_scene(), 3, solver="icf-lagged")
+        self.assertEqual((env.nv, env.nu), (2, 2))
+        actions = np.array([[15.0, 0.0], [20.0, -3.0], [-18.0, 2.0]])
+        for _ in range(10):
+            env.step(actions)
+        saved = [env.state(k) for k in range(3)]
+        observations, info = env.step(
+            actions, gradients={"state": True, "controls": True, "parameters": ["body_mass:ball"]})
+        gradients = info["gradients"]
+        for name in ("dv_dv", "dv_dq", "dq_dv", "dq_dq", "dv_du", "dq_du"):
+            self.assertIsInstance(gradients[name], np.ndarray)
+            self.assertEqual(gradients[name].shape, (3, 2, 2), name)
+            self.assertEqual(gradients[name].dtype, np.float64, name)
+        self.assertEqual(gradients["dv_dp"].shape, (3, 2, 1))
+        self.assertEqual(gradients["dq_dp"].shape, (3, 2, 1))
+        self.assertEqual(gradients["parameters"], ("body_mass:ball",))
+        np.testing.assert_array_equal(gradients["computed"], [True] * 3)
+        self.assertTrue(np.all(np.isfinite(gradients["dv_du"])))
+        # The gradient step is the plain step: the same next state.
+        for k in range(3):
+            env.set_state(k, saved[k])
+        plain, _ = env.step(actions)
+        np.testing.assert_array_equal(plain["qvel"], observations["qvel"])
+
+        eps = 1e-3  # N
+        difference = np.zeros((3, 2, 2))
+        for a in range(2):
+            moved = []
+            for sign in (1.0, -1.0):
+                for k in range(3):
+                    env.set_state(k, saved[k])
+                pushed = actions.copy()
+                pushed[:, a] += sign * eps
+                moved.append(env.step(pushed)[0]["qvel"])
+            difference[:, :, a] = (moved[0] - moved[1]) / (2 * eps)
+        # Sliding along x, a push along x changes v_x by h / m (0.002 / 2) and nothing else.
+        scale = np.abs(difference).max()
+        self.assertGreater(scale, 5e-4)
+        np.testing.assert_allclose(gradients["dv_du"], difference, rtol=0, atol=1e-4 * scale)
+        # dq = h dv on slide joints.
+        np.testing.assert_allclose(gradients["dq_du"], 0.002 * gradients["dv_du"], rtol=1e-12)
+
+        # Only the environments that ask: the others step plainly, with NaN rows.
+        for k in range(3):
+            env.set_state(k, saved[k])
+        _, info = env.step(actions, gradients={"controls": True, "envs": [1]})
+        masked = info["gradients"]
+        np.testing.assert_array_equal(masked["computed"], [False, True, False])
+        self.assertEqual(set(masked) & {"dv_dv", "dv_dp"}, set())
+        self.assertTrue(np.all(np.isnan(masked["dv_du"][[0, 2]])))
+        np.testing.assert_array_equal(masked["dv_du"][1], gradients["dv_du"][1])
+        # The velocity half of the state blocks alone.
+        for k in range(3):
+            env.set_state(k, saved[k])
+        _, info = env.step(actions, gradients={"state": True, "positions": False})
+        velocities = info["gradients"]
+        self.assertEqual(set(velocities) & {"dv_dq", "dq_dq", "dv_du"}, set())
+        np.testing.assert_array_equal(velocities["dv_dv"], gradients["dv_dv"])
+        np.testing.assert_array_equal(velocities["dq_dv"], gradients["dq_dv"])
+
+    def test_gradients_are_refused_for_a_solver_without_them(self):
+        env = self.env(self.particle_scene(), 2)  # the default solver, subadmm
+        before = self.steps(env)
+        with self.assertRaises(alsim.AlsimError) as refused:
+            env.step(np.zeros((2, 2)), gradients=True)
+        self.assertEqual(refused.exception.code, "INVALID_ARGUMENT")
+        self.assertIn("icf-lagged, icf-similar or sap", str(refused.exception))
+        self.assertEqual(self.steps(env), before)
+        with self.assertRaises(ValueError):
+            env.step(np.zeros((2, 2)), gradients={"controls": True, "envs": [5]})
+        with self.assertRaises(ValueError):
+            env.step(np.zeros((2, 2)), gradients={"velocities": True})
+        with self.assertRaises(TypeError):
+            env.step(np.zeros((2, 2)), gradients="all")
+        self.assertEqual(self.steps(env), before)
 
     def test_close_destroys_the_group_and_is_idempotent(self):
         with alsim.VectorEnv(self.address, "box_stack", 3) as env:

@@ -25,9 +25,9 @@ from alsim.v1 import alsim_pb2, alsim_pb2_grpc
 __all__ = ["AlsimError", "rpc_error", "NUMPY_DTYPES", "PROTO_DTYPES", "TensorSpec",
            "tensor_spec", "tensor_to_numpy", "numpy_to_tensor", "OBSERVATIONS",
            "observation_names", "observation_kinds", "solver_config", "uint64", "positive",
-           "reset_seeds", "keyframe_fields", "DIAGNOSTICS", "new_diagnostics",
-           "fill_diagnostics", "resolve_servers", "split_host_port", "call_all", "Shard",
-           "Batch", "BatchEnv"]
+           "reset_seeds", "keyframe_fields", "gradient_request", "JACOBIANS", "new_gradients",
+           "fill_gradients", "DIAGNOSTICS", "new_diagnostics", "fill_diagnostics",
+           "resolve_servers", "split_host_port", "call_all", "Shard", "Batch", "BatchEnv"]
 
 
 # ---- errors --------------------------------------------------------------------------------------
@@ -233,6 +233,104 @@ def keyframe_fields(keyframe, what="keyframe"):
         return {"keyframe_index": index}
     raise TypeError("%s must be None, a keyframe's name (str) or its index (int), not %r"
                     % (what, type(keyframe).__name__))
+
+
+# ---- gradients through a step --------------------------------------------------------------------
+
+# The Jacobian blocks of a gradient step (alsim.v1.Jacobians.tensors) by what asks for them
+# ("positions": the state's d/dq half, left out with GradientRequest.skip_positions).
+JACOBIANS = {
+    "state": ("dv_dv", "dq_dv"),
+    "positions": ("dv_dq", "dq_dq"),
+    "controls": ("dv_du", "dq_du"),
+    "parameters": ("dv_dp", "dq_dp"),
+}
+
+
+def gradient_request(gradients, num_envs):
+    """``step``'s ``gradients`` argument as ``(alsim.v1.GradientRequest, envs)``, or ``(None,
+    None)`` for none; ``envs`` is a bool array ``[num_envs]`` of the environments that ask.
+
+    ``True``: the state and controls blocks for every environment. A dict with any of the keys
+    ``state`` (bool), ``positions`` (bool, default True: with ``state``, the d/dq blocks too;
+    False leaves out that costly half), ``controls`` (bool), ``parameters`` (a sequence of
+    names, e.g. ``["body_mass:torso", "geom_friction:floor"]``) and ``envs`` (a bool mask
+    ``[num_envs]`` or a sequence of env indices; default every one). An
+    ``alsim.v1.GradientRequest`` as it is (its ``instance_mask`` is replaced by ``envs``: every
+    environment). Anything else is a TypeError, an unknown key, an index out of range or a mask
+    of another length a ValueError, before any call.
+    """
+    if gradients is None or gradients is False:
+        return None, None
+    envs = np.ones(num_envs, dtype=bool)
+    if gradients is True:
+        return alsim_pb2.GradientRequest(state=True, controls=True), envs
+    if isinstance(gradients, alsim_pb2.GradientRequest):
+        request = alsim_pb2.GradientRequest()
+        request.CopyFrom(gradients)
+        del request.instance_mask[:]
+        return request, envs
+    if not isinstance(gradients, dict):
+        raise TypeError("gradients must be None, True, a dict (state, controls, parameters, envs) "
+                        "or an alsim.v1.GradientRequest, not %r" % type(gradients).__name__)
+    unknown = sorted(set(gradients) - {"state", "positions", "controls", "parameters", "envs"})
+    if unknown:
+        raise ValueError("gradients: unknown keys %s; the keys are state, positions, controls, "
+                         "parameters and envs" % unknown)
+    parameters = gradients.get("parameters", ())
+    if isinstance(parameters, str):
+        parameters = (parameters,)
+    request = alsim_pb2.GradientRequest(state=bool(gradients.get("state", False)),
+                                        skip_positions=not gradients.get("positions", True),
+                                        controls=bool(gradients.get("controls", False)),
+                                        parameters=[str(name) for name in parameters])
+    chosen = gradients.get("envs")
+    if chosen is not None:
+        chosen = np.asarray(chosen)
+        if chosen.dtype == np.bool_:
+            if chosen.shape != (num_envs,):
+                raise ValueError("gradients['envs']: a mask needs one flag per environment "
+                                 "(%d), got shape %s" % (num_envs, chosen.shape))
+            envs = chosen.copy()
+        else:
+            indices = chosen.astype(np.int64).reshape(-1)
+            if indices.size and (indices.min() < 0 or indices.max() >= num_envs):
+                raise ValueError("gradients['envs']: env indices must be in [0, %d)" % num_envs)
+            envs = np.zeros(num_envs, dtype=bool)
+            envs[indices] = True
+    return request, envs
+
+
+def new_gradients(request, count, nv, nu):
+    """The Jacobians of ``count`` environments before any reply: NaN arrays of every asked block
+    (``[count, nv, nv]``, ``[count, nv, nu]``, ``[count, nv, np]``), ``computed`` (False),
+    ``residual`` (0), ``constraint_changes`` (0) and ``parameters`` (the request's names)."""
+    parameters = tuple(request.parameters)
+    widths = {"state": nv, "positions": nv, "controls": nu, "parameters": len(parameters)}
+    asked = {"state": request.state, "positions": request.state and not request.skip_positions,
+             "controls": request.controls, "parameters": bool(parameters)}
+    out = {}
+    for what, names in JACOBIANS.items():
+        if asked[what]:
+            for name in names:
+                out[name] = np.full((count, nv, widths[what]), np.nan)
+    out["computed"] = np.zeros(count, dtype=bool)
+    out["residual"] = np.zeros(count)
+    out["constraint_changes"] = np.zeros(count, dtype=np.int64)
+    out["parameters"] = parameters
+    return out
+
+
+def fill_gradients(out, rows, jacobians):
+    """Writes an ``alsim.v1.Jacobians`` (one reply's, its instances in ``rows`` order) into rows
+    ``rows`` of ``out`` (made by ``new_gradients``)."""
+    for name, tensor in jacobians.tensors.items():
+        if name in out:
+            out[name][rows] = tensor_to_numpy(tensor)
+    out["computed"][rows] = np.array(jacobians.computed, dtype=bool)
+    out["residual"][rows] = np.array(jacobians.residual, dtype=np.float64)
+    out["constraint_changes"][rows] = np.array(jacobians.constraint_changes, dtype=np.int64)
+    return out
 
 
 # ---- solver diagnostics --------------------------------------------------------------------------

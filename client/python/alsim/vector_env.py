@@ -63,7 +63,8 @@ class VectorEnv(core.BatchEnv):
         solver: None (the server's default), a solver name (``"subadmm"``, ``"pgs"``,
             ``"admm-nosub"``, ``"admm-nobody"``, ``"canal"``, and Table II's ablations
             ``"canal-trdogleg"``, ``"canal-dampedsn"``, ``"auto"``, ``"mujoco"``, MuJoCo's
-            own soft contact model, and ``"sap"``, SAP's compliant contact), a dict of options or
+            own soft contact model, ``"sap"``, SAP's compliant contact, and ``"icf-lagged"``,
+            ``"icf-similar"``, Irrotational Contact Fields), a dict of options or
             an ``alsim.v1.SolverConfig``. A dict's keys are SolverConfig fields or any option
             name of the engine's table (``alsim run --help``), e.g. ``{"solver": "canal",
             "canal_beta0": 1e3}``; values out of range make the server refuse the Create.
@@ -201,7 +202,7 @@ class VectorEnv(core.BatchEnv):
                              % (what, tuple(array.shape), dims, shape))
         return array
 
-    def step(self, actions, external_forces=None):
+    def step(self, actions, external_forces=None, gradients=None):
         """Applies ``actions`` for ``substeps`` simulation steps in every environment.
 
         Args:
@@ -218,6 +219,21 @@ class VectorEnv(core.BatchEnv):
                 call only: the next ``step`` without them has none (unlike MuJoCo, where
                 ``xfrc_applied`` stays until changed). Shape checked here (ValueError); NaN or
                 Inf refused by the server as for actions.
+            gradients: None (default): a plain step. Else the Jacobians of this step, which needs
+                ``substeps`` 1 and a solver among ``"icf-lagged"``, ``"icf-similar"`` and
+                ``"sap"`` (theta 0, Euler, no time budget) for every environment that asks:
+                ``True`` asks for the state and controls blocks of every environment; a dict
+                chooses: ``{"state": bool, "positions": bool, "controls": bool, "parameters":
+                [names], "envs": mask or indices}`` (``positions`` False leaves the state's
+                costly d/dq blocks out; parameter names: ``body_mass:BODY``, ``geom_friction:GEOM``,
+                ``geom_stiffness:GEOM``, ``geom_dissipation:GEOM``, ``icf_stiffness``,
+                ``icf_dissipation``); an ``alsim.v1.GradientRequest`` is sent as it is. They come
+                back in ``info["gradients"]`` (below). A solver without gradients, an unknown
+                parameter or more substeps makes the server refuse the whole call (AlsimError
+                INVALID_ARGUMENT; no environment moves), as does a reply whose Jacobians would
+                pass the server's ``--max-gradient-doubles`` (default 4 Mi float64 values,
+                counting every environment's rows on one server): ask for fewer environments
+                (``envs``) or blocks then.
 
         Returns ``(observations, info)``: observations is ``{name: array [num_envs, ...]}`` after
         the step; info holds arrays of length num_envs: ``status`` (int32, ``STATUS_OK`` = 1 or
@@ -229,6 +245,21 @@ class VectorEnv(core.BatchEnv):
         figures by name (CANAL's ``newton_steps``, ...), each an array of length num_envs; and the
         scalar ``step_seconds`` (the server's wall time of the batch; the longest one's with
         several servers).
+
+        With ``gradients``, ``info["gradients"]`` is a dict of float64 arrays, entry ``[k, i,
+        j]`` = d output i / d input j of environment k, for the blocks asked: ``dv_dv``,
+        ``dv_dq``, ``dq_dv``, ``dq_dq`` ``[num_envs, nv, nv]`` (state), ``dv_du``, ``dq_du``
+        ``[num_envs, nv, nu]`` (controls), ``dv_dp``, ``dq_dp`` ``[num_envs, nv, np]``
+        (parameters, columns in ``info["gradients"]["parameters"]``' order); ``v`` is qvel,
+        ``q`` the positions on the tangent space (nv coordinates: a free or ball joint's rotation
+        as the body-frame rotation vector, not qpos's quaternion), ``u`` the controls; units are
+        those of the quantities. Also ``computed`` (bool ``[num_envs]``: False, with NaN rows,
+        for an environment that did not ask, was autoreset instead of stepped, diverged or whose
+        Hessian could not be factored), ``residual`` (how far the solve was from converged) and
+        ``constraint_changes`` (columns where contacts appeared or vanished between the
+        perturbed inputs: the step is not differentiable there, and the Jacobian is the mean of
+        the one-sided derivatives, as a central difference gives; stiction's transition and
+        clamped controls are such places too). See docs/python.md.
 
         Autoreset (``autoreset="next_step"``, the default; Gymnasium's NEXT_STEP mode): a step
         whose ``status`` reports an environment DIVERGED returns that environment's diverged
@@ -248,6 +279,7 @@ class VectorEnv(core.BatchEnv):
         actions = self._float_array(actions, "actions", (n, self.nu), "(num_envs, nu)")
         external_forces = self._float_array(external_forces, "external_forces",
                                             (n, self.nbody, 6), "(num_envs, nbody, 6)")
+        gradient_request, gradient_envs = core.gradient_request(gradients, n)
         pending = self._needs_reset.copy() if self._autoreset else np.zeros(n, bool)
         info = {
             "status": np.full(n, self.STATUS_OK, dtype=np.int32),
@@ -256,6 +288,8 @@ class VectorEnv(core.BatchEnv):
         }
         info.update(core.new_diagnostics(n))
         info["step_seconds"] = 0.0
+        if gradient_request is not None:
+            info["gradients"] = core.new_gradients(gradient_request, n, self.nv, self.nu)
         stepped = np.flatnonzero(~pending)
         reset_observations = None
         if pending.any():
@@ -275,6 +309,11 @@ class VectorEnv(core.BatchEnv):
             if external_forces is not None:
                 request.external_forces.CopyFrom(
                     core.numpy_to_tensor(external_forces[stepped[rows]]))
+            if gradient_request is not None:
+                request.gradients.CopyFrom(gradient_request)
+                mask = gradient_envs[stepped[rows]]
+                if not mask.all():
+                    request.gradients.instance_mask.extend(bool(flag) for flag in mask)
             return request
 
         replies = self.batch.call("Step", stepped, step_request)
@@ -283,6 +322,8 @@ class VectorEnv(core.BatchEnv):
             info["status"][stepped[rows]] = status
             info["diverged"][stepped[rows]] = status == self.STATUS_DIVERGED
             core.fill_diagnostics(info, stepped[rows], response.diagnostics)
+            if gradient_request is not None and response.HasField("gradients"):
+                core.fill_gradients(info["gradients"], stepped[rows], response.gradients)
             info["step_seconds"] = max(info["step_seconds"], response.step_seconds)
         if self._autoreset:
             self._needs_reset[stepped] = info["diverged"][stepped]
