@@ -268,6 +268,7 @@ class StepCall {
   Status CheckInstances(const StepLimits& limits) const;
   Status CheckGradients(const StepLimits& limits) const;
   Status CheckValues();
+  Status ReserveGradients();
   StepStatus GradientStep(int k, const StepOptions& options);
   void BeginCall(int k);
   void EndStepping(int k);
@@ -424,7 +425,42 @@ Status StepCall::CheckValues() {
 Status StepCall::Check(const StepLimits& limits) {
   if (Status checked = CheckStepInputs(in_); !checked.ok()) return checked;
   if (Status checked = CheckInstances(limits); !checked.ok()) return checked;
-  return CheckValues();
+  if (Status checked = CheckValues(); !checked.ok()) return checked;
+  return ReserveGradients();
+}
+
+// The memory of the asking instances' StepGradients, from the budget that holds the instances
+// (--max-memory), before any is made: about two instances' worth (a second Data, two solvers),
+// and the model's once parameters are asked for (a copy to perturb). Kept by the instance until
+// it is freed; each instance is charged once. Last of the checks, so that a refused call
+// reserves nothing.
+Status StepCall::ReserveGradients() {
+  if (!in_.gradients.requested) return {};
+  const bool copy = !in_.gradients.request.parameters.empty();
+  std::vector<std::uint64_t> more(batch_, 0);
+  std::uint64_t total = 0;
+  MemoryBudget* budget = nullptr;
+  for (int k = 0; k < batch_; ++k) {
+    const Instance& instance = *instances_[k];
+    if (!in_.gradients.asks(k) || masked(k) || instance.budget == nullptr) continue;
+    const std::uint64_t need = 2 * instance.instance_bytes + (copy ? instance.model_bytes : 0);
+    if (need <= instance.gradient_bytes) continue;
+    more[k] = need - instance.gradient_bytes;
+    total += more[k];
+    budget = instance.budget;
+  }
+  if (total == 0) return {};
+  if (!budget->TryReserve(total)) {
+    return {Code::kResourceExhausted,
+            "gradient steps of these instances need about " + std::to_string(total >> 10) +
+                " KiB more, more than is left of the server's memory budget (" +
+                std::to_string(budget->limit() >> 20) + " MiB, --max-memory); nothing was stepped"};
+  }
+  for (int k = 0; k < batch_; ++k) {
+    instances_[k]->gradient_bytes += more[k];
+    instances_[k]->reserved_bytes += more[k];
+  }
+  return {};
 }
 
 // The first substep's pass also applies the masked instances' resets (they take no substep) and

@@ -153,6 +153,8 @@ std::string RestoreInstances(SimulatorService& service, const std::string& state
     instance->diverged = saved.diverged();
     instance->published_time = instance->data->time;
     // Charged to the budget like a created instance; restored even past it (they existed).
+    instance->instance_bytes = loaded.instance_bytes;
+    instance->model_bytes = loaded.model_bytes;
     if (loaded.instance_bytes > 0 && service.budget().TryReserve(loaded.instance_bytes)) {
       instance->budget = &service.budget();
       instance->reserved_bytes = loaded.instance_bytes;

@@ -57,6 +57,12 @@ struct Instance {
   // Bytes reserved from `budget` for this instance, returned when it is freed.
   MemoryBudget* budget = nullptr;
   std::uint64_t reserved_bytes = 0;
+  // The scene compiler's estimates of one instance's and of the model's memory (0: unknown), and
+  // the part of reserved_bytes that its gradient steps took (batch::Step): a StepGradients holds
+  // a second Data and two solvers, and a copy of the model once parameters are asked for.
+  std::uint64_t instance_bytes = 0;
+  std::uint64_t model_bytes = 0;
+  std::uint64_t gradient_bytes = 0;
 };
 
 // Gives `instance` its model, options and the state Create starts it in: a fresh Data at keyframe

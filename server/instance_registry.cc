@@ -120,6 +120,8 @@ grpc::Status InstanceRegistry::Create(const CreateSpec& spec,
         instance->reserved_bytes = per_instance;
         unclaimed -= per_instance;
       }
+      instance->instance_bytes = per_instance;
+      instance->model_bytes = spec.scene.model_bytes;
       instance->tenant = spec.tenant;
       instance->source = spec.scene.source;
       instance->look = spec.scene.look;

@@ -67,6 +67,7 @@ struct Entry {
   std::vector<std::string> warnings;
   std::shared_ptr<const SceneLook> look;
   std::uint64_t instance_bytes = 0;
+  std::uint64_t model_bytes = 0;
   std::uint64_t charged_bytes = 0;  // reserved from the budget until the model is freed
   bool listed = false;              // still in State::entries
 };
@@ -158,6 +159,7 @@ grpc::Status SceneCatalog::Load(const SceneSource& source,
       out->name = name;
       out->warnings = entry->warnings;
       out->instance_bytes = entry->instance_bytes;
+      out->model_bytes = entry->model_bytes;
       out->source = entry->source;
       out->look = entry->look;
       if (state.cache_scenes > 0) {
@@ -212,6 +214,7 @@ grpc::Status SceneCatalog::Load(const SceneSource& source,
   }
   entry->charged_bytes = charge;
   entry->instance_bytes = reply.instance_bytes;
+  entry->model_bytes = reply.model_bytes;
   entry->warnings = imported.model->warnings;
   entry->look = look;
   // The model's last owner unlists the entry and returns its bytes to the budget.
@@ -242,6 +245,7 @@ grpc::Status SceneCatalog::Load(const SceneSource& source,
   out->name = name;
   out->warnings = entry->warnings;
   out->instance_bytes = entry->instance_bytes;
+  out->model_bytes = entry->model_bytes;
   out->source = entry->source;
   out->look = entry->look;
   return grpc::Status::OK;

@@ -44,6 +44,7 @@ struct LoadedScene {
   std::string name;                   // the built-in name or the text's filename
   std::vector<std::string> warnings;  // the importer's, from the compilation
   std::uint64_t instance_bytes = 0;   // the compiler's estimate of one instance's memory
+  std::uint64_t model_bytes = 0;      // and of the model's (a gradient step's parameter copy)
   std::shared_ptr<const SceneSource> source;
   std::shared_ptr<const SceneLook> look;  // colours and names for GetScene; null if unreadable
 };

@@ -465,6 +465,8 @@ grpc::Status SimulatorService::RunStep(const std::string& tenant,
         // Interrupted: the reply is not sent, and the watch says why.
         if (stepped.code == batch::Code::kInterrupted) return CallWatch::Reason(ticket);
         if (stepped.ok()) reply.Finish();
+        // A gradient step may have reserved memory for the instances' StepGradients.
+        if (inputs.gradients.requested) PublishCounts();
         return ToGrpc(stepped);
       });
 }

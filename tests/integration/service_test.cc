@@ -1910,6 +1910,42 @@ TEST_F(GradientServiceTest, JacobiansAreTheEnginesBitForBit) {
   EXPECT_GT(expected.dv_dv[0], 0);
 }
 
+// A StepGradients' memory is reserved from the budget (--max-memory) on an instance's first
+// gradient step, more once parameters ask for a model copy, never twice, and returned with the
+// instance; plain steps reserve nothing.
+TEST_F(GradientServiceTest, GradientMemoryIsBudgetedOnceAndReturned) {
+  auto reserved = [] {
+    const auto scrape = testing::HttpGet(server_->metrics_url());
+    EXPECT_EQ(scrape.status, 200) << scrape.error;
+    return SeriesValue(scrape.body, "alsim_memory_reserved_bytes");
+  };
+  // A live instance of the scene first: the model's own charge is then made and stays.
+  v1::CreateResponse keeper;
+  ASSERT_TRUE(CreateParticles("icf-lagged", 1, &keeper).ok());
+  const double start = reserved();
+  v1::CreateResponse created;
+  ASSERT_TRUE(CreateParticles("icf-lagged", 2, &created).ok());
+  const double instances = reserved();
+  ASSERT_GT(instances, start);
+  const std::vector<double> actions = {1, 0, 1, 0};
+  v1::StepResponse response;
+  ASSERT_TRUE(stub_->Step(Context().get(), StepOf(created, actions), &response).ok());
+  v1::StepRequest controls = StepOf(created, actions);
+  controls.mutable_gradients()->set_controls(true);
+  ASSERT_TRUE(stub_->Step(Context().get(), controls, &response).ok());
+  EXPECT_EQ(reserved(), instances + 2 * (instances - start)) << "two instances' worth each";
+  ASSERT_TRUE(stub_->Step(Context().get(), controls, &response).ok());
+  EXPECT_EQ(reserved(), instances + 2 * (instances - start)) << "charged once";
+  v1::StepRequest parameters = controls;
+  parameters.mutable_gradients()->add_parameters("body_mass:ball");
+  ASSERT_TRUE(stub_->Step(Context().get(), parameters, &response).ok());
+  EXPECT_GT(reserved(), instances + 2 * (instances - start)) << "the model copies";
+  DestroyGroup(stub_.get(), created.group_id());
+  // Destroy publishes the budget after the instances are freed.
+  EXPECT_EQ(reserved(), start);
+  DestroyGroup(stub_.get(), keeper.group_id());
+}
+
 // Refusals: past the size limit, a solver without gradients, an unknown parameter, several
 // substeps, a request that asks for nothing. Each is INVALID_ARGUMENT and steps no instance.
 TEST_F(GradientServiceTest, RefusalsStepNothing) {
