@@ -845,6 +845,10 @@ class PythonClientTest(unittest.TestCase):
         self.assertEqual(set(masked) & {"dv_dv", "dv_dp"}, set())
         self.assertTrue(np.all(np.isnan(masked["dv_du"][[0, 2]])))
         np.testing.assert_array_equal(masked["dv_du"][1], gradients["dv_du"][1])
+        # No environment asks: a plain step, every row NaN.
+        _, info = env.step(actions, gradients={"controls": True, "envs": np.zeros(3, bool)})
+        self.assertFalse(info["gradients"]["computed"].any())
+        self.assertTrue(np.all(np.isnan(info["gradients"]["dv_du"])))
         # The velocity half of the state blocks alone.
         for k in range(3):
             env.set_state(k, saved[k])
@@ -853,6 +857,23 @@ class PythonClientTest(unittest.TestCase):
         self.assertEqual(set(velocities) & {"dv_dq", "dq_dq", "dv_du"}, set())
         np.testing.assert_array_equal(velocities["dv_dv"], gradients["dv_dv"])
         np.testing.assert_array_equal(velocities["dq_dv"], gradients["dq_dv"])
+
+    def test_gradients_over_two_servers_are_one_servers(self):
+        # 4 environments on one server against 2 + 2 on two: the same Jacobians row for row,
+        # also when the asking environments all sit on the first server.
+        process, second = start_server()
+        self.addCleanup(lambda: (process.kill(), process.wait(), process.stdout.close(),
+                                 process.stderr.close()))
+        one = self.env(self.particle_scene(), 4, solver="icf-lagged")
+        two = self.env(self.particle_scene(), 4, [self.address, second], solver="icf-lagged")
+        actions = np.array([[15.0, 0.0], [20.0, -3.0], [-18.0, 2.0], [0.0, 1.0]])
+        for gradients in (True, {"state": True, "envs": [0, 1]}):
+            _, a = one.step(actions, gradients=gradients)
+            _, b = two.step(actions, gradients=gradients)
+            for name in ("dv_dv", "dv_du", "computed"):
+                if name in a["gradients"]:
+                    np.testing.assert_array_equal(a["gradients"][name], b["gradients"][name])
+        np.testing.assert_array_equal(b["gradients"]["computed"], [True, True, False, False])
 
     def test_gradients_are_refused_for_a_solver_without_them(self):
         env = self.env(self.particle_scene(), 2)  # the default solver, subadmm

@@ -1946,6 +1946,31 @@ TEST_F(GradientServiceTest, GradientMemoryIsBudgetedOnceAndReturned) {
   DestroyGroup(stub_.get(), keeper.group_id());
 }
 
+// An instance that a reset_mask flag resets takes no step and gets no Jacobians (NaN rows), even
+// when it asks; its neighbour's are computed.
+TEST_F(GradientServiceTest, AResetInsteadOfAStepHasNoJacobians) {
+  v1::CreateResponse created;
+  ASSERT_TRUE(CreateParticles("icf-lagged", 2, &created).ok());
+  v1::StepRequest request = StepOf(created, {5, 0, 5, 0});
+  request.add_reset_mask(true);
+  request.add_reset_mask(false);
+  request.mutable_gradients()->set_controls(true);
+  v1::StepResponse response;
+  ASSERT_TRUE(stub_->Step(Context().get(), request, &response).ok());
+  ASSERT_EQ(response.reset_size(), 2);
+  EXPECT_TRUE(response.reset(0));
+  EXPECT_FALSE(response.reset(1));
+  const v1::Jacobians& jacobians = response.gradients();
+  ASSERT_EQ(jacobians.computed_size(), 2);
+  EXPECT_FALSE(jacobians.computed(0));
+  EXPECT_TRUE(jacobians.computed(1));
+  const std::vector<double> dv_du = Doubles(jacobians.tensors().at("dv_du"));
+  ASSERT_EQ(dv_du.size(), 8u);
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(std::isnan(dv_du[i])) << i;
+  for (int i = 4; i < 8; ++i) EXPECT_TRUE(std::isfinite(dv_du[i])) << i;
+  DestroyGroup(stub_.get(), created.group_id());
+}
+
 // Refusals: past the size limit, a solver without gradients, an unknown parameter, several
 // substeps, a request that asks for nothing. Each is INVALID_ARGUMENT and steps no instance.
 TEST_F(GradientServiceTest, RefusalsStepNothing) {

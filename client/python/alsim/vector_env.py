@@ -309,9 +309,11 @@ class VectorEnv(core.BatchEnv):
             if external_forces is not None:
                 request.external_forces.CopyFrom(
                     core.numpy_to_tensor(external_forces[stepped[rows]]))
-            if gradient_request is not None:
+            mask = gradient_envs[stepped[rows]] if gradient_request is not None else None
+            # A server none of whose stepped environments asks takes a plain step (an empty
+            # mask would be refused): its rows stay NaN, not computed.
+            if mask is not None and mask.any():
                 request.gradients.CopyFrom(gradient_request)
-                mask = gradient_envs[stepped[rows]]
                 if not mask.all():
                     request.gradients.instance_mask.extend(bool(flag) for flag in mask)
             return request
