@@ -318,6 +318,7 @@ grpc::ServerUnaryReactor* SimulatorService::ServerInfo(grpc::CallbackServerConte
   response->set_max_instances(static_cast<std::uint32_t>(limits_.max_instances));
   response->set_max_message_bytes(limits_.max_message_bytes);
   response->set_max_scene_bytes(limits_.max_scene_bytes);
+  response->set_max_gradient_doubles(limits_.max_gradient_doubles);
   reactor->Finish(grpc::Status::OK);
   return reactor;
 }

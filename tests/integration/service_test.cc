@@ -1993,6 +1993,9 @@ TEST_F(GradientServiceTest, RefusalsStepNothing) {
         << words;
   };
 
+  v1::ServerInfoResponse info;
+  ASSERT_TRUE(stub_->ServerInfo(Context().get(), v1::ServerInfoRequest(), &info).ok());
+  EXPECT_EQ(info.max_gradient_doubles(), kLimit);
   // 3 instances x 24 values = 72 > 64; the message names both numbers and the flag.
   v1::StepRequest large = StepOf(icf, actions);
   large.mutable_gradients()->set_state(true);
