@@ -49,9 +49,8 @@ BiasForceVelocityJacobian::BiasForceVelocityJacobian(const Model& m)
   }
 }
 
-void BiasForceVelocityJacobian::Compute(const Model& m, const Data& d, double* out) {
+void BiasForceVelocityJacobian::Add(const Model& m, const Data& d, double scale, double* out) {
   const int nv = m.nv;
-  std::fill(out, out + static_cast<size_t>(nv) * nv, 0.0);
   for (int j = 0; j < nv; ++j) {
     const int first = m.dof_body[j], end = subtree_end_[first];
     const Vec6& unit = d.cdof[j];
@@ -100,13 +99,13 @@ void BiasForceVelocityJacobian::Compute(const Model& m, const Data& d, double* o
     // Backward: within the subtree, then the sum up the ancestors (a top-level body stops it).
     for (int b = end - 1; b > first; --b) force_[m.body_parent[b]] += force_[b];
     for (int k = m.body_dof_adr[first]; k < nv && k >= 0 && m.dof_body[k] < end; ++k) {
-      out[static_cast<size_t>(k) * nv + j] = d.cdof[k].dot(force_[m.dof_body[k]]);
+      out[static_cast<size_t>(k) * nv + j] += scale * d.cdof[k].dot(force_[m.dof_body[k]]);
     }
     const Vec6 total = force_[first];
     for (int b = first; m.body_parent[b] > 0;) {
       b = m.body_parent[b];
       for (int k = m.body_dof_adr[b]; k >= 0 && k < m.body_dof_adr[b] + m.body_dof_num[b]; ++k) {
-        out[static_cast<size_t>(k) * nv + j] = d.cdof[k].dot(total);
+        out[static_cast<size_t>(k) * nv + j] += scale * d.cdof[k].dot(total);
       }
     }
   }

@@ -31,11 +31,12 @@ void BiasForcesOfTrees(const Model& m, Data& d, const TreeRange& trees);
 //   df_b = I_b da_b + dv_b x* I_b v_b + v_b x* I_b dv_b,  df_parent += df_b,
 //   d qfrc_bias[k] / d qvel_j = cdof[k]^T df_body(k).
 // Gravity drops out; qfrc_bias is quadratic in qvel, so this is also its exact central difference.
-// `out` is nv x nv, row-major: out[k * nv + j] = d qfrc_bias[k] / d qvel[j].
+// Add() adds scale times it to `out`, nv x nv, row-major: out[k * nv + j] += scale d qfrc_bias[k]
+// / d qvel[j] (only entries of a dof and its subtree's or ancestors' dofs: the rest are zero).
 class BiasForceVelocityJacobian {
  public:
   explicit BiasForceVelocityJacobian(const Model& m);
-  void Compute(const Model& m, const Data& d, double* out);
+  void Add(const Model& m, const Data& d, double scale, double* out);
 
  private:
   std::vector<int> subtree_end_;  // per body: one past the last body of its subtree

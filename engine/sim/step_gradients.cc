@@ -128,6 +128,33 @@ StepGradients::StepGradients(const Model& m, SolverType type)
   for (std::vector<double>* values : {&v_hat_, &residual_, &plus_, &minus_, &unit_, &column_}) {
     values->assign(m.nv, 0.0);
   }
+  // Where the exact dg/dv_k's and dg/du's columns have their nonzeros (SolveLinearizedColumns):
+  // a velocity's within its tree (A, bias forces, dampers, Lagged's contacts join islands), unless
+  // a damped tendon spans trees; an actuator's on its moment's dofs.
+  auto subsystem = [&m](int dof) { return m.body_subsystem[m.dof_body[dof]]; };
+  bool spanning = false;
+  for (int t = 0; t < m.ntendon; ++t) {
+    for (int k = m.tendon_wrap_adr[t]; k < m.tendon_wrap_adr[t] + m.tendon_wrap_num[t]; ++k) {
+      spanning =
+          spanning || (m.tendon_damping[t] != 0 &&
+                       subsystem(m.wrap_dof[k]) != subsystem(m.wrap_dof[m.tendon_wrap_adr[t]]));
+    }
+  }
+  dof_subsystem_.resize(m.nv);
+  for (int j = 0; j < m.nv; ++j) dof_subsystem_[j] = spanning ? -1 : subsystem(j);
+  actuator_subsystem_.assign(m.nu, -1);
+  for (int a = 0; a < m.nu; ++a) {
+    if (m.actuator_transmission[a] == ActuatorTransmission::kJoint) {
+      actuator_subsystem_[a] = subsystem(m.jnt_dof_adr[m.actuator_jnt[a]]);
+    } else if (m.actuator_transmission[a] == ActuatorTransmission::kTendon) {
+      const int t = m.actuator_tendon[a], first = m.tendon_wrap_adr[t];
+      int owner = m.tendon_wrap_num[t] > 0 ? subsystem(m.wrap_dof[first]) : -1;
+      for (int k = first; k < first + m.tendon_wrap_num[t]; ++k) {
+        if (subsystem(m.wrap_dof[k]) != owner) owner = -1;
+      }
+      actuator_subsystem_[a] = owner;
+    }
+  }
 }
 
 std::string StepGradients::Validate(const Model& m, const StepOptions& options,
@@ -200,8 +227,7 @@ bool StepGradients::AnalyticPartials(const Model& m, const StepOptions& options,
   };
   if (request.state) {
     dg_dv_.assign(static_cast<size_t>(nv) * nv, 0.0);
-    coriolis_.resize(static_cast<size_t>(nv) * nv);
-    bias_jacobian_.Compute(m, d, coriolis_.data());
+    bias_jacobian_.Add(m, d, h, dg_dv_.data());  // + h d qfrc_bias/dv
     // -(A + h df/dv) with df/dv = -D - tendon dampers - d qfrc_bias/dv + actuators' bias2.
     const TreeSparseLayout& layout = d.mass_layout;
     for (int i = 0; i < nv; ++i) {
@@ -213,7 +239,6 @@ bool StepGradients::AnalyticPartials(const Model& m, const StepOptions& options,
       }
       dg_dv_[static_cast<size_t>(i) * nv + i] += h * m.dof_damping[i];
     }
-    for (size_t e = 0; e < coriolis_.size(); ++e) dg_dv_[e] += h * coriolis_[e];
     for (int t = 0; t < m.ntendon; ++t) {
       const double damping = m.tendon_damping[t];
       if (damping == 0) continue;
@@ -297,11 +322,19 @@ StepStatus StepGradients::Step(const Model& m, Data& d, const StepOptions& optio
       },
       &hook);
   const int nv = m.nv, nu = m.nu;
-  *out = StepJacobians{};
+  // The vectors keep their storage from step to step (assign reuses it): a gradient step
+  // allocates only while its sizes grow.
+  for (std::vector<double>* values : {&out->dv_dv, &out->dv_dq, &out->dq_dv, &out->dq_dq,
+                                      &out->dv_du, &out->dq_du, &out->dv_dp, &out->dq_dp}) {
+    values->clear();
+  }
+  out->nv = out->nu = 0;
+  out->residual = 0;
+  out->constraint_changes = 0;
   if (status != StepStatus::kOk || !linearized_) return status;
   out->nv = nv;
   out->nu = nu;
-  out->parameters = request.parameters;
+  if (out->parameters != request.parameters) out->parameters = request.parameters;
   double residual = 0, scale = 0;
   for (int i = 0; i < nv; ++i) {
     residual = std::max(residual, std::abs(residual_[i]));
@@ -330,7 +363,7 @@ StepStatus StepGradients::Step(const Model& m, Data& d, const StepOptions& optio
     if (request.positions) out->dv_dq.assign(static_cast<size_t>(nv) * nv, 0.0);
     if (analytic_) {
       for (size_t e = 0; e < dg_dv_.size(); ++e) out->dv_dv[e] = -dg_dv_[e];
-      base_.SolveLinearizedColumns(m, d, out->dv_dv.data(), nv);
+      base_.SolveLinearizedColumns(m, d, out->dv_dv.data(), nv, dof_subsystem_.data());
     }
     for (int j = 0; j < nv && !analytic_; ++j) {
       column(
@@ -352,7 +385,7 @@ StepStatus StepGradients::Step(const Model& m, Data& d, const StepOptions& optio
     out->dv_du.assign(static_cast<size_t>(nv) * nu, 0.0);
     if (analytic_) {
       for (size_t e = 0; e < dg_du_.size(); ++e) out->dv_du[e] = -dg_du_[e];
-      base_.SolveLinearizedColumns(m, d, out->dv_du.data(), nu);
+      base_.SolveLinearizedColumns(m, d, out->dv_du.data(), nu, actuator_subsystem_.data());
     }
     for (int a = 0; a < nu && !analytic_; ++a) {
       const double eps = kVelocityStep * std::max(1.0, std::abs(ctrl0_[a]));

@@ -118,7 +118,10 @@ class StepGradients {
   std::vector<double> qpos0_, qvel0_, ctrl0_, v_hat_, residual_, plus_, minus_, unit_, column_;
   std::vector<Vec6> xfrc0_;
   BiasForceVelocityJacobian bias_jacobian_;
-  std::vector<double> coriolis_, dg_dv_, dg_du_;  // d qfrc_bias/dv; the exact partials
+  std::vector<double> dg_dv_, dg_du_;  // the exact partials
+  // Per dof and per actuator: the subsystem holding the nonzeros of its column of dg_dv_ or
+  // dg_du_, -1 where they may span several.
+  std::vector<int> dof_subsystem_, actuator_subsystem_;
   bool analytic_ = false;
   bool linearized_ = false;
   int probe_constraints_ = 0;

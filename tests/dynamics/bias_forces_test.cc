@@ -30,8 +30,8 @@ void ExpectMatchesCentralDifferences(const Model& m, unsigned seed) {
   Kinematics(m, d);
   Velocity(m, d);
   BiasForceVelocityJacobian jacobian(m);
-  std::vector<double> out(static_cast<size_t>(m.nv) * m.nv);
-  jacobian.Compute(m, d, out.data());
+  std::vector<double> out(static_cast<size_t>(m.nv) * m.nv, 0.0);
+  jacobian.Add(m, d, 1.0, out.data());
 
   const double eps = 0.5;  // exact for a quadratic; a large step keeps rounding small
   const std::vector<double> qvel = d.qvel;

@@ -1107,75 +1107,110 @@ bool NewtonSolver::Linearize(const Model& m, Data& d, const SolverOptions& optio
   }
   for (int i = 0; i < m.nv; ++i) residual[i] -= d.solver_rhs[i];
   const Islands& islands = d.islands;
-  subsystem_in_island_.assign(m.nsubsystem, 0);
-  linear_adr_.assign(1, 0);
-  if (islands.num == 0) return true;
-  Prepare(m, d, options);
   const int num = islands.num;
-  linear_adr_.resize(num + 1);
+  if (num > 0) Prepare(m, d, options);
+  // The groups: the islands, then the trees no constraint reaches (H = A there).
+  group_dof_adr_.assign(1, 0);
+  group_dof_.clear();
+  group_owner_.clear();
   for (int k = 0; k < num; ++k) {
-    const size_t n = island_dof_adr_[k + 1] - island_dof_adr_[k];
-    linear_adr_[k + 1] = linear_adr_[k] + (factor ? n * n : 0);
-    for (int s = islands.subsystem_adr[k]; s < islands.subsystem_adr[k + 1]; ++s) {
-      subsystem_in_island_[islands.subsystems[s]] = 1;
-    }
+    const int* global = global_dof_.data() + island_dof_adr_[k];
+    group_dof_.insert(group_dof_.end(), global,
+                      global + island_dof_adr_[k + 1] - island_dof_adr_[k]);
+    group_dof_adr_.push_back(static_cast<int>(group_dof_.size()));
+    group_owner_.push_back(k);
   }
-  if (linear_.size() < linear_adr_[num]) linear_.resize(linear_adr_[num]);
-  for (int k = 0; k < num; ++k) {
-    const int n = island_dof_adr_[k + 1] - island_dof_adr_[k];
-    const int dof0 = island_dof_adr_[k];
-    const int* global = global_dof_.data() + dof0;
-    BuildRows(m, d, options, k);
-    double* local = velocity_.data() + dof0;
-    for (int i = 0; i < n; ++i) {
-      local[i] = v[global[i]];
-      rhs_[dof0 + i] = d.solver_rhs[global[i]];
-      product_[dof0 + i] = residual[global[i]] + rhs_[dof0 + i];  // A v
+  for (int j = 0; j < m.nsubsystem; ++j) {
+    if (num > 0 && islands.subsystem_island[j] >= 0) continue;
+    for (int i = 0; i < m.subsystem_dof_num[j]; ++i)
+      group_dof_.push_back(m.subsystem_dof_adr[j] + i);
+    group_dof_adr_.push_back(static_cast<int>(group_dof_.size()));
+    group_owner_.push_back(-1 - j);
+  }
+  const int groups = static_cast<int>(group_owner_.size());
+  linear_adr_.assign(groups + 1, 0);
+  for (int g = 0; g < groups; ++g) {
+    const size_t n = group_dof_adr_[g + 1] - group_dof_adr_[g];
+    linear_adr_[g + 1] = linear_adr_[g] + (factor ? n * n : 0);
+  }
+  if (linear_.size() < linear_adr_[groups]) linear_.resize(linear_adr_[groups]);
+  for (int g = 0; g < groups; ++g) {
+    const int n = group_dof_adr_[g + 1] - group_dof_adr_[g];
+    const int* global = group_dof_.data() + group_dof_adr_[g];
+    const int k = group_owner_[g];
+    if (k >= 0) {  // an island: g = A v - b - J^T gamma
+      const int dof0 = island_dof_adr_[k];
+      BuildRows(m, d, options, k);
+      double* local = velocity_.data() + dof0;
+      for (int i = 0; i < n; ++i) {
+        local[i] = v[global[i]];
+        rhs_[dof0 + i] = d.solver_rhs[global[i]];
+        product_[dof0 + i] = residual[global[i]] + rhs_[dof0 + i];  // A v
+      }
+      RowProducts(d, k, local, row_y_.data());
+      double* gradient = gradient_.data() + dof0;
+      EvaluateRows(d, k, local, gradient);
+      for (int i = 0; i < n; ++i) residual[global[i]] = gradient[i];
     }
-    RowProducts(d, k, local, row_y_.data());
-    double* g = gradient_.data() + dof0;
-    EvaluateRows(d, k, local, g);
-    for (int i = 0; i < n; ++i) residual[global[i]] = g[i];
     if (!factor) continue;
-    // H = A + sum over quadratic rows of D_r J_r^T J_r + sum over acting cones of J_c^T G J_c.
-    DenseMap hessian(linear_.data() + linear_adr_[k], n, n);
+    // H = A + (an island's) sum over quadratic rows of D_r J_r^T J_r + sum over acting cones of
+    // J_c^T G J_c, dense over the group's dofs (A's entries pair a dof with its ancestors).
+    DenseMap hessian(linear_.data() + linear_adr_[g], n, n);
     hessian.setZero();
+    const int first = global[0];  // a tree's dofs are contiguous
     for (int i = 0; i < n; ++i) {
       const int dof = global[i];
       for (int t = 0; t < layout.row_nnz[dof]; ++t) {
-        const int column = local_dof_[layout.column[layout.row_adr[dof] + t]];
+        const int other = layout.column[layout.row_adr[dof] + t];
+        const int column = k >= 0 ? local_dof_[other] : other - first;
         hessian(i, column) = hessian(column, i) = d.qA[layout.row_adr[dof] + t];
       }
     }
-    const size_t entry0 = island_entry_adr_[k];
-    const int row0 = island_row_adr_[k], row_end = row0 + island_row_num_[k];
-    for (int r = row0; r < row_end; ++r) {
-      if (kind_[r] == NewtonRowKind::kConeTail || !quadratic_[r]) continue;
-      const int* dofs = entry_dof_.data() + entry0 + row_entry_adr_[r];
-      const int count = row_entry_num_[r];
-      auto row = [&](int j) { return entry_value_.data() + entry0 + row_entry_adr_[r + j]; };
-      const bool cone = kind_[r] == NewtonRowKind::kCone;
-      const int dim = cone ? cone_dim_[r] : 1;
-      const bool full = cone && quadratic_[r] == 2;  // a cone's G in full, else diag(D)
-      for (int a = 0; a < count; ++a) {
-        for (int b = 0; b < count; ++b) {
-          double sum = 0;
-          for (int j = 0; j < dim; ++j) {
-            if (!full) {
-              sum += row(j)[a] * row_d_[r + j] * row(j)[b];
-              continue;
+    if (k >= 0) {
+      const size_t entry0 = island_entry_adr_[k];
+      const int row0 = island_row_adr_[k], row_end = row0 + island_row_num_[k];
+      for (int r = row0; r < row_end; ++r) {
+        if (kind_[r] == NewtonRowKind::kConeTail || !quadratic_[r]) continue;
+        const int* dofs = entry_dof_.data() + entry0 + row_entry_adr_[r];
+        const int count = row_entry_num_[r];
+        auto row = [&](int j) { return entry_value_.data() + entry0 + row_entry_adr_[r + j]; };
+        const bool cone = kind_[r] == NewtonRowKind::kCone;
+        const int dim = cone ? cone_dim_[r] : 1;
+        const bool full = cone && quadratic_[r] == 2;  // a cone's G in full, else diag(D)
+        for (int a = 0; a < count; ++a) {
+          for (int b = 0; b < count; ++b) {
+            double sum = 0;
+            for (int j = 0; j < dim; ++j) {
+              if (!full) {
+                sum += row(j)[a] * row_d_[r + j] * row(j)[b];
+                continue;
+              }
+              for (int l = 0; l < dim; ++l) {
+                sum += row(j)[a] * cone_hessian_[36 * static_cast<size_t>(r) + j + l * dim] *
+                       row(l)[b];
+              }
             }
-            for (int l = 0; l < dim; ++l) {
-              sum +=
-                  row(j)[a] * cone_hessian_[36 * static_cast<size_t>(r) + j + l * dim] * row(l)[b];
-            }
+            hessian(dofs[a], dofs[b]) += sum;
           }
-          hessian(dofs[a], dofs[b]) += sum;
         }
       }
     }
     Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> cholesky(hessian);
     if (cholesky.info() != Eigen::Success) return false;
+    // H^{-1} = L^{-T} L^{-1}, kept explicit: the gradients apply it to many columns at once, a
+    // matrix product where two substitutions per column would be scalar work.
+    if (inverse_.size() < static_cast<size_t>(n) * n) inverse_.resize(static_cast<size_t>(n) * n);
+    DenseMap lower_inverse(inverse_.data(), n, n);
+    lower_inverse.setZero();
+    for (int j = 0; j < n; ++j) {
+      lower_inverse(j, j) = 1 / hessian(j, j);
+      for (int i = j + 1; i < n; ++i) {
+        double sum = 0;
+        for (int l = j; l < i; ++l) sum += hessian(i, l) * lower_inverse(l, j);
+        lower_inverse(i, j) = -sum / hessian(i, i);
+      }
+    }
+    hessian.noalias() = lower_inverse.transpose() * lower_inverse;
   }
   return true;
 }
@@ -1185,8 +1220,7 @@ bool NewtonSolver::AddLaggedVelocityTerms(const Data& d, const SolverOptions& op
   if (type_ != SolverType::kIcfLagged) return true;  // no gamma_n0 elsewhere
   if (options.icf.regularized) return false;
   const int nv = static_cast<int>(d.qvel.size());
-  const int num = static_cast<int>(linear_adr_.size()) - 1;
-  for (int k = 0; k < num; ++k) {
+  for (int k = 0; k < d.islands.num; ++k) {
     const int* global = global_dof_.data() + island_dof_adr_[k];
     const size_t entry0 = island_entry_adr_[k];
     const int row0 = island_row_adr_[k], row_end = row0 + island_row_num_[k];
@@ -1211,63 +1245,52 @@ bool NewtonSolver::AddLaggedVelocityTerms(const Data& d, const SolverOptions& op
   return true;
 }
 
-void NewtonSolver::SolveLinearized(const Model& m, const Data& d, double* x) {
-  for (int j = 0; j < m.nsubsystem; ++j) {
-    if (subsystem_in_island_[j]) continue;
-    const int begin = m.subsystem_dof_adr[j];
-    TreeLdlSolveRange(d.mass_layout, begin, begin + m.subsystem_dof_num[j], d.qA_factor.data(), x);
-  }
-  const int num = static_cast<int>(linear_adr_.size()) - 1;
-  for (int k = 0; k < num; ++k) {
-    const int n = island_dof_adr_[k + 1] - island_dof_adr_[k];
-    const int* global = global_dof_.data() + island_dof_adr_[k];
-    const DenseMap factor(linear_.data() + linear_adr_[k], n, n);
-    VectorMap local(scratch_.data() + island_dof_adr_[k], n);
-    for (int i = 0; i < n; ++i) local[i] = x[global[i]];
-    factor.triangularView<Eigen::Lower>().solveInPlace(local);
-    factor.transpose().triangularView<Eigen::Upper>().solveInPlace(local);
-    for (int i = 0; i < n; ++i) x[global[i]] = local[i];
+void NewtonSolver::SolveLinearized(const Model& /*m*/, const Data& /*d*/, double* x) {
+  const int groups = static_cast<int>(group_owner_.size());
+  for (int g = 0; g < groups; ++g) {
+    const int n = group_dof_adr_[g + 1] - group_dof_adr_[g];
+    const int* global = group_dof_.data() + group_dof_adr_[g];
+    const DenseMap inverse(linear_.data() + linear_adr_[g], n, n);
+    if (block_.size() < 2 * static_cast<size_t>(n)) block_.resize(2 * static_cast<size_t>(n));
+    VectorMap in(block_.data(), n), out(block_.data() + n, n);
+    for (int i = 0; i < n; ++i) in[i] = x[global[i]];
+    out.noalias() = inverse * in;
+    for (int i = 0; i < n; ++i) x[global[i]] = out[i];
   }
 }
 
-void NewtonSolver::SolveLinearizedColumns(const Model& m, const Data& d, double* x, int columns) {
+void NewtonSolver::SolveLinearizedColumns(const Model& /*m*/, const Data& d, double* x, int columns,
+                                          const int* column_subsystem) {
   const size_t width = static_cast<size_t>(columns);
-  for (int j = 0; j < m.nsubsystem; ++j) {
-    if (subsystem_in_island_[j]) continue;
-    const int begin = m.subsystem_dof_adr[j], end = begin + m.subsystem_dof_num[j];
+  const int groups = static_cast<int>(group_owner_.size());
+  for (int g = 0; g < groups; ++g) {
+    const int n = group_dof_adr_[g + 1] - group_dof_adr_[g];
+    const int* global = group_dof_.data() + group_dof_adr_[g];
+    const int owner = group_owner_[g];
+    // The group solves only the columns with a nonzero in its rows (H^{-1} maps a zero right-hand
+    // side to zero; most columns of a scene of many robots are zero outside one robot's rows): a
+    // column whose subsystem is known is active iff the group holds it, the others are scanned.
+    active_.clear();
     for (size_t c = 0; c < width; ++c) {
-      for (int i = begin; i < end; ++i) tree_vector_[i] = x[i * width + c];
-      TreeLdlSolveRange(d.mass_layout, begin, end, d.qA_factor.data(), tree_vector_.data());
-      for (int i = begin; i < end; ++i) x[i * width + c] = tree_vector_[i];
+      const int s = column_subsystem != nullptr ? column_subsystem[c] : -1;
+      bool active = false;
+      if (s >= 0) {
+        active = owner >= 0 ? d.islands.subsystem_island[s] == owner : s == -1 - owner;
+      } else {
+        for (int i = 0; i < n && !active; ++i) active = x[global[i] * width + c] != 0;
+      }
+      if (active) active_.push_back(static_cast<int>(c));
     }
-  }
-  // L L^T X = B by rows of X (each contiguous, `columns` long): a forward and a backward
-  // substitution whose inner loops run along the rows.
-  const int num = static_cast<int>(linear_adr_.size()) - 1;
-  for (int k = 0; k < num; ++k) {
-    const int n = island_dof_adr_[k + 1] - island_dof_adr_[k];
-    const int* global = global_dof_.data() + island_dof_adr_[k];
-    const double* factor = linear_.data() + linear_adr_[k];  // column-major, L(i, j) at i + j n
-    auto row = [&](int i) { return x + global[i] * width; };
+    const auto count = static_cast<Eigen::Index>(active_.size());
+    if (count == 0) continue;
+    if (block_.size() < 2 * n * active_.size()) block_.resize(2 * n * active_.size());
+    DenseMap in(block_.data(), n, count), out(block_.data() + n * count, n, count);
     for (int i = 0; i < n; ++i) {
-      double* xi = row(i);
-      for (int j = 0; j < i; ++j) {
-        const double l = factor[i + static_cast<size_t>(j) * n];
-        const double* xj = row(j);
-        for (size_t c = 0; c < width; ++c) xi[c] -= l * xj[c];
-      }
-      const double inverse = 1 / factor[i + static_cast<size_t>(i) * n];
-      for (size_t c = 0; c < width; ++c) xi[c] *= inverse;
+      for (Eigen::Index a = 0; a < count; ++a) in(i, a) = x[global[i] * width + active_[a]];
     }
-    for (int i = n - 1; i >= 0; --i) {
-      double* xi = row(i);
-      for (int j = i + 1; j < n; ++j) {
-        const double l = factor[j + static_cast<size_t>(i) * n];
-        const double* xj = row(j);
-        for (size_t c = 0; c < width; ++c) xi[c] -= l * xj[c];
-      }
-      const double inverse = 1 / factor[i + static_cast<size_t>(i) * n];
-      for (size_t c = 0; c < width; ++c) xi[c] *= inverse;
+    out.noalias() = DenseMap(linear_.data() + linear_adr_[g], n, n) * in;
+    for (int i = 0; i < n; ++i) {
+      for (Eigen::Index a = 0; a < count; ++a) x[global[i] * width + active_[a]] = out(i, a);
     }
   }
 }

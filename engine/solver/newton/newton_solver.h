@@ -109,8 +109,8 @@ class NewtonSolver final : public IslandSolver {
   // residual of the optimality condition of the solve's convex cost
   //   g(v) = A v - b - J^T gamma(J v)   (A v - b on the dofs no constraint reaches),
   // zero at the solve's v_hat, into `residual` (nv); with `factor`, each island's Hessian
-  // H = dg/dv = A + J^T G J, dense and factored (Cholesky), for SolveLinearized. ICF and SAP
-  // only, whose cost is C1 with an exact Hessian away from its kinks; false (nothing factored)
+  // H = dg/dv = A + J^T G J, dense, factored (Cholesky) and inverted, for SolveLinearized. ICF and
+  // SAP only, whose cost is C1 with an exact Hessian away from its kinks; false (nothing factored)
   // where an island's H is not positive definite. Allocates as its islands grow.
   bool Linearize(const Model& m, Data& d, const SolverOptions& options, const double* v,
                  double* residual, bool factor);
@@ -121,11 +121,14 @@ class NewtonSolver final : public IslandSolver {
   // the regularized Lagged model's eps_s grows with it (eq. 26).
   bool AddLaggedVelocityTerms(const Data& d, const SolverOptions& options, double* dg_dv) const;
   // x <- H^{-1} x over every dof (nv), after Linearize with `factor` on the same Data: each
-  // island's factor, A's tree factor (d.qA_factor) on the trees no constraint reaches.
+  // island's factor, A's on the trees no constraint reaches (both dense).
   void SolveLinearized(const Model& m, const Data& d, double* x);
-  // X <- H^{-1} X for X nv x `columns`, row-major: each island's rows at once, the trees no
-  // constraint reaches column by column.
-  void SolveLinearizedColumns(const Model& m, const Data& d, double* x, int columns);
+  // X <- H^{-1} X for X nv x `columns`, row-major, group by group, only the columns with a
+  // nonzero in the group's rows:
+  // `column_subsystem` (optional, per column) names the one subsystem whose rows a column's
+  // nonzeros lie in, or -1 where they may lie anywhere (then its rows are scanned).
+  void SolveLinearizedColumns(const Model& m, const Data& d, double* x, int columns,
+                              const int* column_subsystem = nullptr);
 
  private:
   void Prepare(const Model& m, Data& d, const SolverOptions& options) override;
@@ -208,10 +211,15 @@ class NewtonSolver final : public IslandSolver {
   bool record_history_ = false;
   std::vector<double> cost_history_;
   std::function<void(const NewtonProbe&)> probe_;
-  // Linearize's dense factors: per island, its n x n block in linear_ (one entry past the last).
+  // Linearize's groups (the islands, then the trees no constraint reaches): their dofs, their
+  // island (or -1 - the tree's subsystem), and their H^{-1}, n x n each in linear_.
+  std::vector<int> group_dof_adr_, group_dof_, group_owner_;
   std::vector<size_t> linear_adr_;
   std::vector<double> linear_;
-  std::vector<char> subsystem_in_island_;  // per subsystem, after Linearize
+  std::vector<double> inverse_;  // a group's L^{-1} while Linearize forms H^{-1}
+  // SolveLinearizedColumns: a group's columns with a nonzero, its rows of them, its dofs.
+  std::vector<int> active_;
+  std::vector<double> block_;
 };
 
 }  // namespace alsim
