@@ -1,6 +1,7 @@
 #include "engine/sim/step_gradients.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
 #include "engine/constraint/build_constraints.h"
@@ -329,6 +330,7 @@ StepStatus StepGradients::Step(const Model& m, Data& d, const StepOptions& optio
     values->clear();
   }
   out->nv = out->nu = 0;
+  out->interrupted = false;
   out->residual = 0;
   out->constraint_changes = 0;
   if (status != StepStatus::kOk || !linearized_) return status;
@@ -346,8 +348,14 @@ StepStatus StepGradients::Step(const Model& m, Data& d, const StepOptions& optio
 
   // One column of a Jacobian: g at the inputs moved by +-eps (`move(sign)` on the scratch data,
   // `model` the model there), then -H^{-1} dg/dtheta into `target` (row-major, `width` columns).
+  // The solver's interrupt (SolverOptions::interrupt) also stops the columns of differences,
+  // each two passes of the stages: the step stands, its Jacobians are dropped.
+  const std::atomic<bool>* interrupt = options.solver.interrupt;
+  bool interrupted = false;
   auto column = [&](const Model& model, const StepOptions& opts, double eps, auto move,
                     double* target, int width, int j) {
+    interrupted = interrupted || (interrupt != nullptr && interrupt->load());
+    if (interrupted) return;
     probe_constraints_ = constraints;
     for (const double sign : {1.0, -1.0}) {
       ResetScratch();
@@ -415,6 +423,14 @@ StepStatus StepGradients::Step(const Model& m, Data& d, const StepOptions& optio
     }
   }
   out->constraint_changes = changes_;
+  if (interrupted) {
+    for (std::vector<double>* values : {&out->dv_dv, &out->dv_dq, &out->dv_du, &out->dv_dp}) {
+      values->clear();
+    }
+    out->nv = out->nu = 0;
+    out->interrupted = true;
+    return status;
+  }
 
   // dq_{k+1} = P_q dq_k + h P_v dv_{k+1} (the file comment), block by joint.
   const double h = m.timestep;

@@ -77,6 +77,9 @@ struct StepJacobians {
   // that the implicit function theorem differentiates (a loose tolerance shows here).
   double residual = 0;
   int constraint_changes = 0;  // columns whose +- eps inputs had another number of constraints
+  // options.solver.interrupt rose during the columns of differences: the step was taken, the
+  // Jacobians are empty (nv = 0).
+  bool interrupted = false;
 };
 
 // The forms of GradientRequest::parameters, for messages and docs.

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <functional>
 #include <random>
@@ -390,6 +391,29 @@ INSTANTIATE_TEST_SUITE_P(Solvers, StepGradientsTest,
                                               : p.param == SolverType::kIcfSimilar ? "Similar"
                                                                                    : "Sap");
                          });
+
+// The solver's interrupt stops the columns of differences: the step stands, no Jacobians.
+TEST(StepGradients, InterruptDropsTheJacobiansNotTheStep) {
+  const auto m = Box();
+  StepOptions options = Options(SolverType::kIcfLagged);
+  std::atomic<bool> interrupt{true};
+  options.solver.interrupt = &interrupt;
+  Data a(*m), b(*m);
+  a.qvel[0] = b.qvel[0] = 1;
+  GradientRequest request;
+  StepGradients gradients(*m, SolverType::kIcfLagged);
+  StepJacobians jacobians;
+  ASSERT_EQ(Step(*m, a, options), StepStatus::kOk);
+  ASSERT_EQ(gradients.Step(*m, b, options, request, &jacobians), StepStatus::kOk);
+  EXPECT_EQ(a.qpos, b.qpos);
+  EXPECT_TRUE(jacobians.interrupted);
+  EXPECT_EQ(jacobians.nv, 0);
+  EXPECT_TRUE(jacobians.dv_dq.empty());
+  interrupt = false;
+  ASSERT_EQ(gradients.Step(*m, b, options, request, &jacobians), StepStatus::kOk);
+  EXPECT_FALSE(jacobians.interrupted);
+  EXPECT_EQ(jacobians.dv_dq.size(), 36u);
+}
 
 TEST(StepGradients, RefusesWhatItCannotDifferentiate) {
   const auto m = Box();
