@@ -121,7 +121,7 @@ const char* ParameterNames() {
 }
 
 StepGradients::StepGradients(const Model& m, SolverType type)
-    : type_(type), base_(m, type), probe_(m, type), scratch_(m), bias_jacobian_(m) {
+    : base_(m, type), probe_(m, type), scratch_(m), bias_jacobian_(m) {
   qpos0_.resize(m.nq);
   qvel0_.resize(m.nv);
   ctrl0_.resize(m.nu);

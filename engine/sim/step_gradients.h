@@ -112,7 +112,6 @@ class StepGradients {
   bool AnalyticPartials(const Model& m, const StepOptions& options, const Data& d,
                         const GradientRequest& request);
 
-  SolverType type_;
   NewtonSolver base_;   // the step's linearization and factor
   NewtonSolver probe_;  // residuals at perturbed inputs
   Data scratch_;
