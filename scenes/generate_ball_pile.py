@@ -13,6 +13,8 @@ byte-identical file. The generated file is committed; edit this script, not it.
 import os
 import random
 
+from scene_writer import bin_walls, fmt
+
 SEED = 7
 
 RADIUS = 0.05  # m
@@ -30,13 +32,6 @@ WALL_HALF_THICKNESS = 0.025
 WALL_HALF_HEIGHT = 0.2  # walls 0.4 m high, standing on the floor
 
 
-def fmt(x):
-    if x == 0:
-        return "0"
-    s = repr(float(x))
-    return s[:-2] if s.endswith(".0") else s
-
-
 def main():
     assert LAYERS == len(LAYER_HEIGHTS)
     assert PITCH - 2 * JITTER > 2 * RADIUS
@@ -45,8 +40,6 @@ def main():
 
     rng = random.Random(SEED)
     n = GRID * GRID * LAYERS
-    wall_centre = BIN_HALF + WALL_HALF_THICKNESS
-    wall_long = BIN_HALF + 2 * WALL_HALF_THICKNESS  # the x walls also close the corners
     out = ["""<!--
   {n} balls dropped into a square bin on the floor, where they form a pile: a scene with many
   simultaneous sphere-sphere, sphere-plane and sphere-box contacts and one subsystem per ball.
@@ -77,19 +70,7 @@ def main():
                % fmt(FRICTION))
     out.append('  </default>')
     out.append('  <worldbody>')
-    out.append('    <geom name="floor" type="plane" size="0 0 1"/>')
-    for name, pos, size in (
-            ("wall_px", (wall_centre, 0, WALL_HALF_HEIGHT),
-             (WALL_HALF_THICKNESS, wall_long, WALL_HALF_HEIGHT)),
-            ("wall_nx", (-wall_centre, 0, WALL_HALF_HEIGHT),
-             (WALL_HALF_THICKNESS, wall_long, WALL_HALF_HEIGHT)),
-            ("wall_py", (0, wall_centre, WALL_HALF_HEIGHT),
-             (BIN_HALF, WALL_HALF_THICKNESS, WALL_HALF_HEIGHT)),
-            ("wall_ny", (0, -wall_centre, WALL_HALF_HEIGHT),
-             (BIN_HALF, WALL_HALF_THICKNESS, WALL_HALF_HEIGHT))):
-        out.append('    <geom name="%s" type="box" pos="%s" size="%s"/>'
-                   % (name, " ".join(fmt(round(v, 6)) for v in pos),
-                      " ".join(fmt(round(v, 6)) for v in size)))
+    out.extend(bin_walls(BIN_HALF, WALL_HALF_THICKNESS, WALL_HALF_HEIGHT))
     k = 0
     for layer, z in enumerate(LAYER_HEIGHTS):
         shift = LAYER_SHIFT if layer % 2 else 0.0

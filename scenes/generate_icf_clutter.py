@@ -15,6 +15,8 @@ import math
 import os
 import random
 
+from scene_writer import bin_walls, fmt
+
 SEED = 45
 
 # The paper's objects (Sec. XII-A): 10 cm spheres and 10 cm boxes of water's density.
@@ -35,13 +37,6 @@ WALL_HALF_THICKNESS = 0.025
 WALL_HALF_HEIGHT = 0.4
 
 
-def fmt(x):
-    if x == 0:
-        return "0"
-    s = repr(float(x))
-    return s[:-2] if s.endswith(".0") else s
-
-
 def quat(roll, pitch, yaw):
     """The unit quaternion (w, x, y, z) of the x-y-z rotations, MuJoCo's euler="roll pitch yaw"."""
     cr, sr = math.cos(roll / 2), math.sin(roll / 2)
@@ -60,8 +55,6 @@ def main():
     assert max(abs(c) for xy in COLUMNS for c in xy) + JITTER + 0.09 < BOX_INNER_HALF
     rng = random.Random(SEED)
     n = len(COLUMNS) * PER_COLUMN
-    wall_centre = BOX_INNER_HALF + WALL_HALF_THICKNESS
-    wall_long = BOX_INNER_HALF + 2 * WALL_HALF_THICKNESS  # the x walls also close the corners
     out = ["""<!--
   Irrotational Contact Fields (seed 000), Sec. XII-A, the clutter of the SAP paper: {n} objects
   dropped in four columns of {per} into an 80 x 80 x 80 cm box. Written by
@@ -93,19 +86,7 @@ def main():
                % fmt(FRICTION))
     out.append('  </default>')
     out.append('  <worldbody>')
-    out.append('    <geom name="floor" type="plane" size="0 0 1"/>')
-    for name, pos, size in (
-            ("wall_px", (wall_centre, 0, WALL_HALF_HEIGHT),
-             (WALL_HALF_THICKNESS, wall_long, WALL_HALF_HEIGHT)),
-            ("wall_nx", (-wall_centre, 0, WALL_HALF_HEIGHT),
-             (WALL_HALF_THICKNESS, wall_long, WALL_HALF_HEIGHT)),
-            ("wall_py", (0, wall_centre, WALL_HALF_HEIGHT),
-             (BOX_INNER_HALF, WALL_HALF_THICKNESS, WALL_HALF_HEIGHT)),
-            ("wall_ny", (0, -wall_centre, WALL_HALF_HEIGHT),
-             (BOX_INNER_HALF, WALL_HALF_THICKNESS, WALL_HALF_HEIGHT))):
-        out.append('    <geom name="%s" type="box" pos="%s" size="%s"/>'
-                   % (name, " ".join(fmt(round(v, 6)) for v in pos),
-                      " ".join(fmt(round(v, 6)) for v in size)))
+    out.extend(bin_walls(BOX_INNER_HALF, WALL_HALF_THICKNESS, WALL_HALF_HEIGHT))
     k = 0
     for level in range(PER_COLUMN):
         for c, (cx, cy) in enumerate(COLUMNS):
