@@ -62,6 +62,14 @@ def slope(x, y):
             / sum((a - mx) ** 2 for a in lx))
 
 
+def finish(figure, title, out):
+    """The figure's title (the setup, and the paper's finding beside it), laid out and written."""
+    figure.suptitle(title, fontsize=10)
+    figure.tight_layout()
+    figure.savefig(out, dpi=110)
+    plt.close(figure)
+
+
 def conveyor(runs, out):
     figure, axes = plt.subplots(3, 1, figsize=(9, 9), sharex=True)
     for solver, c in runs.items():
@@ -76,13 +84,10 @@ def conveyor(runs, out):
     axes[2].set_ylabel("normal force / m g")
     axes[2].set_xlabel("t, s")
     axes[0].legend()
-    figure.suptitle("Oscillating conveyor (XI-A), dt 0.01 s, k 1e7 N/m, mu 0.7.\n"
-                    "Paper: Lagged has no vertical motion and its normal force balances the "
-                    "weight;\nSAP and Similar glide while slipping, with normal-force spikes at "
-                    "the return to stiction.", fontsize=10)
-    figure.tight_layout()
-    figure.savefig(out, dpi=110)
-    plt.close(figure)
+    finish(figure, "Oscillating conveyor (XI-A), dt 0.01 s, k 1e7 N/m, mu 0.7.\n"
+           "Paper: Lagged has no vertical motion and its normal force balances the "
+           "weight;\nSAP and Similar glide while slipping, with normal-force spikes at "
+           "the return to stiction.", out)
 
 
 def falling_sphere(runs, out):
@@ -107,13 +112,9 @@ def falling_sphere(runs, out):
     axes[2].set_xlim(0.08, 0.2)  # the impact and the slide; it rolls on unchanged to 0.4 s
     axes[2].set_xlabel("t, s")
     axes[0].legend(fontsize=8, ncol=2)
-    figure.suptitle("Falling sphere (XI-B), dt 2e-3 s, U0 = 2 m/s, k 1e7 N/m, mu 0.5.\n"
-                    "Paper: it slides, then rolls at 5/7 U0; SAP and Similar touch down earlier "
-                    "(action at a distance),\nLagged brings the normal velocity to zero at once.",
-                    fontsize=10)
-    figure.tight_layout()
-    figure.savefig(out, dpi=110)
-    plt.close(figure)
+    finish(figure, "Falling sphere (XI-B), dt 2e-3 s, U0 = 2 m/s, k 1e7 N/m, mu 0.5.\n"
+           "Paper: it slides, then rolls at 5/7 U0; SAP and Similar touch down earlier "
+           "(action at a distance),\nLagged brings the normal velocity to zero at once.", out)
 
 
 def rod(runs, summary, out):
@@ -157,14 +158,11 @@ def rod(runs, summary, out):
     ax.set_ylabel("peak normal force, N")
     ax.set_title("peak force against dt (no dissipation); weight ~3 N", fontsize=10)
     ax.legend(fontsize=8)
-    figure.suptitle("Sliding rod (XI-C), mu 2.3, 30 deg, U0 10 m/s, k 1e7 N/m.\n"
-                    "Paper: all three jam and jump alike without dissipation; with it Similar "
-                    "impacts earlier and SAP later, Similar's force\noscillates faster (k_eff = "
-                    "k (1 + mu |v_t| d), 5.6x); Lagged misses the impact for dt > 1e-3 s and is "
-                    "first order below.", fontsize=10)
-    figure.tight_layout()
-    figure.savefig(out, dpi=110)
-    plt.close(figure)
+    finish(figure, "Sliding rod (XI-C), mu 2.3, 30 deg, U0 10 m/s, k 1e7 N/m.\n"
+           "Paper: all three jam and jump alike without dissipation; with it Similar "
+           "impacts earlier and SAP later, Similar's force\noscillates faster (k_eff = "
+           "k (1 + mu |v_t| d), 5.6x); Lagged misses the impact for dt > 1e-3 s and is "
+           "first order below.", out)
 
 
 CASES = (("conveyor", "Conveyor (XI-A, Fig. 4)"),
@@ -191,14 +189,10 @@ def convergence(runs, out):
         ax.set_ylabel("e_q, m (rod: m and rad)")
         ax.set_title(title, fontsize=10)
         ax.legend(fontsize=8)
-    figure.suptitle("Convergence against Lagged at dt / 10 (the smallest dt of each study).\n"
-                    "Paper: Lagged first order everywhere (rod: below 1e-3 s); Similar first order "
-                    "with larger errors; SAP plateaus (tau_d mu |v_t|);\nrod without dissipation: "
-                    "SAP and Similar indistinguishable, Lagged largest at the largest dt.",
-                    fontsize=10)
-    figure.tight_layout()
-    figure.savefig(out, dpi=110)
-    plt.close(figure)
+    finish(figure, "Convergence against Lagged at dt / 10 (the smallest dt of each study).\n"
+           "Paper: Lagged first order everywhere (rod: below 1e-3 s); Similar first order "
+           "with larger errors; SAP plateaus (tau_d mu |v_t|);\nrod without dissipation: "
+           "SAP and Similar indistinguishable, Lagged largest at the largest dt.", out)
 
 
 def moving_mean(values, window):
@@ -223,13 +217,10 @@ def clutter(runs, out):
     axes[1].set_yscale("log")
     axes[1].set_xlabel("t, s")
     axes[0].legend(fontsize=8)
-    figure.suptitle("Clutter (XII-A), 40 objects, dt 2e-3 s, k 1e7 N/m, d 10 s/m, mu 1.\n"
-                    "Paper (Fig. 15): transient until ~2 s; Lagged and Similar take more "
-                    "iterations and have higher cond(H) in it, SAP after it;\nregularized Lagged "
-                    "(26) lowers both in the transient.", fontsize=10)
-    figure.tight_layout()
-    figure.savefig(out, dpi=110)
-    plt.close(figure)
+    finish(figure, "Clutter (XII-A), 40 objects, dt 2e-3 s, k 1e7 N/m, d 10 s/m, mu 1.\n"
+           "Paper (Fig. 15): transient until ~2 s; Lagged and Similar take more "
+           "iterations and have higher cond(H) in it, SAP after it;\nregularized Lagged "
+           "(26) lowers both in the transient.", out)
 
 
 def clutter_stiffness(runs, out):
@@ -258,13 +249,9 @@ def clutter_stiffness(runs, out):
     axes[1].set_ylabel("mean Newton iterations (x: a step failed; cap 100)")
     axes[2].set_ylabel("mean cond(H)")
     axes[0].legend(fontsize=8)
-    figure.suptitle("Clutter against stiffness (XII-A, Figs. 18-19), dt 5e-3 s, 3 s.\n"
-                    "Paper: penetration falls with k over eight orders; the solver converges up "
-                    "to 1e12 N/m and fails from round-off at 1e13; iterations within 20%.",
-                    fontsize=10)
-    figure.tight_layout()
-    figure.savefig(out, dpi=110)
-    plt.close(figure)
+    finish(figure, "Clutter against stiffness (XII-A, Figs. 18-19), dt 5e-3 s, 3 s.\n"
+           "Paper: penetration falls with k over eight orders; the solver converges up "
+           "to 1e12 N/m and fails from round-off at 1e13; iterations within 20%.", out)
 
 
 def main():
