@@ -98,8 +98,8 @@ class Mesh:
 
 def corners_between(corners, lo, hi):
     """The profile corners' helices u = k P + corner with lo < u < hi, ascending; those within
-    1 nm of an end are left to it (a column's end vertex already lies there)."""
-    epsilon = 1e-9
+    1e-7 P of an end are left to it (a column's end vertex already lies there)."""
+    epsilon = 1e-7 * PITCH
     found = []
     k = math.floor(lo / PITCH) - 1
     while k * PITCH + corners[0] < hi:

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 namespace alsim {
 namespace {
@@ -56,6 +58,15 @@ struct ThreadTerm {
   double g_u = 0;
 };
 
+// R(u), the profile's radius at screw coordinate u.
+double ProfileRadius(double u, double r_maj, double pitch) {
+  const double w = std::abs(u - pitch * std::floor(u / pitch + 0.5));
+  const double r_min = r_maj - kDepth * pitch;
+  if (w <= pitch / 16) return r_maj;
+  if (w >= 3 * pitch / 8) return r_min;
+  return r_maj - (w - pitch / 16) * (r_maj - r_min) / (5 * pitch / 16);
+}
+
 ThreadTerm ThreadDistance(double r, double u, double r_maj, double pitch) {
   // u reduced to [-P/2, P/2), then folded onto w = |u| with the side kept for g_u's sign; u = 0
   // folds to the u >= 0 side.
@@ -72,16 +83,8 @@ ThreadTerm ThreadDistance(double r, double u, double r_maj, double pitch) {
   if (flank.distance < nearest.distance) nearest = flank;
   const ProfileDistance root = DistanceToSegment(q, root_start, root_center);
   if (root.distance < nearest.distance) nearest = root;
-  // Inside is r < R(w); the flank's R is linear in w between its ends.
-  double profile_radius = r_maj;
-  if (w >= root_start.y()) {
-    profile_radius = r_min;
-  } else if (w > crest_end.y()) {
-    profile_radius =
-        r_maj - (w - crest_end.y()) * (r_maj - r_min) / (root_start.y() - crest_end.y());
-  }
   ThreadTerm term;
-  if (r < profile_radius) {
+  if (r < ProfileRadius(w, r_maj, pitch)) {  // inside
     term.value = -nearest.distance;
     // Inside the thread the direction toward q points inward; grad s points away from it. A
     // segment's interior gave sign(s) n = -n there, so -direction is n again.
@@ -138,6 +141,121 @@ double SdfThread::BoundingRadius() const {
 SdfBox SdfThread::LocalBox() const {
   const double r_maj = major_diameter / 2;
   return SdfBox{Vec3(-r_maj, -r_maj, z0), Vec3(r_maj, r_maj, z1)};
+}
+
+SdfThread SdfThread::FromParameters(const double* parameters) {
+  SdfThread shape;
+  shape.major_diameter = parameters[0];
+  shape.pitch = parameters[1];
+  shape.z0 = parameters[2];
+  shape.z1 = parameters[3];
+  shape.right_handed = parameters[4] > 0;
+  return shape;
+}
+
+namespace {
+
+// A vertex of the thread surface and its screw coordinate.
+struct ColumnVertex {
+  double u = 0;
+  int index = 0;
+};
+
+}  // namespace
+
+void SdfThread::Triangulate(int segments, std::vector<Vec3>* vertices,
+                            std::vector<Eigen::Vector3i>* faces) const {
+  // Built right-handed (u = z - b theta) and mirrored through the xz plane for a left-handed
+  // thread, which is the right-handed one's mirror image.
+  const int first = static_cast<int>(vertices->size());
+  const int first_face = static_cast<int>(faces->size());
+  const double r_maj = major_diameter / 2, b = pitch / (2 * kPi);
+  const double corners[4] = {-3 * pitch / 8, -pitch / 16, pitch / 16, 3 * pitch / 8};
+  // The corners' helices k P + corner strictly between lo and hi, ascending; one within 1e-7 P of
+  // an end is left to the end's vertex.
+  const auto corners_between = [&](double lo, double hi) {
+    std::vector<double> found;
+    const double epsilon = 1e-7 * pitch;
+    for (double k = std::floor(lo / pitch) - 1; k * pitch + corners[0] < hi; k += 1) {
+      for (const double corner : corners) {
+        const double u = k * pitch + corner;
+        if (lo + epsilon < u && u < hi - epsilon) found.push_back(u);
+      }
+    }
+    return found;
+  };
+  const auto add = [&](double theta, double u, double z) {
+    const double r = ProfileRadius(u, r_maj, pitch);
+    vertices->push_back(Vec3(r * std::cos(theta), r * std::sin(theta), z));
+    return static_cast<int>(vertices->size()) - 1 - first;
+  };
+  // Columns at theta_i = 2 pi i / segments, from z0 to z1; column `segments` is column 0 turned
+  // once: the same vertices, u lower by P.
+  std::vector<std::vector<ColumnVertex>> columns(segments + 1);
+  for (int i = 0; i < segments; ++i) {
+    const double theta = 2 * kPi * i / segments, shift = b * theta;
+    std::vector<double> us = corners_between(z0 - shift, z1 - shift);
+    us.insert(us.begin(), z0 - shift);
+    us.push_back(z1 - shift);
+    for (size_t j = 0; j < us.size(); ++j) {
+      const double z = j == 0 ? z0 : j + 1 == us.size() ? z1 : us[j] + shift;
+      columns[i].push_back({us[j], add(theta, us[j], z)});
+    }
+  }
+  for (const ColumnVertex& v : columns[0]) columns[segments].push_back({v.u - pitch, v.index});
+  // Per column step: the strip's rim vertices on the caps, then the strip merged in u between the
+  // chain at theta_i (the bottom rim, then column i) and the one at theta_i+1 (column i + 1, then
+  // the top rim); ties advance the first chain, so a quad between two helices splits inside its
+  // strip. Along a rim theta grows as u falls.
+  std::vector<std::vector<int>> bottoms(segments), tops(segments);
+  for (int i = 0; i < segments; ++i) {
+    const std::vector<ColumnVertex>& a_col = columns[i];
+    const std::vector<ColumnVertex>& b_col = columns[i + 1];
+    std::vector<ColumnVertex> left, right = b_col;
+    for (const double u : corners_between(b_col.front().u, a_col.front().u)) {
+      left.push_back({u, add((z0 - u) / b, u, z0)});
+    }
+    const size_t bottom_rim = left.size();
+    left.insert(left.end(), a_col.begin(), a_col.end());
+    for (const double u : corners_between(b_col.back().u, a_col.back().u)) {
+      right.push_back({u, add((z1 - u) / b, u, z1)});
+    }
+    size_t a = 0, c = 0;
+    while (a + 1 < left.size() || c + 1 < right.size()) {
+      const bool advance_left =
+          c + 1 == right.size() ||
+          (a + 1 < left.size() && left[a + 1].u <= right[c + 1].u + 1e-12 * pitch);
+      if (advance_left) {
+        faces->push_back(Eigen::Vector3i(left[a].index, right[c].index, left[a + 1].index));
+        ++a;
+      } else {
+        faces->push_back(Eigen::Vector3i(left[a].index, right[c].index, right[c + 1].index));
+        ++c;
+      }
+    }
+    bottoms[i].push_back(a_col.front().index);
+    for (size_t k = bottom_rim; k-- > 0;) bottoms[i].push_back(left[k].index);
+    bottoms[i].push_back(b_col.front().index);
+    tops[i].push_back(a_col.back().index);
+    for (size_t k = right.size(); k-- > b_col.size();) tops[i].push_back(right[k].index);
+    tops[i].push_back(b_col.back().index);
+  }
+  vertices->push_back(Vec3(0, 0, z0));
+  const int bottom_center = static_cast<int>(vertices->size()) - 1 - first;
+  vertices->push_back(Vec3(0, 0, z1));
+  const int top_center = bottom_center + 1;
+  for (int i = 0; i < segments; ++i) {
+    for (size_t k = 0; k + 1 < bottoms[i].size(); ++k) {
+      faces->push_back(Eigen::Vector3i(bottom_center, bottoms[i][k + 1], bottoms[i][k]));
+    }
+    for (size_t k = 0; k + 1 < tops[i].size(); ++k) {
+      faces->push_back(Eigen::Vector3i(top_center, tops[i][k], tops[i][k + 1]));
+    }
+  }
+  if (!right_handed) {
+    for (size_t v = first; v < vertices->size(); ++v) (*vertices)[v].y() = -(*vertices)[v].y();
+    for (size_t f = first_face; f < faces->size(); ++f) std::swap((*faces)[f][1], (*faces)[f][2]);
+  }
 }
 
 }  // namespace alsim

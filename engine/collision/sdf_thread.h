@@ -76,6 +76,10 @@
 // query is provided.
 #pragma once
 
+#include <vector>
+
+#include <Eigen/Core>
+
 #include "engine/collision/sdf_revolution.h"
 #include "engine/math/types.h"
 
@@ -113,6 +117,23 @@ struct SdfThread {
   // The smallest local box that holds the solid: [-r_maj, r_maj]^2 x [z0, z1], reached by the
   // crests where the shank is at least a pitch long.
   SdfBox LocalBox() const;
+
+  // Parameters in order: major_diameter, pitch, z0, z1, handedness (+1 right-handed, -1 left).
+  static constexpr int kParameterCount = 5;
+  static SdfThread FromParameters(const double* parameters);
+
+  // A triangulation of the shank's surface, in its frame, appended to `vertices` and `faces`
+  // (indices local to the appended vertices), watertight with outward normals. The thread is a
+  // height field r = R(z - h b theta) over (theta, z): `segments` columns of vertices at equal
+  // steps of theta, each from z0 to z1 with a vertex wherever the helix of a profile corner (the
+  // crest and root flats' ends, u = +-P/16, +-3P/8) crosses it, and a rim vertex where such a helix
+  // meets a cap between two columns; neighbouring columns are stitched in the order of u, so no
+  // triangle crosses a corner, and each cap fans from its center. Every vertex lies on the surface
+  // (Distance 0 at rounding); a face's points lie within the columns' chord sag r_maj (1 - cos(pi
+  // / segments)) inside it. scenes/generate_thread_meshes.py writes the same mesh for the M48
+  // (scenes/assets/m48_bolt.stl, 120 segments). segments >= 3.
+  void Triangulate(int segments, std::vector<Vec3>* vertices,
+                   std::vector<Eigen::Vector3i>* faces) const;
 };
 
 }  // namespace alsim

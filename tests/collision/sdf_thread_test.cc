@@ -175,6 +175,21 @@ TEST(SdfThread, M48DefaultsAreValidAndBadParametersAreNot) {
   EXPECT_FALSE(with([](SdfThread& s) { s.z0 = NAN; }));
   EXPECT_FALSE(with([](SdfThread& s) { s.z1 = -INFINITY; }));
   EXPECT_TRUE(with([](SdfThread& s) { s.right_handed = false; }));
+  // FromParameters: major_diameter, pitch, z0, z1, handedness.
+  const double right[SdfThread::kParameterCount] = {0.048, 0.005, -0.05, 0.05, 1};
+  const SdfThread parsed = SdfThread::FromParameters(right);
+  EXPECT_EQ(parsed.major_diameter, bolt.major_diameter);
+  EXPECT_EQ(parsed.pitch, bolt.pitch);
+  EXPECT_EQ(parsed.z0, bolt.z0);
+  EXPECT_EQ(parsed.z1, bolt.z1);
+  EXPECT_TRUE(parsed.right_handed);
+  const double left[SdfThread::kParameterCount] = {0.03, 0.0035, 0.01, 0.07, -1};
+  const SdfThread m30 = SdfThread::FromParameters(left);
+  EXPECT_EQ(m30.major_diameter, 0.03);
+  EXPECT_EQ(m30.pitch, 0.0035);
+  EXPECT_EQ(m30.z0, 0.01);
+  EXPECT_EQ(m30.z1, 0.07);
+  EXPECT_FALSE(m30.right_handed);
 }
 
 // Along the helices of the profile's features the field is the planar distance: h off the crest

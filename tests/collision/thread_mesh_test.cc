@@ -1,8 +1,9 @@
 // The M48 nut and bolt meshes of scenes/assets/ (written by scenes/generate_thread_meshes.py)
-// against SdfThread, the bolt's field: each is watertight with outward normals and of the
-// volume its profile gives; every nut vertex lies at the documented clearance c = 50 um from the
-// bolt (no nearer; the thread's vertices exactly there), every point of its faces within the
-// chords' sag of it; every bolt vertex lies on the field's zero set.
+// against SdfThread, the bolt's field: each is watertight with outward normals and of the volume
+// its profile gives; every nut vertex lies at the documented clearance c = 50 um from the bolt (no
+// nearer; the thread's vertices exactly there), every point of its faces within the chords' sag
+// of it; every bolt vertex lies on the field's zero set, and SdfThread::Triangulate writes the
+// same bolt.
 #include <gtest/gtest.h>
 
 #include <Eigen/Geometry>
@@ -105,7 +106,7 @@ double SignedVolume(const std::vector<Triangle>& triangles) {
 // The radius where the thread's field (caps far away) equals `level` on the half-plane theta = 0
 // at screw coordinate u = z, by bisection: the inner radius of a thread offset by `level`.
 double LevelRadius(const SdfThread& thread, double u, double level) {
-  double lo = 0.015, hi = 0.03;
+  double lo = 0, hi = thread.major_diameter;
   for (int i = 0; i < 100; ++i) {
     const double mid = 0.5 * (lo + hi);
     (thread.Distance(Vec3(mid, 0, u)) < level ? lo : hi) = mid;
@@ -215,6 +216,60 @@ TEST(ThreadMeshes, BoltIsWatertightOnTheFieldsZeroSet) {
   const double expected = kPi * MeanSquaredRadius(Unbounded(), 0) * (bolt.z1 - bolt.z0);
   EXPECT_NEAR(SignedVolume(triangles), expected, 1.5e-3 * expected);
   EXPECT_LT(SignedVolume(triangles), expected);
+}
+
+// SdfThread::Triangulate: the M48 at 120 segments is the asset's bolt (the same vertices at
+// float32, as many triangles); other threads, right- and left-handed, are watertight with outward
+// normals, their vertices on the zero set, and their volume pi <R^2> L less at most the columns'
+// chord sag.
+TEST(ThreadMeshes, TriangulateIsTheAssetsBoltAndWatertight) {
+  std::uintmax_t bytes = 0;
+  const std::vector<Triangle> asset = ReadBinaryStl(Asset("m48_bolt.stl"), &bytes);
+  ASSERT_FALSE(asset.empty());
+  std::vector<Vec3> vertices(2, Vec3::Constant(7));  // appended after what is there
+  std::vector<Eigen::Vector3i> faces(1, Eigen::Vector3i(0, 1, 0));
+  SdfThread().Triangulate(120, &vertices, &faces);
+  ASSERT_EQ(faces.size() - 1, asset.size());
+  std::vector<Triangle> triangles;
+  for (size_t f = 1; f < faces.size(); ++f) {
+    Triangle t;
+    for (int v = 0; v < 3; ++v) t[v] = vertices[2 + faces[f][v]].cast<float>().cast<double>();
+    triangles.push_back(t);
+  }
+  const Indexed ours = Index(triangles), theirs = Index(asset);
+  ASSERT_EQ(ours.vertices.size(), theirs.vertices.size());
+  std::vector<std::array<double, 3>> a, b;
+  for (const Vec3& v : ours.vertices) a.push_back({v.x(), v.y(), v.z()});
+  for (const Vec3& v : theirs.vertices) b.push_back({v.x(), v.y(), v.z()});
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  EXPECT_EQ(a, b);
+  EXPECT_NEAR(SignedVolume(triangles), SignedVolume(asset), 1e-12);
+
+  for (const bool right_handed : {true, false}) {
+    for (const int segments : {7, 60}) {
+      SdfThread thread;
+      thread.major_diameter = 0.01;
+      thread.pitch = 0.0015;
+      thread.z0 = -0.013;
+      thread.z1 = 0.0071;
+      thread.right_handed = right_handed;
+      std::vector<Vec3> v;
+      std::vector<Eigen::Vector3i> f;
+      thread.Triangulate(segments, &v, &f);
+      std::vector<Triangle> t;
+      for (const Eigen::Vector3i& face : f) t.push_back({v[face[0]], v[face[1]], v[face[2]]});
+      const std::string name = std::to_string(segments) + (right_handed ? " right" : " left");
+      EXPECT_EQ(ExpectWatertight(Index(t), name), 2) << name;
+      for (const Vec3& p : v) EXPECT_NEAR(thread.Distance(p), 0, 1e-15) << name;
+      SdfThread unbounded = thread;
+      unbounded.z0 = -1, unbounded.z1 = 1;
+      const double expected = kPi * MeanSquaredRadius(unbounded, 0) * (thread.z1 - thread.z0);
+      const double sag = 1 - std::cos(kPi / segments);
+      EXPECT_LT(SignedVolume(t), expected) << name;
+      EXPECT_GT(SignedVolume(t), (1 - 3 * sag) * expected) << name;
+    }
+  }
 }
 
 }  // namespace
