@@ -35,11 +35,13 @@
 //
 // Usage: table2_bench [--cases N] [--seed S] [--scene FILE] [--settle-steps K] [--tolerance X]
 //                     [--cases-kind wrench|velocity] [--force-scale X] [--torque-scale X]
-//                     [--verbose]
+//                     [--penalty uniform|effective-mass] [--verbose]
 //   --tolerance X  the AL stop test instead of 0 (then a case may stop before its 10th loop: the
 //                  schedule (27) then no longer raises beta on round-off noise once converged)
+//   --penalty P    the AL penalty of all three: uniform (the default, the paper's single beta0 =
+//                  1e4 kg) or effective-mass (CanalPenalty, canal_parameters.h)
 //   --verbose prints each case's figures for every solver, and each of its AL loops, before the
-//             table. [--verbose]
+//             table.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -93,7 +95,7 @@ struct CaseKind {
 };
 
 int Run(const std::string& scene, int cases, unsigned long long seed, int settle_steps,
-        double tolerance, const CaseKind& kind, bool verbose) {
+        double tolerance, const CaseKind& kind, CanalPenalty penalty, bool verbose) {
   const ModelImport imported = ImportModelFromFile(scene);
   if (!imported) {
     std::fprintf(stderr, "table2_bench: %s\n", imported.error.c_str());
@@ -153,6 +155,7 @@ int Run(const std::string& scene, int cases, unsigned long long seed, int settle
         options.solver.type = types[t];
         options.solver.max_iterations = kLoops;
         options.solver.tolerance = tolerance;
+        options.solver.canal.penalty = penalty;
         // The paper's loop through the baselines' failures, their last iterates measured.
         options.solver.canal.baselines.canal_fallback = false;
         Totals& total = totals[t];
@@ -234,13 +237,14 @@ int main(int argc, char** argv) {
   const char* usage =
       "usage: table2_bench [--cases N] [--seed S] [--scene FILE] [--settle-steps K]\n"
       "                    [--tolerance X] [--cases-kind wrench|velocity] [--force-scale X]\n"
-      "                    [--torque-scale X] [--verbose]\n";
+      "                    [--torque-scale X] [--penalty uniform|effective-mass] [--verbose]\n";
   alsim::CaseKind kind;
   std::string scene = std::string(ALSIM_SCENES_DIR) + "/heavy_on_light.xml";
   int cases = 100, settle_steps = 240;
   unsigned long long seed = 1;
   bool verbose = false;
   double tolerance = 0;
+  alsim::CanalPenalty penalty = alsim::CanalPenalty::kUniform;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--cases" && i + 1 < argc) {
@@ -262,6 +266,11 @@ int main(int argc, char** argv) {
       kind.force_scale = std::atof(argv[++i]);
     } else if (arg == "--torque-scale" && i + 1 < argc) {
       kind.torque_scale = std::atof(argv[++i]);
+    } else if (arg == "--penalty" && i + 1 < argc) {
+      if (!alsim::ParseCanalPenaltyName(argv[++i], &penalty)) {
+        std::fprintf(stderr, "table2_bench: --penalty is uniform or effective-mass\n%s", usage);
+        return 2;
+      }
     } else if (arg == "--verbose") {
       verbose = true;
     } else if (arg == "--settle-steps" && i + 1 < argc) {
@@ -279,5 +288,5 @@ int main(int argc, char** argv) {
                  usage);
     return 2;
   }
-  return alsim::Run(scene, cases, seed, settle_steps, tolerance, kind, verbose);
+  return alsim::Run(scene, cases, seed, settle_steps, tolerance, kind, penalty, verbose);
 }

@@ -149,6 +149,20 @@ bool ParsePenaltyScalingName(const char* name, PenaltyScaling* scaling) {
   return false;
 }
 
+const char* CanalPenaltyName(CanalPenalty penalty) {
+  return penalty == CanalPenalty::kUniform ? "uniform" : "effective-mass";
+}
+
+bool ParseCanalPenaltyName(const char* name, CanalPenalty* penalty) {
+  for (const CanalPenalty candidate : {CanalPenalty::kUniform, CanalPenalty::kEffectiveMass}) {
+    if (std::strcmp(CanalPenaltyName(candidate), name) == 0) {
+      *penalty = candidate;
+      return true;
+    }
+  }
+  return false;
+}
+
 const char* IntegratorName(Integrator integrator) {
   switch (integrator) {
     case Integrator::kEuler:

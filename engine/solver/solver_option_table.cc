@@ -139,13 +139,30 @@ std::vector<SolverOptionSpec> MakeTable() {
        "constraint-space response (same iterates up to rounding); 0 for never",
        ALSIM_NUMBER_FIELD(subadmm.response_after_iterations)},
       // ---- CANAL (engine/solver/canal/canal_parameters.h)
+      {"canal_penalty", "--canal-penalty", "P", kCanalLoop, K::kChoice, 0, 0, false, false,
+       "effective-mass, uniform",
+       "per-constraint penalties beta_i = beta m_i, m_i the constraint's effective mass "
+       "(effective-mass), or the paper's single beta in kg (uniform)",
+       [](const SolverOptions& o) { return std::string(CanalPenaltyName(o.canal.penalty)); },
+       [](SolverOptions* o, std::string_view v) {
+         ParseCanalPenaltyName(std::string(v).c_str(), &o->canal.penalty);
+       }},
       {"canal_beta0", "--canal-beta0", "B", kCanalLoop, K::kNumber, 0, kInfinity, true, true, "",
-       "initial penalty beta0 of every step, kg", ALSIM_NUMBER_FIELD(canal.beta0)},
+       "uniform penalty: the initial beta0 of every step, kg", ALSIM_NUMBER_FIELD(canal.beta0)},
+      {"canal_relative_beta0", "--canal-relative-beta0", "B", kCanalLoop, K::kNumber, 0, kInfinity,
+       true, true, "",
+       "effective-mass penalty: the initial beta of every step, a multiple of each constraint's "
+       "effective mass",
+       ALSIM_NUMBER_FIELD(canal.relative_beta0)},
       {"canal_kappa", "--canal-kappa", "K", kCanalLoop, K::kNumber, 1, kInfinity, true, true, "",
        "kappa of eq. (27): beta grows by this factor when the AL residual stalls",
        ALSIM_NUMBER_FIELD(canal.kappa)},
       {"canal_beta_max", "--canal-beta-max", "B", kCanalLoop, K::kNumber, 0, kInfinity, true, true,
-       "", "the largest penalty of eq. (27), kg", ALSIM_NUMBER_FIELD(canal.beta_max)},
+       "", "uniform penalty: the largest of eq. (27), kg", ALSIM_NUMBER_FIELD(canal.beta_max)},
+      {"canal_relative_beta_max", "--canal-relative-beta-max", "B", kCanalLoop, K::kNumber, 0,
+       kInfinity, true, true, "",
+       "effective-mass penalty: the largest beta of eq. (27), a multiple of the effective mass",
+       ALSIM_NUMBER_FIELD(canal.relative_beta_max)},
       {"canal_zeta", "--canal-zeta", "Z", kCanalLoop, K::kNumber, 0, 1, true, true, "",
        "beta grows when an outer iteration cut the AL residual by less than this factor "
        "(Algorithm 1, line 19)",

@@ -92,7 +92,7 @@ TEST(DenseLuTest, SolvesLikeEigenAndRefusesSingularMatrices) {
 
 // ---- dr/dv of eq. (19) against finite differences ---------------------------------------------
 
-// r(v) = A v - b - sum_i J_i^T T(lambda^l_i - beta (J_i v + e_i)) over the whole model (one
+// r(v) = A v - b - sum_i J_i^T T(lambda^l_i - beta_i (J_i v + e_i)) over the whole model (one
 // island), written from the dense A, the joint-space Jacobian rows and the strict operator of
 // impulse_update.h, for a scene of contacts only.
 struct DenseProblem {
@@ -118,13 +118,13 @@ struct DenseProblem {
     b = Eigen::Map<const Eigen::VectorXd>(d.solver_rhs.data(), m.nv);
     e = Eigen::Map<const Eigen::VectorXd>(set->bias.data(), set->num_rows);
   }
-  // The strict operator's arguments x at v.
+  // The strict operator's arguments x at v (beta: beta_i on each of constraint i's rows).
   Eigen::VectorXd Argument(const Eigen::VectorXd& v, const Eigen::VectorXd& outer,
-                           double beta) const {
-    return outer - beta * (J * v + e);
+                           const Eigen::VectorXd& beta) const {
+    return outer - beta.cwiseProduct(J * v + e);
   }
   Eigen::VectorXd Residual(const Eigen::VectorXd& v, const Eigen::VectorXd& outer,
-                           double beta) const {
+                           const Eigen::VectorXd& beta) const {
     const Eigen::VectorXd x = Argument(v, outer, beta);
     Eigen::VectorXd lambda(x.size());
     for (const Constraint& c : set->constraints) {
@@ -134,7 +134,7 @@ struct DenseProblem {
   }
   // Each contact's strict mode at v: 0 open, 1 stick, 2 slip.
   std::vector<int> Modes(const Eigen::VectorXd& v, const Eigen::VectorXd& outer,
-                         double beta) const {
+                         const Eigen::VectorXd& beta) const {
     const Eigen::VectorXd x = Argument(v, outer, beta);
     std::vector<int> modes;
     for (const Constraint& c : set->constraints) {
@@ -147,64 +147,79 @@ struct DenseProblem {
 
 TEST(NewtonBaselinesTest, AssembledJacobianIsTheFiniteDifferenceOfTheResidual) {
   // The 1 kg box sliding down the 30 degree incline (mu = 0.3 < tan 30): four slipping corners,
-  // where the strict operator's Jacobian is not symmetric. beta0 = 100 keeps r's rounding far
-  // below the finite-difference step's truncation.
+  // where the strict operator's Jacobian is not symmetric. beta0 = 100 kg (or 100 effective
+  // masses) keeps r's rounding far below the finite-difference step's truncation.
   const auto model = Load(BoxOnIncline(30, 0.3));
   const Model& m = *model;
-  CanalParameters parameters;
-  parameters.beta0 = 100;
-  for (const SolverType type : kBaselines) {
-    Data d(m);
-    CanalSolver& solver = Install(m, d, type);
-    solver.set_record_history(true);
-    ASSERT_EQ(Step(m, d, Options(type, 100, 1e-12, parameters)), StepStatus::kOk);
-    ASSERT_EQ(d.constraints.num_contacts, 4);
-    const DenseProblem problem(m, d);
-    const std::vector<NewtonJacobianRecord>& records = solver.jacobian_history();
-    ASSERT_GE(records.size(), 2u) << SolverName(type);
-    int checked_columns = 0, asymmetric = 0;
-    for (const NewtonJacobianRecord& record : records) {
-      ASSERT_EQ(static_cast<int>(record.dofs.size()), m.nv);
-      Eigen::VectorXd v(m.nv), recorded_r(m.nv);
-      Eigen::MatrixXd recorded(m.nv, m.nv);
-      for (int a = 0; a < m.nv; ++a) {
-        v[record.dofs[a]] = record.velocity[a];
-        recorded_r[record.dofs[a]] = record.residual[a];
-        for (int b = 0; b < m.nv; ++b) {
-          recorded(record.dofs[a], record.dofs[b]) = record.jacobian[b * m.nv + a];
+  for (const CanalPenalty penalty : {CanalPenalty::kUniform, CanalPenalty::kEffectiveMass}) {
+    for (const SolverType type : kBaselines) {
+      CanalParameters parameters;
+      parameters.penalty = penalty;
+      parameters.beta0 = parameters.relative_beta0 = 100;
+      Data d(m);
+      CanalSolver& solver = Install(m, d, type);
+      solver.set_record_history(true);
+      ASSERT_EQ(Step(m, d, Options(type, 100, 1e-12, parameters)), StepStatus::kOk);
+      ASSERT_EQ(d.constraints.num_contacts, 4);
+      const DenseProblem problem(m, d);
+      const std::vector<NewtonJacobianRecord>& records = solver.jacobian_history();
+      ASSERT_GE(records.size(), 2u) << SolverName(type);
+      int checked_columns = 0, asymmetric = 0;
+      for (const NewtonJacobianRecord& record : records) {
+        ASSERT_EQ(static_cast<int>(record.dofs.size()), m.nv);
+        Eigen::VectorXd v(m.nv), recorded_r(m.nv);
+        Eigen::MatrixXd recorded(m.nv, m.nv);
+        for (int a = 0; a < m.nv; ++a) {
+          v[record.dofs[a]] = record.velocity[a];
+          recorded_r[record.dofs[a]] = record.residual[a];
+          for (int b = 0; b < m.nv; ++b) {
+            recorded(record.dofs[a], record.dofs[b]) = record.jacobian[b * m.nv + a];
+          }
         }
+        const Eigen::VectorXd outer =
+            Eigen::Map<const Eigen::VectorXd>(record.outer_impulse.data(), problem.e.size());
+        // The strict surrogate has no De Saxce shift: e~ = e.
+        for (int r = 0; r < problem.e.size(); ++r) EXPECT_EQ(record.shifted_bias[r], problem.e[r]);
+        // beta_i on every row of constraint i: the record's (checked below: beta s_i, s_i 1 or the
+        // corner's effective mass 3 / trace(W_ii) from the dense W).
+        Eigen::VectorXd beta(problem.e.size());
+        const Eigen::MatrixXd W = problem.J * problem.A.llt().solve(problem.J.transpose());
+        for (size_t i = 0; i < d.constraints.constraints.size(); ++i) {
+          const int row = d.constraints.constraints[i].row_adr;
+          beta.segment<3>(row).setConstant(record.penalty[i]);
+          const double scale =
+              penalty == CanalPenalty::kUniform ? 1.0 : 3.0 / W.block<3, 3>(row, row).trace();
+          EXPECT_NEAR(record.penalty[i], record.beta * scale, 1e-12 * record.penalty[i]);
+        }
+        const Eigen::VectorXd r = problem.Residual(v, outer, beta);
+        EXPECT_LT((r - recorded_r).norm(), 1e-12 * std::max(1.0, r.norm()));
+        const std::vector<int> modes = problem.Modes(v, outer, beta);
+        const double h = 1e-7;
+        const double scale = recorded.cwiseAbs().maxCoeff();
+        for (int k = 0; k < m.nv; ++k) {
+          Eigen::VectorXd plus = v, minus = v;
+          plus[k] += h;
+          minus[k] -= h;
+          // Skip a column whose stencil crosses a kink of the strict operator.
+          if (problem.Modes(plus, outer, beta) != modes ||
+              problem.Modes(minus, outer, beta) != modes)
+            continue;
+          const Eigen::VectorXd column =
+              (problem.Residual(plus, outer, beta) - problem.Residual(minus, outer, beta)) /
+              (2 * h);
+          EXPECT_LT((column - recorded.col(k)).cwiseAbs().maxCoeff(), 1e-6 * scale)
+              << SolverName(type) << " column " << k;
+          ++checked_columns;
+        }
+        if ((recorded - recorded.transpose()).cwiseAbs().maxCoeff() > 1e-3 * scale) ++asymmetric;
       }
-      const Eigen::VectorXd outer =
-          Eigen::Map<const Eigen::VectorXd>(record.outer_impulse.data(), problem.e.size());
-      // The strict surrogate has no De Saxce shift: e~ = e.
-      for (int r = 0; r < problem.e.size(); ++r) EXPECT_EQ(record.shifted_bias[r], problem.e[r]);
-      const double beta = record.beta;
-      const Eigen::VectorXd r = problem.Residual(v, outer, beta);
-      EXPECT_LT((r - recorded_r).norm(), 1e-12 * std::max(1.0, r.norm()));
-      const std::vector<int> modes = problem.Modes(v, outer, beta);
-      const double h = 1e-7;
-      const double scale = recorded.cwiseAbs().maxCoeff();
-      for (int k = 0; k < m.nv; ++k) {
-        Eigen::VectorXd plus = v, minus = v;
-        plus[k] += h;
-        minus[k] -= h;
-        // Skip a column whose stencil crosses a kink of the strict operator.
-        if (problem.Modes(plus, outer, beta) != modes || problem.Modes(minus, outer, beta) != modes)
-          continue;
-        const Eigen::VectorXd column =
-            (problem.Residual(plus, outer, beta) - problem.Residual(minus, outer, beta)) / (2 * h);
-        EXPECT_LT((column - recorded.col(k)).cwiseAbs().maxCoeff(), 1e-6 * scale)
-            << SolverName(type) << " column " << k;
-        ++checked_columns;
-      }
-      if ((recorded - recorded.transpose()).cwiseAbs().maxCoeff() > 1e-3 * scale) ++asymmetric;
+      EXPECT_GE(checked_columns, 6 * static_cast<int>(records.size()) / 2) << SolverName(type);
+      EXPECT_GE(asymmetric, 1) << SolverName(type);  // the slip blocks were exercised
+      std::printf(
+          "[ dr/dv ] %s, %s penalty: %zu assemblies, %d columns against finite differences, %d "
+          "not symmetric\n",
+          SolverName(type), CanalPenaltyName(penalty), records.size(), checked_columns, asymmetric);
     }
-    EXPECT_GE(checked_columns, 6 * static_cast<int>(records.size()) / 2) << SolverName(type);
-    EXPECT_GE(asymmetric, 1) << SolverName(type);  // the slip blocks were exercised
-    std::printf(
-        "[ dr/dv ] %s: %zu assemblies, %d columns against finite differences, %d "
-        "not symmetric\n",
-        SolverName(type), records.size(), checked_columns, asymmetric);
   }
 }
 

@@ -53,21 +53,22 @@ void AlIsland::Evaluate(const double* velocity, bool with_derivative) {
     double* jv = row_velocity + row;
     Apply(c, velocity, jv);
     double* x = argument + row;
+    const double beta_c = Penalty(c);
     for (int r = 0; r < constraint.dim; ++r) {
-      x[r] = outer_impulse[row + r] - beta * (jv[r] + shifted_bias[row + r]);
+      x[r] = outer_impulse[row + r] - beta_c * (jv[r] + shifted_bias[row + r]);
     }
     double* D = with_derivative ? derivative + 3 * row : nullptr;
     if (strict) {
-      StrictConstraintImpulse(constraint, beta, x, impulse + row, D);
+      StrictConstraintImpulse(constraint, beta_c, x, impulse + row, D);
     } else {
-      CanalConstraintImpulse(constraint, beta, x, impulse + row, D);
+      CanalConstraintImpulse(constraint, beta_c, x, impulse + row, D);
     }
     // The size of the terms that x sums, times ||J_i||: with the unit round-off, a bound on the
     // rounding error this constraint puts into r.
     double terms = 0;
     for (int r = 0; r < constraint.dim; ++r) {
       terms += std::abs(outer_impulse[row + r]) +
-               beta * (std::abs(jv[r]) + std::abs(shifted_bias[row + r]));
+               beta_c * (std::abs(jv[r]) + std::abs(shifted_bias[row + r]));
     }
     double jacobian_norm2 = 0;
     for (int e = jacobian->entry_adr[c]; e < jacobian->entry_adr[c] + jacobian->entry_num[c]; ++e) {

@@ -2,12 +2,15 @@
 // Algorithm 1 that every inner solve shares (CANAL's exact Newton on h, and the two Newton
 // baselines of Table II, engine/solver/canal/newton_baselines.h). With the outer multipliers
 // lambda^l (u^l = -lambda^l) and the per-row bias e~ held fixed, the inner problem is the root of
-//   r(v) = A v - b - sum_i J_i^T T_i(x_i(v)),   x_i(v) = lambda^l_i - beta (J_i v + e~_i)
+//   r(v) = A v - b - sum_i J_i^T T_i(x_i(v)),   x_i(v) = lambda^l_i - beta_i (J_i v + e~_i)
 // over the island's dofs: eq. (21) when T is CANAL's (the proximal cone projection and e~ the
 // lagged De Saxce shift; cone_operators.h CanalConstraintImpulse), eq. (19) when T is the strict
 // operator of eq. (17) and e~ = e (StrictConstraintImpulse). Its derivative is
-//   dr/dv = A + beta sum_i J_i^T D_i J_i,   D_i = dT_i/dx_i                        (eq. 24)
-// which is symmetric positive definite for CANAL's T and not symmetric for the strict one.
+//   dr/dv = A + sum_i beta_i J_i^T D_i J_i,   D_i = dT_i/dx_i                      (eq. 24)
+// which is symmetric positive definite for CANAL's T and not symmetric for the strict one. The
+// paper has one beta; here constraint i has its own beta_i = beta s_i (CanalPenalty: s_i = 1, or
+// its effective mass), so r is the gradient of h with psi_i / beta_i in place of psi_i / beta
+// (eq. 22), and every equation keeps its form with beta_i.
 //
 // AlIsland is a view: CanalSolver owns the storage (island-local dof arrays, per-row arrays
 // indexed by Constraint::row_adr, A's upper triangle in H's pattern) and fills the pointers for
@@ -42,7 +45,8 @@ struct AlIsland {
   bool strict = false;                // T: StrictConstraintImpulse (eq. 19), else CANAL's (21)
   double newton_threshold = 0;        // the inner tolerance on ||r||, N s
   // ---- the outer iterate (set by the outer loop)
-  double beta = 0;                        // the penalty, kg
+  double beta = 0;                        // the outer loop's penalty (kg, or relative)
+  const double* penalty_scale = nullptr;  // s_i per constraint index: beta_i = beta s_i
   const double* outer_impulse = nullptr;  // lambda^l, per row
   const double* shifted_bias = nullptr;   // e~ (0 on soft rows: their k e enters T), per row
   // ---- written by Evaluate, per row (at 3 row_adr for derivative: c.dim x c.dim row-major)
@@ -66,6 +70,8 @@ struct AlIsland {
   void SubtractGather(const double* rows, double* out) const;
   // y = A x over the island (the stored upper triangle, symmetric).
   void MultiplyMass(const double* x, double* y) const;
+  // beta_i of constraint c.
+  double Penalty(int c) const { return beta * penalty_scale[c]; }
   // x, lambda = T(x), J v, the rounding scales and (with_derivative) D at `velocity`.
   void Evaluate(const double* velocity, bool with_derivative);
   // r = A v - b - J^T lambda (lambda from the last Evaluate, at the same v) into `residual`, A v

@@ -2,6 +2,8 @@
 // where the paper gives none (digest seed-004 sections 5.6-5.8 and 12).
 #pragma once
 
+#include <cstdint>
+
 // LineSearchParameters: the exact line search of eq. (26), shared with the Newton kit.
 #include "engine/solver/newton/exact_line_search.h"
 
@@ -25,14 +27,36 @@ struct NewtonBaselineParameters {
   bool canal_fallback = true;
 };
 
+// How the penalty of constraint i, beta_i, follows the outer loop's penalty beta.
+enum class CanalPenalty : std::uint8_t {
+  // beta_i = beta for every constraint, in kg: the paper's single penalty (Algorithm 1).
+  kUniform,
+  // beta_i = beta m_i [OURS], m_i = dim_i / trace(J_i A^{-1} J_i^T) the constraint's effective
+  // mass (SubADMM's Delassus scaling, engine/solver/admm/admm_penalty.h) and beta dimensionless.
+  // With one beta, a constraint whose effective mass is far below beta is nearly hard in h while
+  // one far above it is soft, so each Newton step stops at the first kink of the stiff ones and
+  // the AL multipliers of the soft ones move slowly; scaled, every constraint sees the same
+  // ratio beta_i / m_i in H (eq. 24) and the outer loop converges at one rate.
+  kEffectiveMass,
+};
+
+const char* CanalPenaltyName(CanalPenalty penalty);
+// False (and *penalty unchanged) for a name that is none of "uniform", "effective-mass".
+bool ParseCanalPenaltyName(const char* name, CanalPenalty* penalty);
+
 // CANAL's knobs, with the digest's defaults (section 12; [OURS] where the paper gives none).
 struct CanalParameters {
-  // Initial penalty beta0 in kg (the paper's "moderate" 1e4 for its SI scenes), at every step.
+  CanalPenalty penalty = CanalPenalty::kEffectiveMass;
+  // kUniform: the initial penalty beta0 in kg (the paper's "moderate" 1e4 for its SI scenes), at
+  // every step, and the largest of eq. (27).
   double beta0 = 1e4;
+  double beta_max = 1e8;
+  // kEffectiveMass: the same two as multiples of each constraint's effective mass [OURS].
+  double relative_beta0 = 100;
+  double relative_beta_max = 1e6;
   // Eq. (27): beta <- min(kappa beta, beta_max) when the AL residual fell by less than a factor
   // zeta in one outer iteration (Alg. 1 line 19; the paper's unused eta is this zeta) [OURS].
   double kappa = 10;
-  double beta_max = 1e8;
   double zeta = 0.5;
   // The inner Newton stops once ||r|| < newton_tolerance max(1, ||b||) (momentum units, b over
   // the island's dofs) or after max_newton_steps steps in one outer iteration [OURS].

@@ -13,7 +13,7 @@ namespace alsim {
 
 // The Table II baselines factor their dr/dv dense: H is for CANAL's exact Newton alone.
 CanalSolver::CanalSolver(const Model& m, SolverType type)
-    : IslandSolver(m), hessian_(type == SolverType::kCanal), type_(type) {
+    : IslandSolver(m), hessian_(type == SolverType::kCanal), type_(type), penalty_(m) {
   const size_t max_constraints = MaxConstraints(m);
   jacobian_.Reserve(m, max_constraints);
   hessian_.Reserve(m, max_constraints);
@@ -26,11 +26,17 @@ CanalSolver::CanalSolver(const Model& m, SolverType type)
     rows->reserve(3 * max_constraints);
   }
   derivative_.reserve(9 * max_constraints);
+  penalty_scale_.reserve(max_constraints);
   dense_.reserve(m.nsubsystem);
   island_stats_.reserve(m.nsubsystem);
 }
 
 namespace {
+
+// The De Saxce update's damping (SolveIsland): after this many outer iterations in a row whose
+// De Saxce change grew, omega is halved, down to kMinDesaxceDamping [OURS].
+constexpr int kDesaxceGrowthsBeforeDamping = 3;
+constexpr double kMinDesaxceDamping = 0.125;
 
 // Narrows the piece [*left, *right] around alpha to exclude a kink at `root`.
 void ExcludeKink(double root, double alpha, double* left, double* right) {
@@ -81,10 +87,10 @@ void ContactKinks(const double* x0, const double* w, double mu, double alpha, do
 }
 
 // phi'(alpha), phi''(alpha) of eq. (26) from v_hat, d, A d and J d (digest 5.6):
-//   phi'  = d^T A v + alpha d^T A d - d^T b - sum_i (J_i d)^T T_i(x_i - alpha beta J_i d)
-//   phi'' = d^T A d + beta sum_i (J_i d)^T D_i(alpha) (J_i d)
+//   phi'  = d^T A v + alpha d^T A d - d^T b - sum_i (J_i d)^T T_i(x_i - alpha beta_i J_i d)
+//   phi'' = d^T A d + sum_i beta_i (J_i d)^T D_i(alpha) (J_i d)
 // and the piece around alpha (exact_line_search.h): every row's kinks along x_i(t) = x_i -
-// t beta J_i d (a limit's x = 0, a soft row's clamp ends, a contact's ContactKinks); phi' is
+// t beta_i J_i d (a limit's x = 0, a soft row's clamp ends, a contact's ContactKinks); phi' is
 // affine there unless a contact slips (its T_i is then not linear in t); a friction row's box
 // ends are kinks too. The rounding bound is
 // a few unit round-offs of the summed magnitudes of phi''s terms, a row's being |J_i d| times
@@ -95,7 +101,8 @@ struct Phi final : LineSearchFunction {
   int num_constraints;
   const double* argument;
   const double* row_direction;
-  double beta, d_a_v, d_a_d, d_b;
+  const AlIsland* island;  // beta_i
+  double d_a_v, d_a_d, d_b;
   void Evaluate(double alpha, LineSearchSample* sample) const override {
     double slope = d_a_v + alpha * d_a_d - d_b;
     double curvature = d_a_d;
@@ -105,6 +112,7 @@ struct Phi final : LineSearchFunction {
     bool affine = true;
     for (int s = 0; s < num_constraints; ++s) {
       const Constraint& c = set->constraints[constraints[s]];
+      const double beta = island->Penalty(constraints[s]);
       const int row = c.row_adr;
       const double* x0 = argument + row;
       const double* jd = row_direction + row;
@@ -175,14 +183,13 @@ InnerSolveResult CanalSolver::ExactNewton(AlIsland& problem, const SolverOptions
   const ConstraintSet& set = *problem.set;
   const CanalParameters& parameters = options.canal;
   const int n = problem.n;
-  const double beta = problem.beta;
   const int dof0 = hessian_.pattern().dof_adr(island);
   double* velocity = velocity_.data() + dof0;
   double* residual = newton_residual_.data() + dof0;
   double* product = product_.data() + dof0;
   const double* rhs = problem.rhs;
 
-  // H = A + beta sum_i J_i^T D_i J_i (eq. 24): each constraint's block in parallel, then the sum
+  // H = A + sum_i beta_i J_i^T D_i J_i (eq. 24): each constraint's block in parallel, then the sum
   // in constraint order (island_hessian.h) and the numeric factorization.
   auto factor_hessian = [&] {
     if (dense != nullptr) {  // H dense (AssembleResidualJacobian: for CANAL's T it is H)
@@ -194,10 +201,11 @@ InnerSolveResult CanalSolver::ExactNewton(AlIsland& problem, const SolverOptions
       const Constraint& constraint = set.constraints[c];
       const int dim = constraint.dim;
       const double* D = derivative_.data() + 3 * constraint.row_adr;
+      const double beta = problem.Penalty(c);
       double* pair = hessian_.pair_values(c);
       const int first = jacobian_.entry_adr[c], last = first + jacobian_.entry_num[c];
       for (int b = first; b < last; ++b) {
-        double w[3] = {0, 0, 0};  // beta D J_b
+        double w[3] = {0, 0, 0};  // beta_i D J_b
         for (int r = 0; r < dim; ++r) {
           for (int k = 0; k < dim; ++k) w[r] += D[dim * r + k] * jacobian_.value[b][k];
           w[r] *= beta;
@@ -220,6 +228,7 @@ InnerSolveResult CanalSolver::ExactNewton(AlIsland& problem, const SolverOptions
   phi.num_constraints = problem.num_constraints;
   phi.argument = argument_.data();
   phi.row_direction = row_direction_.data();
+  phi.island = &problem;
 
   // The Newton loop (newton_loop.h) with CANAL's pieces: the stop on ||r|| (the inner
   // tolerance), d and phi along it, the step and r at the new v_hat.
@@ -257,7 +266,6 @@ InnerSolveResult CanalSolver::ExactNewton(AlIsland& problem, const SolverOptions
     problem.ForConstraints([&](int c) {
       problem.Apply(c, direction, row_direction_.data() + set.constraints[c].row_adr);
     });
-    phi.beta = beta;
     phi.d_a_v = d_a_v;
     phi.d_a_d = d_a_d;
     phi.d_b = d_b;
@@ -339,9 +347,18 @@ void CanalSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opti
   problem.row_velocity = row_velocity_.data();
   problem.derivative = derivative_.data();
   problem.rounding = rounding_.data();
+  problem.penalty_scale = penalty_scale_.data();
 
   problem.ForConstraints([&](int c) { jacobian_.Fill(m, d, c); });
   hessian_.Build(m, d, islands, jacobian_, island);
+  // s_i: 1, or the effective mass dim_i / trace(J_i A^{-1} J_i^T) from A's tree factor, computed
+  // afresh every step (admm_penalty.h's kDelassus scale with beta0 = 1).
+  if (parameters.penalty == CanalPenalty::kEffectiveMass) {
+    penalty_.Scales(m, d, islands, island, 1.0, PenaltyScaling::kDelassus, 1,
+                    penalty_scale_.data());
+  } else {
+    for (int s = 0; s < num_constraints; ++s) penalty_scale_[constraints[s]] = 1.0;
+  }
 
   for_dofs([&](int i, int k) { rhs[k] = d.solver_rhs[i]; });
   problem.newton_threshold = parameters.newton_tolerance * std::max(1.0, IslandNorm(rhs, n));
@@ -360,7 +377,9 @@ void CanalSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opti
   auto run_loop = [&](bool strict_loop) {
     problem.strict = strict_loop;
     result = IslandSolveResult{};
-    double beta = parameters.beta0;
+    const bool uniform = parameters.penalty == CanalPenalty::kUniform;
+    const double beta_max = uniform ? parameters.beta_max : parameters.relative_beta_max;
+    double beta = uniform ? parameters.beta0 : parameters.relative_beta0;
     result.beta0 = beta;
 
     // lambda^0: the warm start (u^0 = -lambda^0). z^0 = J v_k [OURS, as SubADMM's], which sets
@@ -386,6 +405,9 @@ void CanalSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opti
 
     int outer = 0;
     double previous_al = 0;
+    // The De Saxce update's damping omega and the outer iterations in a row whose change grew.
+    double omega = 1, previous_lag = 0;
+    int growths = 0;
     while (true) {
       // The inner solve (Alg. 1 lines 6-14), from the last outer iterate.
       problem.beta = beta;
@@ -414,32 +436,47 @@ void CanalSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opti
       if (inner_failure && strict_loop && fallback) return LoopEnd::kInnerFailure;
       const double newton_residual = inner.residual;
 
-      // Eq. (12) with u = -lambda: z = J v + (lambda^{l+1} - lambda^l) / beta, the AL residual
-      // ||J v - z|| = ||lambda^{l+1} - lambda^l|| / beta, and the next De Saxce term p from z_t.
+      // Eq. (12) with u = -lambda: z_i = J_i v + (lambda^{l+1}_i - lambda^l_i) / beta_i, the AL
+      // residual ||J v - z|| over every row, and the next De Saxce term p from z_t.
       // [OURS] The stop test adds ||p^{l+1} - p^l||: at a slipping contact the converged
       // surrogate leaves a normal velocity error of p^{l+1} - p^l (C* boundary: z_n + e_n + p^l
       // = p^{l+1}), which ||J v - z|| (an impulse change over beta) understates by beta over the
       // effective mass. The baselines' strict T carries no De Saxce term: p = 0 throughout.
+      // [OURS] The cascade p^{l+1} = mu ||z_t(p^l)|| is a fixed-point iteration that contracts
+      // at mu^2 / (1 + mu^2) for one contact, but contacts coupled through a body (a robot's
+      // feet) can give it an oscillating mode of gain above 1, along which ||p^{l+1} - p^l||
+      // grows at every outer iteration until the cap. After kDesaxceGrowthsBeforeDamping
+      // iterations in a row whose change grew, the update is damped,
+      // p^{l+1} = p^l + omega (mu ||z_t|| - p^l), omega halved each time down to
+      // kMinDesaxceDamping: that scales the mode's eigenvalues towards 1 - omega + omega lambda,
+      // inside the unit circle for a mode with Re lambda < 1; the fixed point is unchanged.
       double change2 = 0, lag2 = 0;
       for (int s = 0; s < num_constraints; ++s) {
         const Constraint& constraint = set.constraints[constraints[s]];
         const int row = constraint.row_adr;
+        const double beta_i = problem.Penalty(constraints[s]);
         double z[3] = {0, 0, 0};
         for (int r = 0; r < constraint.dim; ++r) {
-          const double change = impulse_[row + r] - outer_impulse_[row + r];
+          const double change = (impulse_[row + r] - outer_impulse_[row + r]) / beta_i;
           change2 += change * change;
-          if (r < 3) z[r] = row_velocity_[row + r] + change / beta;
+          if (r < 3) z[r] = row_velocity_[row + r] + change;
           outer_impulse_[row + r] = impulse_[row + r];
         }
         if (constraint.type == ConstraintType::kContact && !strict_loop) {
           const double desaxce =
               set.bias[row] + constraint.friction * std::sqrt(z[1] * z[1] + z[2] * z[2]);
           lag2 += (desaxce - shifted_bias_[row]) * (desaxce - shifted_bias_[row]);
-          shifted_bias_[row] = desaxce;
+          shifted_bias_[row] += omega * (desaxce - shifted_bias_[row]);
         }
       }
-      const double al_residual = std::sqrt(change2) / beta;
+      const double al_residual = std::sqrt(change2);
       const double lag = std::sqrt(lag2);
+      growths = outer > 0 && lag > previous_lag ? growths + 1 : 0;
+      if (growths >= kDesaxceGrowthsBeforeDamping) {
+        omega = std::max(0.5 * omega, kMinDesaxceDamping);
+        growths = 0;
+      }
+      previous_lag = lag;
       ++outer;
       ++stats.outer_iterations;
       stats.al_residual = al_residual;
@@ -454,7 +491,7 @@ void CanalSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opti
       if (CountIterationAndCheckStop(al_residual + lag, options, deadline_us, &result)) break;
       // Alg. 1 line 19 and eq. (27): raise beta when the AL residual did not fall by zeta.
       if (outer > 1 && al_residual > parameters.zeta * previous_al) {
-        beta = std::min(parameters.kappa * beta, parameters.beta_max);
+        beta = std::min(parameters.kappa * beta, beta_max);
       }
       previous_al = al_residual;
     }
@@ -488,7 +525,7 @@ void CanalSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opti
   }
 }
 
-void CanalSolver::Prepare(const Model& m, Data& d, const SolverOptions& /*options*/) {
+void CanalSolver::Prepare(const Model& m, Data& d, const SolverOptions& options) {
   const ConstraintSet& set = d.constraints;
   const Islands& islands = d.islands;
   jacobian_.Layout(m, d);
@@ -515,6 +552,10 @@ void CanalSolver::Prepare(const Model& m, Data& d, const SolverOptions& /*option
     }
   }
   island_stats_.resize(islands.num);
+  if (penalty_scale_.size() < set.constraints.size()) {
+    penalty_scale_.resize(set.constraints.size());
+  }
+  if (options.canal.penalty == CanalPenalty::kEffectiveMass) penalty_.CountBlocks(m, d);
 }
 
 void CanalSolver::SolveIslands(const Model& m, Data& d, const SolverOptions& options,

@@ -9,9 +9,9 @@
 //       eqs. 20-21; alsim's rows are (normal, t1, t2)), e~_i = e_i on other rows;
 //     inner solve from v_hat^l (the pluggable step; the surrogate is al_island.h's AlIsland):
 //       CANAL: Newton on the strongly convex h of eq. (22),
-//         x_i = lambda^l_i - beta (J_i v_hat + e~_i),  lambda_i = T_i(x_i)     (cone_operators.h)
+//         x_i = lambda^l_i - beta_i (J_i v_hat + e~_i),  lambda_i = T_i(x_i)   (cone_operators.h)
 //         r = A v_hat - b - sum_i J_i^T lambda_i                               (eq. 21, = grad h)
-//         H = A + beta sum_i J_i^T D_i J_i,  D_i = dT_i/dx_i                   (eq. 24, SPD)
+//         H = A + sum_i beta_i J_i^T D_i J_i,  D_i = dT_i/dx_i                 (eq. 24, SPD)
 //         d = -H^{-1} r                                                        (eq. 25)
 //         alpha = argmin h(v_hat + alpha d) by Newton on phi' (piece-aware)    (eq. 26)
 //         (the Newton solvers' loop and line search, newton/newton_loop.h and
@@ -21,11 +21,20 @@
 //       until ||r|| < newton_tolerance max(1, ||b||) (or below r's rounding error, which grows
 //       with beta) or max_newton_steps; an inner solve that ends short of that tolerance (not by
 //       the clock) is an inner failure, Table II's failure (a baseline's: see below);
-//     z^{l+1} = J v_hat + (lambda^{l+1} - lambda^l) / beta, u^{l+1} = -lambda^{l+1}   (eq. 12)
+//     z^{l+1}_i = J_i v_hat + (lambda^{l+1}_i - lambda^l_i) / beta_i, u^{l+1} = -lambda^{l+1} (12)
 //     stop when ||J v_hat - z|| + ||p^{l+1} - p^l|| < SolverOptions::tolerance, where
-//       ||J v_hat - z|| = ||lambda^{l+1} - lambda^l|| / beta (Alg. 1 line 16) and p_i = mu_i
-//       ||z_i,t|| the De Saxce terms ([OURS], canal_solver.cc; 0 for the baselines);
+//       ||J v_hat - z|| is Alg. 1 line 16's AL residual and p_i = mu_i ||z_i,t|| the De Saxce
+//       terms ([OURS], canal_solver.cc; 0 for the baselines);
 //     beta <- min(kappa beta, beta_max) when it fell by less than zeta        (eq. 27, line 19).
+// The penalty: the paper's single beta_i = beta in kg (CanalPenalty::kUniform), or by default
+// [OURS] beta_i = beta m_i with m_i = dim_i / trace(J_i A^{-1} J_i^T) the constraint's effective
+// mass, recomputed every step from A's tree factor (admm_penalty.h), and beta dimensionless
+// (CanalParameters::relative_beta0, relative_beta_max). One beta in kg is stiff for a light
+// contact and soft for a heavy one (a 0.1 kg dish under a 5 kg pot, a foot under a robot's
+// trunk): the Newton steps of the inner solve stop at the stiff rows' kinks and the AL loop
+// moves the soft rows' multipliers slowly, so the loop stalls far above the tolerance. Scaled,
+// every row's term beta_i J_i^T D_i J_i weighs alike against A in H, and each outer iteration
+// contracts every constraint's error at the same rate.
 // Rows: contacts (proximal cone projection, or strict), joint limits (max(., 0)), equalities
 // (identity) and soft servos (eq. 15, clamped to the force range) all enter h, r and H.
 //
@@ -72,6 +81,7 @@
 #include <memory>
 #include <vector>
 
+#include "engine/solver/admm/admm_penalty.h"
 #include "engine/solver/canal/al_island.h"
 #include "engine/solver/canal/newton_baselines.h"
 #include "engine/solver/constraint_ops.h"
@@ -179,6 +189,9 @@ class CanalSolver final : public IslandSolver {
   std::vector<double> row_direction_;  // J d
   std::vector<double> rounding_;       // per constraint, at its first row: r's rounding scale
   std::vector<double> derivative_;     // D_i, c.dim x c.dim at 3 row_adr (per row: 3 values)
+  // Per constraint: s_i of beta_i = beta s_i (CanalPenalty), from penalty_ (effective masses).
+  AdmmPenalty penalty_;
+  std::vector<double> penalty_scale_;
   std::vector<std::unique_ptr<DenseNewtonWorkspace>> dense_;  // per island (the baselines)
   std::vector<CanalIslandStatistics> island_stats_;
   CanalStatistics statistics_;

@@ -107,6 +107,10 @@ struct NewtonState {
     const int rows = island.set->num_rows;
     NewtonJacobianRecord entry;
     entry.beta = island.beta;
+    entry.penalty.assign(island.set->constraints.size(), 0.0);
+    for (int s = 0; s < island.num_constraints; ++s) {
+      entry.penalty[island.constraints[s]] = island.Penalty(island.constraints[s]);
+    }
     entry.dofs.assign(dofs, dofs + n);
     entry.velocity.assign(velocity, velocity + n);
     entry.residual.assign(residual, residual + n);
@@ -157,12 +161,13 @@ void AssembleResidualJacobian(const AlIsland& island, double* out) {
     const Constraint& constraint = island.set->constraints[c];
     const int dim = constraint.dim;
     const double* D = island.derivative + 3 * constraint.row_adr;
+    const double beta = island.Penalty(c);
     const int first = jacobian.entry_adr[c], last = first + jacobian.entry_num[c];
     for (int b = first; b < last; ++b) {
-      double w[3] = {0, 0, 0};  // beta D J(:, b)
+      double w[3] = {0, 0, 0};  // beta_i D J(:, b)
       for (int r = 0; r < dim; ++r) {
         for (int k = 0; k < dim; ++k) w[r] += D[dim * r + k] * jacobian.value[b][k];
-        w[r] *= island.beta;
+        w[r] *= beta;
       }
       double* column = out + static_cast<size_t>(island.local_dof[jacobian.dof[b]]) * n;
       for (int a = first; a < last; ++a) {

@@ -2,10 +2,10 @@
 // digest seed-004-subadmm-canal.md 5.1 and 8.4), as inner solves of CANAL's AL loop
 // (canal_solver.h: the same beta schedule, outer stop test and warm start, so that they differ
 // from CANAL only here). Both find the root of eq. (19),
-//   r(v) = A v - b - sum_i J_i^T T(lambda^l_i - beta (J_i v + e_i))      (u^l = -lambda^l)
+//   r(v) = A v - b - sum_i J_i^T T(lambda^l_i - beta_i (J_i v + e_i))    (u^l = -lambda^l)
 // with the STRICT operator T of eq. (17) on contacts (no De Saxce shift: the strict operator
 // meets the Signorini-Coulomb conditions exactly, Prop. 2), by Newton steps on
-//   J_r = dr/dv = A + beta sum_i J_i^T (dT/dx)_i J_i       (digest 4.3: not symmetric in slip)
+//   J_r = dr/dv = A + sum_i beta_i J_i^T (dT/dx)_i J_i     (digest 4.3: not symmetric in slip)
 // with the merit f(v) = 1/2 ||r(v)||^2 and its (generalized) gradient J_r^T r:
 //   TRDogleg: Nocedal & Wright's trust-region dogleg (Algorithm 4.1 with the dogleg of Sec. 4.1;
 //     for equations, Sec. 11.2) on the model m(p) = 1/2 ||r + J_r p||^2. The dogleg runs from the
@@ -55,7 +55,7 @@ struct DenseNewtonWorkspace {
   void Resize(int size);
 };
 
-// J_r = A + beta sum_i J_i^T D_i J_i at the island's last Evaluate(with_derivative = true), dense
+// J_r = A + sum_i beta_i J_i^T D_i J_i at the island's last Evaluate(with_derivative = true), dense
 // column-major n x n into `out` (D_i not symmetric: entry (a, b) += J_i(:, a)^T D_i J_i(:, b)).
 void AssembleResidualJacobian(const AlIsland& island, double* out);
 
@@ -67,7 +67,8 @@ void DenseLuSolve(const double* factors, const int* pivot, int n, double* b);
 
 // One island's record of an assembled J_r, kept when CanalSolver records history (tests).
 struct NewtonJacobianRecord {
-  double beta = 0;
+  double beta = 0;                    // the outer loop's penalty
+  std::vector<double> penalty;        // beta_i per constraint of the set (0 outside the island)
   std::vector<int> dofs;              // island dof k -> global dof
   std::vector<double> velocity;       // v at the assembly, per island dof
   std::vector<double> residual;       // r(v), per island dof
