@@ -25,7 +25,7 @@ constexpr int kMinTasks = 8;
 // Candidate k's contacts, complete (geoms, friction, frame) in its own slots.
 void CollideCandidate(const Model& m, Data& d, int k) {
   const CollisionCandidate& candidate = d.collision_candidates[k];
-  Contact* found = d.candidate_contacts.data() + k * kMaxContactsPerPair;
+  Contact* found = d.candidate_contacts.data() + d.candidate_contact_adr[k];
   const int count = CollideShapes(ShapeOfGeom(m, d, candidate.geom1),
                                   ShapeOfGeom(m, d, candidate.geom2), candidate.margin, found);
   d.candidate_contact_count[k] = count;
@@ -46,10 +46,19 @@ void CollideCandidate(const Model& m, Data& d, int k) {
 
 void Narrowphase(const Model& m, Data& d) {
   const int n = static_cast<int>(d.collision_candidates.size());
-  if (static_cast<int>(d.candidate_contact_count.size()) < n) {
-    d.candidate_contact_count.resize(n);
-    d.candidate_contacts.resize(static_cast<size_t>(n) * kMaxContactsPerPair);
+  if (static_cast<int>(d.candidate_contact_count.size()) < n) d.candidate_contact_count.resize(n);
+  // Each candidate's slots: kMaxContactsPerSdfPair for an SDF geom or a concave mesh.
+  d.candidate_contact_adr.resize(n + 1);
+  int slots = 0;
+  for (int k = 0; k < n; ++k) {
+    const CollisionCandidate& candidate = d.collision_candidates[k];
+    d.candidate_contact_adr[k] = slots;
+    slots += m.geom_many_contacts[candidate.geom1] || m.geom_many_contacts[candidate.geom2]
+                 ? kMaxContactsPerSdfPair
+                 : kMaxContactsPerPair;
   }
+  d.candidate_contact_adr[n] = slots;
+  if (static_cast<int>(d.candidate_contacts.size()) < slots) d.candidate_contacts.resize(slots);
   int cost = 0;
   for (int k = 0; k < n && cost < kParallelCost; ++k) {
     const CollisionCandidate& candidate = d.collision_candidates[k];
@@ -69,7 +78,7 @@ void GatherContacts(Data& d) {
   d.contact.clear();
   const int n = static_cast<int>(d.collision_candidates.size());
   for (int k = 0; k < n; ++k) {
-    const Contact* found = d.candidate_contacts.data() + k * kMaxContactsPerPair;
+    const Contact* found = d.candidate_contacts.data() + d.candidate_contact_adr[k];
     d.contact.insert(d.contact.end(), found, found + d.candidate_contact_count[k]);
   }
 }

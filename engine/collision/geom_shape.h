@@ -36,6 +36,18 @@ struct GeomShape {
   // GeomShape is built per pair (ShapeOfGeom), so this is per-pair state on the caller's stack;
   // it affects only speed, never the result (see MeshSupportVertex).
   mutable int warm_vertex = -1;
+  // kMesh with Model::geom_concave: the mesh's own triangles (local vertex indices), by which it
+  // collides instead of its hull; null otherwise.
+  const Eigen::Vector3i* faces = nullptr;
+  int face_count = 0;
+  // kSdf: the field's kind and parameters (Model::sdf_*), and its surface triangulation
+  // (geom-frame vertices, local indices).
+  SdfKind sdf_kind = SdfKind::kRevolution;
+  const double* sdf_param = nullptr;
+  const Vec3* sdf_vertices = nullptr;
+  int sdf_vertex_count = 0;
+  const Eigen::Vector3i* sdf_faces = nullptr;
+  int sdf_face_count = 0;
 };
 
 }  // namespace alsim

@@ -8,17 +8,19 @@
 
 #include "engine/collision/convex_pairs.h"
 #include "engine/collision/primitive_pairs.h"
+#include "engine/collision/sdf_pairs.h"
 
 namespace alsim {
 namespace {
 
 using PairFunction = int (*)(const GeomShape&, const GeomShape&, double, Contact*);
-constexpr int kGeomTypes = 8;
+constexpr int kGeomTypes = 9;
 
 int Index(GeomType type) { return static_cast<int>(type); }
 
 // Pair functions by (type a, type b) with type a <= type b: closed forms where they exist,
-// the general convex routine otherwise; null where nothing collides.
+// the general convex routine otherwise; null where nothing collides. SDF pairs and concave
+// meshes go to CollideSdfPair before the table (CollideShapes).
 std::array<std::array<PairFunction, kGeomTypes>, kGeomTypes> MakePairTable() {
   std::array<std::array<PairFunction, kGeomTypes>, kGeomTypes> table{};
   const GeomType convex[] = {GeomType::kSphere,   GeomType::kCapsule, GeomType::kEllipsoid,
@@ -115,6 +117,7 @@ PairFunction PairFunctionOf(GeomType a, GeomType b) {
 }  // namespace
 
 int CollideShapes(const GeomShape& a, const GeomShape& b, double margin, Contact* out) {
+  if (IsSdfPair(a, b)) return BoundsApart(a, b, margin) ? 0 : CollideSdfPair(a, b, margin, out);
   const PairFunction collide = PairFunctionOf(a.type, b.type);
   if (collide == nullptr) return 0;
   // Mesh pairs first test their bounding spheres and boxes (BoundsApart): a cheap proof that
@@ -134,11 +137,32 @@ int CollideShapes(const GeomShape& a, const GeomShape& b, double margin, Contact
   return count;
 }
 
-int CollideShapesCost(GeomType a, GeomType b) {
-  const PairFunction collide = PairFunctionOf(a, b);
-  if (collide == nullptr) return 0;
-  return collide == CollideConvex ? kGeneralConvexPairCost : 1;
+namespace {
+
+// CollideShapesCost by (type a, type b), either order.
+std::array<std::array<int, kGeomTypes>, kGeomTypes> MakeCostTable() {
+  std::array<std::array<int, kGeomTypes>, kGeomTypes> cost{};
+  for (int a = 0; a < kGeomTypes; ++a) {
+    for (int b = 0; b < kGeomTypes; ++b) {
+      const GeomType ta = static_cast<GeomType>(a), tb = static_cast<GeomType>(b);
+      const PairFunction collide = PairFunctionOf(ta, tb);
+      if (ta == GeomType::kHeightField || tb == GeomType::kHeightField) {
+        cost[a][b] = 0;
+      } else if (ta == GeomType::kSdf || tb == GeomType::kSdf) {
+        cost[a][b] = kSdfPairCost;
+      } else {
+        cost[a][b] = collide == nullptr ? 0 : collide == CollideConvex ? kGeneralConvexPairCost : 1;
+      }
+    }
+  }
+  return cost;
 }
+
+const auto kCostTable = MakeCostTable();
+
+}  // namespace
+
+int CollideShapesCost(GeomType a, GeomType b) { return kCostTable[Index(a)][Index(b)]; }
 
 GeomShape ShapeOfGeom(const Model& m, const Data& d, int g) {
   GeomShape shape;
@@ -147,12 +171,26 @@ GeomShape ShapeOfGeom(const Model& m, const Data& d, int g) {
   shape.pos = d.geom_xpos[g];
   shape.rot = d.geom_xmat[g];
   shape.rbound = m.geom_rbound[g];
+  if (shape.type == GeomType::kSdf) {
+    const int k = m.geom_sdf[g];
+    shape.sdf_kind = m.sdf_kind[k];
+    shape.sdf_param = m.sdf_param.data() + m.sdf_param_adr[k];
+    shape.sdf_vertices = m.sdf_vert.data() + m.sdf_vert_adr[k];
+    shape.sdf_vertex_count = m.sdf_vert_num[k];
+    shape.sdf_faces = m.sdf_face.data() + m.sdf_face_adr[k];
+    shape.sdf_face_count = m.sdf_face_num[k];
+    return shape;
+  }
   const int mesh = m.geom_mesh[g];
   if (mesh >= 0) {
     shape.vertices = m.mesh_vert.data() + m.mesh_vert_adr[mesh];
     shape.vertex_count = m.mesh_vert_num[mesh];
     shape.hull_faces = m.mesh_hull_face.data() + m.mesh_hull_face_adr[mesh];
     shape.hull_face_count = m.mesh_hull_face_num[mesh];
+    if (m.geom_concave[g]) {
+      shape.faces = m.mesh_face.data() + m.mesh_face_adr[mesh];
+      shape.face_count = m.mesh_face_num[mesh];
+    }
     shape.graph_vert_count = m.mesh_graph_vert_num[mesh];
     if (shape.graph_vert_count > 0) {
       const int adr = m.mesh_graph_vert_adr[mesh];

@@ -2,7 +2,8 @@
 //
 // Every pair function has the same contract:
 //   int Collide<A><B>(const GeomShape& a, const GeomShape& b, double margin, Contact* out);
-// It writes at most kMaxContactsPerPair contacts whose dist < margin (dist may be positive, up to
+// It writes at most kMaxContactsPerPair contacts (kMaxContactsPerSdfPair for a pair with an SDF
+// geom or a concave mesh, sdf_pairs.h) whose dist < margin (dist may be positive, up to
 // the margin), each with dist, pos (midpoint between the surfaces) and normal (unit, from a toward
 // b), and returns how many it wrote. It leaves geom1/geom2/friction/frame to the driver. Flat
 // contacts (box on plane, box on box, cylinder on plane, capsule lying on a plane, flat mesh faces)
@@ -26,6 +27,8 @@ int CollideShapes(const GeomShape& a, const GeomShape& b, double margin, Contact
 // convex routine (GJK and MPR, far dearer; the times are in docs/benchmarks-history.md, "Pair
 // costs decide"), 0 where nothing collides.
 inline constexpr int kGeneralConvexPairCost = 25;
+// An SDF pair: Frank-Wolfe over up to thousands of triangles, dearer still.
+inline constexpr int kSdfPairCost = 4 * kGeneralConvexPairCost;
 int CollideShapesCost(GeomType a, GeomType b);
 
 // The GeomShape of geom g at its current pose (needs Kinematics()).

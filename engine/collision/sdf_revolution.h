@@ -1,6 +1,8 @@
 // The analytic signed distance field of revolution of the SubADMM/CANAL paper's dishes, bowls and
 // bottles (Appendix B, eq. 45; digest seed-004 section 8.2).
-// Geometry alone: not yet a geom type, a scene attribute or a narrowphase pair (issue 46).
+// The field of GeomType::kSdf geoms of kind SdfKind::kRevolution (engine/model/model.h; scene
+// text alsim:sdf:GEOM, docs/engine.md); its pairs are in sdf_pairs.h. Pure geometry of math/
+// alone, so that the importer (engine/model/) may use it (tests/unit/engine_layers_test.py).
 //
 // The shape, in its own frame. A profile O-A-B in the (r, z) half-plane, r >= 0 the distance from
 // the local z axis, is swept about z into a surface S (a disk or cone, then a conical or
@@ -35,6 +37,8 @@
 // Frank-Wolfe minimizes the SDF over the other dish's triangles with this gradient, so no
 // closest-point query is provided (outside, p - SDF(p) grad SDF(p) is the nearest surface point).
 #pragma once
+
+#include <vector>
 
 #include <Eigen/Core>
 
@@ -82,6 +86,22 @@ struct SdfRevolution {
   // The smallest local box that holds the solid: the profile's extent in r and z grown by d, r
   // spanning both signs of x and y (a segment's extremes lie at its endpoints).
   SdfBox LocalBox() const;
+
+  // Parameters in Model::sdf_param's order for SdfKind::kRevolution: a_r a_z b_r b_z padding.
+  static constexpr int kParameterCount = 5;
+  static SdfRevolution FromParameters(const double* parameters);
+
+  // A triangulation of the solid's surface, in its frame, appended to `vertices` and `faces`
+  // (indices local to the appended vertices): the boundary curve of the padded profile in the
+  // half-plane r >= 0 (the profile O-A-B offset by d on both sides, with round caps at its ends
+  // and round joins at A on the convex side, clipped where it enters the solid or crosses the
+  // axis), swept about z in `segments` equal steps. The curve is sampled every 2 pi R / segments
+  // along its straight parts (R the solid's radius, so triangles are near equilateral at the rim)
+  // and every pi / 12 rad along its arcs; every vertex lies on the surface (|Distance| at
+  // rounding), so a triangle's points lie within the chord's sag of it. Curve points on the axis
+  // become one pole vertex each.
+  void Triangulate(int segments, std::vector<Vec3>* vertices,
+                   std::vector<Eigen::Vector3i>* faces) const;
 };
 
 }  // namespace alsim

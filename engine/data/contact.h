@@ -7,6 +7,10 @@ namespace alsim {
 
 // The most contacts one geom pair reports (the narrowphase's slots per candidate).
 inline constexpr int kMaxContactsPerPair = 8;
+// The most for a pair with an SDF geom or a concave mesh (Model::geom_many_contacts), whose
+// conforming surfaces touch at hundreds of points: the narrowphase clusters them down to this
+// many (the SubADMM paper's 120, digest section 8.1).
+inline constexpr int kMaxContactsPerSdfPair = 120;
 
 // One contact point between two geoms.
 struct Contact {

@@ -83,8 +83,14 @@ Data::Data(const Model& m)
   sweep_boxes.resize(sweep_order.size());
   collision_candidates.reserve(4 * static_cast<size_t>(m.ngeom));
   candidate_contact_count.reserve(collision_candidates.capacity());
-  candidate_contacts.reserve(collision_candidates.capacity() * kMaxContactsPerPair);
-  contact.reserve(4 * static_cast<size_t>(m.ngeom));
+  candidate_contact_adr.reserve(collision_candidates.capacity() + 1);
+  // Room for 4 pairs of kMaxContactsPerSdfPair slots per SDF geom or concave mesh, so that a pile
+  // of dishes does not grow these in a step.
+  size_t many = 0;
+  for (int g = 0; g < m.ngeom; ++g) many += m.geom_many_contacts[g] ? 1 : 0;
+  const size_t sdf_slots = 4 * many * kMaxContactsPerSdfPair;
+  candidate_contacts.reserve(collision_candidates.capacity() * kMaxContactsPerPair + sdf_slots);
+  contact.reserve(4 * static_cast<size_t>(m.ngeom) + sdf_slots);
   // Room for as many constraints as that many contacts plus every limit and servo, so that
   // ordinary scenes never grow these during a step. A tendon's limit and servo rows have a block
   // per joint.

@@ -144,9 +144,13 @@ struct Data {
   std::vector<Vec3> geom_aabb_hi;     // (ngeom)
   std::vector<SweepBox> sweep_boxes;  // the boxes of sweep_order, in that order (scratch)
   std::vector<CollisionCandidate> collision_candidates;  // broadphase output, by geom pair
-  std::vector<Contact> candidate_contacts;               // kMaxContactsPerPair slots per candidate
-  std::vector<int> candidate_contact_count;              // contacts found per candidate
-  std::vector<Contact> contact;  // this step's contacts, sorted by (geom1, geom2)
+  // Candidate k's contact slots start at candidate_contact_adr[k] (n + 1 entries):
+  // kMaxContactsPerPair each, kMaxContactsPerSdfPair for a pair with a Model::geom_many_contacts
+  // geom.
+  std::vector<Contact> candidate_contacts;
+  std::vector<int> candidate_contact_adr;
+  std::vector<int> candidate_contact_count;  // contacts found per candidate
+  std::vector<Contact> contact;              // this step's contacts, sorted by (geom1, geom2)
 
   // ---- Step() / Forward() (engine/sim/step.h)
   // M + (1 - theta) h theta_v D + h^2 theta_q theta_vq K (engine/dynamics/theta_method.h), then

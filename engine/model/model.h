@@ -38,6 +38,17 @@ enum class GeomType : std::uint8_t {
   kCylinder = 5,
   kBox = 6,
   kMesh = 7,
+  // alsim's own, not MuJoCo 2.2.2's: an analytic signed distance field (Model::geom_sdf). The
+  // scene declares it on a proxy geom (custom text alsim:sdf:GEOM, docs/engine.md); later
+  // MuJoCo versions number their mjGEOM_SDF 8 as well.
+  kSdf = 8,
+};
+
+// The kinds of SDF geoms (Model::sdf_kind) and their parameters in Model::sdf_param.
+enum class SdfKind : std::uint8_t {
+  kRevolution = 0,  // SdfRevolution (engine/collision/sdf_revolution.h): a_r a_z b_r b_z padding
+  kThread = 1,      // SdfThread (engine/collision/sdf_thread.h): major_diameter pitch z0 z1
+                    // handedness (+1 right, -1 left)
 };
 
 // How an actuator applies its force (MuJoCo's mjtTrn, the kinds alsim supports).
@@ -84,6 +95,7 @@ struct Model {
   int nwrap = 0;       // joints of the fixed tendons, all tendons together
   int nsubsystem = 0;  // kinematic trees rooted at the world that have at least one dof
   int nkey = 0;        // keyframes (MJCF <key>)
+  int nsdf = 0;        // SDF geoms (alsim:sdf custom text)
 
   // ---- options
   double timestep = 1.0 / 240.0;  // s; MJCF option/timestep wins over the default
@@ -214,6 +226,14 @@ struct Model {
   std::vector<double> contact_pair_friction_x;
   std::vector<double> contact_pair_friction_y;
   std::vector<int> contact_pair_friction_geom;
+  // SDF geoms and concave meshes (custom text alsim:sdf:GEOM and alsim:concave:GEOM,
+  // docs/engine.md). geom_sdf: the geom's index into the sdf_* arrays, -1 for other geoms.
+  // geom_concave: a mesh geom that collides by its triangles (mesh_face), not its convex hull.
+  // geom_many_contacts: an SDF geom or a concave mesh, whose pairs get kMaxContactsPerSdfPair
+  // contact slots instead of kMaxContactsPerPair.
+  std::vector<int> geom_sdf;
+  std::vector<std::uint8_t> geom_concave;
+  std::vector<std::uint8_t> geom_many_contacts;
   // (nbody + 1) body b's geoms are [body_geom_adr[b], body_geom_adr[b + 1]): MuJoCo orders geoms
   // by body, so a tree's geoms are contiguous too.
   std::vector<int> body_geom_adr;
@@ -246,6 +266,26 @@ struct Model {
   // along its centre direction, so that a walk starts a few moves from the answer (6 *
   // kMeshStartCells^2 per mesh). Only a start: the walk's answer does not depend on it.
   std::vector<int> mesh_graph_dir_start;
+
+  // ---- SDF geoms (nsdf), in geom order. The field is given in the geom's frame; sdf k's
+  //      parameters are sdf_param[sdf_param_adr[k] .. + sdf_param_num[k]) in its kind's order
+  //      (SdfKind). sdf_box_lo/hi: the solid's box in the geom frame (its LocalBox). The surface
+  //      triangulation (for the SDF's side of an SDF-SDF pair and against planes): vertices on
+  //      the surface, in the geom frame, and triangles of local vertex indices; sdf_face_num is
+  //      0 for a kind without one.
+  std::vector<int> sdf_geom;
+  std::vector<SdfKind> sdf_kind;
+  std::vector<int> sdf_param_adr;
+  std::vector<int> sdf_param_num;
+  std::vector<double> sdf_param;
+  std::vector<Vec3> sdf_box_lo;
+  std::vector<Vec3> sdf_box_hi;
+  std::vector<int> sdf_vert_adr;
+  std::vector<int> sdf_vert_num;
+  std::vector<Vec3> sdf_vert;
+  std::vector<int> sdf_face_adr;
+  std::vector<int> sdf_face_num;
+  std::vector<Eigen::Vector3i> sdf_face;
 
   // ---- sites (nsite)
   std::vector<std::string> site_name;

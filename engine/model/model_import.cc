@@ -13,6 +13,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "engine/collision/sdf_revolution.h"
+#include "engine/collision/sdf_thread.h"
 #include "engine/math/spatial.h"
 #include "engine/model/scene_xml.h"
 
@@ -872,6 +874,187 @@ std::string ConvertContactCompliance(const mjModel* m, Model& model) {
   return "";
 }
 
+// Segments about the axis of an SDF of revolution's surface triangulation: chords sag by
+// R (1 - cos(pi / 64)), 0.12% of its radius R.
+constexpr int kSdfRevolutionSegments = 64;
+// Columns about the axis of a thread's triangulation: scenes/assets/m48_bolt.stl's 120, whose
+// chords sag r_maj (1 - cos(pi / 120)), 0.034% of the major radius.
+constexpr int kSdfThreadSegments = 120;
+
+// Reads "key v1 .. vn" values of an alsim:sdf text: `count` finite numbers after the key.
+std::string ReadSdfNumbers(std::istringstream& data, const std::string& element,
+                           const std::string& key, int count, double* values) {
+  for (int i = 0; i < count; ++i) {
+    std::string text;
+    if (!(data >> text)) {
+      return element + ": '" + key + "' needs " + std::to_string(count) + " number" +
+             (count > 1 ? "s" : "");
+    }
+    char* end = nullptr;
+    values[i] = std::strtod(text.c_str(), &end);
+    if (*end != '\0' || !std::isfinite(values[i])) {
+      return element + ": " + key + " '" + text + "' is not a finite number";
+    }
+  }
+  return "";
+}
+
+// SdfKind::kRevolution from "a AR AZ b BR BZ padding D" (each key once, any order, all three).
+std::string ReadSdfRevolution(std::istringstream& data, const std::string& element,
+                              std::vector<double>* parameters) {
+  double values[SdfRevolution::kParameterCount];
+  bool seen[3] = {false, false, false};
+  std::string key;
+  while (data >> key) {
+    const int k = key == "a" ? 0 : key == "b" ? 1 : key == "padding" ? 2 : -1;
+    if (k < 0) return element + ": unknown key '" + key + "' of kind revolution (a, b, padding)";
+    if (seen[k]) return element + ": '" + key + "' is given twice";
+    seen[k] = true;
+    const std::string error = ReadSdfNumbers(data, element, key, k < 2 ? 2 : 1, values + 2 * k);
+    if (!error.empty()) return error;
+  }
+  for (int k = 0; k < 3; ++k) {
+    if (!seen[k]) {
+      return element + ": kind revolution needs 'a AR AZ', 'b BR BZ' and 'padding D'";
+    }
+  }
+  if (!SdfRevolution::FromParameters(values).IsValid()) {
+    return element + ": not a valid revolution (needs a_r >= 0, b_r >= 0 and padding > 0)";
+  }
+  parameters->assign(values, values + SdfRevolution::kParameterCount);
+  return "";
+}
+
+// SdfKind::kThread from "major_diameter D pitch P z0 Z0 z1 Z1 handedness right|left" (each key
+// at most once, any order; SdfThread's defaults, an M48 x 5 right-handed from z = -0.05 to 0.05,
+// for those not given), as major_diameter pitch z0 z1 handedness (+1 right, -1 left).
+std::string ReadSdfThread(std::istringstream& data, const std::string& element,
+                          std::vector<double>* parameters) {
+  SdfThread thread;
+  double* fields[4] = {&thread.major_diameter, &thread.pitch, &thread.z0, &thread.z1};
+  const char* names[5] = {"major_diameter", "pitch", "z0", "z1", "handedness"};
+  bool seen[5] = {false, false, false, false, false};
+  std::string key;
+  while (data >> key) {
+    int k = 0;
+    while (k < 5 && key != names[k]) ++k;
+    if (k == 5) {
+      return element + ": unknown key '" + key +
+             "' of kind thread (major_diameter, pitch, z0, z1, handedness)";
+    }
+    if (seen[k]) return element + ": '" + key + "' is given twice";
+    seen[k] = true;
+    if (k < 4) {
+      const std::string error = ReadSdfNumbers(data, element, key, 1, fields[k]);
+      if (!error.empty()) return error;
+      continue;
+    }
+    std::string hand;
+    if (!(data >> hand) || (hand != "right" && hand != "left")) {
+      return element + ": handedness is right or left";
+    }
+    thread.right_handed = hand == "right";
+  }
+  if (!thread.IsValid()) {
+    return element +
+           ": not a valid thread (needs pitch > 0, major_diameter > 1.082532 pitch, "
+           "z0 < z1)";
+  }
+  *parameters = {thread.major_diameter, thread.pitch, thread.z0, thread.z1,
+                 thread.right_handed ? 1.0 : -1.0};
+  return "";
+}
+
+// SDF geoms and concave meshes from custom text elements MuJoCo keeps but ignores:
+//   <text name="alsim:sdf:GEOM" data="revolution a AR AZ b BR BZ padding D"/>
+//   <text name="alsim:sdf:GEOM" data="thread major_diameter D pitch P z0 Z0 z1 Z1 handedness H"/>
+//   <text name="alsim:concave:GEOM" data="triangles"/>
+// The first makes GEOM (any type: MuJoCo's compiler takes its mass and inertia from it, the
+// proxy) a GeomType::kSdf geom, the field given in the geom's frame; the second makes mesh geom
+// GEOM collide by its triangles instead of its convex hull. A new SdfKind is a branch below with
+// its reader, bounding radius, box and triangulation. Empty on success, else the error naming the
+// element.
+std::string ConvertSdfGeoms(const mjModel* m, Model& model) {
+  model.geom_sdf.assign(m->ngeom, -1);
+  model.geom_concave.assign(m->ngeom, 0);
+  model.geom_many_contacts.assign(m->ngeom, 0);
+  std::vector<std::vector<double>> declared(m->ngeom);
+  std::vector<SdfKind> kind(m->ngeom, SdfKind::kRevolution);
+  const std::string sdf_prefix = "alsim:sdf:", concave_prefix = "alsim:concave:";
+  for (int t = 0; t < m->ntext; ++t) {
+    const std::string name = Name(m, mjOBJ_TEXT, t);
+    const bool sdf = name.compare(0, sdf_prefix.size(), sdf_prefix) == 0;
+    const bool concave = name.compare(0, concave_prefix.size(), concave_prefix) == 0;
+    if (!sdf && !concave) continue;
+    const std::string element = "custom text '" + name + "'";
+    const std::string target = name.substr((sdf ? sdf_prefix : concave_prefix).size());
+    const int g = mj_name2id(m, mjOBJ_GEOM, target.c_str());
+    if (g < 0) return element + ": no geom named '" + target + "'";
+    std::istringstream data(m->text_data + m->text_adr[t]);
+    if (concave) {
+      if (m->geom_type[g] != mjGEOM_MESH) {
+        return element + ": geom '" + target + "' is not a mesh (only a mesh has triangles)";
+      }
+      std::string word, extra;
+      if (!(data >> word) || word != "triangles" || data >> extra) {
+        return element + ": data must be 'triangles' (collide by the mesh's own triangles)";
+      }
+      model.geom_concave[g] = 1;
+      continue;
+    }
+    if (!declared[g].empty()) return element + ": geom '" + target + "' is already an SDF";
+    std::string kind_name;
+    if (!(data >> kind_name)) return element + ": no kind (revolution or thread)";
+    const bool revolution = kind_name == "revolution";
+    if (!revolution && kind_name != "thread") {
+      return element + ": unknown kind '" + kind_name + "' (revolution or thread)";
+    }
+    const std::string error = revolution ? ReadSdfRevolution(data, element, &declared[g])
+                                         : ReadSdfThread(data, element, &declared[g]);
+    if (!error.empty()) return error;
+    kind[g] = revolution ? SdfKind::kRevolution : SdfKind::kThread;
+  }
+  for (int g = 0; g < m->ngeom; ++g) {
+    if (model.geom_concave[g] && !declared[g].empty()) {
+      return "geom '" + model.geom_name[g] + "' is declared both an SDF and a concave mesh";
+    }
+    model.geom_many_contacts[g] = model.geom_concave[g] || !declared[g].empty();
+    if (declared[g].empty()) continue;
+    const int k = model.nsdf++;
+    model.geom_sdf[g] = k;
+    model.geom_type[g] = GeomType::kSdf;
+    model.geom_mesh[g] = -1;
+    model.sdf_geom.push_back(g);
+    model.sdf_kind.push_back(kind[g]);
+    model.sdf_param_adr.push_back(static_cast<int>(model.sdf_param.size()));
+    model.sdf_param_num.push_back(static_cast<int>(declared[g].size()));
+    model.sdf_param.insert(model.sdf_param.end(), declared[g].begin(), declared[g].end());
+    std::vector<Vec3> vertices;
+    std::vector<Eigen::Vector3i> faces;
+    SdfBox box;
+    if (kind[g] == SdfKind::kRevolution) {
+      const SdfRevolution shape = SdfRevolution::FromParameters(declared[g].data());
+      model.geom_rbound[g] = shape.BoundingRadius();
+      box = shape.LocalBox();
+      shape.Triangulate(kSdfRevolutionSegments, &vertices, &faces);
+    } else {
+      const SdfThread shape = SdfThread::FromParameters(declared[g].data());
+      model.geom_rbound[g] = shape.BoundingRadius();
+      box = shape.LocalBox();
+      shape.Triangulate(kSdfThreadSegments, &vertices, &faces);
+    }
+    model.sdf_box_lo.push_back(box.lo);
+    model.sdf_box_hi.push_back(box.hi);
+    model.sdf_vert_adr.push_back(static_cast<int>(model.sdf_vert.size()));
+    model.sdf_vert_num.push_back(static_cast<int>(vertices.size()));
+    model.sdf_vert.insert(model.sdf_vert.end(), vertices.begin(), vertices.end());
+    model.sdf_face_adr.push_back(static_cast<int>(model.sdf_face.size()));
+    model.sdf_face_num.push_back(static_cast<int>(faces.size()));
+    model.sdf_face.insert(model.sdf_face.end(), faces.begin(), faces.end());
+  }
+  return "";
+}
+
 // MuJoCo's key_time, key_qpos, key_qvel and key_ctrl as compiled (omitted fields hold the model's
 // values); what Model drops is said at Model::key_name.
 void ConvertKeyframes(const mjModel* m, Model& model) {
@@ -905,6 +1088,9 @@ ModelImport Convert(const std::string& source, const mjModel* m, bool scene_sets
   BuildSubsystems(m, *model);
   ConvertGeomsAndMeshes(m, *model);
   if (const std::string error = ConvertContactCompliance(m, *model); !error.empty()) {
+    return {nullptr, source + ": " + error};
+  }
+  if (const std::string error = ConvertSdfGeoms(m, *model); !error.empty()) {
     return {nullptr, source + ": " + error};
   }
   ConvertSites(m, *model);

@@ -27,6 +27,10 @@ ALLOWED = {
             "math", "core"},
 }
 INCLUDE = re.compile(r'#include "engine/([a-z_]+)/')
+# Pure geometry kept beside its narrowphase pairs in collision/ but built of math/ alone, so that
+# the importer (model/) may validate a scene's SDF geoms and triangulate them with it.
+GEOMETRY_LEAVES = {"engine/collision/sdf_revolution.h": {"model"},
+                   "engine/collision/sdf_thread.h": {"model"}}
 
 # What each folder of the project may include with quotes besides itself, by path prefix. The
 # generated headers are "alsim/..." (our protos) and "grpc/..." (gRPC's health service). The CLI
@@ -127,10 +131,26 @@ class EngineLayersTest(unittest.TestCase):
                     with open(path) as f:
                         for number, line in enumerate(f, 1):
                             match = INCLUDE.match(line.strip())
+                            leaf = re.match(r'#include "([^"]+)"', line.strip())
+                            if leaf and folder in GEOMETRY_LEAVES.get(leaf.group(1), ()):
+                                continue
                             if match and match.group(1) not in ALLOWED[folder] | {folder}:
                                 broken.append("%s:%d: %s" % (os.path.relpath(path, ROOT), number,
                                                              line.strip()))
         self.assertEqual(broken, [], "includes against the layer order:\n" + "\n".join(broken))
+
+    def test_geometry_leaves_include_only_math(self):
+        broken = []
+        for leaf in GEOMETRY_LEAVES:
+            for stem in (leaf, leaf[:-2] + ".cc"):
+                if not os.path.exists(os.path.join(ROOT, stem)):
+                    continue
+                for number, included, line in includes(stem):
+                    if included.startswith("engine/") and included not in GEOMETRY_LEAVES \
+                            and not included.startswith("engine/math/"):
+                        broken.append("%s:%d: %s" % (stem, number, line))
+        self.assertEqual(broken, [], "a geometry leaf includes more than math/ and leaves:\n" +
+                         "\n".join(broken))
 
     def test_the_newton_folder_includes_no_solver_built_on_it(self):
         # engine/solver/newton/ holds the Newton loop, line search and island Hessian that CANAL
