@@ -1,6 +1,7 @@
 #include "engine/collision/collision.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "engine/collision/broadphase.h"
 #include "engine/collision/narrowphase.h"
@@ -22,10 +23,21 @@ constexpr int kParallelCost = 128;
 constexpr int kCandidatesPerTask = 16;
 constexpr int kMinTasks = 8;
 
+// True when some geom's pairs get kMaxContactsPerSdfPair slots; else every candidate has
+// kMaxContactsPerPair and candidate_contact_adr is not filled.
+bool HasManyContactGeoms(const Model& m) {
+  return std::any_of(m.geom_many_contacts.begin(), m.geom_many_contacts.end(),
+                     [](std::uint8_t many) { return many != 0; });
+}
+
+int SlotsOf(const Data& d, int k, bool many) {
+  return many ? d.candidate_contact_adr[k] : k * kMaxContactsPerPair;
+}
+
 // Candidate k's contacts, complete (geoms, friction, frame) in its own slots.
-void CollideCandidate(const Model& m, Data& d, int k) {
+void CollideCandidate(const Model& m, Data& d, int k, bool many) {
   const CollisionCandidate& candidate = d.collision_candidates[k];
-  Contact* found = d.candidate_contacts.data() + d.candidate_contact_adr[k];
+  Contact* found = d.candidate_contacts.data() + SlotsOf(d, k, many);
   const int count = CollideShapes(ShapeOfGeom(m, d, candidate.geom1),
                                   ShapeOfGeom(m, d, candidate.geom2), candidate.margin, found);
   d.candidate_contact_count[k] = count;
@@ -44,20 +56,23 @@ void CollideCandidate(const Model& m, Data& d, int k) {
   }
 }
 
-void Narrowphase(const Model& m, Data& d) {
+void Narrowphase(const Model& m, Data& d, bool many) {
   const int n = static_cast<int>(d.collision_candidates.size());
   if (static_cast<int>(d.candidate_contact_count.size()) < n) d.candidate_contact_count.resize(n);
   // Each candidate's slots: kMaxContactsPerSdfPair for an SDF geom or a concave mesh.
-  d.candidate_contact_adr.resize(n + 1);
-  int slots = 0;
-  for (int k = 0; k < n; ++k) {
-    const CollisionCandidate& candidate = d.collision_candidates[k];
-    d.candidate_contact_adr[k] = slots;
-    slots += m.geom_many_contacts[candidate.geom1] || m.geom_many_contacts[candidate.geom2]
-                 ? kMaxContactsPerSdfPair
-                 : kMaxContactsPerPair;
+  int slots = n * kMaxContactsPerPair;
+  if (many) {
+    d.candidate_contact_adr.resize(n + 1);
+    slots = 0;
+    for (int k = 0; k < n; ++k) {
+      const CollisionCandidate& candidate = d.collision_candidates[k];
+      d.candidate_contact_adr[k] = slots;
+      slots += m.geom_many_contacts[candidate.geom1] || m.geom_many_contacts[candidate.geom2]
+                   ? kMaxContactsPerSdfPair
+                   : kMaxContactsPerPair;
+    }
+    d.candidate_contact_adr[n] = slots;
   }
-  d.candidate_contact_adr[n] = slots;
   if (static_cast<int>(d.candidate_contacts.size()) < slots) d.candidate_contacts.resize(slots);
   int cost = 0;
   for (int k = 0; k < n && cost < kParallelCost; ++k) {
@@ -65,20 +80,20 @@ void Narrowphase(const Model& m, Data& d) {
     cost += CollideShapesCost(m.geom_type[candidate.geom1], m.geom_type[candidate.geom2]);
   }
   if (cost < kParallelCost) {
-    for (int k = 0; k < n; ++k) CollideCandidate(m, d, k);
+    for (int k = 0; k < n; ++k) CollideCandidate(m, d, k, many);
     return;
   }
   // Each candidate writes only its own slots, so the tasks share nothing.
   const int grain = std::max(1, std::min(kCandidatesPerTask, n / kMinTasks));
-  ParallelFor(0, n, grain, [&](int k) { CollideCandidate(m, d, k); });
+  ParallelFor(0, n, grain, [&](int k) { CollideCandidate(m, d, k, many); });
 }
 
 // Gathers the candidates' contacts in candidate order, which makes the output deterministic.
-void GatherContacts(Data& d) {
+void GatherContacts(Data& d, bool many) {
   d.contact.clear();
   const int n = static_cast<int>(d.collision_candidates.size());
   for (int k = 0; k < n; ++k) {
-    const Contact* found = d.candidate_contacts.data() + d.candidate_contact_adr[k];
+    const Contact* found = d.candidate_contacts.data() + SlotsOf(d, k, many);
     d.contact.insert(d.contact.end(), found, found + d.candidate_contact_count[k]);
   }
 }
@@ -149,8 +164,9 @@ void SpeculativeMarginsOfBodies(const Model& m, Data& d, double horizon, double 
 
 void Collision(const Model& m, Data& d, bool boxes_ready) {
   Broadphase(m, d, boxes_ready);
-  Narrowphase(m, d);
-  GatherContacts(d);
+  const bool many = HasManyContactGeoms(m);
+  Narrowphase(m, d, many);
+  GatherContacts(d, many);
 }
 
 }  // namespace alsim

@@ -36,18 +36,11 @@ struct GeomShape {
   // GeomShape is built per pair (ShapeOfGeom), so this is per-pair state on the caller's stack;
   // it affects only speed, never the result (see MeshSupportVertex).
   mutable int warm_vertex = -1;
-  // kMesh with Model::geom_concave: the mesh's own triangles (local vertex indices), by which it
-  // collides instead of its hull; null otherwise.
-  const Eigen::Vector3i* faces = nullptr;
-  int face_count = 0;
-  // kSdf: the field's kind and parameters (Model::sdf_*), and its surface triangulation
-  // (geom-frame vertices, local indices).
-  SdfKind sdf_kind = SdfKind::kRevolution;
-  const double* sdf_param = nullptr;
-  const Vec3* sdf_vertices = nullptr;
-  int sdf_vertex_count = 0;
-  const Eigen::Vector3i* sdf_faces = nullptr;
-  int sdf_face_count = 0;
+  // The Model and geom the shape was made from (ShapeOfGeom), where SDF and concave-mesh pairs
+  // read what only they need (Model::geom_sdf, geom_concave, the sdf_* arrays: sdf_pairs.h); null
+  // and -1 for a shape made by hand, which is then neither.
+  const Model* model = nullptr;
+  int geom = -1;
 };
 
 }  // namespace alsim

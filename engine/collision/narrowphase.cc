@@ -171,26 +171,14 @@ GeomShape ShapeOfGeom(const Model& m, const Data& d, int g) {
   shape.pos = d.geom_xpos[g];
   shape.rot = d.geom_xmat[g];
   shape.rbound = m.geom_rbound[g];
-  if (shape.type == GeomType::kSdf) {
-    const int k = m.geom_sdf[g];
-    shape.sdf_kind = m.sdf_kind[k];
-    shape.sdf_param = m.sdf_param.data() + m.sdf_param_adr[k];
-    shape.sdf_vertices = m.sdf_vert.data() + m.sdf_vert_adr[k];
-    shape.sdf_vertex_count = m.sdf_vert_num[k];
-    shape.sdf_faces = m.sdf_face.data() + m.sdf_face_adr[k];
-    shape.sdf_face_count = m.sdf_face_num[k];
-    return shape;
-  }
+  shape.model = &m;
+  shape.geom = g;
   const int mesh = m.geom_mesh[g];
   if (mesh >= 0) {
     shape.vertices = m.mesh_vert.data() + m.mesh_vert_adr[mesh];
     shape.vertex_count = m.mesh_vert_num[mesh];
     shape.hull_faces = m.mesh_hull_face.data() + m.mesh_hull_face_adr[mesh];
     shape.hull_face_count = m.mesh_hull_face_num[mesh];
-    if (m.geom_concave[g]) {
-      shape.faces = m.mesh_face.data() + m.mesh_face_adr[mesh];
-      shape.face_count = m.mesh_face_num[mesh];
-    }
     shape.graph_vert_count = m.mesh_graph_vert_num[mesh];
     if (shape.graph_vert_count > 0) {
       const int adr = m.mesh_graph_vert_adr[mesh];

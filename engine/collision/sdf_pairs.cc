@@ -261,12 +261,34 @@ PlacedField<Field> Place(const Shape& shape, const GeomShape& s) {
   return PlacedField<Field>{Field{shape}, s.pos, s.rot, box.lo, box.hi};
 }
 
+// An SDF geom's record in its Model (ShapeOfGeom's shapes only).
+struct SdfRecord {
+  SdfKind kind;
+  const double* param;
+  const Vec3* vertices;
+  int vertex_count;
+  const Eigen::Vector3i* faces;
+  int face_count;
+};
+
+SdfRecord RecordOf(const GeomShape& s) {
+  const Model& m = *s.model;
+  const int k = m.geom_sdf[s.geom];
+  return {m.sdf_kind[k],
+          m.sdf_param.data() + m.sdf_param_adr[k],
+          m.sdf_vert.data() + m.sdf_vert_adr[k],
+          m.sdf_vert_num[k],
+          m.sdf_face.data() + m.sdf_face_adr[k],
+          m.sdf_face_num[k]};
+}
+
 template <class Fn>
 void WithField(const GeomShape& s, const Fn& fn) {
-  if (s.sdf_kind == SdfKind::kThread) {
-    fn(Place<SdfThread, ThreadField>(SdfThread::FromParameters(s.sdf_param), s));
+  const SdfRecord record = RecordOf(s);
+  if (record.kind == SdfKind::kThread) {
+    fn(Place<SdfThread, ThreadField>(SdfThread::FromParameters(record.param), s));
   } else {
-    fn(Place<SdfRevolution, RevolutionField>(SdfRevolution::FromParameters(s.sdf_param), s));
+    fn(Place<SdfRevolution, RevolutionField>(SdfRevolution::FromParameters(record.param), s));
   }
 }
 
@@ -311,8 +333,9 @@ void SdfOverPlane(const GeomShape& sdf, const GeomShape& plane, double margin, b
                   RawContacts* raw) {
   const Vec3 normal = plane.rot.col(2);
   const double offset = normal.dot(plane.pos);
-  for (int i = 0; i < sdf.sdf_vertex_count; ++i) {
-    const Vec3 v = sdf.pos + sdf.rot * sdf.sdf_vertices[i];
+  const SdfRecord record = RecordOf(sdf);
+  for (int i = 0; i < record.vertex_count; ++i) {
+    const Vec3 v = sdf.pos + sdf.rot * record.vertices[i];
     const double dist = normal.dot(v) - offset;
     if (!(dist < margin)) continue;
     raw->Add(dist, v - normal * (dist / 2), sdf_is_b ? normal : Vec3(-normal));
@@ -363,8 +386,14 @@ void SdfOverConvex(const PlacedField<Field>& f, const GeomShape& convex, double 
 
 // The triangles a mesh collides by: its own if concave, else its hull's.
 const Eigen::Vector3i* MeshTriangles(const GeomShape& mesh, int* count) {
-  *count = mesh.faces != nullptr ? mesh.face_count : mesh.hull_face_count;
-  return mesh.faces != nullptr ? mesh.faces : mesh.hull_faces;
+  if (!IsConcave(mesh)) {
+    *count = mesh.hull_face_count;
+    return mesh.hull_faces;
+  }
+  const Model& m = *mesh.model;
+  const int k = m.geom_mesh[mesh.geom];
+  *count = m.mesh_face_num[k];
+  return m.mesh_face.data() + m.mesh_face_adr[k];
 }
 
 // SDF geom `sdf` against any geom `other`; `sdf_is_b` orients the normals from a toward b.
@@ -400,10 +429,12 @@ void FieldAgainst(const PlacedField<Field>& f, const GeomShape& sdf, const GeomS
                          sdf_is_b, raw);
       return;
     }
-    case GeomType::kSdf:
-      FieldOverTriangles(f, other.pos, other.rot, other.sdf_vertices, other.sdf_faces,
-                         other.sdf_face_count, 0.0, margin, sdf_is_b, raw);
+    case GeomType::kSdf: {
+      const SdfRecord record = RecordOf(other);
+      FieldOverTriangles(f, other.pos, other.rot, record.vertices, record.faces, record.face_count,
+                         0.0, margin, sdf_is_b, raw);
       return;
+    }
     case GeomType::kCylinder:
     case GeomType::kEllipsoid:
       SdfOverConvex(f, other, margin, sdf_is_b, raw);
@@ -438,17 +469,7 @@ void PrimitiveOverConcave(const GeomShape& primitive, const GeomShape& mesh, dou
                      primitive_is_b, raw);
 }
 
-bool IsPrimitiveForConcave(GeomType type) {
-  return type == GeomType::kSphere || type == GeomType::kCapsule;
-}
-
 }  // namespace
-
-bool IsSdfPair(const GeomShape& a, const GeomShape& b) {
-  if (a.type == GeomType::kSdf || b.type == GeomType::kSdf) return true;
-  return (a.faces != nullptr && IsPrimitiveForConcave(b.type)) ||
-         (b.faces != nullptr && IsPrimitiveForConcave(a.type));
-}
 
 int CollideSdfPair(const GeomShape& a, const GeomShape& b, double margin, Contact* out) {
   // Spacing of repeats: a thousandth of the smaller geom (a plane's rbound is 0).
@@ -458,9 +479,8 @@ int CollideSdfPair(const GeomShape& a, const GeomShape& b, double margin, Contac
   if (a.type == GeomType::kSdf && b.type == GeomType::kSdf) {
     // The larger field over the smaller one's triangles (ties: a's field over b's): the smaller
     // triangulation's chords sag less. A geom without a triangulation gives the field.
-    const bool b_field = a.sdf_face_count == 0   ? true
-                         : b.sdf_face_count == 0 ? false
-                                                 : b.rbound > a.rbound;
+    const int a_faces = RecordOf(a).face_count, b_faces = RecordOf(b).face_count;
+    const bool b_field = a_faces == 0 ? true : b_faces == 0 ? false : b.rbound > a.rbound;
     if (b_field) {
       SdfAgainst(b, a, margin, true, &raw);
     } else {
@@ -471,7 +491,7 @@ int CollideSdfPair(const GeomShape& a, const GeomShape& b, double margin, Contac
   } else if (b.type == GeomType::kSdf) {
     SdfAgainst(b, a, margin, true, &raw);
   } else {
-    if (a.faces != nullptr) {
+    if (IsConcave(a)) {
       PrimitiveOverConcave(b, a, margin, true, &raw);
     } else {
       PrimitiveOverConcave(a, b, margin, false, &raw);

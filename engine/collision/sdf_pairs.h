@@ -47,9 +47,20 @@ inline constexpr double kFrankWolfeGap = 1e-10;  // m
 // Raw contacts held before a reduction (56 bytes each on the stack).
 inline constexpr int kSdfRawContacts = 512;
 
+// True for a mesh made by ShapeOfGeom from a geom with Model::geom_concave.
+inline bool IsConcave(const GeomShape& s) {
+  return s.type == GeomType::kMesh && s.model != nullptr && s.model->geom_concave[s.geom] != 0;
+}
+
 // True when the pair goes to CollideSdfPair: an SDF geom on either side, or a concave mesh
 // against a sphere or capsule.
-bool IsSdfPair(const GeomShape& a, const GeomShape& b);
+inline bool IsSdfPair(const GeomShape& a, const GeomShape& b) {
+  if (a.type == GeomType::kSdf || b.type == GeomType::kSdf) return true;
+  const auto primitive = [](GeomType t) {
+    return t == GeomType::kSphere || t == GeomType::kCapsule;
+  };
+  return (primitive(b.type) && IsConcave(a)) || (primitive(a.type) && IsConcave(b));
+}
 
 // Contacts of such a pair under narrowphase.h's contract, up to kMaxContactsPerSdfPair of them;
 // a and b in either order, normals from a toward b.

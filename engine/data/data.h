@@ -144,9 +144,9 @@ struct Data {
   std::vector<Vec3> geom_aabb_hi;     // (ngeom)
   std::vector<SweepBox> sweep_boxes;  // the boxes of sweep_order, in that order (scratch)
   std::vector<CollisionCandidate> collision_candidates;  // broadphase output, by geom pair
-  // Candidate k's contact slots start at candidate_contact_adr[k] (n + 1 entries):
-  // kMaxContactsPerPair each, kMaxContactsPerSdfPair for a pair with a Model::geom_many_contacts
-  // geom.
+  // Candidate k's contact slots: kMaxContactsPerPair each, from k kMaxContactsPerPair; in a model
+  // with Model::geom_many_contacts geoms, kMaxContactsPerSdfPair for their pairs, from
+  // candidate_contact_adr[k] (n + 1 entries, filled only then).
   std::vector<Contact> candidate_contacts;
   std::vector<int> candidate_contact_adr;
   std::vector<int> candidate_contact_count;  // contacts found per candidate
