@@ -550,8 +550,7 @@ TEST_P(SdfScene, SphereSettlesAtTheAnalyticHeightAndNestedBowlsStayAtRest) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Solvers, SdfScene,
-                         ::testing::Values(SolverType::kSubAdmm, SolverType::kPgs,
-                                           SolverType::kCanal));
+                         ::testing::Values(SolverType::kSubAdmm, SolverType::kCanal));
 
 // MuJoCo 2.2.2 loads the scene (it sees the proxy cylinders) and alsim takes its masses.
 TEST(SdfSceneFile, LoadsInMujocoWithTheProxiesMasses) {
