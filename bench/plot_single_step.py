@@ -13,7 +13,10 @@ and where the median curves of two solvers cross, in iterations and in time (the
 are joined linearly in log-log coordinates, and a crossing is where the difference of their
 log10 residuals changes sign).
 
-Usage: /usr/bin/python3 bench/plot_single_step.py FILE.csv [--title TEXT]
+Usage: /usr/bin/python3 bench/plot_single_step.py FILE.csv [MORE.csv ...] [--out STEM]
+                                                   [--title TEXT]
+Several CSVs (runs of single_step_bench with other solvers, or fewer cases of a slow one) are
+read as one; the PNGs are then named after --out, or the first CSV.
 (matplotlib from Debian's python3-matplotlib.)
 """
 
@@ -43,21 +46,24 @@ def percentile(sorted_values, q):
     return sorted_values[low] + (position - low) * (sorted_values[high] - sorted_values[low])
 
 
-def read_curves(path):
+def read_curves(paths):
     """{solver: [(k, median s, q25 residual, median residual, q75 residual, runs, diverged)]}."""
     samples = defaultdict(lambda: defaultdict(lambda: ([], [], [0])))
     order = []
-    with open(path, newline="") as f:
-        for row in csv.DictReader(f):
-            solver = row["solver"]
-            if solver not in order:
-                order.append(solver)
-            residuals, seconds, diverged = samples[solver][int(row["iterations"])]
-            if row["status"] != "0":
-                diverged[0] += 1
-                continue
-            residuals.append(max(float(row["residual"]), FLOOR))
-            seconds.append(float(row["seconds"]))
+    rows = []
+    for path in paths:
+        with open(path, newline="") as f:
+            rows.extend(csv.DictReader(f))
+    for row in rows:
+        solver = row["solver"]
+        if solver not in order:
+            order.append(solver)
+        residuals, seconds, diverged = samples[solver][int(row["iterations"])]
+        if row["status"] != "0":
+            diverged[0] += 1
+            continue
+        residuals.append(max(float(row["residual"]), FLOOR))
+        seconds.append(float(row["seconds"]))
     curves = {}
     for solver in order:
         points = []
@@ -163,15 +169,19 @@ def first_reaching(points, level):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("csv")
+    parser.add_argument("csv", nargs="+")
+    parser.add_argument("--out", default=None, help="the PNGs' stem (default: the first CSV's)")
     parser.add_argument("--title", default=None)
     args = parser.parse_args()
     curves = read_curves(args.csv)
     if not curves:
-        sys.exit(f"plot_single_step: no rows in {args.csv}")
-    stem = os.path.splitext(args.csv)[0]
-    cases = max(p[5] + p[6] for points in curves.values() for p in points)
-    title = args.title or f"{os.path.basename(stem)}: {cases} cases"
+        sys.exit(f"plot_single_step: no rows in {', '.join(args.csv)}")
+    stem = args.out or os.path.splitext(args.csv[0])[0]
+    cases = {solver: max(p[5] + p[6] for p in points) for solver, points in curves.items()}
+    counts = sorted(set(cases.values()))
+    title = args.title or (f"{os.path.basename(stem)}: " + (
+        f"{counts[0]} cases" if len(counts) == 1
+        else ", ".join(f"{solver} {n}" for solver, n in cases.items()) + " cases"))
     plot(curves, 0, "iterations", stem + "_iterations.png", title)
     plot(curves, 1, "solve wall time [ms], median over cases", stem + "_time.png", title)
     print(f"wrote {stem}_iterations.png and {stem}_time.png")
