@@ -9,7 +9,14 @@
 // --settle-solver (default canal) at tolerance 1e-10 (cap --settle-iterations), saved as a state
 // snapshot (engine/sim/state_snapshot.h: qpos, qvel and the warm-start impulses); or --state FILE,
 // a snapshot saved before (--save-state FILE writes the settled one). Every run restores it, so
-// every solver starts from the same state and the same warm start.
+// every solver starts from the same state and the same warm start. With --keyframes, K recorded
+// states instead: the scene's K keyframes (MJCF <key>, e.g. the bolt-nut scene's ten nut poses),
+// each settled as above from ResetDataKeyframe; case c starts from keyframe c mod K (100 cases on
+// 10 keyframes: 10 wrenches per pose, Fig. 7's cases).
+//
+// --first-case F runs the cases F .. F + N - 1 of the seeded sequence (the draws of the cases
+// before F are made and dropped), so a long run split into parts gives the same rows: their CSVs
+// concatenate (one header) into the whole run's.
 //
 // One run = one Step with SolverOptions {type, max_iterations = k, tolerance = 0}: every island
 // runs exactly k iterations (tolerance 0 also disables the ADMM stall stop, whose test needs
@@ -34,7 +41,7 @@
 // Usage: single_step_bench [--scene FILE | --state FILE --scene FILE] [--save-state FILE]
 //          [--settle-steps K] [--settle-solver NAME] [--settle-iterations N] [--cases N]
 //          [--seed S] [--solvers name[:N],...] [--max-iterations N] [--repeats R] [--threads T]
-//          [--force-scale X] [--torque-scale X] [--csv FILE]
+//          [--force-scale X] [--torque-scale X] [--csv FILE] [--keyframes] [--first-case F]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -50,6 +57,7 @@
 #include "bench/wrench_cases.h"
 #include "engine/core/parallel.h"
 #include "engine/model/model_import.h"
+#include "engine/sim/reset.h"
 #include "engine/sim/state_snapshot.h"
 #include "engine/sim/step.h"
 #include "engine/solver/solver.h"
@@ -67,6 +75,8 @@ struct Config {
   int settle_steps = 240;
   int settle_iterations = 50;
   int cases = 100;
+  int first_case = 0;
+  bool keyframes = false;
   unsigned long long seed = 1;
   int max_iterations = 200;
   int repeats = 3;
@@ -182,10 +192,28 @@ int Run(const Config& config) {
     return 2;
   }
 
-  // The recorded state.
-  std::string snapshot;
+  // The recorded states: one, or one per keyframe.
+  std::vector<std::string> snapshots;
   std::string error;
-  if (!config.state_file.empty()) {
+  if (config.keyframes) {
+    if (m.nkey < 1 || !config.state_file.empty() || !config.save_state_file.empty()) {
+      std::fprintf(stderr,
+                   "single_step_bench: --keyframes needs a scene with keyframes, and neither "
+                   "--state nor --save-state\n");
+      return 2;
+    }
+    for (int key = 0; key < m.nkey; ++key) {
+      Data rest(m);
+      bool settled = ResetDataKeyframe(m, &rest, key);
+      RunWithThreads(config.threads, [&] {
+        settled = settled && bench::Settle(m, rest, settle_type, config.settle_iterations, 1e-10,
+                                           config.settle_steps);
+      });
+      if (!settled) return 1;
+      snapshots.push_back(SaveStateSnapshot(m, rest));
+    }
+  } else if (!config.state_file.empty()) {
+    std::string snapshot;
     std::ifstream in(config.state_file, std::ios::binary);
     std::stringstream bytes;
     bytes << in.rdbuf();
@@ -196,6 +224,7 @@ int Run(const Config& config) {
                    in ? error.c_str() : "cannot read");
       return 1;
     }
+    snapshots.push_back(snapshot);
   } else {
     Data rest(m);
     bool settled = true;
@@ -204,11 +233,11 @@ int Run(const Config& config) {
           bench::Settle(m, rest, settle_type, config.settle_iterations, 1e-10, config.settle_steps);
     });
     if (!settled) return 1;
-    snapshot = SaveStateSnapshot(m, rest);
+    snapshots.push_back(SaveStateSnapshot(m, rest));
   }
   if (!config.save_state_file.empty()) {
     std::ofstream out(config.save_state_file, std::ios::binary);
-    out << snapshot;
+    out << snapshots[0];
     if (!out) {
       std::fprintf(stderr, "single_step_bench: cannot write %s\n", config.save_state_file.c_str());
       return 1;
@@ -231,10 +260,15 @@ int Run(const Config& config) {
   std::vector<Vec6> wrenches;
   std::mt19937_64 rng(config.seed);
 
+  for (int c = 0; c < config.first_case; ++c) {  // the draws of the cases before --first-case
+    bench::DrawWrenches(m, free_bodies, config.force_scale, config.torque_scale, rng, wrenches);
+  }
+
   bool failed = false;
   RunWithThreads(config.threads, [&] {
-    for (int c = 0; c < config.cases && !failed; ++c) {
+    for (int c = config.first_case; c < config.first_case + config.cases && !failed; ++c) {
       bench::DrawWrenches(m, free_bodies, config.force_scale, config.torque_scale, rng, wrenches);
+      const std::string& snapshot = snapshots[c % snapshots.size()];
       for (int s = 0; s < num_solvers && !failed; ++s) {
         Data& d = data[s];
         // Restores the state, applies this case's wrenches and steps with k iterations.
@@ -280,8 +314,9 @@ int Run(const Config& config) {
           rows.push_back(row);
         }
       }
-      if ((c + 1) % 10 == 0 || c + 1 == config.cases) {
-        std::fprintf(stderr, "single_step_bench: %d/%d cases\n", c + 1, config.cases);
+      const int done = c + 1 - config.first_case;
+      if (done % 10 == 0 || done == config.cases) {
+        std::fprintf(stderr, "single_step_bench: %d/%d cases\n", done, config.cases);
       }
     }
   });
@@ -297,9 +332,13 @@ int Run(const Config& config) {
   // A summary: median residual and median seconds over cases at each k.
   int diverged = 0;
   for (const Row& row : rows) diverged += row.status;
-  std::printf("# single_step_bench: %s (nv %d, %zu free bodies), %d cases, seed %llu, %s\n",
-              config.scene.c_str(), m.nv, free_bodies.size(), config.cases, config.seed,
-              config.state_file.empty() ? "settled state" : config.state_file.c_str());
+  const std::string states = config.keyframes
+                                 ? std::to_string(snapshots.size()) + " settled keyframes"
+                             : config.state_file.empty() ? "settled state"
+                                                         : config.state_file;
+  std::printf("# single_step_bench: %s (nv %d, %zu free bodies), cases %d..%d, seed %llu, %s\n",
+              config.scene.c_str(), m.nv, free_bodies.size(), config.first_case,
+              config.first_case + config.cases - 1, config.seed, states.c_str());
   std::printf(
       "# wrenches: force N(0, (%g m g)^2), torque N(0, (%g m g r)^2) per axis; %d diverged"
       " runs; CSV %s\n",
@@ -340,7 +379,7 @@ int main(int argc, char** argv) {
       "         [--settle-steps K] [--settle-solver NAME] [--settle-iterations N] [--cases N]\n"
       "         [--seed S] [--solvers name[:N],...] [--max-iterations N] [--repeats R] [--threads "
       "T]\n"
-      "         [--force-scale X] [--torque-scale X] [--csv FILE]\n";
+      "         [--force-scale X] [--torque-scale X] [--csv FILE] [--keyframes] [--first-case F]\n";
   alsim::Config config;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -361,6 +400,10 @@ int main(int argc, char** argv) {
       config.settle_steps = std::atoi(argv[++i]);
     } else if (arg == "--settle-iterations" && has_value) {
       config.settle_iterations = std::atoi(argv[++i]);
+    } else if (arg == "--keyframes") {
+      config.keyframes = true;
+    } else if (arg == "--first-case" && has_value) {
+      config.first_case = std::atoi(argv[++i]);
     } else if (arg == "--cases" && has_value) {
       config.cases = std::atoi(argv[++i]);
     } else if (arg == "--seed" && has_value) {
@@ -380,12 +423,13 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (config.cases < 1 || config.settle_steps < 0 || config.settle_iterations < 1 ||
-      config.max_iterations < 1 || config.repeats < 1 || config.threads < 1 ||
-      !(config.force_scale >= 0) || !(config.torque_scale >= 0)) {
+  if (config.cases < 1 || config.first_case < 0 || config.settle_steps < 0 ||
+      config.settle_iterations < 1 || config.max_iterations < 1 || config.repeats < 1 ||
+      config.threads < 1 || !(config.force_scale >= 0) || !(config.torque_scale >= 0)) {
     std::fprintf(stderr,
                  "single_step_bench: --cases, --settle-iterations, --max-iterations, --repeats "
-                 "and --threads must be at least 1, --settle-steps and the scales at least 0\n%s",
+                 "and --threads must be at least 1, --first-case, --settle-steps and the scales "
+                 "at least 0\n%s",
                  usage);
     return 2;
   }
