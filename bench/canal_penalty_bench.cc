@@ -14,6 +14,10 @@
 //
 // Usage: canal_penalty_bench [--scene FILE:SETTLE:STEPS ...] [--tolerance X]
 //                            [--canal-iterations N] [--admm-iterations N] [--relative-beta0 B]
+//                            [--newton-steps N] [--anderson M] [--trace]
+//   --newton-steps N  CANAL's inner cap (CanalParameters::max_newton_steps)
+//   --anderson M      CANAL's outer-loop Anderson memory (CanalParameters::anderson_memory)
+//   --trace           prints to stderr every step whose residual is above 1e-8, with its figures
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -62,7 +66,7 @@ struct Row {
 };
 
 int Run(const std::vector<SceneCase>& scenes, double tolerance, int canal_iterations,
-        int admm_iterations, double relative_beta0) {
+        int admm_iterations, double relative_beta0, int newton_steps, int anderson, bool trace) {
   const Config configs[] = {
       {"CANAL, effective-mass penalty", SolverType::kCanal, CanalPenalty::kEffectiveMass},
       {"CANAL, one beta (paper)", SolverType::kCanal, CanalPenalty::kUniform},
@@ -111,6 +115,8 @@ int Run(const std::vector<SceneCase>& scenes, double tolerance, int canal_iterat
       options.solver.max_iterations = canal ? canal_iterations : admm_iterations;
       options.solver.canal.penalty = config.penalty;
       options.solver.canal.relative_beta0 = relative_beta0;
+      options.solver.canal.max_newton_steps = newton_steps;
+      options.solver.canal.anderson_memory = anderson;
       Row row;
       RunWithThreads(1, [&] {
         for (int k = 0; k < scene.steps; ++k) {
@@ -136,6 +142,14 @@ int Run(const std::vector<SceneCase>& scenes, double tolerance, int canal_iterat
                          Figure(stats, "newton_steps"), Figure(stats, "inner_failures"));
           }
           if (stats.contact_residual <= 1e-8) ++row.at_1e8;
+          if (trace && stats.contact_residual > 1e-8) {
+            std::fprintf(stderr, "%s, %s, step %d: residual %.2e, %d contacts", name.c_str(),
+                         config.name, k, stats.contact_residual, stats.contacts);
+            for (int f = 0; f < stats.num_figures; ++f) {
+              std::fprintf(stderr, ", %s %g", stats.figures[f].name, stats.figures[f].value);
+            }
+            std::fprintf(stderr, "\n");
+          }
           if (canal) {
             row.outer += Figure(stats, "outer_iterations");
             row.newton += Figure(stats, "newton_steps");
@@ -172,11 +186,15 @@ int main(int argc, char** argv) {
   const char* usage =
       "usage: canal_penalty_bench [--scene FILE:SETTLE:STEPS ...] [--tolerance X]\n"
       "                           [--canal-iterations N] [--admm-iterations N] "
-      "[--relative-beta0 B]\n";
+      "[--relative-beta0 B]\n"
+      "                           [--newton-steps N] [--anderson M] [--trace]\n";
   const std::string dir = ALSIM_SCENES_DIR;
   std::vector<alsim::SceneCase> scenes;
   double tolerance = 1e-8, relative_beta0 = alsim::CanalParameters().relative_beta0;
   int canal_iterations = 100, admm_iterations = 2000;
+  int newton_steps = alsim::CanalParameters().max_newton_steps;
+  bool trace = false;
+  int anderson = alsim::CanalParameters().anderson_memory;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--scene" && i + 1 < argc) {
@@ -201,14 +219,22 @@ int main(int argc, char** argv) {
       admm_iterations = std::atoi(argv[++i]);
     } else if (arg == "--relative-beta0" && i + 1 < argc) {
       relative_beta0 = std::atof(argv[++i]);
+    } else if (arg == "--newton-steps" && i + 1 < argc) {
+      newton_steps = std::atoi(argv[++i]);
+    } else if (arg == "--anderson" && i + 1 < argc) {
+      anderson = std::atoi(argv[++i]);
+    } else if (arg == "--trace") {
+      trace = true;
     } else {
       std::fprintf(stderr, "canal_penalty_bench: unknown argument '%s'\n%s", arg.c_str(), usage);
       return 2;
     }
   }
-  if (!(tolerance >= 0) || canal_iterations < 1 || admm_iterations < 1 || !(relative_beta0 > 0)) {
+  if (!(tolerance >= 0) || canal_iterations < 1 || admm_iterations < 1 || !(relative_beta0 > 0) ||
+      newton_steps < 1 || anderson < 0 || anderson > 8) {
     std::fprintf(stderr,
-                 "canal_penalty_bench: --tolerance >= 0, iterations >= 1, --relative-beta0 > 0\n%s",
+                 "canal_penalty_bench: --tolerance >= 0, iterations and --newton-steps >= 1, "
+                 "--relative-beta0 > 0, --anderson 0 to 8\n%s",
                  usage);
     return 2;
   }
@@ -218,5 +244,6 @@ int main(int argc, char** argv) {
               {dir + "/ball_pile.xml", 240, 30},
               {dir + "/quadruped_drop_8.xml", 60, 60}};
   }
-  return alsim::Run(scenes, tolerance, canal_iterations, admm_iterations, relative_beta0);
+  return alsim::Run(scenes, tolerance, canal_iterations, admm_iterations, relative_beta0,
+                    newton_steps, anderson, trace);
 }

@@ -62,6 +62,11 @@ struct CanalParameters {
   // the island's dofs) or after max_newton_steps steps in one outer iteration [OURS].
   double newton_tolerance = 1e-10;
   int max_newton_steps = 50;
+  // Anderson acceleration of the outer loop [OURS]: (lambda^l, e~^l) -> (lambda^{l+1}, e~^{l+1})
+  // is a fixed-point iteration (linear near its fixed point: the AL update and the De Saxce
+  // cascade), extrapolated from this many past iterates (admm/anderson.h; 0 for none). Any
+  // lambda and e~ give a convex h, so an extrapolated iterate never breaks the inner solve.
+  int anderson_memory = 3;
   // The exact line search of eq. (26) (its tolerances, digest 5.6 [OURS]).
   LineSearchParameters line_search;
   // The Newton baselines' own knobs (canal-trdogleg, canal-dampedsn).

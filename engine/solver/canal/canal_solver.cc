@@ -372,6 +372,8 @@ void CanalSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opti
   // or CANAL's; into `result` and `stats`. It ends at line 16, at a broken input (a non-finite
   // J_r or H), or, for a baseline with CanalParameters::baselines.canal_fallback, at an inner
   // failure (before that outer iteration's multiplier update).
+  long num_rows = 0;  // the island's constraint rows
+  for (int s = 0; s < num_constraints; ++s) num_rows += set.constraints[constraints[s]].dim;
   enum class LoopEnd { kDone, kBroken, kInnerFailure };
   const bool fallback = strict && parameters.baselines.canal_fallback;
   auto run_loop = [&](bool strict_loop) {
@@ -408,9 +410,40 @@ void CanalSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opti
     // The De Saxce update's damping omega and the outer iterations in a row whose change grew.
     double omega = 1, previous_lag = 0;
     int growths = 0;
+    // The outer iterate (lambda^l, e~^l) gathered over the island's rows into `state` (w) and,
+    // after the iteration, its image (g); the accelerator extrapolates g from past pairs.
+    const int memory = parameters.anderson_memory;
+    const long state_size =
+        (anderson_offset_[island + 1] - anderson_offset_[island]) > 0 ? 2L * num_rows : 0;
+    double* state = anderson_storage_.data() + anderson_offset_[island];
+    double* image = state + state_size;
+    AndersonAccelerator anderson(image + state_size, static_cast<int>(state_size), memory);
+    const bool accelerate = memory > 0 && state_size > 0 && !strict_loop;
+    auto gather = [&](double* out) {
+      long k = 0;
+      for (int s = 0; s < num_constraints; ++s) {
+        const Constraint& constraint = set.constraints[constraints[s]];
+        for (int r = 0; r < constraint.dim; ++r) {
+          out[k] = outer_impulse_[constraint.row_adr + r];
+          out[num_rows + k++] = shifted_bias_[constraint.row_adr + r];
+        }
+      }
+    };
+    auto scatter = [&](const double* in) {
+      long k = 0;
+      for (int s = 0; s < num_constraints; ++s) {
+        const Constraint& constraint = set.constraints[constraints[s]];
+        for (int r = 0; r < constraint.dim; ++r) {
+          outer_impulse_[constraint.row_adr + r] = in[k];
+          shifted_bias_[constraint.row_adr + r] = in[num_rows + k++];
+        }
+      }
+    };
+    double beta_of_history = beta;
     while (true) {
       // The inner solve (Alg. 1 lines 6-14), from the last outer iterate.
       problem.beta = beta;
+      if (accelerate) gather(state);
       InnerSolveResult inner;
       if (strict_loop) {
         NewtonBaselineCounts counts;
@@ -494,6 +527,15 @@ void CanalSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opti
         beta = std::min(parameters.kappa * beta, beta_max);
       }
       previous_al = al_residual;
+      // A new beta changes the map: the history is dropped.
+      if (accelerate) {
+        if (beta != beta_of_history) {
+          anderson.Reset();
+          beta_of_history = beta;
+        }
+        gather(image);
+        if (anderson.Step(state, image)) scatter(image);
+      }
     }
     result.beta = beta;
     stats.beta = beta;
@@ -556,6 +598,22 @@ void CanalSolver::Prepare(const Model& m, Data& d, const SolverOptions& options)
     penalty_scale_.resize(set.constraints.size());
   }
   if (options.canal.penalty == CanalPenalty::kEffectiveMass) penalty_.CountBlocks(m, d);
+  anderson_offset_.resize(islands.num + 1);
+  anderson_offset_[0] = 0;
+  for (int k = 0; k < islands.num; ++k) {
+    long island_rows = 0;
+    for (int s = islands.constraint_adr[k]; s < islands.constraint_adr[k + 1]; ++s) {
+      island_rows += set.constraints[islands.constraints[s]].dim;
+    }
+    const int memory = options.canal.anderson_memory;
+    const long size =
+        memory > 0 ? 4 * island_rows + AndersonAccelerator::StorageSize(2 * island_rows, memory)
+                   : 0;
+    anderson_offset_[k + 1] = anderson_offset_[k] + size;
+  }
+  if (static_cast<long>(anderson_storage_.size()) < anderson_offset_[islands.num]) {
+    anderson_storage_.resize(anderson_offset_[islands.num]);
+  }
 }
 
 void CanalSolver::SolveIslands(const Model& m, Data& d, const SolverOptions& options,

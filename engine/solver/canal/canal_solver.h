@@ -82,6 +82,7 @@
 #include <vector>
 
 #include "engine/solver/admm/admm_penalty.h"
+#include "engine/solver/admm/anderson.h"
 #include "engine/solver/canal/al_island.h"
 #include "engine/solver/canal/newton_baselines.h"
 #include "engine/solver/constraint_ops.h"
@@ -192,6 +193,11 @@ class CanalSolver final : public IslandSolver {
   // Per constraint: s_i of beta_i = beta s_i (CanalPenalty), from penalty_ (effective masses).
   AdmmPenalty penalty_;
   std::vector<double> penalty_scale_;
+  // Anderson acceleration of the outer loop (CanalParameters::anderson_memory): per island, at
+  // anderson_offset_[island], the gathered state w = (lambda^l, e~^l), its image g, and the
+  // accelerator's history.
+  std::vector<double> anderson_storage_;
+  std::vector<long> anderson_offset_;
   std::vector<std::unique_ptr<DenseNewtonWorkspace>> dense_;  // per island (the baselines)
   std::vector<CanalIslandStatistics> island_stats_;
   CanalStatistics statistics_;
