@@ -9,7 +9,9 @@
 //   step(alpha)       v <- v + alpha d, then f, g and what converged() reads at the new v
 // and the loop is
 //   until converged():
-//     stop at max_steps steps, or past the deadline or at the interrupt (stop_test.h)
+//     stop at max_steps steps, or past the deadline or at the interrupt (stop_test.h) once one
+//       step is taken: a budget shorter than the solver's setup still leaves the island the
+//       impulses of one Newton step, not the unconstrained start
 //     direction; stop if H could not be factored (broken), or if phi'(0) >= 0 (d is no descent
 //       direction: g is zero to round-off, nothing left to gain)
 //     alpha = ExactLineSearch(line, phi'(0)); step(alpha)
@@ -39,7 +41,7 @@ NewtonLoopResult NewtonLoop(const Converged& converged, const Direction& directi
   NewtonLoopResult result;
   while (!(result.converged = converged())) {
     if (result.steps >= max_steps) break;
-    if (OutOfTime(options, deadline_us)) {
+    if (result.steps > 0 && OutOfTime(options, deadline_us)) {
       result.out_of_time = true;
       break;
     }
