@@ -20,9 +20,9 @@
 //       angular velocity            N(0, 0.5^2) rad/s per axis (spin and tilt: corners slide in
 //                                   different directions or lift off).
 // Every solver then takes one step from the same state and the same case with max_iterations 10
-// and tolerance 0 (all 10 AL loops run, as in the paper), one thread; the baselines without their
-// fallback to CANAL (CanalParameters::baselines.canal_fallback), so that their loops run on through
-// their failures as the paper's do.
+// and tolerance 0 (all 10 AL loops run, as in the paper, without Anderson extrapolation), one
+// thread; the baselines without their fallback to CANAL (CanalParameters::baselines.
+// canal_fallback), so that their loops run on through their failures as the paper's do.
 //
 // Columns: Newton steps = inner steps summed over the 10 loops (TRDogleg: trial steps, rejected
 // included; DampedSN: directions, each with its backtracking), mean per case; failed loops = inner
@@ -156,6 +156,7 @@ int Run(const std::string& scene, int cases, unsigned long long seed, int settle
         options.solver.max_iterations = kLoops;
         options.solver.tolerance = tolerance;
         options.solver.canal.penalty = penalty;
+        options.solver.canal.anderson_memory = 0;  // the paper's plain outer loop
         // The paper's loop through the baselines' failures, their last iterates measured.
         options.solver.canal.baselines.canal_fallback = false;
         Totals& total = totals[t];
