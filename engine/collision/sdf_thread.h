@@ -1,8 +1,9 @@
 // The signed distance field of an ISO metric external thread: the bolt of the SubADMM/CANAL
 // paper's bolt-nut assembly (Sec. VII-A; digest seed-004 section 8.1: an M48 bolt, its nut a
 // triangle mesh). The paper's bolt is a neural SDF; this one is analytic, with an analytic
-// gradient. Geometry alone: not yet a geom type, a scene attribute or a narrowphase pair (issue
-// 46).
+// gradient. The field of GeomType::kSdf geoms of kind SdfKind::kThread (engine/model/model.h;
+// scene text alsim:sdf:GEOM, docs/engine.md); its pairs are in sdf_pairs.h. Pure geometry of
+// math/ alone, so that the importer (engine/model/) may use it (tests/unit/engine_layers_test.py).
 //
 // The shape, in its own frame. Cylindrical coordinates (r, theta, z) about the local z axis,
 // theta = atan2(y, x). The thread is a helical sweep of one planar profile: with b = P / (2 pi)
