@@ -73,7 +73,8 @@ void FillScene(const Model& m, const SceneLook* look, const std::string& scene,
     const std::array<float, 4>& rgba = look != nullptr ? look->geom_rgba[g] : kDefaultRgba;
     for (const float c : rgba) geom->add_rgba(c);
     geom->set_group(look != nullptr ? look->geom_group[g] : 0);
-    geom->set_mesh(m.geom_mesh[g]);
+    // An SDF geom is drawn through its triangulation, sent after the scene's own meshes.
+    geom->set_mesh(m.geom_sdf[g] >= 0 ? m.nmesh + m.geom_sdf[g] : m.geom_mesh[g]);
     geom->set_collides(m.geom_contype[g] != 0 || m.geom_conaffinity[g] != 0);
   }
   for (int k = 0; k < m.nmesh; ++k) {
@@ -86,6 +87,20 @@ void FillScene(const Model& m, const SceneLook* look, const std::string& scene,
     const int face0 = m.mesh_face_adr[k];
     for (int f = face0; f < face0 + m.mesh_face_num[k]; ++f) {
       for (int i = 0; i < 3; ++i) mesh->add_faces(static_cast<std::uint32_t>(m.mesh_face[f][i]));
+    }
+  }
+  // Each SDF geom's surface triangulation, in its frame and counter-clockwise seen from outside
+  // as a mesh's (SdfRevolution and SdfThread::Triangulate).
+  for (int k = 0; k < m.nsdf; ++k) {
+    alsim::v1::SceneMesh* mesh = response->add_meshes();
+    mesh->set_name("sdf:" + m.geom_name[m.sdf_geom[k]]);
+    const int vert0 = m.sdf_vert_adr[k];
+    for (int v = vert0; v < vert0 + m.sdf_vert_num[k]; ++v) {
+      for (int i = 0; i < 3; ++i) mesh->add_vertices(static_cast<float>(m.sdf_vert[v][i]));
+    }
+    const int face0 = m.sdf_face_adr[k];
+    for (int f = face0; f < face0 + m.sdf_face_num[k]; ++f) {
+      for (int i = 0; i < 3; ++i) mesh->add_faces(static_cast<std::uint32_t>(m.sdf_face[f][i]));
     }
   }
 }

@@ -28,7 +28,9 @@ struct SceneLook {
 std::shared_ptr<const SceneLook> ReadSceneLook(const std::string& mjb, const Model& model,
                                                std::string* error);
 
-// GetScene's reply for `model` named `scene`; `look` may be null (grey, group 0, unnamed meshes).
+// GetScene's reply for `model` named `scene`: its meshes, then each SDF geom's triangulation as a
+// mesh ("sdf:GEOM") that the geom names. `look` may be null (grey, group 0, the scene's meshes
+// unnamed).
 void FillScene(const Model& model, const SceneLook* look, const std::string& scene,
                alsim::v1::GetSceneResponse* response);
 

@@ -10,7 +10,11 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <fstream>
+#include <sstream>
 #include <thread>
+
+#include "engine/data/contact.h"
 
 namespace alsim::server {
 namespace {
@@ -220,6 +224,41 @@ TEST_F(SceneCatalogTest, BuiltinScenesCompileFromTheirFolder) {
   const auto model = Load(catalog, builtin);
   ASSERT_NE(model, nullptr);
   EXPECT_GT(model->nbody, 2);
+}
+
+// The memory estimate is measured (the compiler's heap before and after the Model and one
+// instance's Data and solver), so it holds what SDF geoms add: their triangulations in the model
+// and the kMaxContactsPerSdfPair slots that Data reserves for their pairs (candidate_contacts and
+// contact, 4 pairs per geom). The same pile with its dishes as the plain proxy cylinders must cost
+// at least that much less.
+TEST_F(SceneCatalogTest, TheEstimateCountsSdfTriangulationsAndContactSlots) {
+  SceneCatalog catalog({ALSIM_SCENES_DIR, 0}, &compiler_, &budget_);
+  SceneSource dishes;
+  dishes.builtin = "dish_pile";
+  LoadedScene sdf;
+  ASSERT_TRUE(catalog.Load(dishes, Never, &sdf).ok());
+  ASSERT_EQ(sdf.model->nsdf, 4);
+  std::ifstream file(std::string(ALSIM_SCENES_DIR) + "/dish_pile.xml");
+  std::stringstream text;
+  text << file.rdbuf();
+  SceneSource cylinders;
+  cylinders.text = text.str();
+  const std::size_t begin = cylinders.text.find("<custom>");
+  const std::size_t end = cylinders.text.find("</custom>");
+  ASSERT_NE(begin, std::string::npos);
+  ASSERT_NE(end, std::string::npos);
+  cylinders.text.erase(begin, end + 9 - begin);
+  LoadedScene plain;
+  ASSERT_TRUE(catalog.Load(cylinders, Never, &plain).ok());
+  ASSERT_EQ(plain.model->nsdf, 0);
+  ASSERT_EQ(plain.model->ngeom, sdf.model->ngeom);
+
+  const Model& m = *sdf.model;
+  const std::uint64_t triangulations =
+      m.sdf_vert.size() * sizeof(Vec3) + m.sdf_face.size() * sizeof(Eigen::Vector3i);
+  EXPECT_GE(sdf.model_bytes, plain.model_bytes + triangulations);
+  const std::uint64_t slots = 2 * 4 * static_cast<std::uint64_t>(m.nsdf) * kMaxContactsPerSdfPair;
+  EXPECT_GE(sdf.instance_bytes, plain.instance_bytes + slots * sizeof(Contact));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 
 #include <grpcpp/grpcpp.h>
+#include <Eigen/Geometry>
 
 #include <algorithm>
 #include <atomic>
@@ -15,6 +16,7 @@
 #include <random>
 #include <sstream>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "engine/dynamics/kinematics.h"
@@ -1697,6 +1699,75 @@ TEST_F(ServiceTest, GetSceneReturnsAMeshScenesMeshesAsMujocoCompilesThem) {
   int mesh_geoms = 0;
   for (const v1::SceneGeom& geom : scene.geoms()) mesh_geoms += geom.type() == v1::GEOM_TYPE_MESH;
   EXPECT_GT(mesh_geoms, 0);
+}
+
+// SDF geoms (alsim's own type) come as GEOM_TYPE_SDF naming their triangulation, a mesh after
+// the scene's own: the model's vertices and triangles, closed and outward (a positive volume),
+// so that a viewer draws the dishes and the bolt. A concave mesh (bolt_nut's nut) stays a mesh
+// geom naming its own mesh.
+TEST_F(ServiceTest, GetSceneSendsSdfGeomsWithTheirTriangulations) {
+  for (const auto& [name, nsdf, concave] : {std::tuple("dish_pile", 4, 0), {"bolt_nut", 1, 1}}) {
+    SCOPED_TRACE(name);
+    v1::CreateResponse created;
+    ASSERT_TRUE(CreateBuiltin(name, 1, 0, &created).ok());
+    v1::GetSceneRequest request;
+    request.set_instance_id(created.instance_ids(0));
+    v1::GetSceneResponse scene;
+    ASSERT_TRUE(stub_->GetScene(Context().get(), request, &scene).ok());
+    const auto model = ImportModelFromFile(kScenes + name + ".xml").model;
+    ASSERT_NE(model, nullptr);
+    ASSERT_EQ(model->nsdf, nsdf);
+    ASSERT_EQ(scene.geoms_size(), model->ngeom);
+    ASSERT_EQ(scene.meshes_size(), model->nmesh + model->nsdf);
+    int sdf_geoms = 0, concave_geoms = 0;
+    for (int g = 0; g < model->ngeom; ++g) {
+      const v1::SceneGeom& geom = scene.geoms(g);
+      SCOPED_TRACE("geom " + std::to_string(g) + " '" + geom.name() + "'");
+      const int k = model->geom_sdf[g];
+      if (k < 0) {
+        EXPECT_NE(geom.type(), v1::GEOM_TYPE_SDF);
+        EXPECT_EQ(geom.mesh(), model->geom_mesh[g]);
+        if (model->geom_concave[g]) {
+          ++concave_geoms;
+          EXPECT_EQ(geom.type(), v1::GEOM_TYPE_MESH);
+          ASSERT_LT(geom.mesh(), model->nmesh);
+          EXPECT_EQ(scene.meshes(geom.mesh()).faces_size(),
+                    3 * model->mesh_face_num[model->geom_mesh[g]]);
+        }
+        continue;
+      }
+      ++sdf_geoms;
+      EXPECT_EQ(geom.type(), v1::GEOM_TYPE_SDF);
+      ASSERT_EQ(geom.mesh(), model->nmesh + k);
+      const v1::SceneMesh& mesh = scene.meshes(geom.mesh());
+      EXPECT_EQ(mesh.name(), "sdf:" + geom.name());
+      ASSERT_GT(model->sdf_face_num[k], 0);
+      ASSERT_EQ(mesh.vertices_size(), 3 * model->sdf_vert_num[k]);
+      ASSERT_EQ(mesh.faces_size(), 3 * model->sdf_face_num[k]);
+      for (int v = 0; v < model->sdf_vert_num[k]; ++v) {
+        for (int i = 0; i < 3; ++i) {
+          ASSERT_EQ(mesh.vertices(3 * v + i),
+                    static_cast<float>(model->sdf_vert[model->sdf_vert_adr[k] + v][i]));
+        }
+      }
+      double volume = 0;
+      for (int f = 0; f < model->sdf_face_num[k]; ++f) {
+        Vec3 corner[3];
+        for (int i = 0; i < 3; ++i) {
+          const std::uint32_t index = mesh.faces(3 * f + i);
+          ASSERT_EQ(static_cast<int>(index), model->sdf_face[model->sdf_face_adr[k] + f][i]);
+          ASSERT_LT(static_cast<int>(index), model->sdf_vert_num[k]);
+          corner[i] = Vec3(mesh.vertices(3 * index), mesh.vertices(3 * index + 1),
+                           mesh.vertices(3 * index + 2));
+        }
+        volume += corner[0].dot(corner[1].cross(corner[2])) / 6;
+      }
+      EXPECT_GT(volume, 0) << "counter-clockwise seen from outside";
+    }
+    EXPECT_EQ(sdf_geoms, nsdf);
+    EXPECT_EQ(concave_geoms, concave);
+    DestroyGroup(stub_.get(), created.group_id());
+  }
 }
 
 TEST_F(ServiceTest, GetSceneRefusesUnknownAndUnsetIds) {

@@ -19,6 +19,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
                                 "python"))
 
 import viewer_harness  # noqa: E402
+from alsim.scenes import Scene  # noqa: E402
 from alsim.v1 import alsim_pb2  # noqa: E402
 from google.protobuf import json_format  # noqa: E402
 
@@ -111,6 +112,36 @@ class ViewerHttpTest(unittest.TestCase):
             expected, preserving_proto_field_name=True, including_default_value_fields=True)))
         self.assertEqual(len(scene["geoms"]), len(expected.geoms))
         self.assertGreater(len(scene["geoms"]), 10)
+
+    def test_sdf_geoms_come_with_their_triangulations_and_the_page_draws_them(self):
+        """dish_pile's dishes are SDF geoms: /api/scene names them GEOM_TYPE_SDF with the index of
+        a mesh after the scene's own, the triangulation ("sdf:GEOM"), which viewer.js draws as it
+        draws a mesh geom's."""
+        created = viewer_harness.create(self.stub, "dish_pile", 1)
+        ident = created.instance_ids[0]
+        try:
+            status, scene = viewer_harness.http_json(self.http, "/api/scene?id=%d" % ident)
+            self.assertEqual(status, 200)
+            sdf = [g for g in scene["geoms"] if g["type"] == "GEOM_TYPE_SDF"]
+            self.assertEqual(sorted(g["name"] for g in sdf),
+                             ["bowl_1", "bowl_2", "plate", "pot"])
+            for geom in sdf:
+                mesh = scene["meshes"][geom["mesh"]]
+                self.assertEqual(mesh["name"], "sdf:" + geom["name"])
+                self.assertGreater(len(mesh["faces"]), 0)
+                self.assertEqual(len(mesh["faces"]) % 3, 0)
+                self.assertLess(max(mesh["faces"]), len(mesh["vertices"]) // 3)
+            # The Python client's table knows the type too.
+            client_scene = Scene(self.stub.GetScene(alsim_pb2.GetSceneRequest(instance_id=ident),
+                                                    timeout=30))
+            self.assertEqual(client_scene.geom_type_names.count("sdf"), 4)
+            self.assertEqual(int((client_scene.geom_type == Scene.SDF).sum()), 4)
+        finally:
+            self.stub.Destroy(alsim_pb2.DestroyRequest(
+                instances=alsim_pb2.InstanceSelection(instance_ids=[ident])), timeout=30)
+        status, _, page = viewer_harness.http(self.http, "/viewer.js")
+        self.assertEqual(status, 200)
+        self.assertIn(b"case 'GEOM_TYPE_SDF'", page)
 
     def test_bad_requests_are_refused_clearly(self):
         cases = [

@@ -160,7 +160,9 @@ class Scene:
     - ``geom_names``: str array.
     - ``geom_type``: int32, ``alsim.v1.GeomType`` values (MuJoCo's mjtGeom plus one):
       ``Scene.PLANE``, ``HFIELD``, ``SPHERE``, ``CAPSULE``, ``ELLIPSOID``, ``CYLINDER``,
-      ``BOX``, ``MESH``; ``geom_type_names`` has them as lowercase names ("box", ...).
+      ``BOX``, ``MESH``, and alsim's ``SDF`` (an analytic signed distance field, drawn through
+      its triangulation in ``meshes``); ``geom_type_names`` has them as lowercase names ("box",
+      ...).
     - ``geom_body``: int32, the body each is attached to (a row of ``body_names`` and of the
       ``body_pos`` / ``body_quat`` observations, which place every body in the world).
     - ``geom_size``: float64 ``[ngeom, 3]``, MuJoCo's size parameters of the type (m; unused
@@ -169,10 +171,12 @@ class Scene:
       z), the pose in the body's frame.
     - ``geom_rgba``: float32 ``[ngeom, 4]``, colour and opacity in [0, 1].
     - ``geom_group``: int32, MuJoCo's visibility group (0 to 5).
-    - ``geom_mesh``: int32, an index into ``meshes`` for mesh geoms, -1 otherwise.
+    - ``geom_mesh``: int32, an index into ``meshes`` for mesh geoms and for SDF geoms (their
+      triangulation), -1 otherwise.
     - ``geom_collides``: bool, whether it takes part in contacts.
 
-    And ``meshes``: a list of ``Mesh`` (name, vertices ``[n, 3]``, faces ``[m, 3]``);
+    And ``meshes``: a list of ``Mesh`` (name, vertices ``[n, 3]``, faces ``[m, 3]``), the
+    scene's, then one per SDF geom named "sdf:GEOM";
     ``name`` (the built-in name or the scene's filename), ``timestep`` (s) and ``gravity``
     (float64 ``[3]``, m/s^2, world frame). ``Scene(response)`` reads a ``GetSceneResponse``.
     """
@@ -185,6 +189,7 @@ class Scene:
     CYLINDER = alsim_pb2.GEOM_TYPE_CYLINDER
     BOX = alsim_pb2.GEOM_TYPE_BOX
     MESH = alsim_pb2.GEOM_TYPE_MESH
+    SDF = alsim_pb2.GEOM_TYPE_SDF
 
     def __init__(self, response):
         geoms = response.geoms

@@ -44,7 +44,8 @@ resize();
 
 // ---- geometry ---------------------------------------------------------------------------
 
-// MuJoCo's geom types as GetScene names them (alsim.proto GeomType).
+// MuJoCo's geom types as GetScene names them (alsim.proto GeomType), and alsim's SDF geoms,
+// whose surface triangulation GetScene sends as a mesh.
 function geomObject(geom, meshes, material) {
   const s = geom.size;
   let g = null;
@@ -77,7 +78,8 @@ function geomObject(geom, meshes, material) {
       g.rotateX(Math.PI / 2);
       break;
     case 'GEOM_TYPE_BOX': g = new THREE.BoxGeometry(2 * s[0], 2 * s[1], 2 * s[2]); break;
-    case 'GEOM_TYPE_MESH': g = meshes[geom.mesh]; break;
+    case 'GEOM_TYPE_MESH':
+    case 'GEOM_TYPE_SDF': g = meshes[geom.mesh]; break;
     default: return null;  // height fields: not drawn
   }
   if (!g) return null;
