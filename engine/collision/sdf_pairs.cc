@@ -65,6 +65,44 @@ struct CapsuleField {
   }
 };
 
+// The box's, cylinder's and ellipsoid's fields (BoxField, CylinderField, EllipsoidField).
+struct BoxPrimitiveField {
+  Vec3 half;
+  double Lipschitz(const Vec3&, double) const { return 1; }
+  double Value(const Vec3& p) const {
+    Vec3 g;
+    return BoxField(half, p, &g);
+  }
+  double ValueAndGradient(const Vec3& p, Vec3* g) const { return BoxField(half, p, g); }
+};
+
+struct CylinderPrimitiveField {
+  double radius;
+  double half;
+  double Lipschitz(const Vec3&, double) const { return 1; }
+  double Value(const Vec3& p) const {
+    Vec3 g;
+    return CylinderField(radius, half, p, &g);
+  }
+  double ValueAndGradient(const Vec3& p, Vec3* g) const {
+    return CylinderField(radius, half, p, g);
+  }
+};
+
+// L = 2 + (a_max / a_min)^2 bounds |grad f| outside the solid (sdf_pairs.h).
+struct EllipsoidPrimitiveField {
+  Vec3 semi;
+  double Lipschitz(const Vec3&, double) const {
+    const double ratio = semi.maxCoeff() / semi.minCoeff();
+    return 2 + ratio * ratio;
+  }
+  double Value(const Vec3& p) const {
+    Vec3 g;
+    return EllipsoidField(semi, p, &g);
+  }
+  double ValueAndGradient(const Vec3& p, Vec3* g) const { return EllipsoidField(semi, p, g); }
+};
+
 // A field with its pose in the world and its box in its own frame.
 template <class Field>
 struct PlacedField {
@@ -449,24 +487,115 @@ void SdfAgainst(const GeomShape& sdf, const GeomShape& other, double margin, boo
   WithField(sdf, [&](const auto& f) { FieldAgainst(f, sdf, other, margin, sdf_is_b, raw); });
 }
 
-// A sphere's or capsule's field over a concave mesh's triangles.
+// The primitive's surface points `points` (world) against the mesh's triangles (sdf_pairs.h):
+// each triangle's normal oriented toward the primitive's center; a point within [-depth, margin)
+// of its plane whose projection lies inside it (barycentric coordinates >= 0) is a contact.
+// Triangles are culled by their box against the points' box grown by margin and depth.
+void PointsOverTriangles(const Vec3* points, int point_count, const Vec3& center,
+                         const GeomShape& mesh, const Eigen::Vector3i* faces, int face_count,
+                         double depth, double margin, bool primitive_is_b, RawContacts* raw) {
+  constexpr int kMaxPoints = 2 * kCylinderRimPoints;
+  std::array<Vec3, kMaxPoints> local;
+  const Vec3 c = mesh.rot.transpose() * (center - mesh.pos);
+  const double reach = std::max(margin, 0.0) + depth;
+  Vec3 lo = Vec3::Constant(std::numeric_limits<double>::infinity());
+  Vec3 hi = -lo;
+  for (int i = 0; i < point_count; ++i) {
+    local[i] = mesh.rot.transpose() * (points[i] - mesh.pos);
+    lo = lo.cwiseMin(local[i]);
+    hi = hi.cwiseMax(local[i]);
+  }
+  lo.array() -= reach;
+  hi.array() += reach;
+  for (int t = 0; t < face_count; ++t) {
+    const Vec3& v0 = mesh.vertices[faces[t][0]];
+    const Vec3& v1 = mesh.vertices[faces[t][1]];
+    const Vec3& v2 = mesh.vertices[faces[t][2]];
+    const Vec3 tlo = v0.cwiseMin(v1).cwiseMin(v2);
+    const Vec3 thi = v0.cwiseMax(v1).cwiseMax(v2);
+    if ((tlo.array() > hi.array()).any() || (thi.array() < lo.array()).any()) continue;
+    const Vec3 e1 = v1 - v0, e2 = v2 - v0;
+    Vec3 n = e1.cross(e2);
+    const double area2 = n.norm();
+    if (!(area2 > 0)) continue;  // a degenerate triangle has no plane
+    n /= area2;
+    const double side = n.dot(c - v0);
+    if (side == 0) continue;  // the center on the plane: no side to push toward
+    if (side < 0) n = -n;
+    // Barycentric coordinates of the projection q = p - s n from the Gram matrix of e1, e2.
+    const double g11 = e1.dot(e1), g12 = e1.dot(e2), g22 = e2.dot(e2);
+    const double det = g11 * g22 - g12 * g12;
+    for (int i = 0; i < point_count; ++i) {
+      const Vec3 w = local[i] - v0;
+      const double s = n.dot(w);
+      if (!(s < margin) || s < -depth) continue;
+      const double r1 = e1.dot(w), r2 = e2.dot(w);
+      const double b1 = (g22 * r1 - g12 * r2) / det, b2 = (g11 * r2 - g12 * r1) / det;
+      if (b1 < 0 || b2 < 0 || b1 + b2 > 1) continue;
+      const Vec3 normal = mesh.rot * n;
+      raw->Add(s, points[i] - normal * (s / 2), primitive_is_b ? normal : Vec3(-normal));
+    }
+  }
+}
+
+// A primitive's field over a concave mesh's triangles, and a box's corners or a cylinder's rim
+// points against them.
 void PrimitiveOverConcave(const GeomShape& primitive, const GeomShape& mesh, double margin,
                           bool primitive_is_b, RawContacts* raw) {
   int count = 0;
   const Eigen::Vector3i* faces = MeshTriangles(mesh, &count);
-  if (primitive.type == GeomType::kSphere) {
-    const double r = primitive.size[0];
-    const PlacedField<SphereField> f{
-        {r}, primitive.pos, primitive.rot, Vec3::Constant(-r), Vec3::Constant(r)};
+  const auto over = [&](const auto& f) {
     FieldOverTriangles(f, mesh.pos, mesh.rot, mesh.vertices, faces, count, 0.0, margin,
                        primitive_is_b, raw);
-    return;
+  };
+  const Vec3& size = primitive.size;
+  switch (primitive.type) {
+    case GeomType::kSphere: {
+      const double r = size[0];
+      over(PlacedField<SphereField>{
+          {r}, primitive.pos, primitive.rot, Vec3::Constant(-r), Vec3::Constant(r)});
+      return;
+    }
+    case GeomType::kCapsule: {
+      const double r = size[0], h = size[1];
+      over(PlacedField<CapsuleField>{
+          {r, h}, primitive.pos, primitive.rot, Vec3(-r, -r, -h - r), Vec3(r, r, h + r)});
+      return;
+    }
+    case GeomType::kBox: {
+      over(PlacedField<BoxPrimitiveField>{{size}, primitive.pos, primitive.rot, -size, size});
+      std::array<Vec3, 8> corners;
+      for (int i = 0; i < 8; ++i) {
+        const Vec3 local((i & 1) ? size[0] : -size[0], (i & 2) ? size[1] : -size[1],
+                         (i & 4) ? size[2] : -size[2]);
+        corners[i] = primitive.pos + primitive.rot * local;
+      }
+      PointsOverTriangles(corners.data(), 8, primitive.pos, mesh, faces, count, size.minCoeff(),
+                          margin, primitive_is_b, raw);
+      return;
+    }
+    case GeomType::kCylinder: {
+      const double r = size[0], h = size[1];
+      over(PlacedField<CylinderPrimitiveField>{
+          {r, h}, primitive.pos, primitive.rot, Vec3(-r, -r, -h), Vec3(r, r, h)});
+      // Rim points at angles 2 pi k / kCylinderRimPoints, the lower circle first.
+      std::array<Vec3, 2 * kCylinderRimPoints> rim;
+      for (int k = 0; k < 2 * kCylinderRimPoints; ++k) {
+        const double angle =
+            2 * 3.14159265358979323846 * (k % kCylinderRimPoints) / kCylinderRimPoints;
+        const Vec3 local(r * std::cos(angle), r * std::sin(angle), k < kCylinderRimPoints ? -h : h);
+        rim[k] = primitive.pos + primitive.rot * local;
+      }
+      PointsOverTriangles(rim.data(), 2 * kCylinderRimPoints, primitive.pos, mesh, faces, count,
+                          std::min(r, h), margin, primitive_is_b, raw);
+      return;
+    }
+    case GeomType::kEllipsoid:
+      over(PlacedField<EllipsoidPrimitiveField>{{size}, primitive.pos, primitive.rot, -size, size});
+      return;
+    default:
+      return;  // IsSdfPair sends no other type here
   }
-  const double r = primitive.size[0], h = primitive.size[1];
-  const PlacedField<CapsuleField> f{
-      {r, h}, primitive.pos, primitive.rot, Vec3(-r, -r, -h - r), Vec3(r, r, h + r)};
-  FieldOverTriangles(f, mesh.pos, mesh.rot, mesh.vertices, faces, count, 0.0, margin,
-                     primitive_is_b, raw);
 }
 
 }  // namespace
@@ -498,6 +627,61 @@ int CollideSdfPair(const GeomShape& a, const GeomShape& b, double margin, Contac
     }
   }
   return raw.Finish(out);
+}
+
+double BoxField(const Vec3& h, const Vec3& p, Vec3* gradient) {
+  const Vec3 q = p.cwiseAbs() - h;
+  const Vec3 sign(p.x() < 0 ? -1.0 : 1.0, p.y() < 0 ? -1.0 : 1.0, p.z() < 0 ? -1.0 : 1.0);
+  int axis = 0;
+  for (int i = 1; i < 3; ++i) {
+    if (q[i] > q[axis]) axis = i;
+  }
+  if (q[axis] > 0) {
+    // Outside: the distance to the nearest surface point, |max(q, 0)|, along sign * max(q, 0).
+    const Vec3 outside = q.cwiseMax(0.0);
+    const double length = outside.norm();
+    *gradient = sign.cwiseProduct(outside) / length;
+    return length;
+  }
+  // Inside: the nearest face's depth, max_i q_i, along that face's normal.
+  *gradient = Vec3::Zero();
+  (*gradient)[axis] = sign[axis];
+  return q[axis];
+}
+
+double CylinderField(double r, double h, const Vec3& p, Vec3* gradient) {
+  const double rho = std::hypot(p.x(), p.y());
+  const Vec3 radial = rho > 0 ? Vec3(p.x() / rho, p.y() / rho, 0) : Vec3::UnitX();
+  const Vec3 axial(0, 0, p.z() < 0 ? -1.0 : 1.0);
+  const double qr = rho - r, qz = std::abs(p.z()) - h;
+  if (qr > 0 || qz > 0) {
+    // Outside: the distance |(max(qr, 0), max(qz, 0))| in the (rho, |z|) half-plane.
+    const double or_ = std::max(qr, 0.0), oz = std::max(qz, 0.0);
+    const double length = std::hypot(or_, oz);
+    *gradient = (or_ * radial + oz * axial) / length;
+    return length;
+  }
+  // Inside: the nearer of the side and the cap, max(qr, qz); ties the side.
+  *gradient = qr >= qz ? radial : axial;
+  return std::max(qr, qz);
+}
+
+double EllipsoidField(const Vec3& a, const Vec3& p, Vec3* gradient) {
+  const Vec3 v = p.cwiseQuotient(a.cwiseProduct(a));  // p / a^2, grad k0 = v / k0
+  const double k0 = p.cwiseQuotient(a).norm(), k1 = v.norm();
+  if (!(k1 > 0)) {
+    int axis = 0;
+    for (int i = 1; i < 3; ++i) {
+      if (a[i] < a[axis]) axis = i;
+    }
+    *gradient = Vec3::Zero();
+    (*gradient)[axis] = 1;
+    return -a[axis];
+  }
+  // f = k0 (k0 - 1) / k1: grad f = (2 k0 - 1) v / (k0 k1) - k0 (k0 - 1) (v / a^2) / k1^3.
+  *gradient = ((2 * k0 - 1) / (k0 * k1)) * v -
+              (k0 * (k0 - 1) / (k1 * k1 * k1)) * v.cwiseQuotient(a.cwiseProduct(a));
+  return k0 * (k0 - 1) / k1;
 }
 
 int ReduceContacts(RawContact* raw, int n, int limit, double spacing) {
