@@ -1,8 +1,8 @@
 // Concave meshes against boxes, cylinders and ellipsoids (engine/collision/sdf_pairs.h): the
 // primitives' fields against finite differences and closed forms; a box on a concave tray's
-// floor at its four corners; a box against a U channel's wall where the hull is wrong; a cylinder
-// standing and an ellipsoid upright and tilted on the floor; the same output twice; and a box
-// dropped into the tray resting at its analytic height.
+// floor at its four corners, tilted too; a box against a U channel's wall where the hull is wrong;
+// a cylinder standing and an ellipsoid upright and tilted on the floor; the same output twice; and
+// a box dropped into the tray resting at its analytic height.
 #include <gtest/gtest.h>
 
 #include <Eigen/Geometry>
@@ -235,6 +235,49 @@ TEST(ConcavePrimitives, BoxOnATraysFloorTouchesAtItsFourCorners) {
   const Scene hull = Load(TrayWorld(box, true));
   ASSERT_TRUE(hull.model) << hull.error;
   EXPECT_LT(Deepest(Collide(hull, "tray", "box", 0.005)), -0.03);
+}
+
+// The tray and the box both tilted 15 degrees about x and turned 40 about z, the box 1 mm off the
+// floor along the tray's z axis: the same four corners at the gap, normals the tray's z axis.
+TEST(ConcavePrimitives, TiltedTrayAndBoxTouchAtTheCornersAlongTheTraysAxis) {
+  const double gap = 0.001;
+  const Eigen::Matrix3d rot = (Eigen::AngleAxisd(40 * 3.14159265358979323846 / 180, Vec3::UnitZ()) *
+                               Eigen::AngleAxisd(15 * 3.14159265358979323846 / 180, Vec3::UnitX()))
+                                  .toRotationMatrix();
+  const Vec3 center = rot * Vec3(0.03, -0.02, 0.03 + gap);
+  const std::string xml =
+      "<mujoco><compiler eulerseq='zyx'/><asset>" + kTray +
+      "</asset><custom><text name='alsim:concave:tray' data='triangles'/></custom><worldbody>"
+      "<body euler='40 0 15'><geom name='tray' type='mesh' mesh='tray'/></body>"
+      "<body euler='40 0 15' pos='" +
+      Num(center.x()) + " " + Num(center.y()) + " " + Num(center.z()) +
+      "'><geom name='box' type='box' size='0.05 0.04 0.03'/></body></worldbody></mujoco>";
+  const Scene scene = Load(xml);
+  ASSERT_TRUE(scene.model) << scene.error;
+  const GeomShape tray = ShapeOfGeom(*scene.model, *scene.data, Geom(*scene.model, "tray"));
+  const Vec3 axis =
+      tray.rot *
+      (tray.vertices[1] - tray.vertices[0]).cross(tray.vertices[2] - tray.vertices[0]).normalized();
+  const Vec3 up = axis.dot(rot.col(2)) > 0 ? axis : Vec3(-axis);  // the floor's side of the box
+  EXPECT_LT((up - rot.col(2)).norm(), 1e-6);
+  const double floor = up.dot(tray.pos + tray.rot * tray.vertices[0]);
+  const int b = Geom(*scene.model, "box");
+  const std::vector<Contact> contacts = Collide(scene, "tray", "box", 0.005);
+  ASSERT_GE(contacts.size(), 4u);
+  int corners = 0;
+  for (const Contact& c : contacts) {
+    const Vec3 bottom = c.pos + up * (c.dist / 2);  // where the contact meets the box
+    EXPECT_NEAR(c.dist, up.dot(bottom) - floor, 1e-12);
+    EXPECT_NEAR(c.dist, gap, 1e-7);  // float vertices
+    EXPECT_LT((c.normal - up).norm(), 1e-12);
+    const Vec3 local = scene.data->geom_xmat[b].transpose() * (bottom - scene.data->geom_xpos[b]);
+    EXPECT_NEAR(local.z(), -0.03, 1e-7);
+    if (std::abs(std::abs(local.x()) - 0.05) < 1e-7 &&
+        std::abs(std::abs(local.y()) - 0.04) < 1e-7) {
+      ++corners;
+    }
+  }
+  EXPECT_EQ(corners, 4);
 }
 
 // A U channel along y (floor z = 0, walls x = +-0.1 up to z = 0.1, open ends and top) and a
