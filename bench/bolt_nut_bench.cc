@@ -20,8 +20,8 @@
 //
 // A solver given as name:N in --solvers runs at most N iterations instead of --iterations: with
 // --budget-us 0, a fixed iteration count per solver (e.g. what fits in a budget on a quiet
-// machine) makes the run repeatable. Note that Step starts a budget's clock when the step starts,
-// so the collision's time counts against it (docs/cli.md says "each step's solve").
+// machine) makes the run repeatable. The budget is the solve's: Step starts its clock after the
+// collision and the dynamics (docs/cli.md, "each step's solve").
 //
 // Usage: bolt_nut_bench [--scene FILE] [--solvers a[:N],b,...] [--budget-us U] [--iterations N]
 //          [--tolerance X] [--steps K] [--speed W] [--torque T] [--gain KD] [--threads T]

@@ -10,7 +10,8 @@
 // (default 100) for CANAL and --admm-iterations (default 2000) for SubADMM. Columns, over the steps
 // with a contact: the Sec. VII residual (SolverStatistics::contact_residual) mean and largest, the
 // share of steps at or below 1e-8, CANAL's outer iterations and Newton steps per step (summed over
-// islands), its inner failures over the run, and the mean wall time of a step.
+// islands), its inner failures and the islands SubADMM finished after a stalled cascade
+// (CanalParameters::subadmm_fallback_iterations) over the run, and the mean wall time of a step.
 //
 // Usage: canal_penalty_bench [--scene FILE:SETTLE:STEPS ...] [--tolerance X]
 //                            [--canal-iterations N] [--admm-iterations N] [--relative-beta0 B]
@@ -60,7 +61,7 @@ struct Row {
   double residual_sum = 0, residual_max = 0;
   int worst_step = -1;
   int at_1e8 = 0;
-  double outer = 0, newton = 0, failures = 0, seconds = 0;
+  double outer = 0, newton = 0, failures = 0, fallbacks = 0, seconds = 0;
   int steps = 0;
   bool failed = false;
 };
@@ -74,8 +75,8 @@ int Run(const std::vector<SceneCase>& scenes, double tolerance, int canal_iterat
   };
   std::printf(
       "| scene | solver | mean residual | largest | steps <= 1e-8 | outer iterations per step | "
-      "Newton steps per step | inner failures | ms per step |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+      "Newton steps per step | inner failures | SubADMM fallbacks | ms per step |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
   for (const SceneCase& scene : scenes) {
     const ModelImport imported = ImportModelFromFile(scene.file);
     if (!imported) {
@@ -154,6 +155,7 @@ int Run(const std::vector<SceneCase>& scenes, double tolerance, int canal_iterat
             row.outer += Figure(stats, "outer_iterations");
             row.newton += Figure(stats, "newton_steps");
             row.failures += Figure(stats, "inner_failures");
+            row.fallbacks += Figure(stats, "subadmm_fallbacks");
           }
         }
       });
@@ -162,9 +164,10 @@ int Run(const std::vector<SceneCase>& scenes, double tolerance, int canal_iterat
                   config.name, row.residual_sum / n, row.residual_max, row.worst_step,
                   100.0 * row.at_1e8 / n);
       if (canal) {
-        std::printf("%.1f | %.1f | %.0f | ", row.outer / n, row.newton / n, row.failures);
+        std::printf("%.1f | %.1f | %.0f | %.0f | ", row.outer / n, row.newton / n, row.failures,
+                    row.fallbacks);
       } else {
-        std::printf("| | | ");
+        std::printf("| | | | ");
       }
       std::printf("%.2f%s |\n", 1e3 * row.seconds / std::max(1, row.steps),
                   row.failed ? " (a step failed)" : "");

@@ -177,6 +177,12 @@ std::vector<SolverOptionSpec> MakeTable() {
       {"canal_anderson_memory", "--canal-anderson", "M", "canal, auto", K::kInteger, 0, 8, false,
        false, "", "Anderson acceleration of CANAL's outer loop with M history columns, 0 for none",
        ALSIM_NUMBER_FIELD(canal.anderson_memory)},
+      {"canal_subadmm_fallback_iterations", "--canal-subadmm-fallback", "N", "canal", K::kInteger,
+       0, kMaxCount, false, false, "",
+       "an island whose De Saxce cascade stalls (no halving of its residual in 20 outer iterations "
+       "at the largest penalty) is finished by SubADMM from CANAL's impulses with up to N "
+       "iterations; 0 runs CANAL on to its cap",
+       ALSIM_NUMBER_FIELD(canal.subadmm_fallback_iterations)},
       {"canal_line_search_tolerance", "--canal-line-search-tolerance", "X", "canal, auto",
        K::kNumber, 0, 1, false, true, "",
        "the exact line search (eq. 26) stops once abs(phi'(alpha)) <= X abs(phi'(0))",

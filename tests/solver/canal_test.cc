@@ -25,6 +25,7 @@
 #include "engine/core/parallel.h"
 #include "engine/linalg/tree_sparse_layout.h"
 #include "engine/model/model_import.h"
+#include "engine/sim/state_snapshot.h"
 #include "engine/sim/step.h"
 #include "engine/solver/canal/canal_solver.h"
 #include "engine/solver/canal/cone_operators.h"
@@ -581,6 +582,50 @@ TEST(CanalTest, EveryStepOfTheQuadrupedDropMeetsTheTolerance) {
   EXPECT_GE(contact_steps, 250);
   std::printf("[ quadrupeds ] %d steps with contacts, largest residual %.1e\n", contact_steps,
               worst);
+}
+
+// A pile of 100 spheres (scenes/ball_pile.xml) after 110 SubADMM steps, stepped on by CANAL: at
+// the 18th step a sliding contact's speed grows with its own De Saxce term, so the cascade stalls
+// above 1e-6 however long it runs (canal_parameters.h); SubADMM then finishes the island from
+// CANAL's impulses and every step of the window meets the Sec. VII metric at 1e-8.
+TEST(CanalTest, AStalledDeSaxceCascadeIsFinishedBySubAdmm) {
+  const ModelImport imported = ImportModelFromFile(ALSIM_SCENES_DIR "/ball_pile.xml");
+  ASSERT_TRUE(imported) << imported.error;
+  const Model& m = *imported.model;
+  Data d(m);
+  StepOptions settle;
+  settle.solver.type = SolverType::kSubAdmm;
+  settle.solver.max_iterations = 2000;
+  settle.solver.tolerance = 1e-10;
+  for (int k = 0; k < 110; ++k) ASSERT_EQ(Step(m, d, settle), StepStatus::kOk) << k;
+  CanalSolver& solver = InstallCanal(m, d);
+  const StepOptions options = CanalOptions(100, 1e-8);
+  for (int k = 0; k < 17; ++k) {
+    ASSERT_EQ(Step(m, d, options), StepStatus::kOk) << k;
+    EXPECT_LE(d.solver_statistics.contact_residual, 1e-8) << "step " << k;
+  }
+  const std::string before = SaveStateSnapshot(m, d);
+  // Without the fallback the loop runs to its cap and stops short.
+  CanalParameters plain;
+  plain.subadmm_fallback_iterations = 0;
+  ASSERT_EQ(Step(m, d, CanalOptions(100, 1e-8, plain)), StepStatus::kOk);
+  const double stalled = d.solver_statistics.contact_residual;
+  EXPECT_GT(stalled, 1e-6);
+  EXPECT_EQ(solver.statistics().subadmm_fallbacks, 0);
+  EXPECT_EQ(solver.statistics().max_outer_iterations, 100);
+  std::string error;
+  ASSERT_TRUE(RestoreStateSnapshot(m, before, d, &error)) << error;
+  ASSERT_EQ(Step(m, d, options), StepStatus::kOk);
+  EXPECT_LE(d.solver_statistics.contact_residual, 1e-8);
+  EXPECT_EQ(solver.statistics().subadmm_fallbacks, 1);
+  EXPECT_TRUE(solver.island_statistics()[0].stalled);
+  EXPECT_GT(solver.island_statistics()[0].subadmm_iterations, 0);
+  EXPECT_LT(solver.statistics().max_outer_iterations, 100);
+  std::printf(
+      "[ stalled cascade ] step 17: %.1e at CANAL's cap; %.1e after %d outer iterations "
+      "and %d of SubADMM\n",
+      stalled, d.solver_statistics.contact_residual, solver.island_statistics()[0].outer_iterations,
+      solver.island_statistics()[0].subadmm_iterations);
 }
 
 TEST(CanalTest, BoxOnInclineSlidesWithTheCoulombVelocity) {

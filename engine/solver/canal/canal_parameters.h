@@ -71,6 +71,16 @@ struct CanalParameters {
   LineSearchParameters line_search;
   // The Newton baselines' own knobs (canal-trdogleg, canal-dampedsn).
   NewtonBaselineParameters baselines;
+  // [OURS] The lagged De Saxce cascade p^{l+1} = mu ||z_t(p^l)|| is a fixed-point iteration with
+  // no convergence guarantee: in a pile of spheres a sliding contact's speed can grow with its own
+  // p (a wedged sphere), so p and ||z_t|| climb together while the normal velocity error
+  // p^{l+1} - p^l stays put, and neither damping nor extrapolation finds the fixed point that the
+  // exact (strict) Coulomb problem has. An island whose AL residual plus De Saxce change has not
+  // halved in stall_window outer iterations at the largest penalty has stalled; SubADMM, which
+  // solves the strict problem without a cascade, then finishes it from CANAL's impulses with up to
+  // subadmm_fallback_iterations iterations (0: no fallback; the loop runs on to its cap).
+  int stall_window = 20;
+  int subadmm_fallback_iterations = 2000;
   // Where the first outer iteration's Newton starts: v_free = A^{-1} b (false), or the velocity
   // at the start of the step, v_k (true; for theta = 0 the previous step's v_hat).
   bool start_from_previous_velocity = false;

@@ -29,6 +29,7 @@ CanalSolver::CanalSolver(const Model& m, SolverType type)
   penalty_scale_.reserve(max_constraints);
   dense_.reserve(m.nsubsystem);
   island_stats_.reserve(m.nsubsystem);
+  stalled_islands_.reserve(m.nsubsystem);
 }
 
 namespace {
@@ -440,6 +441,12 @@ void CanalSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opti
       }
     };
     double beta_of_history = beta;
+    // The stall test (CanalParameters::stall_window): the last residual that halved the one before
+    // it, and its outer iteration.
+    const bool stall_stop =
+        !strict_loop && type_ == SolverType::kCanal && parameters.subadmm_fallback_iterations > 0;
+    double reference = std::numeric_limits<double>::infinity();
+    int reference_at = 0;
     while (true) {
       // The inner solve (Alg. 1 lines 6-14), from the last outer iterate.
       problem.beta = beta;
@@ -522,6 +529,14 @@ void CanalSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& opti
       result.dual_residual = newton_residual;
       // Alg. 1 line 16 and the shared caps (stop_test.h).
       if (CountIterationAndCheckStop(al_residual + lag, options, deadline_us, &result)) break;
+      if (al_residual + lag < 0.5 * reference) {
+        reference = al_residual + lag;
+        reference_at = outer;
+      } else if (stall_stop && beta >= beta_max &&
+                 outer - reference_at >= parameters.stall_window) {
+        stats.stalled = true;
+        break;
+      }
       // Alg. 1 line 19 and eq. (27): raise beta when the AL residual did not fall by zeta.
       if (outer > 1 && al_residual > parameters.zeta * previous_al) {
         beta = std::min(parameters.kappa * beta, beta_max);
@@ -621,6 +636,32 @@ void CanalSolver::SolveIslands(const Model& m, Data& d, const SolverOptions& opt
   IslandSolver::SolveIslands(m, d, options, deadline_us);
   const Islands& islands = d.islands;
 
+  // SubADMM finishes the stalled islands from CANAL's impulses (the warm start it reads from
+  // ConstraintSet::lambda), its iterations added to the island's outer iterations.
+  stalled_islands_.clear();
+  for (int k = 0; k < islands.num; ++k) {
+    if (island_stats_[k].stalled) stalled_islands_.push_back(k);
+  }
+  if (!stalled_islands_.empty()) {
+    SolverOptions admm = options;
+    admm.max_iterations = options.canal.subadmm_fallback_iterations;
+    if (fallback_ == nullptr) fallback_ = std::make_unique<SubAdmmSolver>(m);
+    fallback_->BeginSolve(m, d, admm);
+    IslandsFor(static_cast<int>(stalled_islands_.size()), [&](int s) {
+      const int k = stalled_islands_[s];
+      fallback_->SolveOneIsland(m, d, admm, deadline_us, k);
+      const int canal_iterations = island_results_[k].iterations;
+      island_results_[k] = fallback_->island_results()[k];
+      island_stats_[k].subadmm_iterations = island_results_[k].iterations;
+      island_stats_[k].converged = island_results_[k].converged;
+      island_results_[k].iterations += canal_iterations;
+      if (options.compute_residual) {
+        island_results_[k].residual_squares =
+            IslandResidualSquares(m, d, subsystem_blocks_, k, residual_);
+      }
+    });
+  }
+
   CanalStatistics& total = statistics_;
   total = CanalStatistics{};
   total.islands = islands.num;
@@ -633,6 +674,7 @@ void CanalSolver::SolveIslands(const Model& m, Data& d, const SolverOptions& opt
     total.rejected_steps += s.rejected_steps;
     total.gradient_steps += s.gradient_steps;
     total.canal_fallbacks += s.canal_fallbacks;
+    total.subadmm_fallbacks += s.stalled ? 1 : 0;
     total.line_search_iterations += s.line_search_iterations;
     total.factorizations += s.factorizations;
     total.failed_factorizations += s.failed_factorizations;
@@ -658,6 +700,7 @@ void CanalSolver::AddFigures(SolverStatistics* stats) const {
     stats->AddFigure("gradient_steps", total.gradient_steps);
   }
   if (type_ != SolverType::kCanal) stats->AddFigure("canal_fallbacks", total.canal_fallbacks);
+  if (type_ == SolverType::kCanal) stats->AddFigure("subadmm_fallbacks", total.subadmm_fallbacks);
   stats->AddFigure("factorizations", total.factorizations);
   stats->AddFigure("al_residual", total.al_residual);
   stats->AddFigure("newton_residual", total.newton_residual);

@@ -55,6 +55,13 @@
 // Without it (Table II's bench), the loop runs on through the failures as the paper's does and the
 // step keeps its last iterate.
 //
+// [OURS] An island whose lagged De Saxce cascade stalls (no halving of the AL residual plus the De
+// Saxce change in CanalParameters::stall_window outer iterations at the largest penalty) leaves
+// CANAL's loop early and SubADMM, which solves the strict problem without a cascade, finishes it
+// from CANAL's impulses (CanalParameters::subadmm_fallback_iterations; canal_parameters.h says
+// when the cascade has no fixed point to find), after every island's CANAL solve, the stalled
+// islands in parallel; the figure subadmm_fallbacks counts them.
+//
 // CANAL's H is the Newton solvers' sparse island Hessian (engine/solver/newton/island_hessian.h,
 // shared with the Newton kit): A's tree-sparse entries plus every pair of dofs one constraint
 // reaches (J_i^T J_i over ALL the island's constraints, open contacts included, whose D_i = 0
@@ -74,8 +81,8 @@
 //
 // Memory: storage grows with the largest step seen and is then reused; CHOLMOD allocates inside
 // every numeric factorization and on every new pattern (see cholmod_llt.h), so unlike SubADMM a
-// CANAL step is not allocation-free. The baselines' dense LU works in grow-only storage and
-// allocates nothing once warm.
+// CANAL step is not allocation-free; the SubADMM fallback is made at the first stall. The
+// baselines' dense LU works in grow-only storage and allocates nothing once warm.
 #pragma once
 
 #include <memory>
@@ -92,6 +99,7 @@
 #include "engine/solver/newton/island_hessian.h"
 #include "engine/solver/solve_statistics.h"
 #include "engine/solver/solver.h"
+#include "engine/solver/subadmm/subadmm_solver.h"
 
 namespace alsim {
 
@@ -106,6 +114,8 @@ struct CanalIslandStatistics {
   int rejected_steps = 0;          // TRDogleg: trial steps the trust region refused
   int gradient_steps = 0;          // DampedSN: gradient steps instead of the Newton direction
   int canal_fallbacks = 0;         // baselines: solved again by CANAL (0 or 1)
+  bool stalled = false;            // CANAL: the De Saxce cascade stalled (CanalParameters)
+  int subadmm_iterations = 0;      // CANAL: SubADMM's iterations finishing a stalled island
   double al_residual = 0;          // ||J v_hat - z|| after the last outer iteration, m/s
   double desaxce_change = 0;       // ||p^{l+1} - p^l|| after the last outer iteration, m/s
   double newton_residual = 0;      // ||r|| (eq. 21) at the end of the last inner loop, N s
@@ -126,6 +136,7 @@ struct CanalStatistics {
   int rejected_steps = 0;
   int gradient_steps = 0;
   int canal_fallbacks = 0;     // islands a baseline left to CANAL
+  int subadmm_fallbacks = 0;   // stalled islands SubADMM finished (CanalParameters)
   double al_residual = 0;      // the largest final AL residual over islands, m/s
   double desaxce_change = 0;   // the largest final De Saxce change over islands, m/s
   double newton_residual = 0;  // the largest final Newton residual over islands, N s
@@ -160,7 +171,8 @@ class CanalSolver final : public IslandSolver {
   void Prepare(const Model& m, Data& d, const SolverOptions& options) override;
   void SolveIsland(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
                    int island) override;
-  // The islands in parallel, then the step's CanalStatistics from theirs.
+  // The islands in parallel, then SubADMM on the islands whose cascade stalled (in parallel), then
+  // the step's CanalStatistics from theirs.
   void SolveIslands(const Model& m, Data& d, const SolverOptions& options,
                     double deadline_us) override;
   void AddFigures(SolverStatistics* stats) const override;
@@ -199,6 +211,10 @@ class CanalSolver final : public IslandSolver {
   std::vector<double> anderson_storage_;
   std::vector<long> anderson_offset_;
   std::vector<std::unique_ptr<DenseNewtonWorkspace>> dense_;  // per island (the baselines)
+  // SubADMM for stalled islands (CanalParameters::subadmm_fallback_iterations; made on first use)
+  // and this step's stalled islands, in island order.
+  std::unique_ptr<SubAdmmSolver> fallback_;
+  std::vector<int> stalled_islands_;
   std::vector<CanalIslandStatistics> island_stats_;
   CanalStatistics statistics_;
   bool record_history_ = false;

@@ -74,6 +74,7 @@ void HybridSolver::SolveIslands(const Model& m, Data& d, const SolverOptions& op
     const int k = canal_islands_[s];
     SolverOptions second = options;
     second.max_iterations = options.max_iterations - island_results_[k].iterations;
+    second.canal.subadmm_fallback_iterations = 0;  // SubADMM has had the island already
     canal_.SolveOneIsland(m, d, second, deadline_us, k);
     const int subadmm_iterations = island_results_[k].iterations;
     island_results_[k] = canal_.island_results()[k];
