@@ -120,9 +120,11 @@ struct PlacedField {
 class RawContacts {
  public:
   explicit RawContacts(double spacing) : spacing_(spacing) {}
+  // A full buffer is reduced, and the next reduction starts from the spacing that one needed:
+  // the kept contacts are already that far apart, so the passes below it would fail again.
   void Add(double dist, const Vec3& pos, const Vec3& normal) {
     if (count_ == kSdfRawContacts) {
-      count_ = ReduceContacts(raw_.data(), count_, kMaxContactsPerSdfPair, spacing_);
+      count_ = ReduceContacts(raw_.data(), count_, kMaxContactsPerSdfPair, spacing_, &spacing_);
     }
     raw_[count_++] = RawContact{pos, normal, dist};
   }
@@ -684,7 +686,7 @@ double EllipsoidField(const Vec3& a, const Vec3& p, Vec3* gradient) {
   return k0 * (k0 - 1) / k1;
 }
 
-int ReduceContacts(RawContact* raw, int n, int limit, double spacing) {
+int ReduceContacts(RawContact* raw, int n, int limit, double spacing, double* final_spacing) {
   if (n == 0) return 0;
   limit = std::min(limit, kMaxContactsPerSdfPair);
   // Depth order; ties by index.
@@ -718,6 +720,7 @@ int ReduceContacts(RawContact* raw, int n, int limit, double spacing) {
       break;
     }
   }
+  if (final_spacing != nullptr) *final_spacing = rho;
   // Gather the kept contacts to the front, deepest first.
   std::array<RawContact, kMaxContactsPerSdfPair> front;
   for (int j = 0; j < count; ++j) front[j] = raw[kept[j]];

@@ -57,7 +57,8 @@
 //     no field, so a concave mesh holding another mesh is not yet resolved.
 // Conforming surfaces give one contact per triangle, hundreds: ReduceContacts keeps at most
 // kMaxContactsPerSdfPair. Deterministic (fixed orders, no threads), allocation-free: raw contacts
-// live in a fixed array on the stack, reduced whenever it fills.
+// live in a fixed array on the stack, reduced whenever it fills, each reduction of a pair starting
+// from the spacing the one before it needed.
 #pragma once
 
 #include "engine/collision/geom_shape.h"
@@ -114,6 +115,8 @@ struct RawContact {
 // with normals within 45 degrees (the kept one is deeper, so the deepest is always kept, first);
 // rho starts at `spacing` and doubles until at most `limit` remain (after 60 doublings the
 // deepest `limit` are kept). Deterministic: a function of the input's order and values alone.
-int ReduceContacts(RawContact* raw, int n, int limit, double spacing);
+// *final_spacing, when given, receives the rho of the pass that kept them.
+int ReduceContacts(RawContact* raw, int n, int limit, double spacing,
+                   double* final_spacing = nullptr);
 
 }  // namespace alsim
