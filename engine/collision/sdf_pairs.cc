@@ -119,9 +119,11 @@ struct PlacedField {
 // fills (a function of the order of arrival, so deterministic).
 class RawContacts {
  public:
-  explicit RawContacts(double spacing) : spacing_(spacing) {}
-  // A full buffer is reduced, and the next reduction starts from the spacing that one needed:
-  // the kept contacts are already that far apart, so the passes below it would fail again.
+  explicit RawContacts(double spacing) : spacing_(spacing), base_spacing_(spacing) {}
+  // A full buffer is reduced, and the next such reduction starts from the spacing that one
+  // needed: the kept contacts are already that far apart, so the passes below it would fail
+  // again. The last reduction starts from the base spacing, so that the pair keeps as many
+  // contacts, up to the cap, as the smallest spacing allows.
   void Add(double dist, const Vec3& pos, const Vec3& normal) {
     if (count_ == kSdfRawContacts) {
       count_ = ReduceContacts(raw_.data(), count_, kMaxContactsPerSdfPair, spacing_, &spacing_);
@@ -129,7 +131,7 @@ class RawContacts {
     raw_[count_++] = RawContact{pos, normal, dist};
   }
   int Finish(Contact* out) {
-    count_ = ReduceContacts(raw_.data(), count_, kMaxContactsPerSdfPair, spacing_);
+    count_ = ReduceContacts(raw_.data(), count_, kMaxContactsPerSdfPair, base_spacing_);
     for (int i = 0; i < count_; ++i) {
       out[i].dist = raw_[i].dist;
       out[i].pos = raw_[i].pos;
@@ -142,6 +144,7 @@ class RawContacts {
   std::array<RawContact, kSdfRawContacts> raw_;
   int count_ = 0;
   double spacing_;
+  double base_spacing_;
 };
 
 // ---------------------------------------------------------------- Frank-Wolfe
