@@ -20,51 +20,13 @@
 #include "engine/dynamics/kinematics.h"
 #include "engine/model/model_import.h"
 #include "engine/sim/step.h"
+#include "tests/collision/sdf_test_scene.h"
 #include "tests/support/allocation_counter.h"
 
 namespace alsim {
 namespace {
 
-struct Scene {
-  std::shared_ptr<const Model> model;
-  std::unique_ptr<Data> data;
-  std::string error;
-};
-
-Scene Load(const std::string& xml) {
-  Scene scene;
-  const ModelImport imported = ImportModelFromString(xml);
-  scene.error = imported.error;
-  if (!imported) return scene;
-  scene.model = imported.model;
-  scene.data = std::make_unique<Data>(*scene.model);
-  Kinematics(*scene.model, *scene.data);
-  return scene;
-}
-
-int Geom(const Model& m, const std::string& name) {
-  for (int g = 0; g < m.ngeom; ++g) {
-    if (m.geom_name[g] == name) return g;
-  }
-  return -1;
-}
-
-// The pair's contacts through the narrowphase entry, normals from geom `a` toward geom `b`.
-std::vector<Contact> Collide(const Scene& scene, const std::string& a, const std::string& b,
-                             double margin) {
-  std::vector<Contact> out(kMaxContactsPerSdfPair);
-  const int count = CollideShapes(ShapeOfGeom(*scene.model, *scene.data, Geom(*scene.model, a)),
-                                  ShapeOfGeom(*scene.model, *scene.data, Geom(*scene.model, b)),
-                                  margin, out.data());
-  out.resize(count);
-  return out;
-}
-
-double Deepest(const std::vector<Contact>& contacts) {
-  double deepest = INFINITY;
-  for (const Contact& c : contacts) deepest = std::min(deepest, c.dist);
-  return deepest;
-}
+using namespace sdf_test;  // Scene, Load, Geom, Collide, Deepest
 
 // An open tray, 0.4 x 0.3 floor at z = 0 and walls 0.1 high, wound outward like a closed cup's
 // outside (its floor's normal is -z: the box inside is on the floor's back side).

@@ -29,10 +29,13 @@
 #include "engine/model/model_import.h"
 #include "engine/sim/state_hash.h"
 #include "engine/sim/step.h"
+#include "tests/collision/sdf_test_scene.h"
 #include "tests/support/allocation_counter.h"
 
 namespace alsim {
 namespace {
+
+using namespace sdf_test;  // Scene, Load, Geom, Collide, Deepest
 
 using Vec2 = Eigen::Vector2d;
 
@@ -44,22 +47,6 @@ constexpr double kPadding = 0.003;
 const Vec2 kWallNormal = Vec2(-0.06, 0.04).normalized();
 
 // A scene imported and put at its initial pose (Kinematics), or the import's error.
-struct Scene {
-  std::shared_ptr<const Model> model;
-  std::unique_ptr<Data> data;
-  std::string error;
-};
-
-Scene Load(const std::string& xml) {
-  Scene scene;
-  const ModelImport imported = ImportModelFromString(xml);
-  scene.error = imported.error;
-  if (!imported) return scene;
-  scene.model = imported.model;
-  scene.data = std::make_unique<Data>(*scene.model);
-  Kinematics(*scene.model, *scene.data);
-  return scene;
-}
 
 // A world of two geoms: `first` and `second` are geom elements (the first of them may be named
 // "sdf" and carry `sdf_data` as its alsim:sdf text).
@@ -71,30 +58,6 @@ std::string TwoGeoms(const std::string& first, const std::string& second,
 
 std::string SdfText(const std::string& geom, const std::string& data) {
   return "<text name=\"alsim:sdf:" + geom + "\" data=\"" + data + "\"/>";
-}
-
-int Geom(const Model& m, const std::string& name) {
-  for (int g = 0; g < m.ngeom; ++g) {
-    if (m.geom_name[g] == name) return g;
-  }
-  return -1;
-}
-
-// The pair's contacts through the narrowphase entry, normals from geom `a` toward geom `b`.
-std::vector<Contact> Collide(const Scene& scene, const std::string& a, const std::string& b,
-                             double margin) {
-  std::vector<Contact> out(kMaxContactsPerSdfPair);
-  const int count = CollideShapes(ShapeOfGeom(*scene.model, *scene.data, Geom(*scene.model, a)),
-                                  ShapeOfGeom(*scene.model, *scene.data, Geom(*scene.model, b)),
-                                  margin, out.data());
-  out.resize(count);
-  return out;
-}
-
-double Deepest(const std::vector<Contact>& contacts) {
-  double deepest = INFINITY;
-  for (const Contact& c : contacts) deepest = std::min(deepest, c.dist);
-  return deepest;
 }
 
 // ---------------------------------------------------------------- triangulation
