@@ -23,6 +23,30 @@
 namespace alsim {
 namespace {
 
+// The script's rest poses are dish_pile.xml's: the pot's analytic height there, and the light
+// dishes where both scenes put them (both generators take them from rest_heights()).
+TEST(DishPlace, RestPosesAreTheDishPilesAnalyticOnes) {
+  const std::string scenes = ALSIM_SCENES_DIR;
+  const ModelImport place = ImportModelFromFile(scenes + "/dish_place.xml");
+  const ModelImport pile = ImportModelFromFile(scenes + "/dish_pile.xml");
+  ASSERT_TRUE(place) << place.error;
+  ASSERT_TRUE(pile) << pile.error;
+  bench::DishPlaceScene scene;
+  std::string error;
+  ASSERT_TRUE(bench::FindDishPlace(*place.model, &scene, &error)) << error;
+  const char* names[4] = {"pot", "bowl_1", "bowl_2", "plate"};
+  for (int k = 0; k < 4; ++k) {
+    const Model& m = *pile.model;
+    int body = -1;
+    for (int b = 0; b < m.nbody; ++b) {
+      if (m.body_name[b] == names[k]) body = b;
+    }
+    ASSERT_GE(body, 0) << names[k];
+    const int a = m.jnt_qpos_adr[m.body_jnt_adr[body]];
+    EXPECT_EQ(scene.rest[k], Vec3(m.qpos0[a], m.qpos0[a + 1], m.qpos0[a + 2])) << names[k];
+  }
+}
+
 TEST(DishPlace, SubAdmmPlacesThePotOnThePile) {
   const ModelImport imported =
       ImportModelFromFile(std::string(ALSIM_SCENES_DIR) + "/dish_place.xml");
