@@ -8,7 +8,11 @@
 // the collision), max_iterations = --iterations, tolerance = --tolerance, compute_residual}. A
 // solver given as name:N in --solvers runs at most N iterations instead of --iterations: with
 // --budget-us 0 a fixed iteration count makes the run repeatable; a budget makes the result
-// depend on the machine and its load.
+// depend on the machine and its load. The budget is one deadline for the whole solve: while the
+// pot is held, the gripper with the pot and the pile are two islands, which one thread solves in
+// turn, so the later one gets what the earlier left (each island runs at least one iteration;
+// the CSV's mean_iterations against max_iterations shows the split). --threads 2 solves them side
+// by side.
 //
 // Per solver it prints a Markdown row: success (the pot within 2 mm of its analytic rest position
 // and within 1 degree of upright, each light dish within 1 mm of its rest position, at the end),
