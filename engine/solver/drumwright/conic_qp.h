@@ -1,0 +1,200 @@
+// A dense primal-dual interior-point method for the convex quadratic cone program
+//   minimize    1/2 x^T P x + c^T x
+//   subject to  G x + s = h,   s in K = R+^l x Q^{m_1} x ... x Q^{m_k}   (symmetric_cone.h)
+// with dual  z in K,  P x + c + G^T z = 0,  s o z = 0  (CVXOPT's coneqp standard form without
+// equality rows; Vandenberghe, "The CVXOPT linear and quadratic cone program solvers", 2010).
+//
+// Drumwright's solver (seed 003; digest seed-003-drumwright.md sections 5-8) solves one such
+// program per step:
+//   unilateral only, QP (83)-(85): min 1/2 |lam|^2 s.t. (I + W S) lam >= r, lam >= 0 is P = I,
+//     c = 0, l = 2n orthant rows: -(I + W S) lam + s = -r and -lam + s = 0;
+//   the master problem (181)-(189): min 1/2 x^T H x + g^T x s.t. A x >= q (182), x_u >= 0,
+//     x_n >= 0, and per contact i the cone ||(x_r_i, x_s_i)|| <= mu_i x_n_i (120) (with x_n >= 0
+//     it is the second-order cone, not the double cone of mu^2 x_n^2 >= x_r^2 + x_s^2): P = H,
+//     c = g, the orthant rows -A x + s = -q and -x_u + s = 0 (x_n >= 0 follows from its cone),
+//     and per contact one Q^3 block -(mu_i x_n_i, x_r_i, x_s_i) + s = 0.
+// H is SPD there (H = blkdiag(zeta, I, I, zeta) + PSD terms, (180)/(183)), so the program is
+// strictly convex and its solution unique; the method only needs P + G^T G nonsingular.
+//
+// Method (Vandenberghe 2010, Secs. 4-5):
+// - Objective scaling: the method runs on P / omega, c / omega with omega = max_i P_ii (the same
+//   minimizer, duals z / omega), so that the start's duals have the multipliers' scale whether
+//   H's entries are 1 or (hB)^2; the caller sees z and the statistics in its own units.
+// - Start: the solution of [P G^T; G -I] [x; z] = [-c; h] (the least-squares point of
+//   min 1/2 x^T P x + c^T x + 1/2 ||G x - h||^2) gives x, s = h - G x and z = G x - h; s and z
+//   are each moved into K by s += (1 + t) e when t = IdentityShift(s) >= -1e-8 max(1, ||s||).
+//   A caller's primal start x0 (ConicQpSolver::Solve) replaces x and s = h - G x0 (shifted the
+//   same way if not interior); z still comes from the least-squares point. Drumwright's
+//   feasible point (normals and unilateral impulses large, tangents zero; Appendix 0.A) is such
+//   a start. An infeasible-start method needs no feasible point, so this is an option (a
+//   previous step's answer, say), not a phase 1; the answer is the same either way.
+// - Scaling: Nesterov-Todd (nt_scaling.h), W z = W^-1 s = lambda, recomputed at each iterate.
+// - Newton system: with r_x = P x + c + G^T z, r_z = G x + s - h and the scaled steps
+//   ds~ = W^-1 ds, dz~ = W dz,
+//     P dx + G^T dz = -r_x,   G dx + ds = -r_z,   lambda o (ds~ + dz~) = b_s,
+//   reduced with G~ = W^-1 G to (P + G~^T G~) dx = -r_x - G~^T (W^-1 r_z + lambda \ b_s), then
+//   dz~ = G~ dx + W^-1 r_z + lambda \ b_s, ds~ = lambda \ b_s - dz~. P + G~^T G~ is factored
+//   once per iteration by a pivoted LDL^T (Eigen's LDLT), which still factors the nearly
+//   singular systems near the solution, where rows of G~ grow without bound; refinement_steps
+//   rounds of iterative refinement on the unreduced system's residual (Sec. 5.3) win back the
+//   digits the reduction loses there.
+// - Mehrotra predictor-corrector: the affine step b_s = -lambda o lambda, its step length alpha_a
+//   in the scaled space (MaxStep on lambda), sigma = (gap_a / gap)^3 with
+//   gap_a = (lambda + alpha_a ds~_a)^T (lambda + alpha_a dz~_a) clamped to [0, gap]; then the
+//   combined step b_s = -lambda o lambda - ds~_a o dz~_a + sigma mu e, mu = s^T z / nu, taken
+//   with alpha = min(1, step_fraction * MaxStep).
+// - Stopping rule (checked at each iterate, before the Newton system is formed):
+//     ||r_z|| <= feasibility_absolute + feasibility_relative * max(||G x||, ||s||, ||h||)
+//     ||r_x|| <= feasibility_absolute + feasibility_relative * max(||P x||, ||c||, ||G^T z||)
+//     s^T z   <= gap_absolute + gap_relative * max(|p*|, |d*|, 1e-300)
+//   with p* = 1/2 x^T P x + c^T x and d* = p* + z^T (G x - h) (2-norms), all of the program
+//   divided by omega. The relative terms use the sizes of the terms themselves, not of the
+//   data, so that a problem scaled by O(hB) (the paper's warning, Sec. 8.4: "the number of
+//   digits of precision required is O(hB)") stops at the same relative accuracy as its
+//   unit-scaled copy. What the rule buys in x: 1/2 (x - x*)^T P (x - x*) <= gap, so x is met
+//   to sqrt(2 gap / lambda_min(P)) along P's weakest direction. Two cases follow. (1) The
+//   master problem's H spans ~1 to ~(hB)^2: its weak directions (impulse distributions that
+//   G*^T barely sees) are fixed to fewer digits than its strong ones, which is the paper's
+//   O(hB) warning restated. (2) A degenerate row, whose bound and multiplier both vanish at
+//   the answer (the QP (83) with lam_i = 0: c = 0, so lam >= 0 holds with a zero multiplier),
+//   converges linearly and as sqrt(gap): lam_i ~ sqrt(gap_absolute).
+// - Floor: in double precision the iterates eventually stop improving (a step leaves K in
+//   rounding, or the measure climbs divergence_factor above its best). The method then returns
+//   the best iterate, solved if its kkt_residual is at most acceptable_kkt_residual.
+// Every sum runs in a fixed order (P + G~^T G~ as column dot products), so a solve is
+// deterministic; after Resize a solve allocates nothing.
+#pragma once
+
+#include <Eigen/Cholesky>
+#include <Eigen/Core>
+
+#include "engine/solver/drumwright/nt_scaling.h"
+#include "engine/solver/drumwright/symmetric_cone.h"
+
+namespace alsim {
+
+struct ConicQpParameters {
+  // The stopping rule above, in the units of the objective divided by omega. CVXOPT's coneqp
+  // defaults (1e-7 feasibility, 1e-7 absolute and 1e-6 relative gap) fix x only to ~sqrt(1e-6)
+  // relative: the master problem's impulses feed the next step's velocities, so the defaults
+  // sit a few digits above double precision's floor instead.
+  double feasibility_absolute = 1e-14;
+  double feasibility_relative = 1e-12;
+  double gap_absolute = 1e-18;
+  double gap_relative = 1e-13;
+  // Ipopt's "acceptable" level: when no further iteration is possible in double precision (the
+  // last iterate is on the edge of K's interior, the step is not finite), an iterate whose
+  // ConicQpStatistics::kkt_residual is at most this is reported solved (at_floor set).
+  double acceptable_kkt_residual = 1e-9;
+  // Rounding has taken over, and the method stops at the best iterate (as above), once the
+  // kkt_residual exceeds this multiple of the least one seen.
+  double divergence_factor = 1e3;
+  // Interior-point iterations (Newton systems); CVXOPT's default is 100, a Mehrotra method on
+  // these problems needs far fewer.
+  int max_iterations = 50;
+  // Iterative refinement of each Newton system on its unreduced residual (Vandenberghe 2010,
+  // Sec. 5.3): near the solution G~ = W^-1 G has rows that grow without bound and one
+  // refinement restores the digits the reduced system loses.
+  int refinement_steps = 3;
+  // The fraction of the step to the boundary of K that an iteration takes (CVXOPT's 0.99).
+  double step_fraction = 0.99;
+};
+
+enum class ConicQpStatus {
+  kSolved,         // the stopping rule holds
+  kMaxIterations,  // max_iterations Newton systems without it
+  kFailed,         // infeasible, or stuck short of acceptable_kkt_residual (no infeasibility
+                   // certificate is computed; the statistics hold the last iterate's residuals)
+  kInvalidInput,   // the data's sizes do not match Resize's
+};
+
+const char* ConicQpStatusName(ConicQpStatus status);
+
+struct ConicQpStatistics {
+  ConicQpStatus status = ConicQpStatus::kFailed;
+  int iterations = 0;           // Newton systems solved
+  double primal_residual = 0;   // ||G x + s - h||
+  double dual_residual = 0;     // ||P x + c + G^T z||
+  double gap = 0;               // s^T z
+  double primal_objective = 0;  // p*
+  double dual_objective = 0;    // d*
+  // max of the three ratios of the stopping rule, residual / (1 + its scale): one number for
+  // "how far from KKT", comparable across scalings.
+  double kkt_residual = 0;
+  // The method stopped because double precision allowed no further iteration, not by the
+  // stopping rule (see ConicQpParameters::acceptable_kkt_residual).
+  bool at_floor = false;
+  // omega = max_i P_ii: the method runs on the objective divided by omega (see the header
+  // comment); the residuals, gap and objectives above are in the caller's units, kkt_residual
+  // and the stopping rule's absolute tolerances in the divided ones.
+  double objective_scale = 1;
+};
+
+class ConicQpSolver {
+ public:
+  explicit ConicQpSolver(const ConicQpParameters& parameters = {}) : parameters_(parameters) {}
+
+  // Sizes the workspace for n variables and the cone K (allocates); a Solve of these sizes
+  // then allocates nothing.
+  void Resize(int num_variables, const ConeDimensions& cones);
+
+  // Solves the program of P (n x n, symmetric, lower triangle read), c (n), G (rows(K) x n) and
+  // h (rows(K)). `primal_start`, when not null, is the caller's x0 (see the header comment).
+  ConicQpStatistics Solve(const Eigen::MatrixXd& P, const Eigen::VectorXd& c,
+                          const Eigen::MatrixXd& G, const Eigen::VectorXd& h,
+                          const Eigen::VectorXd* primal_start = nullptr);
+
+  // The solution when Solve returned kSolved; otherwise the last (or, at the floor, the best)
+  // iterate.
+  const Eigen::VectorXd& x() const { return x_; }
+  const Eigen::VectorXd& s() const { return s_; }
+  const Eigen::VectorXd& z() const { return z_; }
+
+  const ConicQpParameters& parameters() const { return parameters_; }
+  ConicQpParameters& mutable_parameters() { return parameters_; }
+
+ private:
+  // Solve on the program whose objective is divided by omega (Solve's P / omega, c / omega).
+  ConicQpStatistics SolveScaled(const Eigen::MatrixXd& P, const Eigen::VectorXd& c,
+                                const Eigen::MatrixXd& G, const Eigen::VectorXd& h,
+                                const Eigen::VectorXd* primal_start);
+  // Shared by both starts: factors P + G~^T G~ for the current G~; false if it fails.
+  bool Factor(const Eigen::MatrixXd& P);
+  // Solves the reduced Newton system P dx + G^T dz = b_x, G dx + ds = b_z,
+  // lambda o (ds~ + dz~) = b_s with the current factor; ds and dz out in the scaled space.
+  void SolveReduced(const Eigen::VectorXd& bx, const Eigen::VectorXd& bz, const Eigen::VectorXd& bs,
+                    Eigen::VectorXd* dx, Eigen::VectorXd* ds, Eigen::VectorXd* dz);
+  // The Newton system for b_s (in bs_) and the residuals r_x_, r_z_, refined
+  // refinement_steps times on its unreduced residual: writes dx_, ds_ (= ds~), dz_ (= dz~).
+  void SolveNewton(const Eigen::MatrixXd& P, const Eigen::MatrixXd& G);
+  // The method can go no further in double precision (the scaling, the factor or the step
+  // failed, or the iterates diverge in rounding): x_, s_, z_ and the statistics become the best
+  // iterate's; kSolved if its kkt_residual is acceptable, else kFailed.
+  ConicQpStatistics AtFloor(ConicQpStatistics stats);
+  // x_, s_, z_ and `stats` become the best iterate's when it beats the current one.
+  ConicQpStatistics RestoreBest(ConicQpStatistics stats);
+  // Remembers the iterate with the least kkt_residual, which AtFloor returns.
+  void KeepIfBest(const ConicQpStatistics& stats);
+  // The iterate's residuals, objectives and stopping test into `stats`; true when it stops.
+  bool Measure(const Eigen::MatrixXd& P, const Eigen::VectorXd& c, const Eigen::MatrixXd& G,
+               const Eigen::VectorXd& h, ConicQpStatistics* stats);
+
+  ConicQpParameters parameters_;
+  ConeDimensions cones_;
+  NtScaling scaling_;
+  int n_ = 0, m_ = 0;
+  Eigen::VectorXd x_, s_, z_;
+  Eigen::VectorXd px_, gx_, gtz_, r_x_, r_z_;  // P x, G x, G^T z and the residuals
+  Eigen::MatrixXd scaled_p_;                   // P / omega
+  Eigen::VectorXd scaled_c_;                   // c / omega
+  Eigen::MatrixXd scaled_g_;                   // G~ = W^-1 G
+  Eigen::MatrixXd kkt_;                        // P + G~^T G~
+  Eigen::LDLT<Eigen::MatrixXd> factor_;
+  Eigen::VectorXd bs_, u_, t_, dx_, ds_, dz_;  // Newton right side and steps
+  Eigen::VectorXd ds_affine_, dz_affine_, step_s_, step_z_;
+  ConicQpStatistics best_;
+  Eigen::VectorXd best_x_, best_s_, best_z_;
+  Eigen::VectorXd bx_, bz_, ex_, ez_, es_, refine_x_, refine_s_, refine_z_;  // refinement
+};
+
+}  // namespace alsim
