@@ -533,12 +533,15 @@ TEST(ConicQpTest, MasterProblemWithBOf1e6OverHSolves) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// No allocation once sized, on a small program and on the "900 elements, 6 dofs" shape.
+// No allocation once sized: small programs, the "900 elements, 6 dofs" shape, and one large
+// enough for Eigen's blocked Cholesky.
 
 TEST(ConicQpTest, AWarmSolveAllocatesNothing) {
   std::mt19937 rng(17);
-  for (const auto& [n, cones] :
-       {std::pair{5, Cones(4, {3, 3})}, {6, Cones(900, {})}, {12, Cones(4, {3, 3, 3, 3})}}) {
+  for (const auto& [n, cones] : {std::pair{5, Cones(4, {3, 3})},
+                                 {6, Cones(900, {})},
+                                 {12, Cones(4, {3, 3, 3, 3})},
+                                 {240, Cones(240, std::vector<int>(80, 3))}}) {
     const RandomProgram pr = MakeRandomProgram(&rng, n, cones);
     ConicQpSolver solver;
     solver.Resize(n, cones);

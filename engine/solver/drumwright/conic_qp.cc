@@ -55,23 +55,56 @@ void ConicQpSolver::Resize(int num_variables, const ConeDimensions& cones) {
   scaled_p_.setZero(n_, n_);
   scaled_c_.setZero(n_);
   kkt_.setZero(n_, n_);
+  scaled_g_rows_.setZero(m_, n_);
+  cholesky_ = Eigen::LLT<Eigen::MatrixXd>(n_);
   factor_ = Eigen::LDLT<Eigen::MatrixXd>(n_);
 }
 
 bool ConicQpSolver::Factor(const Eigen::MatrixXd& P) {
-  // Lower triangle of P + G~^T G~, each entry one column dot product in row order.
-  for (int j = 0; j < n_; ++j) {
-    for (int i = j; i < n_; ++i) {
-      double sum = P(i, j);
-      const double* gi = scaled_g_.col(i).data();
-      const double* gj = scaled_g_.col(j).data();
-      for (int r = 0; r < m_; ++r) sum += gi[r] * gj[r];
-      kkt_(i, j) = sum;
-      kkt_(j, i) = sum;
+  // P + G~^T G~, lower triangle, in tiles of kTile x kTile: each entry starts at P(i, j) and adds
+  // G~(r, i) G~(r, j) in row order r = 0, 1, ... (a fixed order whatever the vector width); a
+  // zero G~(r, i) (the selection rows x_u >= 0, lam >= 0) adds nothing and is skipped.
+  constexpr int kTile = 32;
+  double tile[kTile][kTile];
+  scaled_g_rows_ = scaled_g_;
+  for (int j0 = 0; j0 < n_; j0 += kTile) {
+    const int jn = std::min(kTile, n_ - j0);
+    for (int i0 = j0; i0 < n_; i0 += kTile) {
+      const int in = std::min(kTile, n_ - i0);
+      for (int ii = 0; ii < in; ++ii) {
+        for (int jj = 0; jj < jn; ++jj) tile[ii][jj] = P(i0 + ii, j0 + jj);
+      }
+      for (int r = 0; r < m_; ++r) {
+        const double* row = scaled_g_rows_.row(r).data();
+        for (int ii = 0; ii < in; ++ii) {
+          const double gi = row[i0 + ii];
+          if (gi == 0) continue;
+          for (int jj = 0; jj < jn; ++jj) tile[ii][jj] += gi * row[j0 + jj];
+        }
+      }
+      for (int ii = 0; ii < in; ++ii) {
+        for (int jj = 0; jj < jn && j0 + jj <= i0 + ii; ++jj) {
+          kkt_(i0 + ii, j0 + jj) = tile[ii][jj];
+          kkt_(j0 + jj, i0 + ii) = tile[ii][jj];
+        }
+      }
     }
   }
+  // Cholesky (blocked) when it succeeds, else the pivoted LDL^T, which still factors the
+  // nearly singular systems near the solution.
+  cholesky_.compute(kkt_);
+  use_cholesky_ = cholesky_.info() == Eigen::Success;
+  if (use_cholesky_) return true;
   factor_.compute(kkt_);
   return factor_.info() == Eigen::Success;
+}
+
+void ConicQpSolver::SolveFactored(Eigen::VectorXd* v) const {
+  if (use_cholesky_) {
+    cholesky_.solveInPlace(*v);
+  } else {
+    factor_.solveInPlace(*v);
+  }
 }
 
 void ConicQpSolver::SolveReduced(const Eigen::VectorXd& bx, const Eigen::VectorXd& bz,
@@ -84,7 +117,7 @@ void ConicQpSolver::SolveReduced(const Eigen::VectorXd& bx, const Eigen::VectorX
   // (P + G~^T G~) dx = b_x - G~^T t.
   *dx = bx;
   dx->noalias() -= scaled_g_.transpose() * t_;
-  factor_.solveInPlace(*dx);
+  SolveFactored(dx);
   // dz~ = G~ dx + t, ds~ = u - dz~.
   *dz = t_;
   dz->noalias() += scaled_g_ * *dx;
@@ -210,7 +243,7 @@ ConicQpStatistics ConicQpSolver::SolveScaled(const Eigen::MatrixXd& P, const Eig
   }
   x_.noalias() = G.transpose() * h;
   x_ -= c;
-  factor_.solveInPlace(x_);
+  SolveFactored(&x_);
   z_ = h;
   z_.noalias() -= G * x_;
   z_ = -z_;

@@ -34,8 +34,8 @@
 //     P dx + G^T dz = -r_x,   G dx + ds = -r_z,   lambda o (ds~ + dz~) = b_s,
 //   reduced with G~ = W^-1 G to (P + G~^T G~) dx = -r_x - G~^T (W^-1 r_z + lambda \ b_s), then
 //   dz~ = G~ dx + W^-1 r_z + lambda \ b_s, ds~ = lambda \ b_s - dz~. P + G~^T G~ is factored
-//   once per iteration by a pivoted LDL^T (Eigen's LDLT), which still factors the nearly
-//   singular systems near the solution, where rows of G~ grow without bound; refinement_steps
+//   once per iteration by Eigen's Cholesky (LLT), or, when rounding makes that fail near the
+//   solution, where rows of G~ grow without bound, by a pivoted LDL^T (LDLT); refinement_steps
 //   rounds of iterative refinement on the unreduced system's residual (Sec. 5.3) win back the
 //   digits the reduction loses there.
 // - Mehrotra predictor-corrector: the affine step b_s = -lambda o lambda, its step length alpha_a
@@ -160,6 +160,8 @@ class ConicQpSolver {
                                 const Eigen::VectorXd* primal_start);
   // Shared by both starts: factors P + G~^T G~ for the current G~; false if it fails.
   bool Factor(const Eigen::MatrixXd& P);
+  // v = (P + G~^T G~)^-1 v with the last factor.
+  void SolveFactored(Eigen::VectorXd* v) const;
   // Solves the reduced Newton system P dx + G^T dz = b_x, G dx + ds = b_z,
   // lambda o (ds~ + dz~) = b_s with the current factor; ds and dz out in the scaled space.
   void SolveReduced(const Eigen::VectorXd& bx, const Eigen::VectorXd& bz, const Eigen::VectorXd& bs,
@@ -189,7 +191,10 @@ class ConicQpSolver {
   Eigen::VectorXd scaled_c_;                   // c / omega
   Eigen::MatrixXd scaled_g_;                   // G~ = W^-1 G
   Eigen::MatrixXd kkt_;                        // P + G~^T G~
-  Eigen::LDLT<Eigen::MatrixXd> factor_;
+  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> scaled_g_rows_;
+  Eigen::LLT<Eigen::MatrixXd> cholesky_;
+  Eigen::LDLT<Eigen::MatrixXd> factor_;  // when the Cholesky fails
+  bool use_cholesky_ = true;
   Eigen::VectorXd bs_, u_, t_, dx_, ds_, dz_;  // Newton right side and steps
   Eigen::VectorXd ds_affine_, dz_affine_, step_s_, step_z_;
   ConicQpStatistics best_;
