@@ -8,7 +8,11 @@
 // disjoint data (Jacobi-like steps), so results do not depend on the thread count.
 #pragma once
 
+#include <algorithm>
+#include <atomic>
 #include <vector>
+
+#include <oneapi/tbb/task_arena.h>
 
 #include "engine/core/parallel.h"
 #include "engine/data/data.h"
@@ -16,6 +20,7 @@
 #include "engine/solver/constraint_ops.h"
 #include "engine/solver/solve_statistics.h"
 #include "engine/solver/solver_options.h"
+#include "engine/solver/stop_test.h"
 
 namespace alsim {
 
@@ -44,6 +49,54 @@ void IslandsFor(int n, const Body& body) {
   } else {
     ParallelFor(0, n, 1, body);
   }
+}
+
+// A time budget shared by the islands [OURS]. Island k, when its task starts at `now`, gets the
+// share min(1, T w_k / W) of the time left, w_k its constraint rows plus one (its work), W the
+// weight of the islands not yet started (its own included) and T the arena's threads: on one
+// thread the islands solved last get their part of the budget rather than what the first ones
+// left over (a solver stops at its island's deadline, after one iteration at least), and on T
+// threads up to T islands run at once. No budget (deadline 0): every island's deadline is 0.
+class IslandDeadlines {
+ public:
+  IslandDeadlines(const Data& d, double deadline_us);
+  // Island k's deadline, its task starting at now_us (SteadyMicroseconds()); once per island.
+  double Start(int island, double now_us);
+  double Start(int island) { return deadline_us_ > 0 ? Start(island, SteadyMicroseconds()) : 0; }
+
+ private:
+  long Weight(int island) const;
+
+  const Data& d_;
+  double deadline_us_;
+  int threads_ = 1;
+  std::atomic<long> remaining_{0};
+};
+
+inline IslandDeadlines::IslandDeadlines(const Data& d, double deadline_us)
+    : d_(d), deadline_us_(deadline_us) {
+  if (!(deadline_us > 0)) return;
+  threads_ = std::max(1, tbb::this_task_arena::max_concurrency());
+  long total = 0;
+  for (int k = 0; k < d.islands.num; ++k) total += Weight(k);
+  remaining_.store(total);
+}
+
+inline long IslandDeadlines::Weight(int island) const {
+  const Islands& islands = d_.islands;
+  long rows = 1;
+  for (int s = islands.constraint_adr[island]; s < islands.constraint_adr[island + 1]; ++s) {
+    rows += d_.constraints.constraints[islands.constraints[s]].dim;
+  }
+  return rows;
+}
+
+inline double IslandDeadlines::Start(int island, double now_us) {
+  if (!(deadline_us_ > 0)) return 0;
+  const long weight = Weight(island);
+  const long left = std::max(weight, remaining_.fetch_sub(weight));
+  const double share = std::min(1.0, static_cast<double>(threads_) * weight / left);
+  return now_us + std::max(0.0, deadline_us_ - now_us) * share;
 }
 
 // Runs solve_island(k) for every island of d in parallel (IslandsFor), each followed in its own

@@ -102,8 +102,9 @@ void IslandSolver::BeginSolve(const Model& m, Data& d, const SolverOptions& opti
 
 void IslandSolver::SolveIslands(const Model& m, Data& d, const SolverOptions& options,
                                 double deadline_us) {
+  IslandDeadlines deadlines(d, deadline_us);
   SolveIslandsInParallel(m, d, options, subsystem_blocks_, residual_, island_results_,
-                         [&](int k) { SolveIsland(m, d, options, deadline_us, k); });
+                         [&](int k) { SolveIsland(m, d, options, deadlines.Start(k), k); });
 }
 
 }  // namespace alsim

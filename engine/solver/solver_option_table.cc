@@ -88,7 +88,7 @@ std::vector<SolverOptionSpec> MakeTable() {
        ALSIM_NUMBER_FIELD(tolerance)},
       {"time_budget_us", "--budget-us", "U", "all", K::kNumber, 0, kInfinity, false, true, "",
        "wall-time budget of each step's solve in microseconds, 0 for none (results then depend on "
-       "the machine)",
+       "the machine); the islands share it by their constraint rows",
        ALSIM_NUMBER_FIELD(time_budget_us)},
       {"compute_residual", "--residual", "on/off", "all", K::kBoolean, 0, 0, false, false, "",
        "compute the Sec. VII contact residual of every step (one extra solve per constrained "

@@ -65,8 +65,9 @@ struct SolverOptions {
   // [OURS] 1e-6: 1e-6 m/s is 5 nm of drift per 5 ms step; against 1e-8 the Sec. VII residual and
   // the penetration hardly change on our scenes while the iterations fall (BENCHMARKS.md).
   double tolerance = 1e-6;
-  // Stop every island once the step's solve has taken this long, in microseconds (the paper's
-  // 0.5 ms and 1 ms budgets); 0 for no budget. A budget makes results depend on the machine.
+  // The step's solve may take this long, in microseconds (the paper's 0.5 ms and 1 ms budgets); 0
+  // for no budget. The islands share it by their constraint rows (island_schedule.h's
+  // IslandDeadlines). A budget makes results depend on the machine.
   double time_budget_us = 0;
   // Compute SolverStatistics::contact_residual: one extra solve per constrained subsystem, at
   // the end of each island's task (in parallel, so counted in solve_seconds).

@@ -23,6 +23,7 @@
 #include "engine/solver/admm/admm_penalty.h"
 #include "engine/solver/admm_baselines/admm_nobody_solver.h"
 #include "engine/solver/admm_baselines/admm_nosub_solver.h"
+#include "engine/solver/island_schedule.h"
 #include "engine/solver/joint_space_jacobian.h"
 #include "engine/solver/solver.h"
 #include "tests/solver/canal_scenes.h"
@@ -528,6 +529,46 @@ std::string SeveralIslands() {
              R"(<geom type="plane" size="9 9 0.1"/>)" + TripodStackBodies(-3, -2) +
                  TripodStackBodies(-3, 0) + TripodStackBodies(-3, 2));
   return xml;
+}
+
+// A budget shared by the islands (island_schedule.h): on one thread each island, when it starts,
+// gets its rows' share of the time left (rows plus one over those of the islands not yet
+// started), so the last island gets the rest of the budget rather than nothing; on as many
+// threads as islands, the share is that many times larger (here at least 1: the whole budget);
+// and no budget gives no deadline.
+TEST(SolverBaselinesTest, IslandsShareABudgetByTheirRows) {
+  const auto model = Load(SeveralIslands());
+  Data d(*model);
+  ASSERT_EQ(Step(*model, d), StepStatus::kOk);
+  const Islands& islands = d.islands;
+  ASSERT_GE(islands.num, 3);
+  std::vector<long> weight(islands.num, 1);
+  long total = 0;
+  for (int k = 0; k < islands.num; ++k) {
+    for (int s = islands.constraint_adr[k]; s < islands.constraint_adr[k + 1]; ++s) {
+      weight[k] += d.constraints.constraints[islands.constraints[s]].dim;
+    }
+    total += weight[k];
+  }
+  RunWithThreads(1, [&] {
+    IslandDeadlines deadlines(d, 1000.0);
+    double now = 0;
+    long left = total;
+    for (int k = 0; k < islands.num; ++k) {
+      const double expected = now + (1000.0 - now) * weight[k] / left;
+      EXPECT_DOUBLE_EQ(deadlines.Start(k, now), expected) << "island " << k;
+      left -= weight[k];
+      now = expected;  // the island used its whole share
+    }
+    EXPECT_DOUBLE_EQ(now, 1000.0);  // the last island's share is the rest
+  });
+  RunWithThreads(islands.num, [&] {
+    IslandDeadlines deadlines(d, 1000.0);
+    for (int k = 0; k < islands.num; ++k) EXPECT_DOUBLE_EQ(deadlines.Start(k, 0.0), 1000.0);
+  });
+  IslandDeadlines none(d, 0);
+  EXPECT_EQ(none.Start(0, 5.0), 0);
+  EXPECT_EQ(none.Start(1), 0);
 }
 
 std::vector<double> QposAfterFiftySteps(const Model& model, SolverType type, int threads) {

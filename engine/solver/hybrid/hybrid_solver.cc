@@ -60,8 +60,9 @@ void HybridSolver::SolveIslands(const Model& m, Data& d, const SolverOptions& op
           IslandResidualSquares(m, d, subsystem_blocks_, k, residual_);
     }
   };
+  IslandDeadlines deadlines(d, deadline_us);
   IslandsFor(d.islands.num, [&](int k) {
-    SolveIsland(m, d, options, deadline_us, k);
+    SolveIsland(m, d, options, deadlines.Start(k), k);
     if (!handed_to_canal_[k]) residual_share(k);
   });
   canal_islands_.clear();
