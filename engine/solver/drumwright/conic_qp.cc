@@ -43,12 +43,15 @@ void ConicQpSolver::Resize(int num_variables, const ConeDimensions& cones) {
   n_ = num_variables;
   m_ = cones.rows();
   scaling_.Resize(cones);
-  for (Eigen::VectorXd* v : {&x_, &px_, &gtz_, &r_x_, &dx_, &bx_, &ex_, &refine_x_, &best_x_}) {
+  polish_.Resize(num_variables, cones);
+  for (Eigen::VectorXd* v :
+       {&x_, &px_, &gtz_, &r_x_, &dx_, &bx_, &ex_, &refine_x_, &best_x_, &polish_x_}) {
     v->setZero(n_);
   }
-  for (Eigen::VectorXd* v : {&s_,  &z_,  &gx_,        &r_z_,       &bs_,     &u_,      &t_,
-                             &ds_, &dz_, &ds_affine_, &dz_affine_, &step_s_, &step_z_, &bz_,
-                             &ez_, &es_, &refine_s_,  &refine_z_,  &best_s_, &best_z_}) {
+  for (Eigen::VectorXd* v :
+       {&s_,        &z_,         &gx_,        &r_z_,    &bs_,       &u_,       &t_,  &ds_,
+        &dz_,       &ds_affine_, &dz_affine_, &step_s_, &step_z_,   &bz_,      &ez_, &es_,
+        &refine_s_, &refine_z_,  &best_s_,    &best_z_, &polish_s_, &polish_z_}) {
     v->setZero(m_);
   }
   scaled_g_.setZero(m_, n_);
@@ -204,6 +207,27 @@ ConicQpStatistics ConicQpSolver::AtFloor(ConicQpStatistics stats) {
   return stats;
 }
 
+void ConicQpSolver::TryPolish(const Eigen::MatrixXd& P, const Eigen::VectorXd& c,
+                              const Eigen::MatrixXd& G, const Eigen::VectorXd& h,
+                              ConicQpStatistics* stats) {
+  // A block is called inactive (or at the apex) when its multiplier (or slack) is below 1e-3 of
+  // the other; the polished point may miss K or the orthant by 1e-9 of h's and z's sizes.
+  if (!polish_.Polish(P, c, G, h, s_, z_, 1e-3, 1e-9, &polish_x_, &polish_s_, &polish_z_)) return;
+  x_.swap(polish_x_);
+  s_.swap(polish_s_);
+  z_.swap(polish_z_);
+  ConicQpStatistics trial = *stats;
+  Measure(P, c, G, h, &trial);
+  if (trial.kkt_residual <= stats->kkt_residual) {
+    *stats = trial;
+    stats->polished = true;
+    return;
+  }
+  x_.swap(polish_x_);
+  s_.swap(polish_s_);
+  z_.swap(polish_z_);
+}
+
 ConicQpStatistics ConicQpSolver::Solve(const Eigen::MatrixXd& P, const Eigen::VectorXd& c,
                                        const Eigen::MatrixXd& G, const Eigen::VectorXd& h,
                                        const Eigen::VectorXd* primal_start) {
@@ -221,6 +245,9 @@ ConicQpStatistics ConicQpSolver::Solve(const Eigen::MatrixXd& P, const Eigen::Ve
   scaled_p_ = P / omega;
   scaled_c_ = c / omega;
   ConicQpStatistics stats = SolveScaled(scaled_p_, scaled_c_, G, h, primal_start);
+  if (stats.status == ConicQpStatus::kSolved && parameters_.polish) {
+    TryPolish(scaled_p_, scaled_c_, G, h, &stats);
+  }
   z_ *= omega;
   stats.objective_scale = omega;
   stats.dual_residual *= omega;

@@ -58,6 +58,10 @@
 //   O(hB) warning restated. (2) A degenerate row, whose bound and multiplier both vanish at
 //   the answer (the QP (83) with lam_i = 0: c = 0, so lam >= 0 holds with a zero multiplier),
 //   converges linearly and as sqrt(gap): lam_i ~ sqrt(gap_absolute).
+// - Polish: a solved answer is replaced by the exact solution of the equality-constrained QP on
+//   its active set when that is feasible and no worse (active_set_polish.h; the active set must
+//   be linear, so a sliding contact's cone block on its curved boundary keeps the interior
+//   point's answer).
 // - Floor: in double precision the iterates eventually stop improving (a step leaves K in
 //   rounding, or the measure climbs divergence_factor above its best). The method then returns
 //   the best iterate, solved if its kkt_residual is at most acceptable_kkt_residual.
@@ -68,6 +72,7 @@
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
 
+#include "engine/solver/drumwright/active_set_polish.h"
 #include "engine/solver/drumwright/nt_scaling.h"
 #include "engine/solver/drumwright/symmetric_cone.h"
 
@@ -96,6 +101,10 @@ struct ConicQpParameters {
   // Sec. 5.3): near the solution G~ = W^-1 G has rows that grow without bound and one
   // refinement restores the digits the reduced system loses.
   int refinement_steps = 3;
+  // Polish a solved answer on its active set (active_set_polish.h): exact where the active set
+  // is linear (orthant rows, cone blocks inactive or at the apex), and the degenerate rows of
+  // the QP (83) then read exactly 0 instead of O(sqrt(gap)).
+  bool polish = true;
   // The fraction of the step to the boundary of K that an iteration takes (CVXOPT's 0.99).
   double step_fraction = 0.99;
 };
@@ -128,6 +137,8 @@ struct ConicQpStatistics {
   // comment); the residuals, gap and objectives above are in the caller's units, kkt_residual
   // and the stopping rule's absolute tolerances in the divided ones.
   double objective_scale = 1;
+  // The answer is the active-set polish of the interior point's (ConicQpParameters::polish).
+  bool polished = false;
 };
 
 class ConicQpSolver {
@@ -158,6 +169,10 @@ class ConicQpSolver {
   ConicQpStatistics SolveScaled(const Eigen::MatrixXd& P, const Eigen::VectorXd& c,
                                 const Eigen::MatrixXd& G, const Eigen::VectorXd& h,
                                 const Eigen::VectorXd* primal_start);
+  // Replaces a solved answer by its active-set polish (active_set_polish.h) when that is
+  // feasible and its kkt_residual no larger.
+  void TryPolish(const Eigen::MatrixXd& P, const Eigen::VectorXd& c, const Eigen::MatrixXd& G,
+                 const Eigen::VectorXd& h, ConicQpStatistics* stats);
   // Shared by both starts: factors P + G~^T G~ for the current G~; false if it fails.
   bool Factor(const Eigen::MatrixXd& P);
   // v = (P + G~^T G~)^-1 v with the last factor.
@@ -197,6 +212,8 @@ class ConicQpSolver {
   bool use_cholesky_ = true;
   Eigen::VectorXd bs_, u_, t_, dx_, ds_, dz_;  // Newton right side and steps
   Eigen::VectorXd ds_affine_, dz_affine_, step_s_, step_z_;
+  ActiveSetPolish polish_;
+  Eigen::VectorXd polish_x_, polish_s_, polish_z_;
   ConicQpStatistics best_;
   Eigen::VectorXd best_x_, best_s_, best_z_;
   Eigen::VectorXd bx_, bz_, ex_, ez_, es_, refine_x_, refine_s_, refine_z_;  // refinement

@@ -1,0 +1,126 @@
+#include "engine/solver/drumwright/active_set_polish.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace alsim {
+
+void ActiveSetPolish::Resize(int num_variables, const ConeDimensions& cones) {
+  cones_ = cones;
+  n_ = num_variables;
+  m_ = cones.rows();
+  p_factor_ = Eigen::LLT<Eigen::MatrixXd>(n_);
+  active_.setZero(m_);
+  y_.setZero(n_, m_);
+  gram_.setZero(m_, m_);
+  w_.setZero(n_);
+  v_.setZero(n_);
+  rhs_.setZero(m_);
+  multipliers_.setZero(m_);
+}
+
+bool ActiveSetPolish::Polish(const Eigen::MatrixXd& P, const Eigen::VectorXd& c,
+                             const Eigen::MatrixXd& G, const Eigen::VectorXd& h,
+                             const Eigen::VectorXd& s, const Eigen::VectorXd& z, double delta,
+                             double tolerance, Eigen::VectorXd* x_out, Eigen::VectorXd* s_out,
+                             Eigen::VectorXd* z_out) {
+  // The active set.
+  int count = 0;
+  for (int i = 0; i < cones_.linear; ++i) {
+    if (s[i] < z[i]) active_[count++] = i;
+  }
+  int offset = cones_.linear;
+  for (int m : cones_.second_order) {
+    const double s_norm = s.segment(offset, m).norm();
+    const double z_norm = z.segment(offset, m).norm();
+    if (s_norm <= delta * z_norm) {
+      for (int i = 0; i < m; ++i) active_[count++] = offset + i;
+    } else if (!(z_norm <= delta * s_norm)) {
+      return false;  // on the curved boundary
+    }
+    offset += m;
+  }
+
+  // P = L L^T, w = -L^-1 c, Y = L^-1 G_A^T.
+  p_factor_.compute(P);
+  if (p_factor_.info() != Eigen::Success) return false;
+  w_ = -c;
+  p_factor_.matrixL().solveInPlace(w_);
+  for (int a = 0; a < count; ++a) {
+    auto column = y_.col(a);
+    column = G.row(active_[a]).transpose();
+    p_factor_.matrixL().solveInPlace(column);
+  }
+  // (Y^T Y) y = Y^T w - h_A, by LDL^T in the leading count x count block of gram_: Y^T Y in the
+  // lower triangle, D on the diagonal, L^T in the strict upper triangle (so that every inner
+  // product runs down a column).
+  double largest = 0;
+  for (int j = 0; j < count; ++j) {
+    for (int i = j; i < count; ++i) gram_(i, j) = y_.col(i).dot(y_.col(j));
+    rhs_[j] = y_.col(j).dot(w_) - h[active_[j]];
+    largest = std::max(largest, gram_(j, j));
+  }
+  const double floor = 1e-12 * largest;
+  for (int j = 0; j < count; ++j) {
+    const double* uj = gram_.col(j).data();  // U(k, j) = L(j, k), k < j
+    double d = gram_(j, j);
+    for (int k = 0; k < j; ++k) d -= uj[k] * uj[k] * gram_(k, k);
+    gram_(j, j) = d > floor ? d : 0;  // a dependent row: its multiplier is left 0
+    for (int i = j + 1; i < count; ++i) {
+      const double* ui = gram_.col(i).data();
+      double l = gram_(i, j);
+      for (int k = 0; k < j; ++k) l -= ui[k] * uj[k] * gram_(k, k);
+      gram_(j, i) = gram_(j, j) > 0 ? l / gram_(j, j) : 0;
+    }
+  }
+  for (int i = 0; i < count; ++i) {  // L u = rhs, then D v = u
+    const double* ui = gram_.col(i).data();
+    double u = rhs_[i];
+    for (int k = 0; k < i; ++k) u -= ui[k] * multipliers_[k];
+    multipliers_[i] = u;
+  }
+  for (int i = 0; i < count; ++i) {
+    multipliers_[i] = gram_(i, i) > 0 ? multipliers_[i] / gram_(i, i) : 0;
+  }
+  for (int k = count - 1; k >= 0; --k) {  // L^T y = v, column by column
+    const double* uk = gram_.col(k).data();
+    const double yk = multipliers_[k];
+    for (int i = 0; i < k; ++i) multipliers_[i] -= uk[i] * yk;
+  }
+
+  // x = L^-T (w - Y y), s = h - G x, z_A = y.
+  v_ = w_;
+  for (int a = 0; a < count; ++a) v_ -= multipliers_[a] * y_.col(a);
+  p_factor_.matrixU().solveInPlace(v_);
+  *x_out = v_;
+  *s_out = h;
+  s_out->noalias() -= G * v_;
+  z_out->setZero();
+  for (int a = 0; a < count; ++a) {
+    (*s_out)[active_[a]] = 0;
+    (*z_out)[active_[a]] = multipliers_[a];
+  }
+
+  // Feasible to `tolerance`: orthant rows clipped at 0 within it, cone blocks within it of K.
+  const double s_tolerance = tolerance * std::max(1.0, h.norm());
+  const double z_tolerance = tolerance * std::max(1.0, z.norm());
+  for (int i = 0; i < cones_.linear; ++i) {
+    if ((*s_out)[i] < -s_tolerance || (*z_out)[i] < -z_tolerance) return false;
+    (*s_out)[i] = std::max(0.0, (*s_out)[i]);
+    (*z_out)[i] = std::max(0.0, (*z_out)[i]);
+  }
+  offset = cones_.linear;
+  for (int m : cones_.second_order) {
+    const double* sb = s_out->data() + offset;
+    const double* zb = z_out->data() + offset;
+    double s_tail = 0, z_tail = 0;
+    for (int i = 1; i < m; ++i) s_tail += sb[i] * sb[i], z_tail += zb[i] * zb[i];
+    if (std::sqrt(s_tail) - sb[0] > s_tolerance || std::sqrt(z_tail) - zb[0] > z_tolerance) {
+      return false;
+    }
+    offset += m;
+  }
+  return true;
+}
+
+}  // namespace alsim
