@@ -57,7 +57,7 @@
 //   G*^T barely sees) are fixed to fewer digits than its strong ones, which is the paper's
 //   O(hB) warning restated. (2) A degenerate row, whose bound and multiplier both vanish at
 //   the answer (the QP (83) with lam_i = 0: c = 0, so lam >= 0 holds with a zero multiplier),
-//   converges linearly and as sqrt(gap): lam_i ~ sqrt(gap_absolute).
+//   converges linearly and as sqrt(gap): lam_i ~ sqrt(gap_absolute), until the polish below.
 // - Polish: a solved answer is replaced by the exact solution of the equality-constrained QP on
 //   its active set when that is feasible and no worse (active_set_polish.h; the active set must
 //   be linear, so a sliding contact's cone block on its curved boundary keeps the interior
@@ -65,8 +65,11 @@
 // - Floor: in double precision the iterates eventually stop improving (a step leaves K in
 //   rounding, or the measure climbs divergence_factor above its best). The method then returns
 //   the best iterate, solved if its kkt_residual is at most acceptable_kkt_residual.
-// Every sum runs in a fixed order (P + G~^T G~ as column dot products), so a solve is
-// deterministic; after Resize a solve allocates nothing.
+// Every sum runs in a fixed order (each entry of P + G~^T G~ over G~'s rows in order; Eigen's
+// dense products and factorizations, deterministic for given sizes), so a solve is
+// deterministic; after Resize a solve allocates nothing. The cost is dense: O(m n^2) to form
+// P + G~^T G~ and O(n^3) to factor it per iteration. The reduced path for many rows over few
+// dofs (rank(G Lam G^T) <= nv, Woodbury) belongs to the caller that forms H and is not here.
 #pragma once
 
 #include <Eigen/Cholesky>
