@@ -519,7 +519,9 @@ class PythonClientTest(unittest.TestCase):
         figures = info["solver_figures"]
         self.assertEqual(sorted(figures), ["al_residual", "factorizations", "inner_failures",
                                            "line_search_iterations", "newton_residual",
-                                           "newton_steps", "outer_iterations"])
+                                           "newton_steps", "outer_iterations",
+                                           "subadmm_fallbacks"])
+        self.assertTrue((figures["subadmm_fallbacks"] == 0).all(), figures)  # no stall here
         self.assertTrue((figures["outer_iterations"] >= 1).all(), figures)
         self.assertTrue((figures["factorizations"] >= 1).all(), figures)
         with self.assertRaises(alsim.AlsimError) as refused:
