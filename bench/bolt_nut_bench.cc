@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/solver_list.h"
 #include "engine/core/parallel.h"
 #include "engine/model/model_import.h"
 #include "engine/sim/reset.h"
@@ -142,25 +143,22 @@ int Run(const Config& config) {
       "deepest penetration um | residual mean | residual max | iterations mean | solve ms "
       "mean | step ms mean | contacts mean |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-  std::stringstream list(config.solvers);
-  std::string item;
-  while (std::getline(list, item, ',')) {
-    const size_t colon = item.find(':');
-    const std::string name = item.substr(0, colon);
+  std::vector<bench::SolverRun> runs;
+  std::string bad;
+  if (!bench::ParseSolverRuns(config.solvers, config.iterations, &runs, &bad)) {
+    std::fprintf(stderr, "bolt_nut_bench: bad solver '%s' (name[:iterations])\n", bad.c_str());
+    return 2;
+  }
+  for (const bench::SolverRun& run : runs) {
     Config solver_config = config;
-    if (colon != std::string::npos) solver_config.iterations = std::atoi(item.c_str() + colon + 1);
-    SolverType type;
-    if (!ParseSolverName(name.c_str(), &type) || solver_config.iterations < 1) {
-      std::fprintf(stderr, "bolt_nut_bench: bad solver '%s' (name[:iterations])\n", item.c_str());
-      return 2;
-    }
+    solver_config.iterations = run.iterations;
     Summary s;
-    RunWithThreads(config.threads, [&] { s = Screw(m, solver_config, type, nut); });
+    RunWithThreads(config.threads, [&] { s = Screw(m, solver_config, run.type, nut); });
     const double n = std::max(s.steps, 1);
     std::printf(
         "| %s%s | %d | %.4f | %.4f | %.4f | %.1f | %.1f | %.2e | %.2e | %.1f | %.3f | %.1f | %.1f "
         "|\n",
-        item.c_str(), s.diverged ? " (diverged)" : "", s.steps, s.turned, 1e3 * s.advanced,
+        run.item.c_str(), s.diverged ? " (diverged)" : "", s.steps, s.turned, 1e3 * s.advanced,
         s.turned != 0 ? s.advanced / s.turned / lead : std::numeric_limits<double>::quiet_NaN(),
         1e6 * s.off_helix, -1e6 * s.deepest, s.residual_sum / n, s.residual_max,
         s.iterations_sum / n, 1e3 * s.solve_sum / n, 1e3 * s.step_sum / n, s.contacts_sum / n);

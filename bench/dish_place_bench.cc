@@ -35,6 +35,7 @@
 #include <string>
 
 #include "bench/dish_place_script.h"
+#include "bench/solver_list.h"
 #include "engine/core/parallel.h"
 #include "engine/model/model_import.h"
 #include "engine/sim/step.h"
@@ -102,22 +103,21 @@ int Run(const Config& config) {
       " solve ms |\n|---|---|---|---|---|---|---|---|---|---|\n");
   const int pot_qpos = m.jnt_qpos_adr[m.body_jnt_adr[scene.pot]];
   const int lift_qpos = m.jnt_qpos_adr[m.actuator_jnt[scene.lift]];
-  std::stringstream list(config.solvers);
-  std::string item;
+  std::vector<bench::SolverRun> runs;
+  std::string bad;
+  if (!bench::ParseSolverRuns(config.solvers, config.iterations, &runs, &bad)) {
+    std::fprintf(stderr, "dish_place_bench: bad solver '%s' (name[:iterations])\n", bad.c_str());
+    return 2;
+  }
   int rc = 0;
-  while (std::getline(list, item, ',')) {
-    const size_t colon = item.find(':');
+  for (const bench::SolverRun& run : runs) {
+    const std::string& item = run.item;
     StepOptions options;
-    options.solver.max_iterations =
-        colon == std::string::npos ? config.iterations : std::atoi(item.c_str() + colon + 1);
+    options.solver.type = run.type;
+    options.solver.max_iterations = run.iterations;
     options.solver.tolerance = config.tolerance;
     options.solver.time_budget_us = config.budget_us;
     options.solver.compute_residual = true;
-    if (!ParseSolverName(item.substr(0, colon).c_str(), &options.solver.type) ||
-        options.solver.max_iterations < 1) {
-      std::fprintf(stderr, "dish_place_bench: bad solver '%s' (name[:iterations])\n", item.c_str());
-      return 2;
-    }
     bench::DishPlaceResult r;
     RunWithThreads(config.threads, [&] {
       r = bench::RunDishPlace(m, scene, plan, options, [&](int k, const Data& d) {

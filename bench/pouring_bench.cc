@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/solver_list.h"
 #include "engine/core/parallel.h"
 #include "engine/model/model_import.h"
 #include "engine/sim/step.h"
@@ -53,16 +54,6 @@ struct Config {
   double seconds = 2.5;
   int repeats = 1;
 };
-
-std::vector<std::string> SplitCommas(const std::string& list) {
-  std::vector<std::string> items;
-  std::stringstream in(list);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    if (!item.empty()) items.push_back(item);
-  }
-  return items;
-}
 
 double Tilt(double t) {
   if (t < kHold) return 0;
@@ -129,27 +120,25 @@ Result RunTask(const Model& m, SolverType type, int iterations, double seconds, 
 }
 
 int Run(const Config& config) {
-  std::vector<std::string> scenes = SplitCommas(config.scenes);
+  std::vector<std::string> scenes = bench::SplitCommas(config.scenes);
   if (scenes.empty()) {
     for (const int n : {9, 18, 27, 36, 45}) {
       scenes.push_back(std::string(ALSIM_SCENES_DIR) + "/pouring_" + std::to_string(n) + ".xml");
     }
   }
+  std::vector<bench::SolverRun> runs;
+  std::string bad;
+  if (!bench::ParseSolverRuns(config.solvers, 100, &runs, &bad)) {
+    std::fprintf(stderr, "pouring_bench: bad solver '%s' (name[:iterations])\n", bad.c_str());
+    return 2;
+  }
   std::vector<std::string> names;
   std::vector<SolverType> types;
   std::vector<int> caps;
-  for (const std::string& item : SplitCommas(config.solvers)) {
-    const size_t colon = item.find(':');
-    const std::string name = item.substr(0, colon);
-    const int cap = colon == std::string::npos ? 100 : std::atoi(item.c_str() + colon + 1);
-    SolverType type;
-    if (!ParseSolverName(name.c_str(), &type) || cap < 1) {
-      std::fprintf(stderr, "pouring_bench: bad solver '%s' (name[:iterations])\n", item.c_str());
-      return 2;
-    }
-    names.push_back(name);
-    types.push_back(type);
-    caps.push_back(cap);
+  for (const bench::SolverRun& run : runs) {
+    names.push_back(run.name);
+    types.push_back(run.type);
+    caps.push_back(run.iterations);
   }
   std::FILE* csv = std::fopen(config.csv.c_str(), "w");
   if (csv == nullptr) {

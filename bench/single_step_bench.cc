@@ -54,6 +54,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/solver_list.h"
 #include "bench/wrench_cases.h"
 #include "engine/core/parallel.h"
 #include "engine/model/model_import.h"
@@ -111,16 +112,6 @@ std::vector<int> Schedule(int max_iterations) {
   return ks;
 }
 
-std::vector<std::string> SplitCommas(const std::string& list) {
-  std::vector<std::string> items;
-  std::stringstream in(list);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    if (!item.empty()) items.push_back(item);
-  }
-  return items;
-}
-
 double Median(std::vector<double> values) {
   if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
   std::sort(values.begin(), values.end());
@@ -168,23 +159,20 @@ int Run(const Config& config) {
   const Model& m = *imported.model;
 
   // --solvers name[:max_iterations],...
+  std::vector<bench::SolverRun> runs;
+  std::string bad;
+  if (!bench::ParseSolverRuns(config.solvers, config.max_iterations, &runs, &bad)) {
+    std::fprintf(stderr, "single_step_bench: bad solver '%s' (name[:max_iterations])\n",
+                 bad.c_str());
+    return 2;
+  }
   std::vector<std::string> solver_names;
   std::vector<SolverType> solver_types;
   std::vector<std::vector<int>> schedules;
-  for (const std::string& item : SplitCommas(config.solvers)) {
-    const size_t colon = item.find(':');
-    const std::string name = item.substr(0, colon);
-    const int max_iterations =
-        colon == std::string::npos ? config.max_iterations : std::atoi(item.c_str() + colon + 1);
-    SolverType type;
-    if (!ParseSolverName(name.c_str(), &type) || max_iterations < 1) {
-      std::fprintf(stderr, "single_step_bench: bad solver '%s' (name[:max_iterations])\n",
-                   item.c_str());
-      return 2;
-    }
-    solver_names.push_back(name);
-    solver_types.push_back(type);
-    schedules.push_back(Schedule(max_iterations));
+  for (const bench::SolverRun& run : runs) {
+    solver_names.push_back(run.name);
+    solver_types.push_back(run.type);
+    schedules.push_back(Schedule(run.iterations));
   }
   SolverType settle_type;
   if (!ParseSolverName(config.settle_solver.c_str(), &settle_type)) {
