@@ -1,0 +1,256 @@
+// Drumwright's first-order step on dense systems (engine/solver/drumwright/first_order_step.h),
+// against the closed forms of the digest's section 12: A (a 1-dof particle is implicit Euler),
+// C (the stiff limit), D (static equilibrium of a unilateral spring), E (a duplicated bilateral
+// row is one row of twice the stiffness and damping, its force split equally), F (the velocity
+// form equals the n x n form (61)-(62), (53)), H (one unilateral row), K (a sliding particle's
+// friction is mu lam_n in any direction).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include <Eigen/Cholesky>
+#include <Eigen/SVD>
+
+#include "engine/solver/drumwright/first_order_step.h"
+
+namespace alsim {
+namespace {
+
+FirstOrderProblem Particle(double m, double x0, double v0, double f, double k, double b, double h,
+                           SpringRowClass type = SpringRowClass::kBilateral) {
+  FirstOrderProblem p;
+  p.mass = Eigen::MatrixXd::Constant(1, 1, m);
+  p.velocity = Eigen::VectorXd::Constant(1, v0);
+  p.force = Eigen::VectorXd::Constant(1, f);
+  p.h = h;
+  p.jacobian = Eigen::MatrixXd::Constant(1, 1, 1.0);
+  SpringRow row;
+  row.type = type;
+  row.phi0 = x0;
+  row.stiffness = k;
+  row.damping = b;
+  p.rows = {row};
+  return p;
+}
+
+// A: v1 = (v0 + h (f - k x0) / m) / (1 + (h b + h^2 k) / m) for k to 1e15 and h 1e-8 to 1, by
+// both forms; the amplitude ratio of Fig. 3's setting (b = 0, f = 0) is 1 / sqrt(1 + h^2 k / m).
+TEST(FirstOrderStepTest, AOneDofParticleIsImplicitEuler) {
+  const double m = 2, x0 = 0.01, v0 = -0.3, f = -19.6;
+  for (const double k : {1e3, 1e6, 1e9, 1e12, 1e15}) {
+    for (const double b : {0.0, 1.0, 1e12}) {
+      for (const double h : {1e-8, 1e-5, 1e-3, 0.1, 1.0}) {
+        const FirstOrderProblem p = Particle(m, x0, v0, f, k, b, h);
+        const double expected = (v0 + h * (f - k * x0) / m) / (1 + (h * b + h * h * k) / m);
+        for (const FirstOrderResult& r :
+             {SolveFirstOrderStep(p), SolveBilateralConstraintSpace(p)}) {
+          ASSERT_TRUE(r.ok);
+          // Round-off: the velocity update's terms, v0 and h (lam + f) / m, cancel (both
+          // forms); the spring's h k x0 / m enters both.
+          const double scale =
+              std::abs(v0) + h * (std::abs(f) + std::abs(r.lambda[0]) + k * std::abs(x0)) / m;
+          EXPECT_NEAR(r.velocity[0], expected, 1e-14 * scale)
+              << "k " << k << " b " << b << " h " << h;
+          EXPECT_FALSE(r.solved_program);  // bilateral rows only: one linear solve
+        }
+      }
+    }
+  }
+  // The amplitude of one period of an undamped spring stepped at Fig. 3's h.
+  for (const auto& [h, ratio] : {std::pair{1e-5, 0.99995}, std::pair{1e-2, 0.0995}}) {
+    const double k = 1e6;
+    // Start at x0 = 1 with v0 = 0; the step maps (x, v/omega) by a matrix of norm ratio.
+    const FirstOrderResult r = SolveFirstOrderStep(Particle(1, 1, 0, 0, k, 0, h));
+    const double x1 = 1 + h * r.velocity[0], w = std::sqrt(k);
+    const double amplitude = std::hypot(x1, r.velocity[0] / w);
+    EXPECT_NEAR(amplitude, 1 / std::sqrt(1 + h * h * k), 1e-12);
+    EXPECT_NEAR(amplitude, ratio, 5e-5);
+  }
+}
+
+// C: k = 1e15 pulls phi to ~0 in one step: phid1 = -phi0 / h to a relative (1 + h b / m) /
+// (h^2 k / m), no blow-up for h from 1e-6 to 1, and the spring's energy does not grow.
+TEST(FirstOrderStepTest, CTheStiffLimitClosesTheGapInOneStep) {
+  const double k = 1e15, b = 1, m = 1;
+  for (const double h : {1e-6, 1e-3, 0.1, 1.0}) {
+    const double phi0 = 0.01;
+    const FirstOrderResult r = SolveFirstOrderStep(Particle(m, phi0, 0, 0, k, b, h));
+    ASSERT_TRUE(r.ok);
+    const double relative = (1 + h * b / m) / (h * h * k / m);
+    EXPECT_NEAR(r.velocity[0], -phi0 / h, (1.01 * relative + 1e-14) * phi0 / h) << h;
+    const double phi1 = phi0 + h * r.velocity[0];
+    EXPECT_LE(k * phi1 * phi1 + m * r.velocity[0] * r.velocity[0], k * phi0 * phi0) << h;
+    EXPECT_TRUE(std::isfinite(r.lambda[0]));
+  }
+}
+
+// D: a particle on a unilateral spring under gravity comes to rest at x* = -m g / k with
+// lam = m g, at a large and a small step.
+TEST(FirstOrderStepTest, DAUnilateralSpringHoldsThePariticleAtMinusMgOverK) {
+  const double m = 3, g = 9.81, k = 1e5, b = 100;
+  for (const double h : {1e-3, 0.05}) {
+    double x = 0, v = 0, lambda = 0;
+    for (int n = 0; n < 4000; ++n) {
+      const bool active = x <= 0;  // the paper's rows only at phi <= 0
+      if (active) {
+        const FirstOrderResult r =
+            SolveFirstOrderStep(Particle(m, x, v, -m * g, k, b, h, SpringRowClass::kUnilateral));
+        ASSERT_TRUE(r.ok) << n;
+        v = r.velocity[0];
+        lambda = r.lambda[0];
+      } else {
+        v += h * -g;
+        lambda = 0;
+      }
+      x += h * v;
+    }
+    EXPECT_NEAR(x, -m * g / k, 1e-9) << h;
+    EXPECT_NEAR(lambda, m * g, 1e-6 * m * g) << h;
+  }
+}
+
+// H: one unilateral row gives max(0, r / (1 + w s)), r = -K phi0 - (h K + B)(phid0 + h f / m),
+// w = h^2 K + h B, s = 1 / m: a row pushed apart by its velocity carries no force.
+TEST(FirstOrderStepTest, HOneUnilateralRowIsTheClampedSpringLaw) {
+  const double m = 0.5, k = 1e4, b = 20, h = 1e-2;
+  for (const double v0 : {-2.0, -0.1, 0.0, 0.3, 5.0}) {
+    const double phi0 = -1e-3, f = -4.9;
+    const FirstOrderResult r =
+        SolveFirstOrderStep(Particle(m, phi0, v0, f, k, b, h, SpringRowClass::kUnilateral));
+    ASSERT_TRUE(r.ok);
+    ASSERT_TRUE(r.solved_program);
+    const double rhs = -k * phi0 - (h * k + b) * (v0 + h * f / m);
+    const double w = h * h * k + h * b;
+    const double expected = std::max(0.0, rhs / (1 + w / m));
+    EXPECT_NEAR(r.lambda[0], expected, 1e-7 * (1 + std::abs(rhs))) << v0;
+  }
+}
+
+// E: a duplicated bilateral row is one row of (2k, 2b): the same v1, the force split equally;
+// M + G^T W G stays SPD with no regularization though G has rank 1.
+TEST(FirstOrderStepTest, EADuplicatedRowIsOneRowOfTwiceTheStiffness) {
+  FirstOrderProblem twice;
+  twice.mass = Eigen::Matrix2d{{2, 0.3}, {0.3, 1}};
+  twice.velocity = Eigen::Vector2d(0.4, -0.2);
+  twice.force = Eigen::Vector2d(0, -9.81);
+  twice.h = 1e-3;
+  twice.jacobian = Eigen::MatrixXd(2, 2);
+  twice.jacobian << 1, -0.5, 1, -0.5;
+  SpringRow row;
+  row.phi0 = 0.002;
+  row.stiffness = 1e8;
+  row.damping = 50;
+  twice.rows = {row, row};
+  FirstOrderProblem once = twice;
+  once.jacobian = twice.jacobian.topRows(1);
+  row.stiffness *= 2;
+  row.damping *= 2;
+  once.rows = {row};
+  const FirstOrderResult a = SolveFirstOrderStep(twice), c = SolveFirstOrderStep(once);
+  ASSERT_TRUE(a.ok && c.ok);
+  EXPECT_LT((a.velocity - c.velocity).norm(), 1e-13 * c.velocity.norm());
+  EXPECT_DOUBLE_EQ(a.lambda[0], a.lambda[1]);
+  EXPECT_NEAR(a.lambda[0] + a.lambda[1], c.lambda[0], 1e-12 * std::abs(c.lambda[0]));
+}
+
+// F: the velocity form (M + G^T W G) v1 = M v0 + h f - h G^T K phi0 equals the n x n form
+// (61)-(62), (53), on random systems, to round-off.
+TEST(FirstOrderStepTest, FTheVelocityFormEqualsTheConstraintSpaceForm) {
+  std::mt19937 random(7);
+  std::uniform_real_distribution<double> unit(-1, 1);
+  for (int trial = 0; trial < 50; ++trial) {
+    const int nv = 6, rows = 4;
+    FirstOrderProblem p;
+    Eigen::MatrixXd a(nv, nv);
+    for (int i = 0; i < nv * nv; ++i) a.data()[i] = unit(random);
+    p.mass = a * a.transpose() + Eigen::MatrixXd::Identity(nv, nv);
+    p.velocity = Eigen::VectorXd(nv);
+    p.force = Eigen::VectorXd(nv);
+    for (int i = 0; i < nv; ++i) {
+      p.velocity[i] = unit(random);
+      p.force[i] = 10 * unit(random);
+    }
+    p.h = std::pow(10.0, -1 - 3 * (0.5 + 0.5 * unit(random)));
+    p.jacobian = Eigen::MatrixXd(rows, nv);
+    for (int i = 0; i < rows * nv; ++i) p.jacobian.data()[i] = unit(random);
+    for (int i = 0; i < rows; ++i) {
+      SpringRow row;
+      row.phi0 = 1e-3 * unit(random);
+      row.stiffness = std::pow(10.0, 3 + 3 * (1 + unit(random)));
+      row.damping = std::pow(10.0, 2 * (1 + unit(random)));
+      p.rows.push_back(row);
+    }
+    const FirstOrderResult velocity_form = SolveFirstOrderStep(p);
+    const FirstOrderResult constraint_form = SolveBilateralConstraintSpace(p);
+    ASSERT_TRUE(velocity_form.ok && constraint_form.ok);
+    // Round-off grows with the conditioning of I + S W (stiffness up to 1e9, h up to 0.1).
+    Eigen::VectorXd w(rows);
+    for (int i = 0; i < rows; ++i) {
+      w[i] = p.h * p.h * p.rows[i].stiffness + p.h * p.rows[i].damping;
+    }
+    const Eigen::MatrixXd system =
+        Eigen::MatrixXd::Identity(rows, rows) +
+        p.jacobian * p.mass.llt().solve(p.jacobian.transpose()) * w.asDiagonal();
+    const Eigen::JacobiSVD<Eigen::MatrixXd> svd(system);
+    const double condition = svd.singularValues()(0) / svd.singularValues()(rows - 1);
+    const double eps = 1e-16 * condition;
+    const double scale = constraint_form.velocity.norm() + p.velocity.norm() + p.h * p.force.norm();
+    EXPECT_LT((velocity_form.velocity - constraint_form.velocity).norm(), 100 * eps * scale)
+        << trial << " condition " << condition;
+    // lam = -K phi0 - (h K + B) phid1: its two terms' sizes.
+    Eigen::VectorXd law(rows);
+    for (int i = 0; i < rows; ++i) {
+      const SpringRow& row = p.rows[i];
+      law[i] = std::abs(row.stiffness * row.phi0) +
+               std::abs((p.h * row.stiffness + row.damping) *
+                        p.jacobian.row(i).dot(constraint_form.velocity));
+    }
+    EXPECT_LT((velocity_form.lambda - constraint_form.lambda).norm(), 100 * eps * (1 + law.norm()))
+        << trial;
+  }
+}
+
+// K and H's cone case: a particle sliding on a floor contact (normal z, tangents x and y) with the
+// paper's memoryless friction rows (K_r = 0, B_r = 1e6 / h, zeta = 1 / h): the objective trades
+// the tangential slack against an inflated normal force, lam_n = max(spring law,
+// a mu |c| / (zeta + mu^2 (1 + a^2))), a = 1 + h B_r / m, c = -B_r (v_t + h f_t / m) (the
+// issue's test H), and the friction is mu lam_n opposite the slip, in any direction.
+TEST(FirstOrderStepTest, KTheConeBindsWithTheInflatedNormalForceInAnyDirection) {
+  const double m = 1, h = 1e-3, mu = 0.4, speed = 2, b_r = 1e6 / h;
+  const double a = 1 + h * b_r / m, c = b_r * speed, zeta = 1 / h;
+  const double inflated = a * mu * c / (zeta + mu * mu * (1 + a * a));
+  for (int k = 0; k < 8; ++k) {
+    const double angle = 2 * 3.14159265358979323846 * k / 8;
+    FirstOrderProblem p;
+    p.mass = m * Eigen::Matrix3d::Identity();
+    p.velocity = Eigen::Vector3d(speed * std::cos(angle), speed * std::sin(angle), 0);
+    p.force = Eigen::Vector3d(0, 0, -9.81 * m);
+    p.h = h;
+    p.jacobian = Eigen::MatrixXd(3, 3);
+    p.jacobian << 0, 0, 1, 1, 0, 0, 0, 1, 0;  // normal, tangent x, tangent y
+    SpringRow normal, tangent;
+    normal.type = SpringRowClass::kNormal;
+    normal.phi0 = -1e-5;
+    normal.stiffness = 1e6;
+    normal.damping = 1;
+    normal.friction = mu;
+    tangent.type = SpringRowClass::kTangent;
+    tangent.damping = b_r;
+    p.rows = {normal, tangent, tangent};
+    const FirstOrderResult r = SolveFirstOrderStep(p);
+    ASSERT_TRUE(r.ok) << k;
+    ASSERT_TRUE(r.solved_program);
+    const double lambda_n = r.lambda[0];
+    const Eigen::Vector2d lambda_t(r.lambda[1], r.lambda[2]);
+    const double spring_law = -normal.stiffness * normal.phi0;  // far below the inflated force
+    ASSERT_LT(spring_law, 0.1 * inflated);
+    EXPECT_NEAR(lambda_n, inflated, 1e-6 * inflated) << k;
+    EXPECT_NEAR(lambda_t.norm(), mu * lambda_n, 1e-6 * lambda_n) << k;
+    const Eigen::Vector2d push(std::cos(angle), std::sin(angle));
+    EXPECT_LT(lambda_t.normalized().dot(push), -1 + 1e-9) << k;
+  }
+}
+
+}  // namespace
+}  // namespace alsim
