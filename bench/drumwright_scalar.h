@@ -94,14 +94,14 @@ inline StepMap Map(Integrator integrator, const Params& p) {
   return ImplicitEulerMap(p);
 }
 
-// The eigenvalues of a real 2x2 matrix: lambda = tau +- sqrt(tau^2 - delta), tau = trace/2,
-// delta = det. A complex pair (tau^2 < delta) has |lambda| = sqrt(delta); a real pair's larger
-// modulus is |tau| + sqrt(tau^2 - delta).
 // det A of a 2x2 matrix (without Eigen/LU).
 inline double Determinant(const Eigen::Matrix2d& a) {
   return a(0, 0) * a(1, 1) - a(0, 1) * a(1, 0);
 }
 
+// The eigenvalues of a real 2x2 matrix: lambda = tau +- sqrt(tau^2 - delta), tau = trace/2,
+// delta = det. A complex pair (tau^2 < delta) has |lambda| = sqrt(delta); a real pair's larger
+// modulus is |tau| + sqrt(tau^2 - delta).
 struct Eigenvalues2 {
   std::complex<double> first;
   std::complex<double> second;
@@ -111,8 +111,9 @@ struct Eigenvalues2 {
 inline Eigenvalues2 EigenvaluesOf(const Eigen::Matrix2d& a) {
   const double tau = 0.5 * a.trace();
   const double delta = Determinant(a);
-  // tau^2 - delta written as ((a00 - a11)/2)^2 + a01 a10, which does not cancel near a double
-  // root (implicit Euler at k = 0: the eigenvalues 1 and 1/D, D = 1 + h b/m).
+  // tau^2 - delta written as ((a00 - a11)/2)^2 + a01 a10: exact when a01 a10 = 0, where the
+  // difference of squares would cancel (implicit Euler at k = 0: eigenvalues 1 and 1/D with
+  // D = 1 + h b/m, which tau^2 - delta would push above 1 by round-off).
   const double half_gap = 0.5 * (a(0, 0) - a(1, 1));
   const double disc = half_gap * half_gap + a(0, 1) * a(1, 0);
   Eigenvalues2 e;
