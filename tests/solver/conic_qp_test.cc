@@ -8,8 +8,12 @@
 #include <gtest/gtest.h>
 
 #include <Eigen/Cholesky>
+#include <Eigen/Geometry>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -561,6 +565,334 @@ TEST(ConicQpTest, AWarmSolveAllocatesNothing) {
       count = allocations.count();
     }
     EXPECT_EQ(count, 0) << n << " " << cones.rows();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The diagonal-plus-low-rank path (SolveDiagonalLowRank): the QP (83)-(85) with
+// A = I + W S = I + (W G M^-1) G^T, i.e. a = 1, U = W G M^-1, V = G (n x nv), never forming A.
+
+struct LowRankUnilateral {
+  DiagonalLowRankQp qp;
+  MatrixXd A;  // I + U V^T, for the dense path and the checks
+};
+
+LowRankUnilateral MakeLowRankUnilateral(const MatrixXd& G, const VectorXd& minv, const VectorXd& w,
+                                        const VectorXd& r) {
+  const int n = static_cast<int>(G.rows());
+  LowRankUnilateral out;
+  out.qp.p = VectorXd::Ones(n);
+  out.qp.c = VectorXd::Zero(n);
+  out.qp.a_diagonal = VectorXd::Ones(n);
+  out.qp.u = w.asDiagonal() * G * minv.asDiagonal();
+  out.qp.v = G;
+  out.qp.b = r;
+  out.A = MatrixXd::Identity(n, n) + out.qp.u * out.qp.v.transpose();
+  return out;
+}
+
+// Random rows over nv = 6 dofs, W_ii in [0.5, 1.5] w_level (h^2 K + h B, one material per
+// instance; the tests take w_level over [1, 1e6], the O(hB) range), r of both signs
+// so that some rows are active and some are not, scaled with W as (83)'s r = W (phi / h^2 + ...)
+// is.
+LowRankUnilateral MakeRandomLowRank(std::mt19937* rng, int n, double w_level,
+                                    bool divided_by_w = false) {
+  std::normal_distribution<double> normal;
+  std::uniform_real_distribution<double> uniform(0, 1);
+  // Contact rows G_i = [n_i^T, (p_i x n_i)^T] of a body of mass 1-2 and inertia 0.1-0.3: points
+  // p_i on a face, normals n_i tilted up to ~0.3 rad from the face's.
+  MatrixXd G(n, 6);
+  for (int i = 0; i < n; ++i) {
+    const Eigen::Vector3d p(uniform(*rng) - 0.5, uniform(*rng) - 0.5, -0.5);
+    const Eigen::Vector3d normal_i =
+        Eigen::Vector3d(0.3 * normal(*rng), 0.3 * normal(*rng), 1).normalized();
+    G.row(i).head<3>() = normal_i.transpose();
+    G.row(i).tail<3>() = p.cross(normal_i).transpose();
+  }
+  VectorXd minv(6), w(n), r(n);
+  for (int i = 0; i < 3; ++i) minv[i] = 1 / (1 + uniform(*rng));
+  for (int i = 3; i < 6; ++i) minv[i] = 1 / (0.1 + 0.2 * uniform(*rng));
+  for (int i = 0; i < n; ++i) w[i] = w_level * (0.5 + uniform(*rng));
+  for (int i = 0; i < n; ++i) r[i] = w[i] * normal(*rng);
+  if (!divided_by_w) return MakeLowRankUnilateral(G, minv, w, r);
+  // (84) divided by W: (W^-1 + S) lam >= W^-1 r, the same lam.
+  LowRankUnilateral out = MakeLowRankUnilateral(G, minv, VectorXd::Ones(n), r);
+  out.qp.a_diagonal = w.cwiseInverse();
+  out.qp.b = r.cwiseQuotient(w);
+  out.A = MatrixXd(out.qp.a_diagonal.asDiagonal()) + out.qp.u * out.qp.v.transpose();
+  return out;
+}
+
+// The cube on the Winkler foundation (digest 9.4): side 1, mass 8, a k x k grid of elements
+// under the bottom face, E = 1e11 (K = E / k^2 per element, depth 1), B = 1, h = 0.01, tilted
+// (penetration varying across the face) under gravity and the 50 N load, so that part of the
+// face separates. Rows G_i = [e_z^T, (p_i x e_z)^T] over (v, omega).
+LowRankUnilateral MakeCube(int k) {
+  const int n = k * k;
+  const double h = 0.01, mass = 8, inertia = mass / 6, K = 1e11 / n, B = 1, g = 9.8;
+  MatrixXd G = MatrixXd::Zero(n, 6);
+  VectorXd phi(n);
+  for (int i = 0; i < k; ++i) {
+    for (int j = 0; j < k; ++j) {
+      const double x = (i + 0.5) / k - 0.5, y = (j + 0.5) / k - 0.5;
+      const int row = i * k + j;
+      G(row, 2) = 1;
+      G(row, 3) = y;   // (p x e_z)_x = p_y
+      G(row, 4) = -x;  // (p x e_z)_y = -p_x
+      phi[row] = 1e-2 * x + 2e-3 * y;
+    }
+  }
+  VectorXd minv(6);
+  minv << 1 / mass, 1 / mass, 1 / mass, 1 / inertia, 1 / inertia, 1 / inertia;
+  // Gravity and 50 N down at (0.5, 0, 0.5) from the center: torque p x f = (0, 25, 0).
+  VectorXd f = VectorXd::Zero(6);
+  f[2] = -mass * g - 50;
+  f[4] = 25;
+  const VectorXd w = VectorXd::Constant(n, h * h * K + h * B);
+  const VectorXd r = -K * phi - (h * K + B) * (h * G * minv.asDiagonal() * f);
+  return MakeLowRankUnilateral(G, minv, w, r);
+}
+
+// KKT of min 1/2 |lam|^2 s.t. A lam >= b, lam >= 0 for (x, s, z) in the cone form's rows.
+double UnilateralKkt(const LowRankUnilateral& pr, const ConicQpSolver& solver) {
+  const int n = static_cast<int>(pr.A.rows());
+  const VectorXd& x = solver.x();
+  const VectorXd& s = solver.s();
+  const VectorXd& z = solver.z();
+  const VectorXd stationarity = x - pr.A.transpose() * z.head(n) - z.tail(n);
+  const VectorXd primal_a = -pr.A * x + s.head(n) + pr.qp.b;
+  const VectorXd primal_x = -x + s.tail(n);
+  const double scale = 1 + std::max({x.norm(), z.norm(), pr.qp.b.norm()});
+  return std::max({stationarity.norm() / (1 + (pr.A.transpose() * z.head(n)).norm()),
+                   primal_a.norm() / (1 + (pr.A * x).norm() + pr.qp.b.norm()),
+                   primal_x.norm() / scale, std::abs(s.dot(z)) / scale,
+                   -std::min(0.0, s.minCoeff()), -std::min(0.0, z.minCoeff())});
+}
+
+// (84) as the paper writes it, A = I + W S, has rows of size W |S| ~ 1e7 at W = 1e6 next to
+// P = I: the dense path's P + G~^T G~ then holds P below its rounding (its factor fails at the
+// first iteration from W ~ 1e5 on) and Woodbury's forward error grows with the same condition
+// number. Divided by W, (W^-1 + S) lam >= W^-1 r has the same lam and rows of size |S|: both
+// paths are compared on that form over W in [1, 1e6], and on the paper's form up to W = 1e4.
+TEST(ConicQpTest, DiagonalLowRankPathEqualsTheDensePath) {
+  std::mt19937 rng(83);
+  std::uniform_int_distribution<int> size(30, 200);
+  ConicQpSolver dense, structured, dense_unpolished;
+  dense_unpolished.mutable_parameters().polish = false;
+  int compared = 0, equal = 0;
+  for (int trial = 0; trial < 28; ++trial) {
+    const int n = size(rng);
+    const double w_level = std::pow(10.0, trial % 7);
+    const std::uint32_t seed = rng();
+    for (bool divided_by_w : {false, true}) {
+      if (!divided_by_w && w_level > 1e4) continue;
+      std::mt19937 instance_rng(seed);
+      const LowRankUnilateral pr = MakeRandomLowRank(&instance_rng, n, w_level, divided_by_w);
+      const UnilateralQp qp = MakeUnilateral(pr.A, pr.qp.b);
+      const std::string label = "trial " + std::to_string(trial) + " n " + std::to_string(n) +
+                                " W " + std::to_string(w_level) + (divided_by_w ? " /W" : "");
+      structured.ResizeDiagonalLowRank(n, 6, true);
+      const ConicQpStatistics s_stats = structured.SolveDiagonalLowRank(pr.qp);
+      dense_unpolished.Resize(n, qp.cones);
+      const ConicQpStatistics u_stats = dense_unpolished.Solve(qp.P, qp.c, qp.G, qp.h);
+      dense.Resize(n, qp.cones);
+      const ConicQpStatistics d_stats = dense.Solve(qp.P, qp.c, qp.G, qp.h);
+      ASSERT_EQ(s_stats.status, ConicQpStatus::kSolved) << label;
+      ASSERT_EQ(u_stats.status, s_stats.status) << label;
+      ASSERT_EQ(d_stats.status, s_stats.status) << label;
+      ++compared;
+      EXPECT_FALSE(s_stats.polished);
+      EXPECT_LT(s_stats.kkt_residual, 1e-9) << label;
+      EXPECT_LT(UnilateralKkt(pr, structured), 1e-9) << label;
+      // The same iteration as the unpolished dense path: the same count (to one, where the two
+      // roundings cross the stopping rule at different iterations) and the same point, to 1e-9
+      // relative, or where the roundings part at the last iterations, to what the stopping rule
+      // fixes: 1/2 |x - x*|^2 <= gap (P = I).
+      EXPECT_LE(std::abs(s_stats.iterations - u_stats.iterations), 1) << label;
+      const double scale = dense.x().norm();
+      const double difference = (structured.x() - dense_unpolished.x()).norm();
+      EXPECT_LT(difference, 1e-9 * scale + std::sqrt(2 * s_stats.gap) + std::sqrt(2 * u_stats.gap))
+          << label;
+      if (difference < 1e-9 * scale) ++equal;
+      // And the polished dense answer, which moves the degenerate rows by O(sqrt(gap)).
+      EXPECT_LT((structured.x() - dense.x()).norm(),
+                1e-9 * scale + std::sqrt(2 * s_stats.gap) + std::sqrt(2 * d_stats.gap))
+          << label;
+      EXPECT_NEAR(s_stats.primal_objective, d_stats.primal_objective,
+                  1e-9 * std::abs(d_stats.primal_objective))
+          << label;
+    }
+  }
+  EXPECT_EQ(compared, 48);
+  // Most instances follow the dense path's iterates to the last one.
+  EXPECT_GE(equal, 40);
+  std::printf("structured x within 1e-9 relative of the dense path's on %d of %d instances\n",
+              equal, compared);
+}
+
+TEST(ConicQpTest, DiagonalLowRankPathWithoutNonnegativityEqualsTheDensePath) {
+  // min 1/2 x^T diag(p) x + c^T x s.t. (diag(a) + U V^T) x >= b alone.
+  std::mt19937 rng(84);
+  std::normal_distribution<double> normal;
+  std::uniform_real_distribution<double> uniform(0, 1);
+  ConicQpSolver dense, structured;
+  dense.mutable_parameters().polish = false;
+  int same_status = 0;
+  for (int trial = 0; trial < 10; ++trial) {
+    const int n = 20 + 10 * trial, r = 1 + trial % 4;
+    DiagonalLowRankQp qp;
+    qp.nonnegative = false;
+    qp.p.resize(n);
+    qp.c.resize(n);
+    qp.a_diagonal.resize(n);
+    qp.b.resize(n);
+    qp.u.resize(n, r);
+    qp.v.resize(n, r);
+    for (int i = 0; i < n; ++i) {
+      qp.p[i] = 1 + uniform(rng);
+      qp.c[i] = normal(rng);
+      qp.a_diagonal[i] = 0.5 + uniform(rng);
+      for (int k = 0; k < r; ++k) qp.u(i, k) = normal(rng), qp.v(i, k) = normal(rng);
+    }
+    const MatrixXd A = MatrixXd(qp.a_diagonal.asDiagonal()) + qp.u * qp.v.transpose();
+    // Strictly feasible: b = A x0 - slack with slacks in [0.1, 1.1].
+    VectorXd x0(n);
+    for (int i = 0; i < n; ++i) x0[i] = normal(rng);
+    qp.b = A * x0;
+    for (int i = 0; i < n; ++i) qp.b[i] -= 0.1 + uniform(rng);
+    const MatrixXd P = qp.p.asDiagonal();
+    const MatrixXd G = -A;
+    const VectorXd h = -qp.b;
+    dense.Resize(n, Cones(n, {}));
+    const ConicQpStatistics d_stats = dense.Solve(P, qp.c, G, h);
+    structured.ResizeDiagonalLowRank(n, r, false);
+    const ConicQpStatistics s_stats = structured.SolveDiagonalLowRank(qp);
+    ASSERT_EQ(d_stats.status, ConicQpStatus::kSolved) << trial;
+    // These programs end at the floor on both paths (at_floor, a gap of 1e-12-1e-9); the
+    // structured path's floor may lie a little higher, past acceptable_kkt_residual.
+    if (s_stats.status == ConicQpStatus::kSolved) ++same_status;
+    EXPECT_LT(s_stats.kkt_residual, 1e-8) << trial;
+    // 1/2 (x - x*)^T P (x - x*) <= gap with P >= I.
+    EXPECT_LT((structured.x() - dense.x()).norm(),
+              1e-9 * dense.x().norm() + std::sqrt(2 * s_stats.gap) + std::sqrt(2 * d_stats.gap))
+        << trial;
+    // A caller's start reaches the same point.
+    const VectorXd x = structured.x();
+    const VectorXd start = VectorXd::Zero(n);
+    const ConicQpStatistics started = structured.SolveDiagonalLowRank(qp, &start);
+    EXPECT_LT(started.kkt_residual, 1e-8) << trial;
+    EXPECT_LT((structured.x() - x).norm(), 1e-6 * (1 + x.norm())) << trial;
+  }
+  EXPECT_GE(same_status, 9);
+}
+
+double Seconds(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// "900 elements, 6 dofs": the cube on 30 x 30 elements through Woodbury, and the 10 x 10 cube and
+// a 300-row one through both paths (the wall times are printed, not checked).
+TEST(ConicQpTest, DiagonalLowRankPathSolvesTheNineHundredElementCube) {
+  for (int k : {10, 30}) {
+    const LowRankUnilateral pr = MakeCube(k);
+    const int n = k * k;
+    ConicQpSolver structured;
+    structured.ResizeDiagonalLowRank(n, 6, true);
+    ASSERT_EQ(structured.SolveDiagonalLowRank(pr.qp).status, ConicQpStatus::kSolved);
+    const auto start = std::chrono::steady_clock::now();
+    const ConicQpStatistics stats = structured.SolveDiagonalLowRank(pr.qp);
+    const double seconds = Seconds(start);
+    ASSERT_EQ(stats.status, ConicQpStatus::kSolved) << k;
+    EXPECT_LT(stats.kkt_residual, 1e-9) << k;
+    EXPECT_LT(UnilateralKkt(pr, structured), 1e-9) << k;
+    // Many rows over a rank-3 G (the face's rows see v_z, omega_x, omega_y only) and a face
+    // partly lifting off: a degenerate program on which the dense path takes as many iterations.
+    EXPECT_LE(stats.iterations, 45) << k;
+    int active = 0, separated = 0;
+    for (int i = 0; i < n; ++i) {
+      if (structured.x()[i] > 0) ++active;
+      if (structured.s()[i] > 1e-6 * pr.qp.b.cwiseAbs().maxCoeff()) ++separated;
+    }
+    EXPECT_GT(active, 0) << k;
+    EXPECT_GT(separated, 0) << k;  // part of the face lifts off
+    std::printf("cube %d elements: %d iterations, kkt %.2e, structured %.4f s\n", n,
+                stats.iterations, stats.kkt_residual, seconds);
+    if (k > 10) continue;
+    const UnilateralQp qp = MakeUnilateral(pr.A, pr.qp.b);
+    ConicQpSolver dense;
+    dense.mutable_parameters().polish = false;
+    dense.Resize(n, qp.cones);
+    const ConicQpStatistics d_stats = dense.Solve(qp.P, qp.c, qp.G, qp.h);
+    ASSERT_EQ(d_stats.status, ConicQpStatus::kSolved);
+    EXPECT_LT((structured.x() - dense.x()).norm(),
+              1e-9 * dense.x().norm() + std::sqrt(2 * stats.gap) + std::sqrt(2 * d_stats.gap));
+    std::printf("cube %d elements, dense: %d iterations, kkt %.2e, |x - x_dense| / |x| %.1e\n", n,
+                d_stats.iterations, d_stats.kkt_residual,
+                (structured.x() - dense.x()).norm() / dense.x().norm());
+  }
+  std::mt19937 rng(300);
+  const LowRankUnilateral pr = MakeRandomLowRank(&rng, 300, 1e4);
+  const UnilateralQp qp = MakeUnilateral(pr.A, pr.qp.b);
+  ConicQpSolver dense, structured;
+  dense.mutable_parameters().polish = false;
+  dense.Resize(300, qp.cones);
+  structured.ResizeDiagonalLowRank(300, 6, true);
+  auto start = std::chrono::steady_clock::now();
+  const ConicQpStatistics d_stats = dense.Solve(qp.P, qp.c, qp.G, qp.h);
+  const double dense_seconds = Seconds(start);
+  start = std::chrono::steady_clock::now();
+  const ConicQpStatistics s_stats = structured.SolveDiagonalLowRank(pr.qp);
+  const double structured_seconds = Seconds(start);
+  ASSERT_EQ(d_stats.status, ConicQpStatus::kSolved);
+  ASSERT_EQ(s_stats.status, ConicQpStatus::kSolved);
+  EXPECT_LT((structured.x() - dense.x()).norm(), 1e-9 * dense.x().norm());
+  std::printf("n = 300, r = 6: dense %.4f s (%d iterations), structured %.4f s (%d iterations)\n",
+              dense_seconds, d_stats.iterations, structured_seconds, s_stats.iterations);
+}
+
+TEST(ConicQpTest, DiagonalLowRankPathIsDeterministicAndChecksItsSizes) {
+  std::mt19937 rng(85);
+  const LowRankUnilateral pr = MakeRandomLowRank(&rng, 50, 1e3);
+  ConicQpSolver a, b;
+  a.ResizeDiagonalLowRank(50, 6, true);
+  b.ResizeDiagonalLowRank(50, 6, true);
+  a.SolveDiagonalLowRank(pr.qp);
+  b.SolveDiagonalLowRank(pr.qp);
+  const VectorXd first = b.x();
+  b.SolveDiagonalLowRank(pr.qp);
+  for (int i = 0; i < 50; ++i) {
+    EXPECT_EQ(a.x()[i], b.x()[i]);
+    EXPECT_EQ(first[i], b.x()[i]);
+  }
+  // The wrong rank, the wrong layout, a missing x >= 0 block.
+  ConicQpSolver c;
+  c.ResizeDiagonalLowRank(50, 5, true);
+  EXPECT_EQ(c.SolveDiagonalLowRank(pr.qp).status, ConicQpStatus::kInvalidInput);
+  c.ResizeDiagonalLowRank(50, 6, false);
+  EXPECT_EQ(c.SolveDiagonalLowRank(pr.qp).status, ConicQpStatus::kInvalidInput);
+  c.Resize(50, Cones(100, {}));
+  EXPECT_EQ(c.SolveDiagonalLowRank(pr.qp).status, ConicQpStatus::kInvalidInput);
+  const UnilateralQp qp = MakeUnilateral(pr.A, pr.qp.b);
+  a.ResizeDiagonalLowRank(50, 6, true);
+  EXPECT_EQ(a.Solve(qp.P, qp.c, qp.G, qp.h).status, ConicQpStatus::kInvalidInput);
+}
+
+TEST(ConicQpTest, AWarmDiagonalLowRankSolveAllocatesNothing) {
+  std::mt19937 rng(86);
+  for (const LowRankUnilateral& pr : {MakeRandomLowRank(&rng, 40, 1e5), MakeCube(30)}) {
+    const int n = static_cast<int>(pr.qp.p.size());
+    ConicQpSolver solver;
+    solver.ResizeDiagonalLowRank(n, 6, true);
+    ASSERT_EQ(solver.SolveDiagonalLowRank(pr.qp).status, ConicQpStatus::kSolved);
+    const VectorXd start = VectorXd::Constant(n, 1.0);
+    long count = 0;
+    {
+      const testing::AllocationCounter allocations;
+      solver.SolveDiagonalLowRank(pr.qp);
+      solver.SolveDiagonalLowRank(pr.qp, &start);
+      count = allocations.count();
+    }
+    EXPECT_EQ(count, 0) << n;
   }
 }
 

@@ -38,29 +38,59 @@ const char* ConicQpStatusName(ConicQpStatus status) {
   return "unknown";
 }
 
-void ConicQpSolver::Resize(int num_variables, const ConeDimensions& cones) {
+void ConicQpSolver::ResizeCommon(int num_variables, const ConeDimensions& cones) {
   cones_ = cones;
   n_ = num_variables;
   m_ = cones.rows();
   scaling_.Resize(cones);
-  polish_.Resize(num_variables, cones);
-  for (Eigen::VectorXd* v :
-       {&x_, &px_, &gtz_, &r_x_, &dx_, &bx_, &ex_, &refine_x_, &best_x_, &polish_x_}) {
+  for (Eigen::VectorXd* v : {&x_, &px_, &gtz_, &r_x_, &dx_, &bx_, &ex_, &refine_x_, &best_x_,
+                             &polish_x_, &scaled_c_, &work_n_}) {
     v->setZero(n_);
   }
-  for (Eigen::VectorXd* v :
-       {&s_,        &z_,         &gx_,        &r_z_,    &bs_,       &u_,       &t_,  &ds_,
-        &dz_,       &ds_affine_, &dz_affine_, &step_s_, &step_z_,   &bz_,      &ez_, &es_,
-        &refine_s_, &refine_z_,  &best_s_,    &best_z_, &polish_s_, &polish_z_}) {
+  for (Eigen::VectorXd* v : {&s_,      &z_,      &gx_,       &r_z_,       &bs_,        &u_,
+                             &t_,      &ds_,     &dz_,       &ds_affine_, &dz_affine_, &step_s_,
+                             &step_z_, &bz_,     &ez_,       &es_,        &refine_s_,  &refine_z_,
+                             &best_s_, &best_z_, &polish_s_, &polish_z_,  &work_m_,    &work_m2_}) {
     v->setZero(m_);
   }
+}
+
+void ConicQpSolver::Resize(int num_variables, const ConeDimensions& cones) {
+  ResizeCommon(num_variables, cones);
+  layout_ = Layout::kDense;
+  polish_.Resize(num_variables, cones);
   scaled_g_.setZero(m_, n_);
   scaled_p_.setZero(n_, n_);
-  scaled_c_.setZero(n_);
   kkt_.setZero(n_, n_);
   scaled_g_rows_.setZero(m_, n_);
   cholesky_ = Eigen::LLT<Eigen::MatrixXd>(n_);
   factor_ = Eigen::LDLT<Eigen::MatrixXd>(n_);
+}
+
+void ConicQpSolver::ResizeDiagonalLowRank(int num_variables, int rank, bool nonnegative) {
+  ConeDimensions cones;
+  cones.linear = (nonnegative ? 2 : 1) * num_variables;
+  ResizeCommon(num_variables, cones);
+  layout_ = Layout::kDiagonalLowRank;
+  rank_ = rank;
+  nonnegative_ = nonnegative;
+  // No n x n matrix on this layout.
+  scaled_g_.resize(0, 0);
+  scaled_p_.resize(0, 0);
+  kkt_.resize(0, 0);
+  scaled_g_rows_.resize(0, 0);
+  for (Eigen::VectorXd* v :
+       {&scaled_p_diagonal_, &inv_delta_, &coupling_, &woodbury_q_, &woodbury_l_}) {
+    v->setZero(n_);
+  }
+  for (Eigen::VectorXd* v : {&structured_h_, &row_weight_}) v->setZero(m_);
+  ones_.setOnes(m_);
+  capacitance_.setZero(2 * rank, 2 * rank);
+  capacitance_lu_ = Eigen::PartialPivLU<Eigen::MatrixXd>(2 * rank);
+  rank_r_.setZero(rank);
+  rank_rhs_.setZero(2 * rank);
+  capacitance_scale_.setOnes(2 * rank);
+  rank_xi_.setZero(2 * rank);
 }
 
 bool ConicQpSolver::Factor(const Eigen::MatrixXd& P) {
@@ -102,7 +132,91 @@ bool ConicQpSolver::Factor(const Eigen::MatrixXd& P) {
   return factor_.info() == Eigen::Success;
 }
 
-void ConicQpSolver::SolveFactored(Eigen::VectorXd* v) const {
+bool ConicQpSolver::FactorDiagonalLowRank() {
+  // delta_i = p_i + g2_i + a_i^2 g1_i and S's blocks (header comment), each sum over the rows in
+  // order; S_21 = S_12^T.
+  const DiagonalLowRankQp& qp = *structured_;
+  const int r = rank_;
+  capacitance_.setZero();
+  for (int k = 0; k < r; ++k) capacitance_(k, r + k) = 1;
+  for (int i = 0; i < n_; ++i) {
+    const double a = qp.a_diagonal[i];
+    const double g1 = row_weight_[i];
+    const double base = scaled_p_diagonal_[i] + (nonnegative_ ? row_weight_[n_ + i] : 0.0);
+    const double delta = base + a * a * g1;
+    if (!(delta > 0) || !std::isfinite(delta)) return false;
+    const double inv = 1 / delta;
+    const double couple = a * g1 * inv;
+    const double weight = g1 * base * inv;  // g1 - a^2 g1^2 / delta, without the difference
+    inv_delta_[i] = inv;
+    coupling_[i] = couple;
+    for (int k = 0; k < r; ++k) {
+      const double uk = qp.u(i, k), vk = qp.v(i, k);
+      for (int l = 0; l < r; ++l) {
+        capacitance_(k, l) -= weight * uk * qp.u(i, l);
+        capacitance_(k, r + l) += couple * uk * qp.v(i, l);
+        capacitance_(r + k, r + l) += inv * vk * qp.v(i, l);
+      }
+    }
+  }
+  for (int k = 0; k < r; ++k) {
+    for (int l = 0; l < r; ++l) capacitance_(r + l, k) = capacitance_(k, r + l);
+  }
+  if (!capacitance_.allFinite()) return false;
+  // Symmetric equilibration E S E, E = diag(|S_kk|^-1/2): U's columns carry W (up to O(hB))
+  // and V's do not, so S's blocks differ by many orders; the LU is of the balanced matrix.
+  for (int k = 0; k < 2 * r; ++k) {
+    const double d = std::abs(capacitance_(k, k));
+    capacitance_scale_[k] = d > 0 ? 1 / std::sqrt(d) : 1.0;
+  }
+  capacitance_ = capacitance_scale_.asDiagonal() * capacitance_ * capacitance_scale_.asDiagonal();
+  if (r > 0) capacitance_lu_.compute(capacitance_);
+  return true;
+}
+
+bool ConicQpSolver::FactorNewton(bool start) {
+  if (layout_ == Layout::kDiagonalLowRank) {
+    // g = W^-2 e: W = I at the start, W = diag(d) on the orthant otherwise.
+    if (start) {
+      row_weight_.setOnes();
+    } else {
+      scaling_.ApplyInverse(ones_.data(), row_weight_.data());
+      row_weight_ = row_weight_.cwiseProduct(row_weight_);
+    }
+    return FactorDiagonalLowRank();
+  }
+  const Eigen::MatrixXd& G = *dense_g_;
+  if (start) {
+    scaled_g_ = G;
+  } else {
+    // G~ = W^-1 G, column by column.
+    for (int j = 0; j < n_; ++j) scaling_.ApplyInverse(G.col(j).data(), scaled_g_.col(j).data());
+  }
+  return Factor(scaled_p_);
+}
+
+void ConicQpSolver::SolveFactored(Eigen::VectorXd* v) {
+  if (layout_ == Layout::kDiagonalLowRank) {
+    // Woodbury: q = Delta^-1 v, S xi = [U^T (a g1 q); V^T q], v = q - Delta^-1 L xi.
+    const DiagonalLowRankQp& qp = *structured_;
+    const int r = rank_;
+    woodbury_q_ = v->cwiseProduct(inv_delta_);
+    if (r == 0) {
+      *v = woodbury_q_;
+      return;
+    }
+    woodbury_l_ = v->cwiseProduct(coupling_);
+    rank_rhs_.head(r).noalias() = qp.u.transpose() * woodbury_l_;
+    rank_rhs_.tail(r).noalias() = qp.v.transpose() * woodbury_q_;
+    rank_rhs_ = rank_rhs_.cwiseProduct(capacitance_scale_);
+    rank_xi_.noalias() = capacitance_lu_.solve(rank_rhs_);
+    rank_xi_ = rank_xi_.cwiseProduct(capacitance_scale_);
+    woodbury_l_.noalias() = qp.u * rank_xi_.head(r);
+    *v = woodbury_q_ - coupling_.cwiseProduct(woodbury_l_);
+    woodbury_l_.noalias() = qp.v * rank_xi_.tail(r);
+    *v -= inv_delta_.cwiseProduct(woodbury_l_);
+    return;
+  }
   if (use_cholesky_) {
     cholesky_.solveInPlace(*v);
   } else {
@@ -117,6 +231,18 @@ void ConicQpSolver::SolveReduced(const Eigen::VectorXd& bx, const Eigen::VectorX
   JordanDivide(cones_, scaling_.lambda().data(), bs.data(), u_.data());
   scaling_.ApplyInverse(bz.data(), t_.data());
   t_ = u_ - t_;
+  if (layout_ == Layout::kDiagonalLowRank) {
+    // The same with G~ = W^-1 G applied as products: G~^T t = G^T (W^-1 t), G~ dx = W^-1 (G dx).
+    scaling_.ApplyInverse(t_.data(), work_m2_.data());
+    *dx = bx;
+    SubtractGt(work_m2_, dx);
+    SolveFactored(dx);
+    ProductG(*dx, &work_m2_);
+    scaling_.ApplyInverse(work_m2_.data(), dz->data());
+    *dz += t_;
+    *ds = u_ - *dz;
+    return;
+  }
   // (P + G~^T G~) dx = b_x - G~^T t.
   *dx = bx;
   dx->noalias() -= scaled_g_.transpose() * t_;
@@ -127,20 +253,66 @@ void ConicQpSolver::SolveReduced(const Eigen::VectorXd& bx, const Eigen::VectorX
   *ds = u_ - *dz;
 }
 
-void ConicQpSolver::SolveNewton(const Eigen::MatrixXd& P, const Eigen::MatrixXd& G) {
+void ConicQpSolver::ProductP(const Eigen::VectorXd& x, Eigen::VectorXd* out) const {
+  if (layout_ == Layout::kDiagonalLowRank) {
+    *out = scaled_p_diagonal_.cwiseProduct(x);
+  } else {
+    out->noalias() = scaled_p_.selfadjointView<Eigen::Lower>() * x;
+  }
+}
+
+void ConicQpSolver::ProductG(const Eigen::VectorXd& x, Eigen::VectorXd* out) {
+  if (layout_ != Layout::kDiagonalLowRank) {
+    out->noalias() = *dense_g_ * x;
+    return;
+  }
+  // G x = [-(a o x + U (V^T x)); -x].
+  const DiagonalLowRankQp& qp = *structured_;
+  rank_r_.noalias() = qp.v.transpose() * x;
+  out->head(n_) = qp.a_diagonal.cwiseProduct(x);
+  out->head(n_).noalias() += qp.u * rank_r_;
+  out->head(n_) = -out->head(n_);
+  if (nonnegative_) out->tail(n_) = -x;
+}
+
+void ConicQpSolver::SubtractG(const Eigen::VectorXd& x, Eigen::VectorXd* out) {
+  if (layout_ != Layout::kDiagonalLowRank) {
+    out->noalias() -= *dense_g_ * x;
+    return;
+  }
+  ProductG(x, &work_m_);
+  *out -= work_m_;
+}
+
+void ConicQpSolver::SubtractGt(const Eigen::VectorXd& z, Eigen::VectorXd* out) {
+  if (layout_ != Layout::kDiagonalLowRank) {
+    out->noalias() -= dense_g_->transpose() * z;
+    return;
+  }
+  // G^T z = -(a o z_1 + V (U^T z_1)) - z_2.
+  const DiagonalLowRankQp& qp = *structured_;
+  rank_r_.noalias() = qp.u.transpose() * z.head(n_);
+  *out += qp.a_diagonal.cwiseProduct(z.head(n_));
+  out->noalias() += qp.v * rank_r_;
+  if (nonnegative_) *out += z.tail(n_);
+}
+
+void ConicQpSolver::SolveNewton() {
   bx_ = -r_x_;
   bz_ = -r_z_;
   SolveReduced(bx_, bz_, bs_, &dx_, &ds_, &dz_);
-  for (int refinement = 0; refinement < parameters_.refinement_steps; ++refinement) {
+  const int steps = layout_ == Layout::kDiagonalLowRank ? parameters_.woodbury_refinement_steps
+                                                        : parameters_.refinement_steps;
+  for (int refinement = 0; refinement < steps; ++refinement) {
     // The residuals of the unreduced system in the original variables, ds = W ds~, dz = W^-1 dz~:
     // e_x = b_x - P dx - G^T dz, e_z = b_z - G dx - ds, e_s = b_s - lambda o (ds~ + dz~).
     scaling_.Apply(ds_.data(), step_s_.data());
     scaling_.ApplyInverse(dz_.data(), step_z_.data());
-    ex_ = bx_;
-    ex_.noalias() -= P.selfadjointView<Eigen::Lower>() * dx_;
-    ex_.noalias() -= G.transpose() * step_z_;
+    ProductP(dx_, &ex_);
+    ex_ = bx_ - ex_;
+    SubtractGt(step_z_, &ex_);
     ez_ = bz_ - step_s_;
-    ez_.noalias() -= G * dx_;
+    SubtractG(dx_, &ez_);
     u_ = ds_ + dz_;
     JordanProduct(cones_, scaling_.lambda().data(), u_.data(), es_.data());
     es_ = bs_ - es_;
@@ -151,12 +323,13 @@ void ConicQpSolver::SolveNewton(const Eigen::MatrixXd& P, const Eigen::MatrixXd&
   }
 }
 
-bool ConicQpSolver::Measure(const Eigen::MatrixXd& P, const Eigen::VectorXd& c,
-                            const Eigen::MatrixXd& G, const Eigen::VectorXd& h,
+bool ConicQpSolver::Measure(const Eigen::VectorXd& c, const Eigen::VectorXd& h,
                             ConicQpStatistics* stats) {
-  px_.noalias() = P.selfadjointView<Eigen::Lower>() * x_;
-  gx_.noalias() = G * x_;
-  gtz_.noalias() = G.transpose() * z_;
+  ProductP(x_, &px_);
+  ProductG(x_, &gx_);
+  gtz_.setZero();
+  SubtractGt(z_, &gtz_);
+  gtz_ = -gtz_;
   r_x_ = px_ + c + gtz_;
   r_z_ = gx_ + s_ - h;
   const double gap = s_.dot(z_);
@@ -167,8 +340,21 @@ bool ConicQpSolver::Measure(const Eigen::MatrixXd& P, const Eigen::VectorXd& c,
   stats->gap = gap;
   stats->primal_objective = primal;
   stats->dual_objective = dual;
-  const double primal_scale = std::max({gx_.norm(), s_.norm(), h.norm()});
-  const double dual_scale = std::max({px_.norm(), c.norm(), gtz_.norm()});
+  // On the structured layout G x and G^T z are sums of pieces (a o x and U V^T x; a o z_1 and
+  // V U^T z_1) that may cancel, and their rounding is relative to the pieces: they join the
+  // scales, as the terms of r_x and r_z do.
+  double pieces_x = 0, pieces_z = 0;
+  if (layout_ == Layout::kDiagonalLowRank) {
+    const DiagonalLowRankQp& qp = *structured_;
+    rank_r_.noalias() = qp.v.transpose() * x_;
+    work_n_.noalias() = qp.u * rank_r_;
+    pieces_x = std::max(work_n_.norm(), qp.a_diagonal.cwiseProduct(x_).norm());
+    rank_r_.noalias() = qp.u.transpose() * z_.head(n_);
+    work_n_.noalias() = qp.v * rank_r_;
+    pieces_z = std::max(work_n_.norm(), qp.a_diagonal.cwiseProduct(z_.head(n_)).norm());
+  }
+  const double primal_scale = std::max({gx_.norm(), s_.norm(), h.norm(), pieces_x});
+  const double dual_scale = std::max({px_.norm(), c.norm(), gtz_.norm(), pieces_z});
   const double gap_scale = std::max({std::abs(primal), std::abs(dual), 1e-300});
   stats->kkt_residual =
       std::max({stats->primal_residual / (1 + primal_scale),
@@ -217,7 +403,7 @@ void ConicQpSolver::TryPolish(const Eigen::MatrixXd& P, const Eigen::VectorXd& c
   s_.swap(polish_s_);
   z_.swap(polish_z_);
   ConicQpStatistics trial = *stats;
-  Measure(P, c, G, h, &trial);
+  Measure(c, h, &trial);
   if (trial.kkt_residual <= stats->kkt_residual) {
     *stats = trial;
     stats->polished = true;
@@ -228,11 +414,22 @@ void ConicQpSolver::TryPolish(const Eigen::MatrixXd& P, const Eigen::VectorXd& c
   z_.swap(polish_z_);
 }
 
+ConicQpStatistics ConicQpSolver::Unscale(double omega, ConicQpStatistics stats) {
+  z_ *= omega;
+  stats.objective_scale = omega;
+  stats.dual_residual *= omega;
+  stats.gap *= omega;
+  stats.primal_objective *= omega;
+  stats.dual_objective *= omega;
+  return stats;
+}
+
 ConicQpStatistics ConicQpSolver::Solve(const Eigen::MatrixXd& P, const Eigen::VectorXd& c,
                                        const Eigen::MatrixXd& G, const Eigen::VectorXd& h,
                                        const Eigen::VectorXd* primal_start) {
-  if (P.rows() != n_ || P.cols() != n_ || c.size() != n_ || G.rows() != m_ || G.cols() != n_ ||
-      h.size() != m_ || (primal_start != nullptr && primal_start->size() != n_)) {
+  if (layout_ != Layout::kDense || P.rows() != n_ || P.cols() != n_ || c.size() != n_ ||
+      G.rows() != m_ || G.cols() != n_ || h.size() != m_ ||
+      (primal_start != nullptr && primal_start->size() != n_)) {
     ConicQpStatistics stats;
     stats.status = ConicQpStatus::kInvalidInput;
     return stats;
@@ -244,40 +441,59 @@ ConicQpStatistics ConicQpSolver::Solve(const Eigen::MatrixXd& P, const Eigen::Ve
   if (!(omega > 0) || !std::isfinite(omega)) omega = 1;
   scaled_p_ = P / omega;
   scaled_c_ = c / omega;
-  ConicQpStatistics stats = SolveScaled(scaled_p_, scaled_c_, G, h, primal_start);
+  dense_g_ = &G;
+  ConicQpStatistics stats = SolveScaled(scaled_c_, h, primal_start);
   if (stats.status == ConicQpStatus::kSolved && parameters_.polish) {
     TryPolish(scaled_p_, scaled_c_, G, h, &stats);
   }
-  z_ *= omega;
-  stats.objective_scale = omega;
-  stats.dual_residual *= omega;
-  stats.gap *= omega;
-  stats.primal_objective *= omega;
-  stats.dual_objective *= omega;
-  return stats;
+  dense_g_ = nullptr;
+  return Unscale(omega, stats);
 }
 
-ConicQpStatistics ConicQpSolver::SolveScaled(const Eigen::MatrixXd& P, const Eigen::VectorXd& c,
-                                             const Eigen::MatrixXd& G, const Eigen::VectorXd& h,
+ConicQpStatistics ConicQpSolver::SolveDiagonalLowRank(const DiagonalLowRankQp& qp,
+                                                      const Eigen::VectorXd* primal_start) {
+  const auto sized = [&](const Eigen::MatrixXd& M) { return M.rows() == n_ && M.cols() == rank_; };
+  if (layout_ != Layout::kDiagonalLowRank || qp.nonnegative != nonnegative_ || qp.p.size() != n_ ||
+      qp.c.size() != n_ || qp.a_diagonal.size() != n_ || qp.b.size() != n_ || !sized(qp.u) ||
+      !sized(qp.v) || (primal_start != nullptr && primal_start->size() != n_)) {
+    ConicQpStatistics stats;
+    stats.status = ConicQpStatus::kInvalidInput;
+    return stats;
+  }
+  double omega = 0;
+  for (int i = 0; i < n_; ++i) omega = std::max(omega, qp.p[i]);
+  if (!(omega > 0) || !std::isfinite(omega)) omega = 1;
+  scaled_p_diagonal_ = qp.p / omega;
+  scaled_c_ = qp.c / omega;
+  structured_h_.head(n_) = -qp.b;
+  if (nonnegative_) structured_h_.tail(n_).setZero();
+  structured_ = &qp;
+  const ConicQpStatistics stats = SolveScaled(scaled_c_, structured_h_, primal_start);
+  structured_ = nullptr;
+  return Unscale(omega, stats);
+}
+
+ConicQpStatistics ConicQpSolver::SolveScaled(const Eigen::VectorXd& c, const Eigen::VectorXd& h,
                                              const Eigen::VectorXd* primal_start) {
   ConicQpStatistics stats;
   // Start: the least-squares point of [P G^T; G -I] [x; z] = [-c; h], i.e.
   // (P + G^T G) x = -c + G^T h, z = G x - h, s = -z (W = I).
-  scaled_g_ = G;
-  if (!Factor(P)) {
+  if (!FactorNewton(true)) {
     stats.status = ConicQpStatus::kFailed;
     return stats;
   }
-  x_.noalias() = G.transpose() * h;
+  x_.setZero();
+  SubtractGt(h, &x_);
+  x_ = -x_;
   x_ -= c;
   SolveFactored(&x_);
   z_ = h;
-  z_.noalias() -= G * x_;
+  SubtractG(x_, &z_);
   z_ = -z_;
   if (primal_start != nullptr) {
     x_ = *primal_start;
     s_ = h;
-    s_.noalias() -= G * x_;
+    SubtractG(x_, &s_);
   } else {
     s_ = -z_;
   }
@@ -290,7 +506,7 @@ ConicQpStatistics ConicQpSolver::SolveScaled(const Eigen::MatrixXd& P, const Eig
   const double fraction = parameters_.step_fraction;
   for (int iteration = 0;; ++iteration) {
     stats.iterations = iteration;
-    if (Measure(P, c, G, h, &stats)) {
+    if (Measure(c, h, &stats)) {
       stats.status = ConicQpStatus::kSolved;
       return stats;
     }
@@ -305,9 +521,7 @@ ConicQpStatistics ConicQpSolver::SolveScaled(const Eigen::MatrixXd& P, const Eig
       return stats;
     }
     if (!scaling_.Compute(s_.data(), z_.data())) return AtFloor(stats);
-    // G~ = W^-1 G, column by column.
-    for (int j = 0; j < n_; ++j) scaling_.ApplyInverse(G.col(j).data(), scaled_g_.col(j).data());
-    if (!Factor(P)) return AtFloor(stats);
+    if (!FactorNewton(false)) return AtFloor(stats);
     const Eigen::VectorXd& lambda = scaling_.lambda();
     const double gap = lambda.squaredNorm();  // = s^T z
     const double mu = gap / degree;
@@ -315,7 +529,7 @@ ConicQpStatistics ConicQpSolver::SolveScaled(const Eigen::MatrixXd& P, const Eig
     // Predictor: b_s = -lambda o lambda.
     JordanProduct(cones_, lambda.data(), lambda.data(), bs_.data());
     bs_ = -bs_;
-    SolveNewton(P, G);
+    SolveNewton();
     ds_affine_ = ds_;
     dz_affine_ = dz_;
     const double affine_step = std::min({1.0, MaxStep(cones_, lambda.data(), ds_.data()),
@@ -332,7 +546,7 @@ ConicQpStatistics ConicQpSolver::SolveScaled(const Eigen::MatrixXd& P, const Eig
     JordanProduct(cones_, ds_affine_.data(), dz_affine_.data(), u_.data());
     bs_ = -bs_ - u_;
     AddIdentity(cones_, sigma * mu, bs_.data());
-    SolveNewton(P, G);
+    SolveNewton();
     const double to_boundary = std::min(MaxStep(cones_, lambda.data(), ds_.data()),
                                         MaxStep(cones_, lambda.data(), dz_.data()));
     const double step = std::min(1.0, fraction * to_boundary);

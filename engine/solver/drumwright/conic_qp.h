@@ -68,12 +68,50 @@
 // Every sum runs in a fixed order (each entry of P + G~^T G~ over G~'s rows in order; Eigen's
 // dense products and factorizations, deterministic for given sizes), so a solve is
 // deterministic; after Resize a solve allocates nothing. The cost is dense: O(m n^2) to form
-// P + G~^T G~ and O(n^3) to factor it per iteration. The reduced path for many rows over few
-// dofs (rank(G Lam G^T) <= nv, Woodbury) belongs to the caller that forms H and is not here.
+// P + G~^T G~ and O(n^3) to factor it per iteration.
+//
+// Diagonal plus low rank (SolveDiagonalLowRank): many rows over few dofs. In the QP (83)-(85),
+//   min 1/2 |lam|^2  s.t.  (I + W S) lam >= r  (84),  lam >= 0  (85),
+// S = G M^-1 G^T has rank <= nv, so A = I + (W G) M^-1 G^T is the identity plus a rank-nv term
+// ("900 elements, 6 dofs": rank(G Lam G^T) <= nv). The structured program is
+//   minimize 1/2 x^T diag(p) x + c^T x  s.t.  A x >= b,  x >= 0 (optional),
+//   A = diag(a) + U V^T  (U, V n x r),
+// i.e. G = [-A; -I], h = [-b; 0], K = R+^{2n} (R+^n without x >= 0), never formed. With the NT
+// scaling W = diag(d1, d2) of the orthant and the row weights g1 = d1^-2, g2 = d2^-2, the reduced
+// Newton matrix is
+//   P + G~^T G~ = diag(p) + diag(g2) + A^T diag(g1) A = Delta + L C L^T,
+//   Delta = diag(delta),  delta_i = p_i + g2_i + a_i^2 g1_i,
+//   L = [diag(a g1) U, V],  C = [0, I; I, U^T diag(g1) U],
+// diagonal plus rank <= 2r. The Woodbury identity
+//   (Delta + L C L^T)^-1 = Delta^-1 - Delta^-1 L S^-1 L^T Delta^-1,  S = C^-1 + L^T Delta^-1 L,
+// with C^-1 = [-U^T diag(g1) U, I; I, 0], gives S's blocks (2r x 2r, symmetric, indefinite)
+//   S_11 = -sum_i g1_i (p_i + g2_i) / delta_i u_i u_i^T,
+//   S_12 =  I + sum_i a_i g1_i / delta_i u_i v_i^T,   S_22 = sum_i v_i v_i^T / delta_i,
+// S_11 written without the difference -g1_i + a_i^2 g1_i^2 / delta_i, which cancels to nothing
+// on active rows (g1_i -> infinity). S is factored by LU with partial pivoting (it is
+// indefinite), and a solve is
+//   q = Delta^-1 b,  S xi = [U^T (a g1 q); V^T q],  x_i = q_i - (a_i g1_i u_i^T xi_1
+//                                                              + v_i^T xi_2) / delta_i.
+// S is equilibrated (E S E, E = diag(|S_kk|^-1/2)) before its LU: U carries W and V does not.
+// The Woodbury solve's error is not confined to the Newton matrix's weak directions as the
+// Cholesky's is, so this path refines woodbury_refinement_steps times, and the stopping rule's
+// scales also hold the sizes of the pieces G x and G^T z are summed from (a o x, U V^T x;
+// a o z_1, V U^T z_1), relative to which their products round.
+// Conditioning: (84) as written, A = I + W S, has rows of size W |S| next to P = I; from
+// W ~ 1e5 on, the dense path's P + G~^T G~ holds P below its rounding and its factor fails,
+// and Woodbury's forward error grows with the same condition number. (84) divided by W,
+//   (W^-1 + S) lam >= W^-1 r   (a = W^-1, U = G M^-1, V = G, b = W^-1 r),
+// has the same lam (z_1 scaled by W) and rows of size |S|; it is the form to pass.
+// G x and G^T z take O(n r) each; an iteration costs O(n r^2 + r^3) instead of O(n^3). The
+// start, the iterations, the refinement, the stopping rule, the floor and the statistics are the
+// dense path's (one loop, which differs only in the products with P and G and in the Newton
+// matrix's factor); the active-set polish is not done on this path (polished stays false), so a
+// degenerate row reads O(sqrt(gap)) instead of 0.
 #pragma once
 
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
+#include <Eigen/LU>
 
 #include "engine/solver/drumwright/active_set_polish.h"
 #include "engine/solver/drumwright/nt_scaling.h"
@@ -104,6 +142,10 @@ struct ConicQpParameters {
   // Sec. 5.3): near the solution G~ = W^-1 G has rows that grow without bound and one
   // refinement restores the digits the reduced system loses.
   int refinement_steps = 3;
+  // The same on the diagonal-plus-low-rank path (SolveDiagonalLowRank): the Woodbury solve's
+  // error is not confined to the Newton matrix's weak directions, as the Cholesky's is, so it
+  // needs more rounds to reach the dense path's iterates, and a round costs O(n r) there.
+  int woodbury_refinement_steps = 10;
   // Polish a solved answer on its active set (active_set_polish.h): exact where the active set
   // is linear (orthant rows, cone blocks inactive or at the apex), and the degenerate rows of
   // the QP (83) then read exactly 0 instead of O(sqrt(gap)).
@@ -144,6 +186,18 @@ struct ConicQpStatistics {
   bool polished = false;
 };
 
+// The structured program: minimize 1/2 x^T diag(p) x + c^T x s.t. (diag(a) + U V^T) x >= b and,
+// when `nonnegative`, x >= 0 (header comment). For the QP (83)-(85): p = 1, c = 0, and (84)
+// divided by W (header comment): a = W^-1, U = G M^-1 (n x nv), V = G, b = W^-1 r.
+struct DiagonalLowRankQp {
+  Eigen::VectorXd p;           // n, positive
+  Eigen::VectorXd c;           // n
+  Eigen::VectorXd a_diagonal;  // n
+  Eigen::MatrixXd u, v;        // n x r
+  Eigen::VectorXd b;           // n
+  bool nonnegative = true;
+};
+
 class ConicQpSolver {
  public:
   explicit ConicQpSolver(const ConicQpParameters& parameters = {}) : parameters_(parameters) {}
@@ -154,9 +208,21 @@ class ConicQpSolver {
 
   // Solves the program of P (n x n, symmetric, lower triangle read), c (n), G (rows(K) x n) and
   // h (rows(K)). `primal_start`, when not null, is the caller's x0 (see the header comment).
+  // kInvalidInput unless Resize (not ResizeDiagonalLowRank) sized the solver for these sizes.
   ConicQpStatistics Solve(const Eigen::MatrixXd& P, const Eigen::VectorXd& c,
                           const Eigen::MatrixXd& G, const Eigen::VectorXd& h,
                           const Eigen::VectorXd* primal_start = nullptr);
+
+  // Sizes the workspace for the structured program of n variables, U and V of `rank` columns, and
+  // the rows x >= 0 when `nonnegative` (allocates O(n rank), no n x n matrix); a
+  // SolveDiagonalLowRank of these sizes then allocates nothing.
+  void ResizeDiagonalLowRank(int num_variables, int rank, bool nonnegative);
+
+  // Solves the structured program (header comment): K = R+^{2n}, the rows ordered A x >= b first,
+  // then x >= 0; s and z are those rows' slacks and multipliers. kInvalidInput unless
+  // ResizeDiagonalLowRank sized the solver for these sizes.
+  ConicQpStatistics SolveDiagonalLowRank(const DiagonalLowRankQp& qp,
+                                         const Eigen::VectorXd* primal_start = nullptr);
 
   // The solution when Solve returned kSolved; otherwise the last (or, at the floor, the best)
   // iterate.
@@ -168,10 +234,24 @@ class ConicQpSolver {
   ConicQpParameters& mutable_parameters() { return parameters_; }
 
  private:
-  // Solve on the program whose objective is divided by omega (Solve's P / omega, c / omega).
-  ConicQpStatistics SolveScaled(const Eigen::MatrixXd& P, const Eigen::VectorXd& c,
-                                const Eigen::MatrixXd& G, const Eigen::VectorXd& h,
+  enum class Layout { kNone, kDense, kDiagonalLowRank };
+  // The vectors both layouts share.
+  void ResizeCommon(int num_variables, const ConeDimensions& cones);
+  // The caller's units back from the objective divided by omega.
+  ConicQpStatistics Unscale(double omega, ConicQpStatistics stats);
+  // The one interior-point loop on the program whose objective is divided by omega: P is
+  // scaled_p_ (dense) or diag(scaled_p_diagonal_), G is *dense_g_ or structured_'s.
+  ConicQpStatistics SolveScaled(const Eigen::VectorXd& c, const Eigen::VectorXd& h,
                                 const Eigen::VectorXd* primal_start);
+  // The products of the current layout: out = P x, out = G x, out -= G x, out -= G^T z.
+  void ProductP(const Eigen::VectorXd& x, Eigen::VectorXd* out) const;
+  void ProductG(const Eigen::VectorXd& x, Eigen::VectorXd* out);
+  void SubtractG(const Eigen::VectorXd& x, Eigen::VectorXd* out);
+  void SubtractGt(const Eigen::VectorXd& z, Eigen::VectorXd* out);
+  // Factors P + G~^T G~ with W = I (`start`) or the current scaling; false if it fails.
+  bool FactorNewton(bool start);
+  // The structured layout's Delta and S (header comment) for the row weights row_weight_.
+  bool FactorDiagonalLowRank();
   // Replaces a solved answer by its active-set polish (active_set_polish.h) when that is
   // feasible and its kkt_residual no larger.
   void TryPolish(const Eigen::MatrixXd& P, const Eigen::VectorXd& c, const Eigen::MatrixXd& G,
@@ -179,14 +259,14 @@ class ConicQpSolver {
   // Shared by both starts: factors P + G~^T G~ for the current G~; false if it fails.
   bool Factor(const Eigen::MatrixXd& P);
   // v = (P + G~^T G~)^-1 v with the last factor.
-  void SolveFactored(Eigen::VectorXd* v) const;
+  void SolveFactored(Eigen::VectorXd* v);
   // Solves the reduced Newton system P dx + G^T dz = b_x, G dx + ds = b_z,
   // lambda o (ds~ + dz~) = b_s with the current factor; ds and dz out in the scaled space.
   void SolveReduced(const Eigen::VectorXd& bx, const Eigen::VectorXd& bz, const Eigen::VectorXd& bs,
                     Eigen::VectorXd* dx, Eigen::VectorXd* ds, Eigen::VectorXd* dz);
   // The Newton system for b_s (in bs_) and the residuals r_x_, r_z_, refined
   // refinement_steps times on its unreduced residual: writes dx_, ds_ (= ds~), dz_ (= dz~).
-  void SolveNewton(const Eigen::MatrixXd& P, const Eigen::MatrixXd& G);
+  void SolveNewton();
   // The method can go no further in double precision (the scaling, the factor or the step
   // failed, or the iterates diverge in rounding): x_, s_, z_ and the statistics become the best
   // iterate's; kSolved if its kkt_residual is acceptable, else kFailed.
@@ -196,8 +276,7 @@ class ConicQpSolver {
   // Remembers the iterate with the least kkt_residual, which AtFloor returns.
   void KeepIfBest(const ConicQpStatistics& stats);
   // The iterate's residuals, objectives and stopping test into `stats`; true when it stops.
-  bool Measure(const Eigen::MatrixXd& P, const Eigen::VectorXd& c, const Eigen::MatrixXd& G,
-               const Eigen::VectorXd& h, ConicQpStatistics* stats);
+  bool Measure(const Eigen::VectorXd& c, const Eigen::VectorXd& h, ConicQpStatistics* stats);
 
   ConicQpParameters parameters_;
   ConeDimensions cones_;
@@ -220,6 +299,23 @@ class ConicQpSolver {
   ConicQpStatistics best_;
   Eigen::VectorXd best_x_, best_s_, best_z_;
   Eigen::VectorXd bx_, bz_, ex_, ez_, es_, refine_x_, refine_s_, refine_z_;  // refinement
+
+  // The problem of the current solve (set by Solve / SolveDiagonalLowRank for its duration).
+  Layout layout_ = Layout::kNone;
+  const Eigen::MatrixXd* dense_g_ = nullptr;
+  const DiagonalLowRankQp* structured_ = nullptr;
+  // The structured layout: rank r, whether x >= 0 is present, diag(p) / omega, h = [-b; 0].
+  int rank_ = 0;
+  bool nonnegative_ = true;
+  Eigen::VectorXd scaled_p_diagonal_, structured_h_;
+  Eigen::VectorXd ones_, row_weight_;     // e and g = W^-2 e (m)
+  Eigen::VectorXd inv_delta_, coupling_;  // 1 / delta_i and a_i g1_i / delta_i (n)
+  Eigen::MatrixXd capacitance_;           // E S E (2r x 2r)
+  Eigen::VectorXd capacitance_scale_;     // E
+  Eigen::PartialPivLU<Eigen::MatrixXd> capacitance_lu_;
+  Eigen::VectorXd rank_r_, rank_rhs_, rank_xi_;  // r, 2r, 2r
+  Eigen::VectorXd woodbury_q_, woodbury_l_;      // n
+  Eigen::VectorXd work_n_, work_m_, work_m2_;
 };
 
 }  // namespace alsim
