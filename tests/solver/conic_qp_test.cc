@@ -879,10 +879,13 @@ TEST(ConicQpTest, DiagonalLowRankPathIsDeterministicAndChecksItsSizes) {
 
 TEST(ConicQpTest, AWarmDiagonalLowRankSolveAllocatesNothing) {
   std::mt19937 rng(86);
-  for (const LowRankUnilateral& pr : {MakeRandomLowRank(&rng, 40, 1e5), MakeCube(30)}) {
+  LowRankUnilateral without = MakeRandomLowRank(&rng, 60, 1e3, true);
+  without.qp.nonnegative = false;  // (W^-1 + S) x >= W^-1 r alone
+  for (const LowRankUnilateral& pr :
+       {MakeRandomLowRank(&rng, 40, 1e5, true), MakeCube(30), without}) {
     const int n = static_cast<int>(pr.qp.p.size());
     ConicQpSolver solver;
-    solver.ResizeDiagonalLowRank(n, 6, true);
+    solver.ResizeDiagonalLowRank(n, 6, pr.qp.nonnegative);
     ASSERT_EQ(solver.SolveDiagonalLowRank(pr.qp).status, ConicQpStatus::kSolved);
     const VectorXd start = VectorXd::Constant(n, 1.0);
     long count = 0;
