@@ -393,12 +393,87 @@ ConicQpStatistics ConicQpSolver::AtFloor(ConicQpStatistics stats) {
   return stats;
 }
 
-void ConicQpSolver::TryPolish(const Eigen::MatrixXd& P, const Eigen::VectorXd& c,
-                              const Eigen::MatrixXd& G, const Eigen::VectorXd& h,
+bool ConicQpSolver::PolishDiagonalLowRank(const Eigen::VectorXd& h) {
+  // The equality QP on the active set (header comment): S1 the active rows of A x >= b, S2 those
+  // of x >= 0 (row i active when s_i < z_i), S1 and S2 disjoint, a_i != 0 on S1; unknowns
+  // eta = U_S1^T y and mu = V^T x in the 2r x 2r system, then x, y and z_2 row by row.
+  const DiagonalLowRankQp& qp = *structured_;
+  const int r = rank_;
+  const Eigen::VectorXd& p = scaled_p_diagonal_;
+  const Eigen::VectorXd& c = scaled_c_;
+  capacitance_.setIdentity();
+  rank_rhs_.setZero();
+  for (int i = 0; i < n_; ++i) {
+    const bool row = s_[i] < z_[i];
+    const bool bound = nonnegative_ && s_[n_ + i] < z_[n_ + i];
+    if (row && (bound || qp.a_diagonal[i] == 0)) return false;
+    if (bound) continue;
+    if (row) {
+      // x_i = (b_i - u_i^T mu) / a_i, y_i = (p_i x_i + c_i - v_i^T eta) / a_i.
+      const double a = qp.a_diagonal[i];
+      const double pa = p[i] / (a * a);
+      for (int k = 0; k < r; ++k) {
+        const double uk = qp.u(i, k), vk = qp.v(i, k);
+        for (int l = 0; l < r; ++l) {
+          capacitance_(k, r + l) += pa * uk * qp.u(i, l);
+          capacitance_(k, l) += uk * qp.v(i, l) / a;
+          capacitance_(r + k, r + l) += vk * qp.u(i, l) / a;
+        }
+        rank_rhs_[k] += uk * (pa * qp.b[i] + c[i] / a);
+        rank_rhs_[r + k] += vk * qp.b[i] / a;
+      }
+    } else {
+      // x_i = (v_i^T eta - c_i) / p_i.
+      for (int k = 0; k < r; ++k) {
+        const double vk = qp.v(i, k);
+        for (int l = 0; l < r; ++l) capacitance_(r + k, l) -= vk * qp.v(i, l) / p[i];
+        rank_rhs_[r + k] -= vk * c[i] / p[i];
+      }
+    }
+  }
+  if (!capacitance_.allFinite() || !rank_rhs_.allFinite()) return false;
+  if (r > 0) {
+    capacitance_lu_.compute(capacitance_);
+    rank_xi_.noalias() = capacitance_lu_.solve(rank_rhs_);
+  }
+  if (!rank_xi_.allFinite()) return false;
+  const auto eta = rank_xi_.head(r);
+  const auto mu = rank_xi_.tail(r);
+  polish_z_.setZero();
+  for (int i = 0; i < n_; ++i) {
+    const bool row = s_[i] < z_[i];
+    const bool bound = nonnegative_ && s_[n_ + i] < z_[n_ + i];
+    const double v_eta = qp.v.row(i).dot(eta);
+    if (bound) {
+      polish_x_[i] = 0;
+      polish_z_[n_ + i] = c[i] - v_eta;
+    } else if (row) {
+      const double a = qp.a_diagonal[i];
+      polish_x_[i] = (qp.b[i] - qp.u.row(i).dot(mu)) / a;
+      polish_z_[i] = (p[i] * polish_x_[i] + c[i] - v_eta) / a;
+    } else {
+      polish_x_[i] = (v_eta - c[i]) / p[i];
+    }
+  }
+  // s = h - G x; the point stands if it misses the orthant by at most 1e-9 of h's and z's sizes.
+  ProductG(polish_x_, &polish_s_);
+  polish_s_ = h - polish_s_;
+  const double tolerance =
+      1e-9 * std::max({1.0, h.lpNorm<Eigen::Infinity>(), polish_z_.lpNorm<Eigen::Infinity>()});
+  return polish_s_.allFinite() && polish_z_.allFinite() &&
+         (m_ == 0 || (polish_s_.minCoeff() >= -tolerance && polish_z_.minCoeff() >= -tolerance));
+}
+
+void ConicQpSolver::TryPolish(const Eigen::VectorXd& c, const Eigen::VectorXd& h,
                               ConicQpStatistics* stats) {
   // A block is called inactive (or at the apex) when its multiplier (or slack) is below 1e-3 of
   // the other; the polished point may miss K or the orthant by 1e-9 of h's and z's sizes.
-  if (!polish_.Polish(P, c, G, h, s_, z_, 1e-3, 1e-9, &polish_x_, &polish_s_, &polish_z_)) return;
+  if (layout_ == Layout::kDiagonalLowRank) {
+    if (!PolishDiagonalLowRank(h)) return;
+  } else if (!polish_.Polish(scaled_p_, c, *dense_g_, h, s_, z_, 1e-3, 1e-9, &polish_x_, &polish_s_,
+                             &polish_z_)) {
+    return;
+  }
   x_.swap(polish_x_);
   s_.swap(polish_s_);
   z_.swap(polish_z_);
@@ -444,7 +519,7 @@ ConicQpStatistics ConicQpSolver::Solve(const Eigen::MatrixXd& P, const Eigen::Ve
   dense_g_ = &G;
   ConicQpStatistics stats = SolveScaled(scaled_c_, h, primal_start);
   if (stats.status == ConicQpStatus::kSolved && parameters_.polish) {
-    TryPolish(scaled_p_, scaled_c_, G, h, &stats);
+    TryPolish(scaled_c_, h, &stats);
   }
   dense_g_ = nullptr;
   return Unscale(omega, stats);
@@ -468,7 +543,10 @@ ConicQpStatistics ConicQpSolver::SolveDiagonalLowRank(const DiagonalLowRankQp& q
   structured_h_.head(n_) = -qp.b;
   if (nonnegative_) structured_h_.tail(n_).setZero();
   structured_ = &qp;
-  const ConicQpStatistics stats = SolveScaled(scaled_c_, structured_h_, primal_start);
+  ConicQpStatistics stats = SolveScaled(scaled_c_, structured_h_, primal_start);
+  if (stats.status == ConicQpStatus::kSolved && parameters_.polish) {
+    TryPolish(scaled_c_, structured_h_, &stats);
+  }
   structured_ = nullptr;
   return Unscale(omega, stats);
 }

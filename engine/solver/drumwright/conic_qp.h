@@ -105,8 +105,19 @@
 // G x and G^T z take O(n r) each; an iteration costs O(n r^2 + r^3) instead of O(n^3). The
 // start, the iterations, the refinement, the stopping rule, the floor and the statistics are the
 // dense path's (one loop, which differs only in the products with P and G and in the Newton
-// matrix's factor); the active-set polish is not done on this path (polished stays false), so a
-// degenerate row reads O(sqrt(gap)) instead of 0.
+// matrix's factor). The active-set polish (S1 the active rows of A x >= b, S2 those of x >= 0,
+// s_i < z_i) solves, where S1 and S2 are disjoint and a_i != 0 on S1, the equality QP's KKT
+//   p_j x_j + c_j - a_j y_j [j in S1] - v_j^T eta - z_2j = 0,  eta = U_S1^T y,
+//   a_i x_i + u_i^T mu = b_i (i in S1),  x_j = 0 (j in S2),  mu = V^T x,
+// by x_i = (b_i - u_i^T mu) / a_i on S1, x_j = (v_j^T eta - c_j) / p_j off S1 and S2, which
+// leaves the 2r x 2r system
+//   eta + sum_S1 u_i v_i^T eta / a_i + sum_S1 p_i / a_i^2 u_i u_i^T mu
+//       = sum_S1 u_i (p_i b_i / a_i^2 + c_i / a_i),
+//   mu - sum_free v_j v_j^T eta / p_j + sum_S1 v_i u_i^T mu / a_i
+//       = sum_S1 v_i b_i / a_i - sum_free v_j c_j / p_j,
+// then y_i = (p_i x_i + c_i - v_i^T eta) / a_i and z_2j = c_j - v_j^T eta; it is kept, as on the
+// dense path, when feasible to 1e-9 and no worse by the KKT measure. Where a row and its bound
+// are both active (S1 and S2 meet) there is no polish.
 #pragma once
 
 #include <Eigen/Cholesky>
@@ -254,8 +265,10 @@ class ConicQpSolver {
   bool FactorDiagonalLowRank();
   // Replaces a solved answer by its active-set polish (active_set_polish.h) when that is
   // feasible and its kkt_residual no larger.
-  void TryPolish(const Eigen::MatrixXd& P, const Eigen::VectorXd& c, const Eigen::MatrixXd& G,
-                 const Eigen::VectorXd& h, ConicQpStatistics* stats);
+  void TryPolish(const Eigen::VectorXd& c, const Eigen::VectorXd& h, ConicQpStatistics* stats);
+  // The structured layout's active-set polish into polish_x_, polish_s_, polish_z_ (header
+  // comment); false where it does not apply or the point is not feasible.
+  bool PolishDiagonalLowRank(const Eigen::VectorXd& h);
   // Shared by both starts: factors P + G~^T G~ for the current G~; false if it fails.
   bool Factor(const Eigen::MatrixXd& P);
   // v = (P + G~^T G~)^-1 v with the last factor.
