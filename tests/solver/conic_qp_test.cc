@@ -727,11 +727,12 @@ TEST(ConicQpTest, DiagonalLowRankPathEqualsTheDensePath) {
     }
   }
   EXPECT_EQ(compared, 48);
-  // Most instances follow the dense path's iterates to the last one.
-  EXPECT_GE(equal, 40);
+  // Nearly all instances meet the dense answer to 1e-9 (both polished on the same active set,
+  // or the same iterates to the last one).
+  EXPECT_GE(equal, 46);
   // The structured polish is kept where it is no worse than the interior point by the KKT
-  // measure (its x_i = (b_i - u_i^T mu) / a_i loses digits where a = W^-1 is small).
-  EXPECT_GE(polished, 1);
+  // measure, as the dense path's.
+  EXPECT_GE(polished, 40);
   std::printf(
       "structured x within 1e-9 relative of the dense path's on %d of %d instances, %d "
       "polished\n",

@@ -400,9 +400,7 @@ bool ConicQpSolver::PolishDiagonalLowRank(const Eigen::VectorXd& h) {
   const DiagonalLowRankQp& qp = *structured_;
   const int r = rank_;
   const Eigen::VectorXd& p = scaled_p_diagonal_;
-  const Eigen::VectorXd& c = scaled_c_;
   capacitance_.setIdentity();
-  rank_rhs_.setZero();
   for (int i = 0; i < n_; ++i) {
     const bool row = s_[i] < z_[i];
     const bool bound = nonnegative_ && s_[n_ + i] < z_[n_ + i];
@@ -419,41 +417,29 @@ bool ConicQpSolver::PolishDiagonalLowRank(const Eigen::VectorXd& h) {
           capacitance_(k, l) += uk * qp.v(i, l) / a;
           capacitance_(r + k, r + l) += vk * qp.u(i, l) / a;
         }
-        rank_rhs_[k] += uk * (pa * qp.b[i] + c[i] / a);
-        rank_rhs_[r + k] += vk * qp.b[i] / a;
       }
     } else {
       // x_i = (v_i^T eta - c_i) / p_i.
       for (int k = 0; k < r; ++k) {
         const double vk = qp.v(i, k);
         for (int l = 0; l < r; ++l) capacitance_(r + k, l) -= vk * qp.v(i, l) / p[i];
-        rank_rhs_[r + k] -= vk * c[i] / p[i];
       }
     }
   }
-  if (!capacitance_.allFinite() || !rank_rhs_.allFinite()) return false;
-  if (r > 0) {
-    capacitance_lu_.compute(capacitance_);
-    rank_xi_.noalias() = capacitance_lu_.solve(rank_rhs_);
-  }
-  if (!rank_xi_.allFinite()) return false;
-  const auto eta = rank_xi_.head(r);
-  const auto mu = rank_xi_.tail(r);
-  polish_z_.setZero();
-  for (int i = 0; i < n_; ++i) {
-    const bool row = s_[i] < z_[i];
-    const bool bound = nonnegative_ && s_[n_ + i] < z_[n_ + i];
-    const double v_eta = qp.v.row(i).dot(eta);
-    if (bound) {
-      polish_x_[i] = 0;
-      polish_z_[n_ + i] = c[i] - v_eta;
-    } else if (row) {
-      const double a = qp.a_diagonal[i];
-      polish_x_[i] = (qp.b[i] - qp.u.row(i).dot(mu)) / a;
-      polish_z_[i] = (p[i] * polish_x_[i] + c[i] - v_eta) / a;
-    } else {
-      polish_x_[i] = (v_eta - c[i]) / p[i];
-    }
+  if (!capacitance_.allFinite()) return false;
+  if (r > 0) capacitance_lu_.compute(capacitance_);
+  if (!PolishSolve(qp.b, scaled_c_, &polish_x_, &polish_z_)) return false;
+  // Iterative refinement on the equality QP's residuals: b_S1 - A_S1 x and the stationarity
+  // P x + c + G^T z (x_i = (b_i - u_i^T mu) / a_i loses digits where a_i is small).
+  for (int refinement = 0; refinement < parameters_.refinement_steps; ++refinement) {
+    ProductG(polish_x_, &work_m2_);
+    bx_ = qp.b + work_m2_.head(n_);
+    ex_ = p.cwiseProduct(polish_x_) + scaled_c_;
+    refine_z_ = -polish_z_;
+    SubtractGt(refine_z_, &ex_);
+    if (!PolishSolve(bx_, ex_, &refine_x_, &refine_z_)) return false;
+    polish_x_ += refine_x_;
+    polish_z_ += refine_z_;
   }
   // s = h - G x; the point stands if it misses the orthant by at most 1e-9 of h's and z's sizes.
   ProductG(polish_x_, &polish_s_);
@@ -462,6 +448,52 @@ bool ConicQpSolver::PolishDiagonalLowRank(const Eigen::VectorXd& h) {
       1e-9 * std::max({1.0, h.lpNorm<Eigen::Infinity>(), polish_z_.lpNorm<Eigen::Infinity>()});
   return polish_s_.allFinite() && polish_z_.allFinite() &&
          (m_ == 0 || (polish_s_.minCoeff() >= -tolerance && polish_z_.minCoeff() >= -tolerance));
+}
+
+bool ConicQpSolver::PolishSolve(const Eigen::VectorXd& b, const Eigen::VectorXd& c,
+                                Eigen::VectorXd* x, Eigen::VectorXd* z) {
+  // The right side of the 2r x 2r system (header comment), its solve, and x, y, z_2 by rows.
+  const DiagonalLowRankQp& qp = *structured_;
+  const int r = rank_;
+  const Eigen::VectorXd& p = scaled_p_diagonal_;
+  rank_rhs_.setZero();
+  for (int i = 0; i < n_; ++i) {
+    const bool row = s_[i] < z_[i];
+    const bool bound = nonnegative_ && s_[n_ + i] < z_[n_ + i];
+    if (bound) continue;
+    if (row) {
+      const double a = qp.a_diagonal[i];
+      const double pa = p[i] / (a * a);
+      for (int k = 0; k < r; ++k) {
+        rank_rhs_[k] += qp.u(i, k) * (pa * b[i] + c[i] / a);
+        rank_rhs_[r + k] += qp.v(i, k) * b[i] / a;
+      }
+    } else {
+      for (int k = 0; k < r; ++k) rank_rhs_[r + k] -= qp.v(i, k) * c[i] / p[i];
+    }
+  }
+  if (!rank_rhs_.allFinite()) return false;
+  if (r > 0) rank_xi_.noalias() = capacitance_lu_.solve(rank_rhs_);
+  if (!rank_xi_.allFinite()) return false;
+  const auto eta = rank_xi_.head(r);
+  const auto mu = rank_xi_.tail(r);
+  z->setZero();
+  for (int i = 0; i < n_; ++i) {
+    const bool row = s_[i] < z_[i];
+    const bool bound = nonnegative_ && s_[n_ + i] < z_[n_ + i];
+    const double v_eta = qp.v.row(i).dot(eta);
+    if (bound) {
+      (*x)[i] = 0;
+      (*z)[n_ + i] = c[i] - v_eta;
+    } else if (row) {
+      const double a = qp.a_diagonal[i];
+      (*x)[i] = (b[i] - qp.u.row(i).dot(mu)) / a;
+      (*z)[i] = (p[i] * (*x)[i] + c[i] - v_eta) / a;
+    } else {
+      (*x)[i] = (v_eta - c[i]) / p[i];
+    }
+  }
+  return true;
 }
 
 void ConicQpSolver::TryPolish(const Eigen::VectorXd& c, const Eigen::VectorXd& h,

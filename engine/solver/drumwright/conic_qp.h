@@ -115,7 +115,9 @@
 //       = sum_S1 u_i (p_i b_i / a_i^2 + c_i / a_i),
 //   mu - sum_free v_j v_j^T eta / p_j + sum_S1 v_i u_i^T mu / a_i
 //       = sum_S1 v_i b_i / a_i - sum_free v_j c_j / p_j,
-// then y_i = (p_i x_i + c_i - v_i^T eta) / a_i and z_2j = c_j - v_j^T eta; it is kept, as on the
+// then y_i = (p_i x_i + c_i - v_i^T eta) / a_i and z_2j = c_j - v_j^T eta, refined
+// refinement_steps times on the equality QP's residuals (x_i loses digits where a_i is small,
+// as for (84) divided by W); it is kept, as on the
 // dense path, when feasible to 1e-9 and no worse by the KKT measure. Where a row and its bound
 // are both active (S1 and S2 meet) there is no polish.
 #pragma once
@@ -269,6 +271,10 @@ class ConicQpSolver {
   // The structured layout's active-set polish into polish_x_, polish_s_, polish_z_ (header
   // comment); false where it does not apply or the point is not feasible.
   bool PolishDiagonalLowRank(const Eigen::VectorXd& h);
+  // Its solve for the right sides b (rows of S1) and c with the factored 2r x 2r system: x and
+  // z (y on S1, z_2 on S2, 0 elsewhere) out.
+  bool PolishSolve(const Eigen::VectorXd& b, const Eigen::VectorXd& c, Eigen::VectorXd* x,
+                   Eigen::VectorXd* z);
   // Shared by both starts: factors P + G~^T G~ for the current G~; false if it fails.
   bool Factor(const Eigen::MatrixXd& P);
   // v = (P + G~^T G~)^-1 v with the last factor.
