@@ -673,9 +673,9 @@ double UnilateralKkt(const LowRankUnilateral& pr, const ConicQpSolver& solver) {
 // a rounding below 0).
 double Root2Gap(const ConicQpStatistics& stats) { return std::sqrt(2 * std::max(0.0, stats.gap)); }
 
-// (84) as the paper writes it, A = I + W S, has rows of size W |S| ~ 1e7 at W = 1e6 next to
-// P = I: the dense path's P + G~^T G~ then holds P below its rounding (its factor fails at the
-// first iteration from W ~ 1e5 on) and Woodbury's forward error grows with the same condition
+// (84) as the paper writes it, A = I + W S, has rows of size W |S| next to P = I: once
+// (W |S|)^2 nears 1 / eps the dense path's P + G~^T G~ holds P below its rounding (its factor
+// fails at the first iteration) and Woodbury's forward error grows with the same condition
 // number. Divided by W, (W^-1 + S) lam >= W^-1 r has the same lam and rows of size |S|: both
 // paths are compared on that form over W in [1, 1e6], and on the paper's form up to W = 1e4.
 TEST(ConicQpTest, DiagonalLowRankPathEqualsTheDensePath) {

@@ -97,9 +97,10 @@
 // Cholesky's is, so this path refines woodbury_refinement_steps times, and the stopping rule's
 // scales also hold the sizes of the pieces G x and G^T z are summed from (a o x, U V^T x;
 // a o z_1, V U^T z_1), relative to which their products round.
-// Conditioning: (84) as written, A = I + W S, has rows of size W |S| next to P = I; from
-// W ~ 1e5 on, the dense path's P + G~^T G~ holds P below its rounding and its factor fails,
-// and Woodbury's forward error grows with the same condition number. (84) divided by W,
+// Conditioning: (84) as written, A = I + W S, has rows of size W |S| next to P = I; once
+// (W |S|)^2 nears 1 / eps the dense path's P + G~^T G~ holds P below its rounding and its
+// factor fails, and Woodbury's forward error grows with the same condition number. (84) divided
+// by W,
 //   (W^-1 + S) lam >= W^-1 r   (a = W^-1, U = G M^-1, V = G, b = W^-1 r),
 // has the same lam (z_1 scaled by W) and rows of size |S|; it is the form to pass.
 // G x and G^T z take O(n r) each; an iteration costs O(n r^2 + r^3) instead of O(n^3). The
@@ -117,9 +118,10 @@
 //       = sum_S1 v_i b_i / a_i - sum_free v_j c_j / p_j,
 // then y_i = (p_i x_i + c_i - v_i^T eta) / a_i and z_2j = c_j - v_j^T eta, refined
 // refinement_steps times on the equality QP's residuals (x_i loses digits where a_i is small,
-// as for (84) divided by W); it is kept, as on the
-// dense path, when feasible to 1e-9 and no worse by the KKT measure. Where a row and its bound
-// are both active (S1 and S2 meet) there is no polish.
+// as for (84) divided by W); it is kept, as on the dense path, when feasible to 1e-9 and no
+// worse by the KKT measure. Where a row and its bound are both active (S1 and S2 meet) there is
+// no polish. Every sum of this path runs over the rows in order (and Eigen's products and LU of
+// fixed sizes), so a solve is deterministic; after ResizeDiagonalLowRank it allocates nothing.
 #pragma once
 
 #include <Eigen/Cholesky>
