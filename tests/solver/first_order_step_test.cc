@@ -15,6 +15,7 @@
 #include <Eigen/Cholesky>
 #include <Eigen/SVD>
 
+#include "bench/drumwright_incline.h"
 #include "engine/solver/drumwright/first_order_step.h"
 
 namespace alsim {
@@ -460,69 +461,23 @@ TEST(FirstOrderStepTest, GThePendulumConvergesWithOrderOneAndKeepsPhiAtOrderTwo)
       max_phis[3], stiff_order);
 }
 
-// J: the paper's box on a 15 degree incline (Sec. 6.4; digest 9.5) as a translating 1 kg body
-// on four Hertz feet (E* 1e11 Pa, r 0.01 m: K_n = E* sqrt(r), phi_n = -d^(3/2), G_n the unit
-// normal [OURS], B_n 1), h 0.01, g 9.8, from rest at its Hertz depth, frame x down the slope, z
-// the incline's normal. Frictionless it slides g sin15 T (T + h) / 2 = 1.2809 m in 1 s with the
-// normal forces summing to m g cos15 = 9.47 N at a depth of 3.83e-7 m; at mu 0.375 (> tan 15) it
-// sticks and creeps at m g sin15 / (4 B_r) with B_r = 1e6 / h.
-struct InclineRun {
-  double x = 0, speed = 0, normal = 0, depth = 0;
-};
-
-InclineRun SlideOnIncline(double mu, int steps) {
-  const double m = 1, g = 9.8, h = 0.01, angle = 15 * 3.14159265358979323846 / 180;
-  const double stiffness = 1e11 * std::sqrt(0.01);
-  const Eigen::Vector3d gravity(m * g * std::sin(angle), 0, -m * g * std::cos(angle));
-  // Rest: four feet carry m g cos15 at K d^(3/2) each.
-  double z = -std::pow(-gravity.z() / 4 / stiffness, 2.0 / 3.0);
-  Eigen::Vector3d position(0, 0, z), velocity = Eigen::Vector3d::Zero();
-  InclineRun run;
-  for (int n = 0; n < steps; ++n) {
-    FirstOrderProblem p;
-    p.mass = m * Eigen::Matrix3d::Identity();
-    p.velocity = velocity;
-    p.force = gravity;
-    p.h = h;
-    const double depth = -position.z();
-    const int feet = depth > 0 ? 4 : 0;
-    p.jacobian = Eigen::MatrixXd::Zero(3 * feet, 3);
-    for (int f = 0; f < feet; ++f) {
-      SpringRow normal, tangent;
-      normal.type = SpringRowClass::kNormal;
-      normal.phi0 = -std::pow(depth, 1.5);
-      normal.stiffness = stiffness;
-      normal.damping = 1;
-      normal.friction = mu;
-      tangent.type = SpringRowClass::kTangent;
-      tangent.damping = 1e6 / h;
-      p.rows.insert(p.rows.end(), {normal, tangent, tangent});
-      p.jacobian(3 * f, 2) = 1;
-      p.jacobian(3 * f + 1, 0) = 1;
-      p.jacobian(3 * f + 2, 1) = 1;
-    }
-    const FirstOrderResult r = SolveFirstOrderStep(p);
-    EXPECT_TRUE(r.ok) << n;
-    if (!r.ok) return run;
-    velocity = r.velocity;
-    position += h * velocity;
-    run.normal = 0;
-    for (int f = 0; f < feet; ++f) run.normal += r.lambda[3 * f];
-  }
-  run.x = position.x();
-  run.speed = velocity.x();
-  run.depth = -position.z();
-  return run;
-}
-
+// J: the paper's box on a 15 degree incline (Sec. 6.4; digest 9.5; bench/drumwright_incline.h):
+// a translating 1 kg body on four Hertz feet (E* 1e11 Pa, r 0.01 m), h 0.01, g 9.8, from rest at
+// its Hertz depth. Frictionless it slides g sin15 T (T + h) / 2 = 1.2809 m in 1 s with the normal
+// forces summing to m g cos15 = 9.47 N at a depth of 3.83e-7 m; at mu 0.375 (> tan 15) it sticks
+// and creeps at m g sin15 / (4 B_r) with B_r = 1e6 / h.
 TEST(FirstOrderStepTest, JTheBoxOnTheInclineSlidesFrictionlessAndCreepsWhenStuck) {
-  const double g_sin = 9.8 * std::sin(15 * 3.14159265358979323846 / 180);
-  const InclineRun free = SlideOnIncline(0, 100);
+  const bench::InclineParameters incline;
+  const double g_sin = incline.gravity * std::sin(incline.angle);
+  const bench::InclineRun free = bench::SlideOnIncline(incline, 0, 100);
+  ASSERT_TRUE(free.ok);
+  EXPECT_NEAR(free.x, bench::CoulombDistance(incline, 0, 100), 1e-9);
   EXPECT_NEAR(free.x, g_sin * 1.0 * (1.0 + 0.01) / 2, 1e-9);  // 1.2809 m
   EXPECT_NEAR(free.x, 1.2809, 5e-5);
-  EXPECT_NEAR(free.normal, 9.8 * std::cos(15 * 3.14159265358979323846 / 180), 1e-6);  // 9.47 N
+  EXPECT_NEAR(free.normal, incline.gravity * std::cos(incline.angle), 1e-6);  // 9.47 N
   EXPECT_NEAR(free.depth, 3.83e-7, 0.005e-7);
-  const InclineRun stuck = SlideOnIncline(0.375, 100);
+  const bench::InclineRun stuck = bench::SlideOnIncline(incline, 0.375, 100);
+  ASSERT_TRUE(stuck.ok);
   const double creep = g_sin / (4 * 1e6 / 0.01);  // 6.3e-9 m/s
   EXPECT_NEAR(stuck.speed, creep, 0.05 * creep);
   EXPECT_LT(stuck.x, 1e-6);
