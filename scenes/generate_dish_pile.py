@@ -64,6 +64,36 @@ def rest_heights():
     return z1, z2, zp, zpot
 
 
+
+def scene_opening(model, dishes):
+    """The scene's lines from <mujoco> through the dishes' bodies (left inside <worldbody>): the
+    timestep, the contact defaults, each dish's SDF text, the table and each dish as a free body
+    on its proxy cylinder. dishes: (name, kind, (a, b, padding), mass, z) each. Shared with
+    generate_dish_place.py."""
+    lines = [
+        '<mujoco model="%s">' % model,
+        '  <option timestep="0.0041666666666666667"/>',
+        "  <default>",
+        '    <geom friction="%s 0.005 0.0001" condim="3" margin="0" gap="0"/>' % fmt(FRICTION),
+        "  </default>",
+        "  <custom>",
+    ]
+    for name, _, (a, b, d), _, _ in dishes:
+        lines.append(revolution_text(name, a, b, d))
+    lines += ["  </custom>", "  <worldbody>",
+              '    <geom name="table" type="plane" size="0 0 1"/>']
+    for name, kind, (a, b, _), mass, z in dishes:
+        radius, half_height = PROXY[kind]
+        lines += [
+            '    <body name="%s" pos="0 0 %s">' % (name, fmt(round(z, 6))),
+            '      <freejoint name="%s"/>' % name,
+            inertial_line(a, b, mass),
+            '      <geom name="%s" type="cylinder" size="%s %s"/>'
+            % (name, fmt(radius), fmt(half_height)),
+            "    </body>",
+        ]
+    return lines
+
 def main():
     z1, z2, zp, zpot = rest_heights()
     dishes = (("bowl_1", "bowl", BOWL, DISH_MASS, z1), ("bowl_2", "bowl", BOWL, DISH_MASS, z2),
@@ -88,27 +118,8 @@ def main():
         "  - Contact: friction %s everywhere (ours: the paper gives none), condim 3, margin 0."
         % fmt(FRICTION),
         "-->",
-        '<mujoco model="dish_pile">',
-        '  <option timestep="0.0041666666666666667"/>',
-        "  <default>",
-        '    <geom friction="%s 0.005 0.0001" condim="3" margin="0" gap="0"/>' % fmt(FRICTION),
-        "  </default>",
-        "  <custom>",
     ]
-    for name, _, (a, b, d), _, _ in dishes:
-        lines.append(revolution_text(name, a, b, d))
-    lines += ["  </custom>", "  <worldbody>",
-              '    <geom name="table" type="plane" size="0 0 1"/>']
-    for name, kind, (a, b, _), mass, z in dishes:
-        radius, half_height = PROXY[kind]
-        lines += [
-            '    <body name="%s" pos="0 0 %s">' % (name, fmt(round(z, 6))),
-            '      <freejoint name="%s"/>' % name,
-            inertial_line(a, b, mass),
-            '      <geom name="%s" type="cylinder" size="%s %s"/>'
-            % (name, fmt(radius), fmt(half_height)),
-            "    </body>",
-        ]
+    lines += scene_opening("dish_pile", dishes)
     lines += ["  </worldbody>", "</mujoco>"]
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dish_pile.xml")
     with open(path, "w") as out:

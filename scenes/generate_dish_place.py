@@ -47,7 +47,6 @@ import math
 import os
 
 import generate_dish_pile as pile
-from dish_geometry import inertial_line, revolution_text
 from scene_writer import fmt
 
 HOLD_HEIGHT = 0.03  # m above the pot's rest height at the start
@@ -120,27 +119,8 @@ def main():
         % (fmt(FINGER_RANGE[0]), fmt(FINGER_RANGE[1]), fmt(FINGER_DAMPING), SQUEEZE_LIMIT),
         "    squeezes with 120 N each: 120 N of friction at mu 0.5 against the pot's 49 N.",
         "-->",
-        '<mujoco model="dish_place">',
-        '  <option timestep="0.0041666666666666667"/>',
-        "  <default>",
-        '    <geom friction="%s 0.005 0.0001" condim="3" margin="0" gap="0"/>' % fmt(pile.FRICTION),
-        "  </default>",
-        "  <custom>",
     ]
-    for name, _, (a, b, d), _, _ in dishes:
-        lines.append(revolution_text(name, a, b, d))
-    lines += ["  </custom>", "  <worldbody>",
-              '    <geom name="table" type="plane" size="0 0 1"/>']
-    for name, kind, (a, b, _), mass, z in dishes:
-        radius, half_height = pile.PROXY[kind]
-        lines += [
-            '    <body name="%s" pos="0 0 %s">' % (name, fmt(round(z, 6))),
-            '      <freejoint name="%s"/>' % name,
-            inertial_line(a, b, mass),
-            '      <geom name="%s" type="cylinder" size="%s %s"/>'
-            % (name, fmt(radius), fmt(half_height)),
-            "    </body>",
-        ]
+    lines += pile.scene_opening("dish_place", dishes)
     # The carriage's box spans the fingers above the pot's rim (0.124 above its origin).
     palm_z = pile.POT[1][1] + pile.POT[2] + 0.02 - GRIP_Z
     lines += [
