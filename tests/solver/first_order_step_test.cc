@@ -16,6 +16,7 @@
 #include <Eigen/SVD>
 
 #include "bench/drumwright_incline.h"
+#include "bench/drumwright_pendulum.h"
 #include "engine/solver/drumwright/first_order_step.h"
 
 namespace alsim {
@@ -346,113 +347,29 @@ TEST(FirstOrderStepTest, IAUnilateralSpringBouncesWithTheImplicitEulerRestitutio
   }
 }
 
-// G: Fig. 4's pendulum in absolute coordinates, 2D: a rod (m 1 kg, L 1 m, I = m L^2 / 12) with
-// state (x, y, theta), its end pinned to the origin by two bilateral rows phi = (x, y) - (L/2)
-// (sin theta, -cos theta), released horizontal, g 9.8, b 1. At k 1e6 the state at 1 s converges to
-// the compliant model's (m q'' = G^T lam + f, lam = -k phi - b phid, integrated by RK4 at 1e-6 s)
-// with order 1 +- 0.1 over h 4e-4 .. 5e-5; at k 1e15 the largest |phi| over the second falls with
-// order 2 +- 0.1 over h 1e-3 .. 1e-4.
-struct Pendulum {
-  static constexpr double kM = 1, kL = 1, kI = kM * kL * kL / 12, kG = 9.8, kB = 1;
-  static Eigen::Vector2d Phi(const Eigen::Vector3d& q) {
-    return Eigen::Vector2d(q.x() - kL / 2 * std::sin(q.z()), q.y() + kL / 2 * std::cos(q.z()));
-  }
-  static Eigen::Matrix<double, 2, 3> Jacobian(const Eigen::Vector3d& q) {
-    Eigen::Matrix<double, 2, 3> g;
-    g << 1, 0, -kL / 2 * std::cos(q.z()), 0, 1, -kL / 2 * std::sin(q.z());
-    return g;
-  }
-  static Eigen::Vector3d Start() { return Eigen::Vector3d(kL / 2, 0, 3.14159265358979323846 / 2); }
-};
-
-// Drumwright's step from (q, v) over h: returns v1 and moves q to q0 + h v1.
-Eigen::Vector3d PendulumStep(Eigen::Vector3d* q, const Eigen::Vector3d& v, double k, double h) {
-  FirstOrderProblem p;
-  p.mass = Eigen::Vector3d(Pendulum::kM, Pendulum::kM, Pendulum::kI).asDiagonal();
-  p.velocity = v;
-  p.force = Eigen::Vector3d(0, -Pendulum::kM * Pendulum::kG, 0);
-  p.h = h;
-  p.jacobian = Pendulum::Jacobian(*q);
-  const Eigen::Vector2d phi = Pendulum::Phi(*q);
-  for (int r = 0; r < 2; ++r) {
-    SpringRow row;
-    row.phi0 = phi[r];
-    row.stiffness = k;
-    row.damping = Pendulum::kB;
-    p.rows.push_back(row);
-  }
-  const FirstOrderResult result = SolveFirstOrderStep(p);
-  EXPECT_TRUE(result.ok);
-  *q += h * result.velocity;
-  return result.velocity;
-}
-
-// q at `seconds` from the horizontal release, and the largest |phi| on the way in *max_phi.
-Eigen::Vector3d PendulumAt(double k, double h, double seconds, double* max_phi) {
-  Eigen::Vector3d q = Pendulum::Start(), v = Eigen::Vector3d::Zero();
-  *max_phi = 0;
-  const int steps = static_cast<int>(std::lround(seconds / h));
-  for (int n = 0; n < steps; ++n) {
-    v = PendulumStep(&q, v, k, h);
-    *max_phi = std::max(*max_phi, Pendulum::Phi(q).norm());
-  }
-  return q;
-}
-
-// The compliant model's q at `seconds` by classical RK4 at step h.
-Eigen::Vector3d PendulumReference(double k, double h, double seconds) {
-  const Eigen::Vector3d inverse_mass(1 / Pendulum::kM, 1 / Pendulum::kM, 1 / Pendulum::kI);
-  const auto acceleration = [&](const Eigen::Vector3d& q, const Eigen::Vector3d& v) {
-    const Eigen::Matrix<double, 2, 3> g = Pendulum::Jacobian(q);
-    const Eigen::Vector2d lambda = -k * Pendulum::Phi(q) - Pendulum::kB * (g * v);
-    const Eigen::Vector3d force =
-        g.transpose() * lambda + Eigen::Vector3d(0, -Pendulum::kM * Pendulum::kG, 0);
-    return Eigen::Vector3d(inverse_mass.cwiseProduct(force));
-  };
-  Eigen::Vector3d q = Pendulum::Start(), v = Eigen::Vector3d::Zero();
-  const int steps = static_cast<int>(std::lround(seconds / h));
-  for (int n = 0; n < steps; ++n) {
-    const Eigen::Vector3d a1 = acceleration(q, v), q1 = v;
-    const Eigen::Vector3d a2 = acceleration(q + h / 2 * q1, v + h / 2 * a1), q2 = v + h / 2 * a1;
-    const Eigen::Vector3d a3 = acceleration(q + h / 2 * q2, v + h / 2 * a2), q3 = v + h / 2 * a2;
-    const Eigen::Vector3d a4 = acceleration(q + h * q3, v + h * a3), q4 = v + h * a3;
-    q += h / 6 * (q1 + 2 * q2 + 2 * q3 + q4);
-    v += h / 6 * (a1 + 2 * a2 + 2 * a3 + a4);
-  }
-  return q;
-}
-
-// The least-squares slope of log(error) on log(h).
-double Order(const std::vector<double>& hs, const std::vector<double>& errors) {
-  double mx = 0, my = 0;
-  for (size_t i = 0; i < hs.size(); ++i) {
-    mx += std::log(hs[i]) / hs.size();
-    my += std::log(errors[i]) / hs.size();
-  }
-  double sxy = 0, sxx = 0;
-  for (size_t i = 0; i < hs.size(); ++i) {
-    sxy += (std::log(hs[i]) - mx) * (std::log(errors[i]) - my);
-    sxx += (std::log(hs[i]) - mx) * (std::log(hs[i]) - mx);
-  }
-  return sxy / sxx;
-}
-
+// G: Fig. 4's pendulum in absolute coordinates, 2D (bench/drumwright_pendulum.h): a rod (m 1 kg,
+// L 1 m, I = m L^2 / 12) with state (x, y, theta), its end pinned to the origin by two bilateral
+// rows phi = (x, y) - (L/2) (sin theta, -cos theta), released horizontal, g 9.8, b 1. At k 1e6 the
+// state at 1 s converges to the compliant model's (m q'' = G^T lam + f, lam = -k phi - b phid,
+// integrated by RK4 at 1e-6 s) with order 1 +- 0.1 over h 4e-4 .. 5e-5; at k 1e15 the largest
+// |phi| over the second falls with order 2 +- 0.1 over h 1e-3 .. 1e-4.
 TEST(FirstOrderStepTest, GThePendulumConvergesWithOrderOneAndKeepsPhiAtOrderTwo) {
-  const Eigen::Vector3d reference = PendulumReference(1e6, 1e-6, 1.0);
+  const Eigen::Vector3d reference = bench::CompliantRodReference(1e6, 1e-6, 1.0);
   std::vector<double> hs = {4e-4, 2e-4, 1e-4, 5e-5}, errors;
   for (const double h : hs) {
-    double max_phi = 0;
-    errors.push_back((PendulumAt(1e6, h, 1.0, &max_phi) - reference).norm() / reference.norm());
+    const bench::RodPendulumRun run = bench::RunRodPendulum(1e6, h, 1.0);
+    ASSERT_TRUE(run.ok) << h;
+    errors.push_back((run.q - reference).norm() / reference.norm());
   }
-  const double order = Order(hs, errors);
+  const double order = bench::LogLogSlope(hs, errors);
   EXPECT_NEAR(order, 1, 0.1);
   std::vector<double> stiff_hs = {1e-3, 5e-4, 2e-4, 1e-4}, max_phis;
   for (const double h : stiff_hs) {
-    double max_phi = 0;
-    PendulumAt(1e15, h, 1.0, &max_phi);
-    max_phis.push_back(max_phi);
+    const bench::RodPendulumRun run = bench::RunRodPendulum(1e15, h, 1.0);
+    ASSERT_TRUE(run.ok) << h;
+    max_phis.push_back(run.max_phi);
   }
-  const double stiff_order = Order(stiff_hs, max_phis);
+  const double stiff_order = bench::LogLogSlope(stiff_hs, max_phis);
   EXPECT_NEAR(stiff_order, 2, 0.1);
   std::printf(
       "[ pendulum ] k 1e6: relative errors at 1 s %.2e %.2e %.2e %.2e, order %.3f; k 1e15: "
