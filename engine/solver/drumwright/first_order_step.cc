@@ -147,12 +147,25 @@ FirstOrderResult SolveFirstOrderStep(const FirstOrderProblem& p,
       r += 3;
       cones.second_order.push_back(3);
     }
+    // Equilibrated (header comment): lam* = D y with D = diag(H_kk^-1/2), each orthant row of
+    // G D and each cone block divided by its norm.
+    const Eigen::VectorXd unit = hessian.diagonal().cwiseSqrt().cwiseInverse();  // D
+    hessian = unit.asDiagonal() * hessian * unit.asDiagonal();
+    linear = unit.cwiseProduct(linear);
+    g_matrix = g_matrix * unit.asDiagonal();
+    for (int i = 0; i < rows;) {
+      const int size = i < cones.linear ? 1 : 3;
+      const double norm = g_matrix.middleRows(i, size).norm();
+      g_matrix.middleRows(i, size) /= norm;
+      h_vector.segment(i, size) /= norm;
+      i += size;
+    }
     ConicQpSolver program(parameters);
     program.Resize(m, cones);
     result.program = program.Solve(hessian, linear, g_matrix, h_vector);
     result.solved_program = true;
     if (result.program.status != ConicQpStatus::kSolved) return result;
-    star_impulse = program.x();
+    star_impulse = unit.cwiseProduct(program.x());
   }
 
   // v1 = v_c + h Lam G*^T lam*, lam_b = -K_b phi0_b - (h K_b + B_b) G_b v1.

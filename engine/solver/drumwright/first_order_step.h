@@ -32,6 +32,19 @@
 // minimizer unchanged. The program goes to ConicQpSolver (conic_qp.h): P = H, c = g, orthant
 // rows for the spring laws and lam_u >= 0, one Q^3 block (mu lam_n, lam_r, lam_s) per contact.
 //
+// The program is passed equilibrated: lam* = D y, D = diag(H_kk^-1/2), so that D H D has a unit
+// diagonal, c = D g, and each orthant row of G D (each Q^3 block) divided by its norm (its
+// Frobenius norm); the same minimizer, the multipliers scaled by the row factors. H_kk spans
+// zeta (the normals) to 1 + |a_k|^2 ~ (h B_t G_t Lam G_t^T)^2 (the tangents: 1.6e13 for Fig. 9's
+// box on four feet, B_t = 1e6 / h), and the law rows W_n G_n Lam G*^T next to the unit cone rows
+// differ as much: without it the normals sit below the rounding of the Newton matrix
+// P + G~^T G~, whose factor fails (or whose steps leave K) before the stopping rule holds.
+// Friction and lam_n: while a contact's cone binds the objective trades its tangential slack
+// beta against lam_n. One contact (the test H): lam_n = max(spring law,
+// a mu |c| / (zeta + mu^2 (1 + a^2))), a = 1 + h B_t / m, c = B_t (v_t + h f_t / m), about
+// |c| / (a mu) (the force that stops the slip in one step, over mu) unless zeta >> mu^2 a^2: at
+// the paper's zeta = 1 / h and B_t = 1e6 / h the normal force is inflated (digest 10.1, item 7).
+//
 // The caller includes a unilateral row or contact only where phi0 <= 0 (the paper has no
 // speculative rows). Dense and allocating (Eigen dynamic matrices): the reference the engine's
 // per-island solver is tested against.
