@@ -379,10 +379,14 @@ TEST(FirstOrderStepTest, GThePendulumConvergesWithOrderOneAndKeepsPhiAtOrderTwo)
 }
 
 // J: the paper's box on a 15 degree incline (Sec. 6.4; digest 9.5; bench/drumwright_incline.h):
-// a translating 1 kg body on four Hertz feet (E* 1e11 Pa, r 0.01 m), h 0.01, g 9.8, from rest at
-// its Hertz depth. Frictionless it slides g sin15 T (T + h) / 2 = 1.2809 m in 1 s with the normal
-// forces summing to m g cos15 = 9.47 N at a depth of 3.83e-7 m; at mu 0.375 (> tan 15) it sticks
-// and creeps at m g sin15 / (4 B_r) with B_r = 1e6 / h.
+// a translating 1 kg body on four Hertz feet (E* 1e11 Pa, r 0.01 m, the linearized row of
+// bench/drumwright_hertz.h), h 0.01, g 9.8, from rest at its Hertz depth. Frictionless it slides
+// g sin15 T (T + h) / 2 = 1.2809 m in 1 s with the normal forces summing to m g cos15 = 9.47 N at
+// a depth of 3.83e-7 m; at mu 0.375 (> tan 15) it sticks and creeps at m g sin15 / (4 B_r) with
+// B_r = 1e6 / h. At mu 0.125 and 0.25 with zeta h 1e12 (>> mu^2 a4^2 h, a4 = 1 + 4 h B_r / m) it
+// slides Coulomb's g (sin15 - mu cos15) T (T + h) / 2 (0.68335 m, 0.08580 m) on m g cos15; at the
+// paper's zeta = 1 / h the first step's cone binds with the four feet's summed normal force
+// 4 a4 mu c / (zeta + mu^2 (1 + a4^2)), c = B_r h g sin15 (20.29 N at mu 0.125).
 TEST(FirstOrderStepTest, JTheBoxOnTheInclineSlidesFrictionlessAndCreepsWhenStuck) {
   const bench::InclineParameters incline;
   const double g_sin = incline.gravity * std::sin(incline.angle);
@@ -398,6 +402,25 @@ TEST(FirstOrderStepTest, JTheBoxOnTheInclineSlidesFrictionlessAndCreepsWhenStuck
   const double creep = g_sin / (4 * 1e6 / 0.01);  // 6.3e-9 m/s
   EXPECT_NEAR(stuck.speed, creep, 0.05 * creep);
   EXPECT_LT(stuck.x, 1e-6);
+  bench::InclineParameters large_zeta = incline;
+  large_zeta.zeta_h = 1e12;
+  const double g_cos = incline.gravity * std::cos(incline.angle);
+  for (const double mu : {0.125, 0.25}) {
+    const bench::InclineRun slid = bench::SlideOnIncline(large_zeta, mu, 100);
+    ASSERT_TRUE(slid.ok) << mu;
+    EXPECT_NEAR(slid.x, (g_sin - mu * g_cos) * 1.0 * (1.0 + 0.01) / 2, 1e-6) << mu;
+    EXPECT_NEAR(slid.max_normal, g_cos, 1e-6) << mu;
+    EXPECT_LT(slid.max_lift, 1e-9) << mu;
+  }
+  const double b_r = 1e6 / 0.01, a4 = 1 + 4 * 0.01 * b_r, c = b_r * 0.01 * g_sin, mu = 0.125;
+  const double inflated = 4 * a4 * mu * c / (1 / 0.01 + mu * mu * (1 + a4 * a4));
+  EXPECT_NEAR(inflated, 20.29, 0.005);
+  const bench::InclineRun paper = bench::SlideOnIncline(incline, mu, 1);
+  ASSERT_TRUE(paper.ok);
+  EXPECT_NEAR(paper.first_normal, inflated, 1e-5 * inflated);
+  // The hops this inflation starts end in landings whose programs span H_kk from zeta to
+  // (1 + 4 h B_r / m)^2: every step's program solves (it failed at mu 0.25 unequilibrated).
+  EXPECT_TRUE(bench::SlideOnIncline(incline, 0.25, 100).ok);
   std::printf(
       "[ incline ] frictionless %.6f m, normal %.4f N, depth %.4e m; mu 0.375 creeps "
       "%.3e m/s (%.3e predicted)\n",
