@@ -181,6 +181,22 @@ inline Eigen::Vector3d RodAt(double theta) {
                          -RodPendulum::kL / 2 * std::cos(theta), theta);
 }
 
+// Semi-implicit Euler's modified energy on the rigid rod: its first-order term (h/2) theta' c
+// sin theta, c = m g L / 2, at most (h/2) times this along the exact swing from horizontal, where
+// (J_p / 2) theta'^2 = c cos theta (J_p = I + m L^2 / 4): c sqrt(2 c / J_p) sin theta sqrt(cos
+// theta), largest at cos theta = 1 / sqrt(3).
+inline double RodModifiedEnergyPeak() {
+  const double c = RodPendulum::kM * RodPendulum::kG * RodPendulum::kL / 2;
+  const double j = RodPendulum::kI + RodPendulum::kM * RodPendulum::kL * RodPendulum::kL / 4;
+  const double cosine = 1 / std::sqrt(3.0);
+  return c * std::sqrt(2 * c / j) * std::sqrt(1 - cosine * cosine) * std::sqrt(cosine);
+}
+
+// (h/2) theta' c sin theta at (q, v).
+inline double RodModifiedEnergyTerm(const Eigen::Vector3d& q, const Eigen::Vector3d& v, double h) {
+  return h / 2 * v.z() * RodPendulum::kM * RodPendulum::kG * RodPendulum::kL / 2 * std::sin(q.z());
+}
+
 // The least-squares slope of log(y) on log(h).
 inline double LogLogSlope(const std::vector<double>& hs, const std::vector<double>& ys) {
   const double n = static_cast<double>(hs.size());
