@@ -45,6 +45,12 @@
 // |c| / (a mu) (the force that stops the slip in one step, over mu) unless zeta >> mu^2 a^2: at
 // the paper's zeta = 1 / h and B_t = 1e6 / h the normal force is inflated (digest 10.1, item 7).
 //
+// Unilateral rows only, at least 4 per dof and each with W > 0 (the elastic foundation's 100 or
+// 900 rows over 6 dofs): the QP (83)-(85) goes to ConicQpSolver::SolveDiagonalLowRank with (84)
+// divided by W, (W^-1 + G M^-1 G^T) lam >= W^-1 q, lam >= 0 (a = W^-1, U = G M^-1, V = G: the
+// same program without forming the n x n matrix; O(n nv^2) per iteration instead of O(n^3)),
+// and to the dense program where that fails.
+//
 // The caller includes a unilateral row or contact only where phi0 <= 0 (the paper has no
 // speculative rows). Dense and allocating (Eigen dynamic matrices): the reference the engine's
 // per-island solver is tested against.
@@ -85,6 +91,7 @@ struct FirstOrderResult {
   Eigen::VectorXd lambda;     // per row of G, N (N m): the force of the step
   ConicQpStatistics program;  // of the convex program, when there was one
   bool solved_program = false;
+  bool low_rank = false;  // the program went through the diagonal-plus-low-rank path
 };
 
 // The step of the header: bilateral rows eliminated through M_eff, the rest by the master
