@@ -226,6 +226,22 @@ struct Model {
   std::vector<double> contact_pair_friction_x;
   std::vector<double> contact_pair_friction_y;
   std::vector<int> contact_pair_friction_geom;
+  // Drumwright's contact springs (engine/solver/drumwright; alsim:contact keys damping and
+  // hertz): a geom's normal damper B_n (N s/m) and Hertz modulus E* (Pa; the law K_n = E*
+  // sqrt(r), phi_n = -d^(3/2) instead of the linear stiffness), and a pair's; negative where unset.
+  std::vector<double> geom_contact_damping;
+  std::vector<double> geom_hertz_modulus;
+  std::vector<double> contact_pair_damping;
+  std::vector<double> contact_pair_hertz_modulus;
+  // Drumwright's springs on limits and equalities (custom text alsim:joint:NAME,
+  // alsim:tendon:NAME, alsim:equality:NAME): K (N/m or N m/rad) and B (N s/m or N m s/rad) per
+  // joint (its limits), tendon (its limits) and equality; negative where unset.
+  std::vector<double> jnt_spring_stiffness;
+  std::vector<double> jnt_spring_damping;
+  std::vector<double> tendon_spring_stiffness;
+  std::vector<double> tendon_spring_damping;
+  std::vector<double> eq_spring_stiffness;
+  std::vector<double> eq_spring_damping;
   // SDF geoms and concave meshes (custom text alsim:sdf:GEOM and alsim:concave:GEOM,
   // docs/engine.md). geom_sdf: the geom's index into the sdf_* arrays, -1 for other geoms.
   // geom_concave: a mesh geom that collides by its triangles (mesh_face), not its convex hull.

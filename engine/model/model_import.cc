@@ -797,16 +797,19 @@ void ConvertCollisionFilters(const mjModel* m, Model& model) {
 //   <text name="alsim:contact:GEOM" data="stiffness 1e5 dissipation 10 stiction 1e-4"/>
 //   <text name="alsim:contact:GEOM1:GEOM2" data="..."/>   (one pair's contacts)
 // Keys may be given in any order and any subset: stiffness (N/m, > 0), dissipation (s/m, >= 0),
-// stiction (m/s, > 0), and friction_x and friction_y together (anisotropic friction along the
-// geom's, or the pair's first-named geom's, local x and y axes; >= 0). A name that matches a geom
-// whole is that geom's, else GEOM1:GEOM2 a pair's. Empty on success, else the error naming the
-// element.
+// stiction (m/s, > 0), friction_x and friction_y together (anisotropic friction along the
+// geom's, or the pair's first-named geom's, local x and y axes; >= 0), and Drumwright's damping
+// (B_n, N s/m, >= 0) and hertz (E*, Pa, > 0: the Hertz law instead of a linear stiffness, so not
+// with stiffness). A name that matches a geom whole is that geom's, else GEOM1:GEOM2 a pair's.
+// Empty on success, else the error naming the element.
 std::string ConvertContactCompliance(const mjModel* m, Model& model) {
   model.geom_contact_stiffness.assign(m->ngeom, -1.0);
   model.geom_contact_dissipation.assign(m->ngeom, -1.0);
   model.geom_stiction_speed.assign(m->ngeom, -1.0);
   model.geom_friction_x.assign(m->ngeom, -1.0);
   model.geom_friction_y.assign(m->ngeom, -1.0);
+  model.geom_contact_damping.assign(m->ngeom, -1.0);
+  model.geom_hertz_modulus.assign(m->ngeom, -1.0);
   const std::string prefix = "alsim:contact:";
   for (int t = 0; t < m->ntext; ++t) {
     const std::string name = Name(m, mjOBJ_TEXT, t);
@@ -826,23 +829,24 @@ std::string ConvertContactCompliance(const mjModel* m, Model& model) {
       }
       if (geom1 == geom2) return element + ": a pair needs two different geoms";
     }
-    // stiffness, dissipation, stiction, friction_x, friction_y
-    double values[5] = {-1, -1, -1, -1, -1};
+    // stiffness, dissipation, stiction, friction_x, friction_y, damping, hertz
+    double values[7] = {-1, -1, -1, -1, -1, -1, -1};
     std::istringstream data(m->text_data + m->text_adr[t]);
     std::string key;
     while (data >> key) {
-      const char* keys[5] = {"stiffness", "dissipation", "stiction", "friction_x", "friction_y"};
+      const char* keys[7] = {"stiffness",  "dissipation", "stiction", "friction_x",
+                             "friction_y", "damping",     "hertz"};
       int k = 0;
-      while (k < 5 && key != keys[k]) ++k;
-      if (k == 5) {
+      while (k < 7 && key != keys[k]) ++k;
+      if (k == 7) {
         return element + ": unknown key '" + key +
-               "' (stiffness, dissipation, stiction, friction_x or friction_y)";
+               "' (stiffness, dissipation, stiction, friction_x, friction_y, damping or hertz)";
       }
       std::string text;
       char* end = nullptr;
       if (!(data >> text)) return element + ": '" + key + "' has no value";
       const double value = std::strtod(text.c_str(), &end);
-      const bool non_negative = k == 1 || k >= 3;
+      const bool non_negative = k == 1 || k == 3 || k == 4 || k == 5;
       const bool valid =
           *end == '\0' && std::isfinite(value) && (non_negative ? value >= 0 : value > 0);
       if (!valid) {
@@ -854,7 +858,12 @@ std::string ConvertContactCompliance(const mjModel* m, Model& model) {
     if ((values[3] < 0) != (values[4] < 0)) {
       return element + ": friction_x and friction_y go together (the friction ellipse's two axes)";
     }
+    if (values[0] >= 0 && values[6] >= 0) {
+      return element + ": stiffness and hertz are two normal laws (linear, Hertz); set one";
+    }
     if (geom2 < 0) {
+      model.geom_contact_damping[geom1] = values[5];
+      model.geom_hertz_modulus[geom1] = values[6];
       model.geom_contact_stiffness[geom1] = values[0];
       model.geom_contact_dissipation[geom1] = values[1];
       model.geom_stiction_speed[geom1] = values[2];
@@ -870,6 +879,64 @@ std::string ConvertContactCompliance(const mjModel* m, Model& model) {
     model.contact_pair_friction_x.push_back(values[3]);
     model.contact_pair_friction_y.push_back(values[4]);
     model.contact_pair_friction_geom.push_back(geom1);
+    model.contact_pair_damping.push_back(values[5]);
+    model.contact_pair_hertz_modulus.push_back(values[6]);
+  }
+  return "";
+}
+
+// Drumwright's springs on joint and tendon limits and on equality constraints (custom text
+// MuJoCo ignores; docs/engine.md, "Drumwright's springs"):
+//   <text name="alsim:joint:JOINT" data="stiffness 1e6 damping 10"/>
+//   <text name="alsim:tendon:TENDON" data="..."/>   <text name="alsim:equality:NAME" data="..."/>
+// stiffness K (> 0) and damping B (>= 0) in N/m and N s/m, or N m/rad and N m s/rad for hinges
+// and weld rotations; negative where unset (the solver's option applies).
+std::string ConvertConstraintSprings(const mjModel* m, Model& model) {
+  model.jnt_spring_stiffness.assign(m->njnt, -1.0);
+  model.jnt_spring_damping.assign(m->njnt, -1.0);
+  model.tendon_spring_stiffness.assign(m->ntendon, -1.0);
+  model.tendon_spring_damping.assign(m->ntendon, -1.0);
+  model.eq_spring_stiffness.assign(m->neq, -1.0);
+  model.eq_spring_damping.assign(m->neq, -1.0);
+  struct Kind {
+    const char* prefix;
+    int type;
+    std::vector<double>* stiffness;
+    std::vector<double>* damping;
+  };
+  const Kind kinds[3] = {
+      {"alsim:joint:", mjOBJ_JOINT, &model.jnt_spring_stiffness, &model.jnt_spring_damping},
+      {"alsim:tendon:", mjOBJ_TENDON, &model.tendon_spring_stiffness, &model.tendon_spring_damping},
+      {"alsim:equality:", mjOBJ_EQUALITY, &model.eq_spring_stiffness, &model.eq_spring_damping}};
+  for (int t = 0; t < m->ntext; ++t) {
+    const std::string name = Name(m, mjOBJ_TEXT, t);
+    for (const Kind& kind : kinds) {
+      const std::string prefix = kind.prefix;
+      if (name.compare(0, prefix.size(), prefix) != 0) continue;
+      const std::string element = "custom text '" + name + "'";
+      const std::string target = name.substr(prefix.size());
+      const int id = mj_name2id(m, kind.type, target.c_str());
+      if (id < 0) {
+        return element + ": no " + prefix.substr(6, prefix.size() - 7) + " named '" + target + "'";
+      }
+      std::istringstream data(m->text_data + m->text_adr[t]);
+      std::string key;
+      while (data >> key) {
+        const bool stiffness = key == "stiffness";
+        if (!stiffness && key != "damping") {
+          return element + ": unknown key '" + key + "' (stiffness or damping)";
+        }
+        std::string text;
+        char* end = nullptr;
+        if (!(data >> text)) return element + ": '" + key + "' has no value";
+        const double value = std::strtod(text.c_str(), &end);
+        if (*end != '\0' || !std::isfinite(value) || (stiffness ? !(value > 0) : value < 0)) {
+          return element + ": " + key + " '" + text + "' is not a " +
+                 (stiffness ? "positive" : "non-negative") + " number";
+        }
+        (stiffness ? *kind.stiffness : *kind.damping)[id] = value;
+      }
+    }
   }
   return "";
 }
@@ -1088,6 +1155,9 @@ ModelImport Convert(const std::string& source, const mjModel* m, bool scene_sets
   BuildSubsystems(m, *model);
   ConvertGeomsAndMeshes(m, *model);
   if (const std::string error = ConvertContactCompliance(m, *model); !error.empty()) {
+    return {nullptr, source + ": " + error};
+  }
+  if (const std::string error = ConvertConstraintSprings(m, *model); !error.empty()) {
     return {nullptr, source + ": " + error};
   }
   if (const std::string error = ConvertSdfGeoms(m, *model); !error.empty()) {

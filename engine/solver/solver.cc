@@ -7,6 +7,7 @@
 #include "engine/solver/admm_baselines/admm_nobody_solver.h"
 #include "engine/solver/admm_baselines/admm_nosub_solver.h"
 #include "engine/solver/canal/canal_solver.h"
+#include "engine/solver/drumwright/drumwright_solver.h"
 #include "engine/solver/hybrid/hybrid_solver.h"
 #include "engine/solver/newton/newton_solver.h"
 #include "engine/solver/pgs/pgs_solver.h"
@@ -38,44 +39,55 @@ struct SolverRegistration {
   // Torsional and rolling friction rows (condim 4 and 6); without them the solver refuses such
   // a scene (SolverRefusesModel).
   bool high_condim;
+  // Rows whose impulse is clamped to a box: dry joint friction (frictionloss) and force-limited
+  // servos; without them the solver refuses such a scene.
+  bool box_rows;
   ConstraintModel model;  // the contact model it solves (BuildConstraints builds its rows)
   const char* summary;    // one line, README's solver table says more
 };
 constexpr SolverRegistration kSolvers[] = {
-    {SolverType::kSubAdmm, "subadmm", &Make<SubAdmmSolver>, true, ConstraintModel::kHard,
+    {SolverType::kSubAdmm, "subadmm", &Make<SubAdmmSolver>, true, true, ConstraintModel::kHard,
      "subsystem- and body-split ADMM per island (SubADMM paper, Algorithm 2): the default"},
-    {SolverType::kPgs, "pgs", &Make<PgsSolver>, true, ConstraintModel::kHard,
+    {SolverType::kPgs, "pgs", &Make<PgsSolver>, true, true, ConstraintModel::kHard,
      "projected Gauss-Seidel on the Delassus operator, the paper's baseline"},
-    {SolverType::kAdmmNoSub, "admm-nosub", &Make<AdmmNoSubSolver>, true, ConstraintModel::kHard,
-     "ADMM on one global system factored by CHOLMOD (Table III, No Sub)"},
-    {SolverType::kAdmmNoBody, "admm-nobody", &Make<AdmmNoBodySolver>, true, ConstraintModel::kHard,
-     "the subsystem split without the body split (Table III, No Body)"},
+    {SolverType::kAdmmNoSub, "admm-nosub", &Make<AdmmNoSubSolver>, true, true,
+     ConstraintModel::kHard, "ADMM on one global system factored by CHOLMOD (Table III, No Sub)"},
+    {SolverType::kAdmmNoBody, "admm-nobody", &Make<AdmmNoBodySolver>, true, true,
+     ConstraintModel::kHard, "the subsystem split without the body split (Table III, No Body)"},
     // CANAL's proximal projection onto the anisotropic cone (and its derivative, eq. 23) and the
     // Table II baselines' strict-operator Jacobians exist for the isotropic 3-row cone only.
-    {SolverType::kCanal, "canal", &MakeCanal<SolverType::kCanal>, false, ConstraintModel::kHard,
-     "cascaded Newton-based augmented Lagrangian (CANAL, Algorithm 1)"},
+    {SolverType::kCanal, "canal", &MakeCanal<SolverType::kCanal>, false, true,
+     ConstraintModel::kHard, "cascaded Newton-based augmented Lagrangian (CANAL, Algorithm 1)"},
     {SolverType::kCanalTrDogleg, "canal-trdogleg", &MakeCanal<SolverType::kCanalTrDogleg>, false,
-     ConstraintModel::kHard, "CANAL's AL loop with a trust-region dogleg (Table II ablation)"},
+     true, ConstraintModel::kHard,
+     "CANAL's AL loop with a trust-region dogleg (Table II ablation)"},
     {SolverType::kCanalDampedSn, "canal-dampedsn", &MakeCanal<SolverType::kCanalDampedSn>, false,
-     ConstraintModel::kHard, "CANAL's AL loop with a damped semismooth Newton (Table II ablation)"},
+     true, ConstraintModel::kHard,
+     "CANAL's AL loop with a damped semismooth Newton (Table II ablation)"},
     // Islands with condim 4/6 contacts stay with SubADMM (hybrid_solver.h).
-    {SolverType::kAuto, "auto", &Make<HybridSolver>, true, ConstraintModel::kHard,
+    {SolverType::kAuto, "auto", &Make<HybridSolver>, true, true, ConstraintModel::kHard,
      "SubADMM, then CANAL for the islands SubADMM has not finished"},
-    {SolverType::kMujoco, "mujoco", &MakeNewton<SolverType::kMujoco>, true,
+    {SolverType::kMujoco, "mujoco", &MakeNewton<SolverType::kMujoco>, true, true,
      ConstraintModel::kMujoco,
      "MuJoCo's soft contact model (solref, solimp, pyramidal or elliptic cone) by primal Newton"},
     // SAP's cone (sap_cone.h) is the 3-row isotropic one.
-    {SolverType::kSap, "sap", &MakeNewton<SolverType::kSap>, false, ConstraintModel::kSap,
+    {SolverType::kSap, "sap", &MakeNewton<SolverType::kSap>, false, true, ConstraintModel::kSap,
      "SAP: compliant contact with physical stiffness and dissipation, by primal Newton"},
     // ICF's contact (icf_contact.h) is the 3-row isotropic one; the other rows are SAP's.
-    {SolverType::kIcfLagged, "icf-lagged", &MakeNewton<SolverType::kIcfLagged>, false,
+    {SolverType::kIcfLagged, "icf-lagged", &MakeNewton<SolverType::kIcfLagged>, false, true,
      ConstraintModel::kSap,
      "Irrotational Contact Fields, Lagged: Hunt & Crossley contact without gliding, by primal "
      "Newton"},
-    {SolverType::kIcfSimilar, "icf-similar", &MakeNewton<SolverType::kIcfSimilar>, false,
+    {SolverType::kIcfSimilar, "icf-similar", &MakeNewton<SolverType::kIcfSimilar>, false, true,
      ConstraintModel::kSap,
      "Irrotational Contact Fields, Similar: normal and friction strongly coupled, by primal "
      "Newton"},
+    // Every row a spring-damper: contacts, limits, equalities and servos have a spring law; dry
+    // friction and force limits have none. The cone (first_order_step.h) is the 3-row one.
+    {SolverType::kDrumwright, "drumwright", &Make<DrumwrightSolver>, false, false,
+     ConstraintModel::kSap,
+     "Drumwright's first-order solver: every constraint a stiff spring, one convex program per "
+     "island"},
 };
 
 const SolverRegistration* FindRegistration(SolverType type) {
@@ -209,13 +221,33 @@ ConstraintModel SolverConstraintModel(SolverType type) {
 }
 
 std::string SolverRefusesModel(const Model& m, SolverType type) {
+  const SolverRegistration* entry = FindRegistration(type);
+  if (entry != nullptr && !entry->box_rows) {
+    const auto with_box_rows = [](const SolverRegistration& e) { return e.box_rows; };
+    const std::string others = "; use solver " + JoinNames(with_box_rows, true, " or ");
+    for (int dof = 0; dof < m.nv && m.frictionloss_enabled; ++dof) {
+      if (!(m.dof_frictionloss[dof] > 0)) continue;
+      const int joint = m.dof_jnt[dof];
+      const std::string name = m.jnt_name[joint].empty() ? "joint " + std::to_string(joint)
+                                                         : "joint '" + m.jnt_name[joint] + "'";
+      return std::string("solver '") + entry->name + "' has no spring law for the dry friction " +
+             "(frictionloss) of " + name + others;
+    }
+    for (int a = 0; a < m.nu; ++a) {
+      if (!m.actuator_servo_shaped[a] || !m.actuator_force_limited[a]) continue;
+      const std::string name = m.actuator_name[a].empty() ? "actuator " + std::to_string(a)
+                                                          : "actuator '" + m.actuator_name[a] + "'";
+      return std::string("solver '") + entry->name + "' has no spring law for the force " +
+             "limits (forcerange) of the servo " + name + others;
+    }
+  }
   if (m.high_condim_geom < 0 || SolverSupportsHighCondim(type)) return "";
   const int g = m.high_condim_geom;
   const std::string name =
       m.geom_name[g].empty() ? "geom " + std::to_string(g) : "geom '" + m.geom_name[g] + "'";
   return std::string("solver '") + SolverName(type) + "' cannot express condim 4 or 6 " +
          "(torsional/rolling friction) of " + name + "; use solver " +
-         JoinNames([](const SolverRegistration& entry) { return entry.high_condim; }, true, " or ");
+         JoinNames([](const SolverRegistration& e) { return e.high_condim; }, true, " or ");
 }
 
 bool EnsureSolver(const Model& m, Data& d, SolverType type) {

@@ -9,6 +9,7 @@
 #include "engine/data/solver_statistics.h"
 #include "engine/solver/admm/admm_parameters.h"
 #include "engine/solver/canal/canal_parameters.h"
+#include "engine/solver/drumwright/drumwright_parameters.h"
 #include "engine/solver/hybrid/hybrid_parameters.h"
 #include "engine/solver/icf/icf_parameters.h"
 #include "engine/solver/mujoco/mujoco_parameters.h"
@@ -31,9 +32,10 @@ enum class SolverType {
   kSap,            // SAP's compliant contact by primal Newton (engine/solver/sap, newton)
   kIcfLagged,      // Irrotational Contact Fields, Lagged, by primal Newton (engine/solver/icf)
   kIcfSimilar,     // Irrotational Contact Fields, Similar, by primal Newton (engine/solver/icf)
+  kDrumwright,     // Drumwright's first-order spring-damper solver (engine/solver/drumwright)
 };
 // The number of SolverType values: the last one plus 1 (a test checks each is registered).
-inline constexpr int kNumSolverTypes = static_cast<int>(SolverType::kIcfSimilar) + 1;
+inline constexpr int kNumSolverTypes = static_cast<int>(SolverType::kDrumwright) + 1;
 
 // The registered name of a solver ("subadmm", "pgs", ...; engine/solver/solver.cc).
 const char* SolverName(SolverType type);
@@ -81,13 +83,14 @@ struct SolverOptions {
   Integrator integrator = Integrator::kEuler;
 
   // Each solver's own parameters; a solver reads only its own.
-  AdmmParameters admm;            // subadmm, admm-nosub, admm-nobody
-  SubAdmmParameters subadmm;      // subadmm
-  CanalParameters canal;          // canal, canal-trdogleg, canal-dampedsn (and auto's CANAL)
-  HybridParameters hybrid;        // auto
-  MujocoNewtonParameters mujoco;  // mujoco
-  SapParameters sap;              // sap
-  IcfParameters icf;              // icf-lagged, icf-similar
+  AdmmParameters admm;              // subadmm, admm-nosub, admm-nobody
+  SubAdmmParameters subadmm;        // subadmm
+  CanalParameters canal;            // canal, canal-trdogleg, canal-dampedsn (and auto's CANAL)
+  HybridParameters hybrid;          // auto
+  MujocoNewtonParameters mujoco;    // mujoco
+  SapParameters sap;                // sap
+  IcfParameters icf;                // icf-lagged, icf-similar
+  DrumwrightParameters drumwright;  // drumwright
 };
 
 }  // namespace alsim

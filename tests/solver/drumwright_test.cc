@@ -1,0 +1,314 @@
+// Drumwright's first-order solver in the engine (--solver drumwright,
+// engine/solver/drumwright/drumwright_solver.h) against closed forms: test A of the digest's
+// section 12 through a contact (one step is implicit Euler on the spring law), static rests of
+// contact, Hertz, equality and limit springs (D), a servo's step, the scene keys and their errors,
+// the refusals, and bit-identical results for 1, 2 and 8 threads. The dense step's own tests
+// (first_order_step_test.cc) cover the rest of A-L.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/core/parallel.h"
+#include "engine/model/model_import.h"
+#include "engine/sim/step.h"
+#include "engine/solver/drumwright/drumwright_solver.h"
+#include "engine/solver/solver.h"
+
+namespace alsim {
+namespace {
+
+constexpr double kGravity = 9.81;
+
+std::shared_ptr<const Model> Import(const std::string& xml) {
+  const ModelImport imported = ImportModelFromString(xml, {}, "drumwright.xml");
+  EXPECT_TRUE(imported) << imported.error;
+  return imported.model;
+}
+
+std::string ImportError(const std::string& xml) {
+  const ModelImport imported = ImportModelFromString(xml, {}, "drumwright.xml");
+  EXPECT_FALSE(imported);
+  return imported.error;
+}
+
+StepOptions Drumwright() {
+  StepOptions options;
+  options.solver.type = SolverType::kDrumwright;
+  return options;
+}
+
+std::string Num(double x) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.17g", x);
+  return text;
+}
+
+// A sphere of radius 0.1 on a vertical slide over the ground (touching at qpos 0), its contact
+// spring from the sphere's alsim:contact text `spring`.
+std::shared_ptr<const Model> Particle(double mass, double friction, double h,
+                                      const std::string& spring) {
+  return Import("<mujoco><option timestep='" + Num(h) +
+                "'/><custom><text name='alsim:contact:ball' data='" + spring +
+                "'/></custom><worldbody><geom type='plane' size='5 5 0.1' friction='" +
+                Num(friction) + "'/><body pos='0 0 0.1'><joint type='slide' axis='0 0 1'/>" +
+                "<geom name='ball' type='sphere' size='0.1' mass='" + Num(mass) + "' friction='" +
+                Num(friction) + "'/></body></worldbody></mujoco>");
+}
+
+// A: a particle at phi0 < 0 whose spring law pushes: v1 = (v0 + h (f - k phi0) / m) / (1 +
+// (h b + h^2 k) / m), f = -m g, for k to 1e15 and h 1e-4..1e-2, with and without friction.
+TEST(DrumwrightTest, AOneStepOfAContactIsImplicitEulerOnItsSpring) {
+  const double m = 0.7, phi0 = -1e-3, v0 = -0.3;
+  for (const double h : {1e-4, 1e-3, 1e-2}) {
+    for (const double k : {1e4, 1e6, 1e9, 1e12, 1e15}) {
+      for (const double b : {0.0, 5.0}) {
+        for (const double mu : {0.0, 1.0}) {
+          const auto model = Particle(m, mu, h, "stiffness " + Num(k) + " damping " + Num(b));
+          Data d(*model);
+          d.qpos[0] = phi0;
+          d.qvel[0] = v0;
+          ASSERT_EQ(Step(*model, d, Drumwright()), StepStatus::kOk);
+          const double f = -m * kGravity;
+          const double expected = (v0 + h * (f - k * phi0) / m) / (1 + (h * b + h * h * k) / m);
+          const double scale = std::abs(v0) + h * (std::abs(f) + k * std::abs(phi0)) / m;
+          EXPECT_NEAR(d.qvel[0], expected, 1e-12 * scale)
+              << "h " << h << " k " << k << " b " << b << " mu " << mu;
+          // The impulse is h times the spring law at the end of the step.
+          const double phi1 = phi0 + h * expected;
+          EXPECT_NEAR(d.constraints.lambda[0] / h, -k * phi1 - b * expected,
+                      1e-9 * (k * std::abs(phi0) + m * kGravity));
+        }
+      }
+    }
+  }
+}
+
+// A contact at phi0 > 0 is no row (the paper has no speculative rows): free fall.
+TEST(DrumwrightTest, AGapIsNoRow) {
+  const auto model = Particle(1, 1, 1e-3, "stiffness 1e6");
+  Data d(*model);
+  d.qpos[0] = 1e-4;
+  d.qvel[0] = -1;  // closes the gap within the step
+  ASSERT_EQ(Step(*model, d, Drumwright()), StepStatus::kOk);
+  EXPECT_DOUBLE_EQ(d.qvel[0], -1 - kGravity * 1e-3);
+}
+
+// Steps `model` until its velocities are below 1e-12 (or `steps` steps).
+void Settle(const Model& model, Data& d, int steps) {
+  for (int n = 0; n < steps; ++n) {
+    ASSERT_EQ(Step(model, d, Drumwright()), StepStatus::kOk) << "step " << n;
+    double speed = 0;
+    for (int k = 0; k < model.nv; ++k) speed = std::max(speed, std::abs(d.qvel[k]));
+    if (speed < 1e-12) return;
+  }
+}
+
+// D: a box resting on n corner contacts sinks m g / (n K), each carrying m g / n.
+TEST(DrumwrightTest, DABoxRestsAtItsWeightOverTheSprings) {
+  const double m = 8, k = 1e5;
+  const auto model = Import(
+      "<mujoco><option timestep='0.001'/><custom><text name='alsim:contact:box' "
+      "data='stiffness 1e5 damping 2000'/></custom><worldbody><geom type='plane' "
+      "size='5 5 0.1'/><body pos='0 0 0.1002'><freejoint/><geom name='box' type='box' "
+      "size='0.1 0.1 0.1' mass='8'/></body></worldbody></mujoco>");
+  Data d(*model);
+  Settle(*model, d, 20000);
+  int n = 0;
+  double total = 0;
+  for (const Constraint& c : d.constraints.constraints) {
+    if (c.type != ConstraintType::kContact || d.constraints.bias[c.row_adr] > 0) continue;
+    ++n;
+    total += d.constraints.lambda[c.row_adr] / model->timestep;
+  }
+  ASSERT_GE(n, 4);
+  EXPECT_NEAR(total, m * kGravity, 1e-9 * m * kGravity);
+  for (const Constraint& c : d.constraints.constraints) {
+    if (c.type != ConstraintType::kContact || d.constraints.bias[c.row_adr] > 0) continue;
+    EXPECT_NEAR(-d.contact[c.contact].dist, m * kGravity / (n * k), 1e-6 * m * kGravity / (n * k));
+  }
+}
+
+// D with Hertz's law: a sphere on the ground rests at d = (m g / (E* sqrt(r)))^(2/3).
+TEST(DrumwrightTest, DAHertzSphereRestsAtItsHertzDepth) {
+  for (const double modulus : {1e8, 1e11}) {
+    const auto model = Particle(1.5, 1, 1e-3, "hertz " + Num(modulus) + " damping 300");
+    Data d(*model);
+    Settle(*model, d, 20000);
+    const double depth = std::pow(1.5 * kGravity / (modulus * std::sqrt(0.1)), 2.0 / 3.0);
+    EXPECT_NEAR(-d.qpos[0], depth, 1e-5 * depth) << modulus;
+  }
+}
+
+// D on an equality: a ball hung by a connect sags m g / K; the scene's key sets K.
+TEST(DrumwrightTest, DAConnectSpringSagsByTheWeightOverItsStiffness) {
+  const auto model = Import(
+      "<mujoco><option timestep='0.001'/><custom><text name='alsim:equality:hang' "
+      "data='stiffness 1e6 damping 1e3'/></custom><worldbody><body name='ball'><freejoint/>"
+      "<geom type='sphere' size='0.05' mass='2'/></body></worldbody><equality><connect "
+      "name='hang' body1='ball' anchor='0 0 0'/></equality></mujoco>");
+  Data d(*model);
+  Settle(*model, d, 20000);
+  EXPECT_NEAR(d.qpos[2], -2 * kGravity / 1e6, 1e-6 * 2 * kGravity / 1e6);
+  EXPECT_NEAR(d.qpos[0], 0, 1e-15);
+}
+
+// D on a limit: a horizontal arm pressed onto its hinge's upper limit by gravity rests where
+// K q = m g L cos q.
+TEST(DrumwrightTest, DAHingeRestsPastItsLimitByTheTorqueOverItsStiffness) {
+  const double m = 0.5, length = 0.4, k = 200;
+  const auto model = Import(
+      "<mujoco><compiler angle='radian'/><option timestep='0.001'/><custom><text "
+      "name='alsim:joint:hinge' data='stiffness 200 damping 2'/></custom><worldbody><body>"
+      "<joint name='hinge' type='hinge' axis='0 1 0' limited='true' range='-1.5 0'/><geom "
+      "type='sphere' pos='0.4 0 0' size='0.02' mass='0.5'/></body></worldbody></mujoco>");
+  Data d(*model);
+  Settle(*model, d, 20000);
+  double q = m * kGravity * length / k;
+  for (int i = 0; i < 20; ++i) {
+    q -= (k * q - m * kGravity * length * std::cos(q)) / (k + m * kGravity * length * std::sin(q));
+  }
+  EXPECT_NEAR(d.qpos[0], q, 1e-6 * q);
+}
+
+// A position servo without force limits is the spring law: one step of a slide's mass m with
+// kp, kv gives m (v1 - v_free) = h kp (ctrl - q0) - (h^2 kp + h kv) v1.
+TEST(DrumwrightTest, AServoStepsAsItsSpringLaw) {
+  const double m = 1.3, kp = 400, kv = 7, h = 0.002;
+  const auto model = Import(
+      "<mujoco><option timestep='0.002' gravity='0 0 0'/><worldbody><body><joint name='s' "
+      "type='slide' axis='1 0 0'/><geom type='sphere' size='0.05' mass='1.3'/></body>"
+      "</worldbody><actuator><position joint='s' kp='400'/><velocity joint='s' kv='7'/>"
+      "</actuator></mujoco>");
+  Data d(*model);
+  d.qpos[0] = 0.05;
+  d.qvel[0] = 0.4;
+  d.ctrl[0] = -0.1;
+  ASSERT_EQ(Step(*model, d, Drumwright()), StepStatus::kOk);
+  const double expected = (m * 0.4 + h * kp * (-0.1 - 0.05)) / (m + h * h * kp + h * kv);
+  EXPECT_NEAR(d.qvel[0], expected, 1e-13);
+}
+
+// Scene keys: two geoms' springs in series, a pair's text over them, Hertz over the radius.
+TEST(DrumwrightTest, ContactSpringsCombineInSeriesAndAPairsTextWins) {
+  const auto model = Import(
+      "<mujoco><custom><text name='alsim:contact:a' data='stiffness 3e5 damping 6'/><text "
+      "name='alsim:contact:b' data='stiffness 6e5 damping 3'/><text name='alsim:contact:c' "
+      "data='hertz 1e9'/><text name='alsim:contact:a:c' data='damping 9'/></custom><worldbody>"
+      "<geom name='floor' type='plane' size='1 1 1'/><body><freejoint/><geom name='a' "
+      "type='sphere' size='0.04'/></body><body><freejoint/><geom name='b' type='box' "
+      "size='0.1 0.1 0.1'/></body><body><freejoint/><geom name='c' type='capsule' "
+      "size='0.01 0.1'/></body></worldbody></mujoco>");
+  const DrumwrightParameters p;
+  const auto id = [&](const char* name) {
+    for (int g = 0; g < model->ngeom; ++g) {
+      if (model->geom_name[g] == name) return g;
+    }
+    return -1;
+  };
+  const DrumwrightContactSpring ab = ContactSpring(*model, p, id("a"), id("b"));
+  EXPECT_DOUBLE_EQ(ab.stiffness, 2e5);
+  EXPECT_DOUBLE_EQ(ab.damping, 2);
+  EXPECT_FALSE(ab.hertz);
+  const DrumwrightContactSpring floor_a = ContactSpring(*model, p, id("floor"), id("a"));
+  EXPECT_DOUBLE_EQ(floor_a.stiffness, 3e5);
+  EXPECT_DOUBLE_EQ(floor_a.damping, 6);
+  const DrumwrightContactSpring floor = ContactSpring(*model, p, id("floor"), id("floor"));
+  EXPECT_DOUBLE_EQ(floor.stiffness, p.contact_stiffness);
+  EXPECT_DOUBLE_EQ(floor.damping, p.contact_damping);
+  // Hertz on the capsule (r 0.01) against the sphere (r 0.04): r = 0.008; the pair's damping.
+  const DrumwrightContactSpring ac = ContactSpring(*model, p, id("c"), id("a"));
+  EXPECT_TRUE(ac.hertz);
+  EXPECT_NEAR(ac.stiffness, 1e9 * std::sqrt(0.008), 1e-6);
+  EXPECT_DOUBLE_EQ(ac.damping, 9);
+  // Against the box (flat): the capsule's radius alone; two flat geoms: the parameters' radius.
+  const DrumwrightContactSpring bc = ContactSpring(*model, p, id("b"), id("c"));
+  EXPECT_NEAR(bc.stiffness, 1e9 * std::sqrt(0.01), 1e-6);
+}
+
+TEST(DrumwrightTest, BadSpringTextsAreImportErrorsNamingTheElement) {
+  const std::string head = "<mujoco><custom><text name='";
+  const std::string tail =
+      "'/></custom><worldbody><body><joint name='j' type='hinge'/><geom name='g' "
+      "type='sphere' size='0.1'/></body></worldbody></mujoco>";
+  EXPECT_NE(ImportError(head + "alsim:contact:g' data='stiffness 1e5 hertz 1e9" + tail)
+                .find("custom text 'alsim:contact:g': stiffness and hertz"),
+            std::string::npos);
+  EXPECT_NE(ImportError(head + "alsim:contact:g' data='damping -1" + tail)
+                .find("damping '-1' is not a non-negative number"),
+            std::string::npos);
+  EXPECT_NE(ImportError(head + "alsim:joint:k' data='stiffness 1" + tail)
+                .find("custom text 'alsim:joint:k': no joint named 'k'"),
+            std::string::npos);
+  EXPECT_NE(ImportError(head + "alsim:joint:j' data='stiffness 0" + tail)
+                .find("stiffness '0' is not a positive number"),
+            std::string::npos);
+  EXPECT_NE(ImportError(head + "alsim:equality:e' data='stiffness 1" + tail)
+                .find("no equality named 'e'"),
+            std::string::npos);
+  EXPECT_NE(ImportError(head + "alsim:joint:j' data='spring 1" + tail)
+                .find("unknown key 'spring' (stiffness or damping)"),
+            std::string::npos);
+}
+
+TEST(DrumwrightTest, RefusesRowsWithoutASpringLaw) {
+  const auto friction = Import(
+      "<mujoco><worldbody><body><joint name='elbow' type='hinge' frictionloss='0.5'/><geom "
+      "type='sphere' size='0.1'/></body></worldbody></mujoco>");
+  EXPECT_NE(SolverRefusesModel(*friction, SolverType::kDrumwright)
+                .find("dry friction (frictionloss) of joint 'elbow'"),
+            std::string::npos);
+  EXPECT_EQ(SolverRefusesModel(*friction, SolverType::kSap), "");
+  const auto servo = Import(
+      "<mujoco><worldbody><body><joint name='s' type='slide'/><geom type='sphere' "
+      "size='0.1'/></body></worldbody><actuator><position name='arm' joint='s' kp='10' "
+      "forcelimited='true' forcerange='-1 1'/></actuator></mujoco>");
+  EXPECT_NE(SolverRefusesModel(*servo, SolverType::kDrumwright)
+                .find("force limits (forcerange) of the servo actuator 'arm'"),
+            std::string::npos);
+  const auto torsion = Import(
+      "<mujoco><worldbody><geom name='floor' type='plane' size='1 1 1' condim='4'/><body>"
+      "<freejoint/><geom type='sphere' size='0.1'/></body></worldbody></mujoco>");
+  EXPECT_NE(SolverRefusesModel(*torsion, SolverType::kDrumwright).find("condim 4 or 6"),
+            std::string::npos);
+  Data d(*torsion);
+  EXPECT_NE(Step(*torsion, d, Drumwright()), StepStatus::kOk);
+}
+
+// Islands in parallel: boxes and spheres dropped onto the ground, apart, with friction.
+std::vector<double> QposAfterSteps(const Model& model, int threads) {
+  Data d(model);
+  for (int k = 0; k < model.nv; ++k) d.qvel[k] = 0.3 * std::sin(1.0 + k);
+  RunWithThreads(threads, [&] {
+    for (int n = 0; n < 150; ++n) EXPECT_EQ(Step(model, d, Drumwright()), StepStatus::kOk);
+  });
+  EXPECT_GE(d.islands.num, 3);
+  return d.qpos;
+}
+
+TEST(DrumwrightTest, BitIdenticalForOneTwoAndEightThreads) {
+  std::string bodies;
+  for (int i = 0; i < 6; ++i) {
+    const std::string shape =
+        i % 2 == 0 ? "type='box' size='0.05 0.06 0.04'" : "type='sphere' size='0.05'";
+    bodies +=
+        "<body pos='" + Num(0.4 * i) + " 0 0.06'><freejoint/><geom " + shape + " mass='1'/></body>";
+  }
+  const auto model = Import(
+      "<mujoco><option timestep='0.002'/><custom><text name='alsim:contact:floor' "
+      "data='stiffness 1e6 damping 100'/></custom><worldbody><geom name='floor' "
+      "type='plane' size='5 5 0.1' friction='0.6'/>" +
+      bodies + "</worldbody></mujoco>");
+  const std::vector<double> one = QposAfterSteps(*model, 1);
+  for (const int threads : {2, 8}) {
+    const std::vector<double> other = QposAfterSteps(*model, threads);
+    ASSERT_EQ(one.size(), other.size());
+    EXPECT_EQ(std::memcmp(one.data(), other.data(), one.size() * sizeof(double)), 0) << threads;
+  }
+}
+
+}  // namespace
+}  // namespace alsim
