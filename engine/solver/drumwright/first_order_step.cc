@@ -201,18 +201,15 @@ FirstOrderResult SolveFirstOrderStep(const FirstOrderProblem& p,
       r += 3;
       cones.second_order.push_back(3);
     }
-    // Equilibrated (header comment): lam* = D y with D = diag(H_kk^-1/2), each orthant row of
-    // G D and each cone block divided by its norm.
+    // Equilibrated (header comment): lam* = D y with D = diag(H_kk^-1/2), each cone block of
+    // G D divided by its norm.
     const Eigen::VectorXd unit = hessian.diagonal().cwiseSqrt().cwiseInverse();  // D
     hessian = unit.asDiagonal() * hessian * unit.asDiagonal();
     linear = unit.cwiseProduct(linear);
     g_matrix = g_matrix * unit.asDiagonal();
-    for (int i = 0; i < rows;) {
-      const int size = i < cones.linear ? 1 : 3;
-      const double norm = g_matrix.middleRows(i, size).norm();
-      g_matrix.middleRows(i, size) /= norm;
-      h_vector.segment(i, size) /= norm;
-      i += size;
+    for (int i = cones.linear; i < rows; i += 3) {
+      const double norm = g_matrix.middleRows(i, 3).norm();
+      g_matrix.middleRows(i, 3) /= norm;
     }
     ConicQpSolver program(parameters);
     program.Resize(m, cones);

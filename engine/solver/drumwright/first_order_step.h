@@ -33,12 +33,14 @@
 // rows for the spring laws and lam_u >= 0, one Q^3 block (mu lam_n, lam_r, lam_s) per contact.
 //
 // The program is passed equilibrated: lam* = D y, D = diag(H_kk^-1/2), so that D H D has a unit
-// diagonal, c = D g, and each orthant row of G D (each Q^3 block) divided by its norm (its
-// Frobenius norm); the same minimizer, the multipliers scaled by the row factors. H_kk spans
-// zeta (the normals) to 1 + |a_k|^2 ~ (h B_t G_t Lam G_t^T)^2 (the tangents: 1.6e13 for Fig. 9's
-// box on four feet, B_t = 1e6 / h), and the law rows W_n G_n Lam G*^T next to the unit cone rows
-// differ as much: without it the normals sit below the rounding of the Newton matrix
-// P + G~^T G~, whose factor fails (or whose steps leave K) before the stopping rule holds.
+// diagonal, c = D g, G D, and each Q^3 block of G D divided by its Frobenius norm (h is 0 there);
+// the same minimizer, the cone multipliers scaled by the block factors. H_kk spans zeta (the
+// normals) to 1 + |a_k|^2 ~ (h B_t G_t Lam G_t^T)^2 (the tangents: 1.6e13 for Fig. 9's box on
+// four feet, B_t = 1e6 / h): without D the normals sit below the rounding of the Newton matrix
+// P + G~^T G~, whose factor fails (or whose steps leave K) before the stopping rule holds; after
+// D a cone block's entries are mu zeta^-1/2 and ~1 / |a_k|, which the block's norm restores to
+// order one. The law rows keep their size in y (dividing them by their norms too stalled a
+// settled stack of 50 spheres, Fig. 10).
 // Friction and lam_n: while a contact's cone binds the objective trades its tangential slack
 // beta against lam_n. One contact (the test H): lam_n = max(spring law,
 // a mu |c| / (zeta + mu^2 (1 + a^2))), a = 1 + h B_t / m, c = B_t (v_t + h f_t / m), about
