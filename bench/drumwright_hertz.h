@@ -22,7 +22,12 @@
 //   is Hertz's force to first order in the step, in newtons, with its true stiffness. It is the
 //   exact-derivative row divided by (3/2) d0^(1/2) (the same dynamics, lam in N) and the same
 //   rest depth d = (f / (E* sqrt(r)))^(2/3) as the paper's row.
-// A contact is a row only while d0 > 0 (phi <= 0; the paper has no speculative rows).
+// A contact is a row only while d0 > 0 (phi <= 0; the paper has no speculative rows), so it is
+// first seen at a depth d0 up to the approach speed times h. In the stiff limit (h^2 K_n >> the
+// contact's mass) the linearized row moves d to its linear model's rest, d0 - f(d0) / f'(d0) =
+// d0 / 3, in one step: the overlap is pushed out at up to the approach speed. The paper's row
+// moves phi, so d, by -phi0 = d0^(3/2) per step: a landing is nearly plastic, and its overlap
+// stays for many steps. HertzRow::kPaper keeps the paper's row for that comparison (Fig. 10).
 #pragma once
 
 #include <cmath>
@@ -31,14 +36,24 @@
 
 namespace alsim::bench {
 
+enum class HertzRow {
+  kLinearized,  // K_n = (3/2) E* sqrt(r d0) on phi_n = -(2/3) d0 (header comment)
+  kPaper,       // K_n = E* sqrt(r) on phi_n = -d0^(3/2) (122)-(123), for comparison
+};
+
 // The normal row of a Hertz contact at depth d0 > 0 (header comment): E* (Pa), r the effective
-// radius (m), B_n (N s/m), mu.
+// radius (m), B_n (N s/m), mu; G_n the unit normal either way.
 inline SpringRow HertzNormalRow(double depth, double modulus, double radius, double damping,
-                                double friction) {
+                                double friction, HertzRow kind = HertzRow::kLinearized) {
   SpringRow row;
   row.type = SpringRowClass::kNormal;
-  row.stiffness = 1.5 * modulus * std::sqrt(radius * depth);
-  row.phi0 = -2.0 / 3.0 * depth;
+  if (kind == HertzRow::kLinearized) {
+    row.stiffness = 1.5 * modulus * std::sqrt(radius * depth);
+    row.phi0 = -2.0 / 3.0 * depth;
+  } else {
+    row.stiffness = modulus * std::sqrt(radius);
+    row.phi0 = -depth * std::sqrt(depth);
+  }
   row.damping = damping;
   row.friction = friction;
   return row;
