@@ -18,6 +18,7 @@ constexpr int kKindLimit = 2;
 constexpr int kKindSoft = 3;
 constexpr int kKindFriction = 4;
 constexpr int kKindTendonLimit = 5;
+constexpr int kKindFoundation = 6;
 
 constexpr double kMinFriction = 1e-5;  // MuJoCo's mjMINMU
 
@@ -528,6 +529,43 @@ void AddFrictionLoss(const Model& m, const Data& d, ConstraintSet& set, double h
 
 // Warm start of the other constraints (contacts have theirs from AddContacts): each takes the
 // impulse and the Delassus trace of last step's constraint with the same key.
+// Elastic foundation elements (Model::foundation_site), eq. (3) as a contact's normal row: J v the
+// normal velocity of the element's body-fixed point, phi its height above the plane; a row once the
+// point is within contact_slop of the plane or would reach it within the step (the contacts'
+// rule), its bias as a contact's in each model (MuJoCo's: the plane's solref and solimp).
+void AddFoundations(const Model& m, const Data& d, ConstraintSet& set, const ConstraintOptions& o,
+                    double h, ConstraintModel model) {
+  for (size_t e = 0; e < m.foundation_site.size(); ++e) {
+    const int site = m.foundation_site[e], plane = m.foundation_geom[e];
+    const int body = m.site_body[site];
+    const int subsystem = m.body_subsystem[body];
+    if (subsystem < 0) continue;
+    const Vec3 point = d.xpos[body] + d.xmat[body] * m.site_pos[site];
+    const Vec3 normal = d.geom_xmat[plane].col(2);
+    const double phi = normal.dot(point - d.geom_xpos[plane]);
+    const Vec3 r = point - SpatialReferencePoint(m, d, body);
+    Vec6 row;
+    row << r.cross(normal), normal;
+    if (phi + h * std::min(row.dot(d.cvel[body]), 0.0) >= o.contact_slop) continue;
+    const Constraint& c =
+        AddConstraint(set, ConstraintType::kLimit, 1, {kKindFoundation, static_cast<int>(e), 0});
+    ConstraintBlock& block = AddBlock(set);
+    block.subsystem = subsystem;
+    block.body = body;
+    block.map.row(0) = row.transpose();
+    if (model == ConstraintModel::kSap) {
+      set.bias[c.row_adr] = phi;
+    } else if (model == ConstraintModel::kMujoco) {
+      const SoftRowParameters p =
+          CheckedSoftRowParameters(m.geom_solref[plane], m.geom_solimp[plane], h, m.refsafe);
+      SetSingleSoftRow(d, set, c, p, phi, 0.0, m.body_invweight0[body][0], false, h);
+    } else {
+      SetPositionBias(set, c.row_adr, phi, h, o.error_reduction, o.max_correction_speed,
+                      o.kept_correction_speed);
+    }
+  }
+}
+
 void WarmStartOtherImpulses(const Data& d, ConstraintSet& set, int first) {
   const WarmStart& warm = d.warm_start;
   for (int i = first; i < static_cast<int>(set.constraints.size()); ++i) {
@@ -618,6 +656,7 @@ void BuildConstraints(const Model& m, Data& d, const ConstraintOptions& options,
   AddServos(m, d, set, options, h);
   if (m.frictionloss_enabled) AddFrictionLoss(m, d, set, h, model);
   if (m.limits_enabled) AddTendonLimits(m, d, set, options, h, model);
+  AddFoundations(m, d, set, options, h, model);
   WarmStartOtherImpulses(d, set, first_other);
 }
 

@@ -57,10 +57,10 @@ enum class ConstraintType : std::uint8_t {
 // Where a constraint came from, to carry its impulse over to the next step (warm start).
 struct ConstraintKey {
   // Kinds, in the order BuildConstraints appends them: 0 contact, 1 equality, 2 joint limit,
-  // 3 soft (servo), 4 friction (frictionloss), 5 tendon limit.
+  // 3 soft (servo), 4 friction (frictionloss), 5 tendon limit, 6 foundation element.
   int kind = 0;
   int a = -1;  // contact: geom1; limit: joint or tendon; soft: actuator; equality: its index;
-               // friction: the dof
+               // friction: the dof; foundation: the element (Model::foundation_site)
   int b =
       -1;  // contact: geom2; equality: 0 position rows, 1 rotation rows; limit: 0 lower, 1 upper
   friend bool operator==(const ConstraintKey& x, const ConstraintKey& y) {

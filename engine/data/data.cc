@@ -94,8 +94,8 @@ Data::Data(const Model& m)
   // Room for as many constraints as that many contacts plus every limit and servo, so that
   // ordinary scenes never grow these during a step. A tendon's limit and servo rows have a block
   // per joint.
-  const size_t max_constraints =
-      contact.capacity() + 2 * static_cast<size_t>(m.njnt + m.ntendon) + m.nu;
+  const size_t max_constraints = contact.capacity() + 2 * static_cast<size_t>(m.njnt + m.ntendon) +
+                                 m.nu + m.foundation_site.size();
   constraints.constraints.reserve(max_constraints);
   constraints.blocks.reserve(2 * max_constraints + 4 * static_cast<size_t>(m.nwrap));
   constraints.bias.reserve(3 * max_constraints);

@@ -242,6 +242,14 @@ struct Model {
   std::vector<double> tendon_spring_damping;
   std::vector<double> eq_spring_stiffness;
   std::vector<double> eq_spring_damping;
+  // Elastic (Winkler) foundations (custom text alsim:foundation:PLANE, docs/engine.md): element
+  // e is a point of a body, a box site's centre, pressing on a plane geom by a frictionless
+  // unilateral row (phi = the point's height above the plane); Drumwright's solver gives it
+  // K = E area / depth (the site's footprint 4 size_x size_y) and the text's damping B.
+  std::vector<int> foundation_site;
+  std::vector<int> foundation_geom;
+  std::vector<double> foundation_stiffness;  // N/m
+  std::vector<double> foundation_damping;    // N s/m
   // SDF geoms and concave meshes (custom text alsim:sdf:GEOM and alsim:concave:GEOM,
   // docs/engine.md). geom_sdf: the geom's index into the sdf_* arrays, -1 for other geoms.
   // geom_concave: a mesh geom that collides by its triangles (mesh_face), not its convex hull.

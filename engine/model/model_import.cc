@@ -941,6 +941,77 @@ std::string ConvertConstraintSprings(const mjModel* m, Model& model) {
   return "";
 }
 
+// Elastic foundations (Drumwright, Sec. 5.5; custom text MuJoCo ignores):
+//   <text name="alsim:foundation:PLANE" data="modulus 1e7 depth 1 damping 1 sites elem"/>
+// PLANE a plane geom; every box site whose name starts with the prefix after `sites` is an
+// element, of area 4 size_x size_y (the site's footprint, its z axis along the plane's normal
+// [OURS]) and stiffness modulus (Pa, > 0) x area / depth (m, > 0); damping (N s/m per element,
+// >= 0) defaults to 0. The element's body must move (not the world or a static body).
+std::string ConvertFoundations(const mjModel* m, Model& model) {
+  const std::string prefix = "alsim:foundation:";
+  for (int t = 0; t < m->ntext; ++t) {
+    const std::string name = Name(m, mjOBJ_TEXT, t);
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string element = "custom text '" + name + "'";
+    const std::string target = name.substr(prefix.size());
+    const int plane = mj_name2id(m, mjOBJ_GEOM, target.c_str());
+    if (plane < 0) return element + ": no geom named '" + target + "'";
+    if (m->geom_type[plane] != mjGEOM_PLANE) {
+      return element + ": geom '" + target + "' is not a plane (a foundation is a plane)";
+    }
+    double modulus = -1, depth = -1, damping = 0;
+    std::string sites;
+    std::istringstream data(m->text_data + m->text_adr[t]);
+    std::string key;
+    while (data >> key) {
+      std::string text;
+      if (!(data >> text)) return element + ": '" + key + "' has no value";
+      if (key == "sites") {
+        sites = text;
+        continue;
+      }
+      double* value = key == "modulus"   ? &modulus
+                      : key == "depth"   ? &depth
+                      : key == "damping" ? &damping
+                                         : nullptr;
+      if (value == nullptr) {
+        return element + ": unknown key '" + key + "' (modulus, depth, damping or sites)";
+      }
+      char* end = nullptr;
+      *value = std::strtod(text.c_str(), &end);
+      const bool valid =
+          *end == '\0' && std::isfinite(*value) && (value == &damping ? *value >= 0 : *value > 0);
+      if (!valid) {
+        return element + ": " + key + " '" + text + "' is not a " +
+               (value == &damping ? "non-negative" : "positive") + " number";
+      }
+    }
+    if (modulus < 0 || depth < 0 || sites.empty()) {
+      return element + ": needs modulus, depth and sites";
+    }
+    const size_t before = model.foundation_site.size();
+    for (int s = 0; s < m->nsite; ++s) {
+      const std::string site = Name(m, mjOBJ_SITE, s);
+      if (site.compare(0, sites.size(), sites) != 0) continue;
+      if (m->site_type[s] != mjGEOM_BOX) {
+        return element + ": site '" + site + "' is not a box (an element's area is its footprint)";
+      }
+      if (m->body_weldid[m->site_bodyid[s]] == 0) {
+        return element + ": site '" + site + "' does not move (its body is welded to the world)";
+      }
+      const double area = 4 * m->site_size[3 * s] * m->site_size[3 * s + 1];
+      model.foundation_site.push_back(s);
+      model.foundation_geom.push_back(plane);
+      model.foundation_stiffness.push_back(modulus * area / depth);
+      model.foundation_damping.push_back(damping);
+    }
+    if (model.foundation_site.size() == before) {
+      return element + ": no site's name starts with '" + sites + "'";
+    }
+  }
+  return "";
+}
+
 // Segments about the axis of an SDF of revolution's surface triangulation: chords sag by
 // R (1 - cos(pi / 64)), 0.12% of its radius R.
 constexpr int kSdfRevolutionSegments = 64;
@@ -1164,6 +1235,9 @@ ModelImport Convert(const std::string& source, const mjModel* m, bool scene_sets
     return {nullptr, source + ": " + error};
   }
   ConvertSites(m, *model);
+  if (const std::string error = ConvertFoundations(m, *model); !error.empty()) {
+    return {nullptr, source + ": " + error};
+  }
   ConvertTendons(m, *model);
   ConvertActuators(m, *model);
   if (const std::string error = IndexTrees(m, *model); !error.empty()) {

@@ -25,8 +25,8 @@ constexpr int kNumSizes = 8;
 constexpr std::uint32_t kOldestReadableVersion = 2;  // version 2: no xfrc_applied (zero)
 constexpr std::size_t kHeaderBytes = 8 + 4 + 4 * kNumSizes + 8;  // magic .. fingerprint
 constexpr double kQuaternionTolerance = 1e-6;
-// ConstraintKey::kind: contact, equality, limit, soft, friction, tendon limit
-constexpr int kMaxKeyKind = 5;
+// ConstraintKey::kind: contact, equality, limit, soft, friction, tendon limit, foundation element
+constexpr int kMaxKeyKind = 6;
 
 // An integer as its 8 little-endian bytes.
 std::uint64_t HashInteger(std::uint64_t hash, std::int64_t value) {

@@ -23,7 +23,8 @@ IslandSolver::IslandSolver(const Model& m) {
 }
 
 size_t IslandSolver::MaxConstraints(const Model& m) {
-  return 4 * static_cast<size_t>(m.ngeom) + 2 * static_cast<size_t>(m.njnt + m.ntendon) + m.nu;
+  return 4 * static_cast<size_t>(m.ngeom) + 2 * static_cast<size_t>(m.njnt + m.ntendon) + m.nu +
+         m.foundation_site.size();
 }
 
 size_t IslandSolver::MaxBlocks(const Model& m) {

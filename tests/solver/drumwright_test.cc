@@ -8,7 +8,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -252,6 +254,75 @@ TEST(DrumwrightTest, BadSpringTextsAreImportErrorsNamingTheElement) {
   EXPECT_NE(ImportError(head + "alsim:joint:j' data='spring 1" + tail)
                 .find("unknown key 'spring' (stiffness or damping)"),
             std::string::npos);
+}
+
+// D on the elastic foundation (scenes/foundation_cube_100.xml, the paper's Sec. 5.5): the 8 kg
+// cube sinks m g depth / (E A) (7.84e-6 m at E 1e7, 7.84e-10 m at 1e11) and each of the 100
+// elements carries m g / 100 = 0.784 N.
+TEST(DrumwrightTest, DTheCubeSinksIntoTheFoundationByItsWeightOverEA) {
+  std::ifstream in(ALSIM_SCENES_DIR "/foundation_cube_100.xml");
+  std::stringstream text;
+  text << in.rdbuf();
+  const double m = 8, g = 9.8;
+  for (const char* modulus : {"1e7", "1e11"}) {
+    std::string xml = text.str();
+    const size_t at = xml.find("modulus 1e7");
+    ASSERT_NE(at, std::string::npos);
+    xml.replace(at, 11, std::string("modulus ") + modulus);
+    const auto model = Import(xml);
+    ASSERT_EQ(model->foundation_site.size(), 100u);
+    Data d(*model);
+    Settle(*model, d, 5000);
+    const double sink = m * g / std::strtod(modulus, nullptr);
+    EXPECT_NEAR(0.5 - d.qpos[2], sink, 1e-6 * sink) << modulus;
+    int elements = 0;
+    for (const Constraint& c : d.constraints.constraints) {
+      if (c.key.kind != 6) continue;
+      ++elements;
+      EXPECT_NEAR(d.constraints.lambda[c.row_adr] / model->timestep, m * g / 100, 1e-6) << modulus;
+    }
+    EXPECT_EQ(elements, 100);
+  }
+}
+
+// The other solvers take the elements as rigid frictionless points: the cube stays at 0.5 m.
+TEST(DrumwrightTest, OtherSolversHoldTheCubeOnItsElementsRigidly) {
+  const ModelImport imported = ImportModelFromFile(ALSIM_SCENES_DIR "/foundation_cube_100.xml");
+  ASSERT_TRUE(imported) << imported.error;
+  for (const SolverType type : {SolverType::kSubAdmm, SolverType::kCanal, SolverType::kPgs}) {
+    Data d(*imported.model);
+    StepOptions options;
+    options.solver.type = type;
+    for (int n = 0; n < 100; ++n) ASSERT_EQ(Step(*imported.model, d, options), StepStatus::kOk);
+    EXPECT_NEAR(d.qpos[2], 0.5, 1e-6) << SolverName(type);
+    EXPECT_NEAR(d.qvel[2], 0, 1e-6) << SolverName(type);
+  }
+}
+
+TEST(DrumwrightTest, BadFoundationsAreImportErrorsNamingTheElement) {
+  const auto scene = [](const std::string& data, const std::string& site = "type='box'") {
+    return "<mujoco><custom><text name='alsim:foundation:floor' data='" + data +
+           "'/></custom><worldbody><geom name='floor' type='plane' size='1 1 1'/><geom "
+           "name='ball' type='sphere' size='0.1'/><body><freejoint/><geom type='box' "
+           "size='0.1 0.1 0.1'/><site name='e_1' " +
+           site + " size='0.1 0.1 0.01'/></body></worldbody></mujoco>";
+  };
+  EXPECT_DOUBLE_EQ(Import(scene("modulus 1e7 depth 1 sites e_"))->foundation_stiffness[0],
+                   1e7 * 0.04 / 1);
+  EXPECT_NE(ImportError(scene("modulus 1e7 depth 1 sites f_"))
+                .find("custom text 'alsim:foundation:floor': no site's name starts with 'f_'"),
+            std::string::npos);
+  EXPECT_NE(ImportError(scene("modulus 1e7 sites e_")).find("needs modulus, depth and sites"),
+            std::string::npos);
+  EXPECT_NE(ImportError(scene("modulus -1 depth 1 sites e_"))
+                .find("modulus '-1' is not a positive number"),
+            std::string::npos);
+  EXPECT_NE(ImportError(scene("modulus 1 depth 1 sites e_", "type='sphere'"))
+                .find("site 'e_1' is not a box"),
+            std::string::npos);
+  std::string ball = scene("modulus 1 depth 1 sites e_");
+  ball.replace(ball.find("foundation:floor"), 16, "foundation:ball");
+  EXPECT_NE(ImportError(ball).find("geom 'ball' is not a plane"), std::string::npos);
 }
 
 TEST(DrumwrightTest, RefusesRowsWithoutASpringLaw) {

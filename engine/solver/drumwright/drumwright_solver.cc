@@ -144,11 +144,14 @@ void DrumwrightSolver::SolveIsland(const Model& m, Data& d, const SolverOptions&
       }
       case ConstraintType::kLimit: {
         if (phi0 > 0) break;
-        const bool tendon = c.key.kind == 5;
-        const double k = tendon ? Own(m.tendon_spring_stiffness, c.key.a, -1)
-                                : Own(m.jnt_spring_stiffness, c.key.a, -1);
-        const double b = tendon ? Own(m.tendon_spring_damping, c.key.a, -1)
-                                : Own(m.jnt_spring_damping, c.key.a, -1);
+        // Key kinds (constraint_set.h): 2 joint limit, 5 tendon limit, 6 foundation element.
+        const int kind = c.key.kind, a = c.key.a;
+        const double k = kind == 6   ? m.foundation_stiffness[a]
+                         : kind == 5 ? Own(m.tendon_spring_stiffness, a, -1)
+                                     : Own(m.jnt_spring_stiffness, a, -1);
+        const double b = kind == 6   ? m.foundation_damping[a]
+                         : kind == 5 ? Own(m.tendon_spring_damping, a, -1)
+                                     : Own(m.jnt_spring_damping, a, -1);
         stats.max_violation = std::max(stats.max_violation, -phi0);
         add(c.row_adr, i, SpringRowClass::kUnilateral, phi0,
             k >= 0 ? k : parameters.limit_stiffness, b >= 0 ? b : parameters.limit_damping, 0);
