@@ -17,6 +17,8 @@ packages=(
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   # numerics and parallelism
   libeigen3-dev libtbb-dev libsuitesparse-dev
+  # benchmarks: SUNDIALS CVODE (BDF baseline of bench/drumwright_foundation_bench.cc)
+  libsundials-dev
   # metrics
   prometheus-cpp-dev
   # tests and benchmarks

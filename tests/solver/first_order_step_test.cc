@@ -15,6 +15,7 @@
 #include <Eigen/Cholesky>
 #include <Eigen/SVD>
 
+#include "bench/drumwright_foundation.h"
 #include "bench/drumwright_incline.h"
 #include "bench/drumwright_pendulum.h"
 #include "engine/solver/drumwright/first_order_step.h"
@@ -115,58 +116,33 @@ TEST(FirstOrderStepTest, DAUnilateralSpringHoldsThePariticleAtMinusMgOverK) {
   }
 }
 
-// D on the elastic foundation (Sec. 5.5; digest 9.4): an 8 kg cube of side 1 m on a Winkler
-// foundation of depth 1 m as 100 unilateral rows at the centers of its bottom face's elements
-// (K = E area / depth, B 1), 6 dofs, g 9.8, h 0.01, released touching: it comes to rest 78.4 N / E
-// deep (7.84e-6 m at E 1e7, 7.84e-10 m at 1e11), level, every element carrying 0.784 N.
+// D on the elastic foundation (Sec. 5.5; digest 9.4; bench/drumwright_foundation.h): an 8 kg
+// cube of side 1 m on a Winkler foundation of depth 1 m as 100 unilateral rows at the centers of
+// its bottom face's elements (K = E area / depth, B 1), 6 dofs, g 9.8, h 0.01, released touching
+// with no load: it comes to rest 78.4 N / E deep (7.84e-6 m at E 1e7, 7.84e-10 m at 1e11),
+// level, every element carrying 0.784 N.
 TEST(FirstOrderStepTest, DTheCubeSinksIntoTheFoundationBy784NewtonsOverE) {
-  const double m = 8, side = 1, g = 9.8, h = 0.01, inertia = m * side * side / 6;
-  const int per_side = 10, elements = per_side * per_side;
-  const double area = side * side / elements;
   for (const double modulus : {1e7, 1e11}) {
-    Eigen::VectorXd q = Eigen::VectorXd::Zero(6), v = Eigen::VectorXd::Zero(6);  // z, tilts
-    q[2] = side / 2;  // the bottom face on the foundation
-    Eigen::VectorXd lambda;
+    bench::FoundationParameters s;
+    s.modulus = modulus;
+    s.load = 0;
+    const std::vector<Eigen::Vector3d> elements = bench::FoundationElements(s);
+    const double h = 0.01, weight = s.mass * s.gravity;
+    bench::CubeState state = bench::RestingCube(s);
+    bench::FoundationStep step;
     for (int n = 0; n < 60; ++n) {
-      FirstOrderProblem p;
-      p.mass =
-          Eigen::VectorXd((Eigen::VectorXd(6) << m, m, m, inertia, inertia, inertia).finished())
-              .asDiagonal();
-      p.velocity = v;
-      p.force = Eigen::VectorXd::Zero(6);
-      p.force[2] = -m * g;
-      p.h = h;
-      p.jacobian = Eigen::MatrixXd::Zero(elements, 6);
-      for (int e = 0; e < elements; ++e) {
-        // The element's center relative to the center of mass (small rotations: q[3], q[4] the
-        // tilts about x and y), its height phi and G = d phi / d(v, w).
-        const double rx = (e % per_side + 0.5) * side / per_side - side / 2;
-        const double ry = (e / per_side + 0.5) * side / per_side - side / 2;
-        SpringRow row;
-        row.type = SpringRowClass::kUnilateral;
-        row.phi0 = q[2] - side / 2 + q[3] * ry - q[4] * rx;
-        row.stiffness = modulus * area / 1.0;
-        row.damping = 1;
-        p.rows.push_back(row);
-        p.jacobian(e, 2) = 1;
-        p.jacobian(e, 3) = ry;
-        p.jacobian(e, 4) = -rx;
-      }
-      const FirstOrderResult r = SolveFirstOrderStep(p);
-      ASSERT_TRUE(r.ok) << n;
-      v = r.velocity;
-      q += h * v;
-      lambda = r.lambda;
+      step = bench::StepFoundation(s, elements, n * h, h, &state);
+      ASSERT_TRUE(step.ok) << n;
+      ASSERT_EQ(step.rows, s.Elements()) << n;
     }
-    const double depth = side / 2 - q[2];
-    EXPECT_NEAR(depth, m * g / modulus, 1e-6 * m * g / modulus) << modulus;
-    EXPECT_NEAR(q[3], 0, 1e-12);
-    EXPECT_NEAR(q[4], 0, 1e-12);
-    for (int e = 0; e < elements; ++e) {
-      EXPECT_NEAR(lambda[e], m * g / elements, 1e-6 * m * g / elements) << e;
+    const double depth = s.side / 2 - state.position.z();
+    EXPECT_NEAR(depth, weight / modulus, 1e-6 * weight / modulus) << modulus;
+    EXPECT_LT(state.orientation.vec().norm(), 1e-12);
+    for (int e = 0; e < s.Elements(); ++e) {
+      EXPECT_NEAR(step.forces[e], weight / s.Elements(), 1e-6 * weight / s.Elements()) << e;
     }
     std::printf("[ foundation ] E %.0e: depth %.4e m (78.4 / E = %.4e), element forces %.5f N\n",
-                modulus, depth, m * g / modulus, lambda[0]);
+                modulus, depth, weight / modulus, step.forces[0]);
   }
 }
 
