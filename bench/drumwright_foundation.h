@@ -33,19 +33,18 @@
 // phi_j > 0 (an extended element exerts nothing). Without Gd v the elements decouple, so (68) is
 // the componentwise max (the digest's section 5 caveat concerns the discrete QP only).
 // The reference (IntegrateReference): each element is "pushing" (force = the law) or "free"
-// (force 0); a mode is frozen over each step so that every step integrates a smooth ODE at the
-// method's order. After an accepted step the modes are re-evaluated (pushing iff phi <= 0 and
-// the law >= 0) at 8 evenly spaced points of the step's cubic Hermite interpolant (y, y' at both
-// ends; the last the step's end: a grazing element that lifts and lands within one step would
-// otherwise go unseen); at the first that differs the switch time is bisected to 1e-14 s on the
-// interpolant, one step of the method taken from the step's start to 1e-12 s past it,
-// and every element's mode updated there (elements switching within that margin switch
-// together; if that step shows no switch, the interpolant was early: it counts as an ordinary
-// step, and after three such in a row the next switch is bisected on single steps of the method
-// instead). A
-// pushing element leaves where its law crosses 0 (the force is continuous there); one touching
-// down jumps from 0 to -B phid >= 0.
-// A mode change that reverts within an eighth of a step goes unseen.
+// (force 0); the modes are frozen over each step, so that every step integrates a smooth ODE at
+// the method's order. After an accepted step the modes are re-evaluated (pushing iff phi <= 0
+// and the law >= 0) at 8 evenly spaced points of the step's cubic Hermite interpolant (y, y' at
+// both ends; the 8th is the step's end): a grazing element that lifts and lands within one step
+// would go unseen at its end alone. At the first point that differs, the switch time is bisected
+// to 1e-14 s on the interpolant, one step of the method is taken from the step's start to 1e-12 s
+// past it, and every element's mode is updated there (elements switching within that margin
+// switch together). If that step shows no switch, the interpolant was early: it counts as an
+// ordinary step, and after three such in a row the next switch is bisected on single steps of
+// the method instead. A pushing element leaves where its law crosses 0 (the force is continuous
+// there); one touching down jumps from 0 to -B phid >= 0. A mode change that reverts within an
+// eighth of a step goes unseen.
 #pragma once
 
 #include <algorithm>

@@ -17,8 +17,10 @@ packages=(
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   # numerics and parallelism
   libeigen3-dev libtbb-dev libsuitesparse-dev
-  # benchmarks: SUNDIALS CVODE (BDF baseline of bench/drumwright_foundation_bench.cc)
-  libsundials-dev
+  # tests and benchmarks: Boost.Odeint (the foundation's reference integrators,
+  # bench/drumwright_foundation.h) and SUNDIALS CVODE (BDF baseline of
+  # bench/drumwright_foundation_bench.cc)
+  libboost-dev libsundials-dev
   # metrics
   prometheus-cpp-dev
   # tests and benchmarks
