@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "bench/drumwright_foundation.h"
+#include "bench/drumwright_pendulum.h"
 #include "engine/core/parallel.h"
 #include "engine/model/model_import.h"
 #include "engine/sim/step.h"
@@ -86,6 +88,23 @@ TEST(DrumwrightTest, AOneStepOfAContactIsImplicitEulerOnItsSpring) {
         }
       }
     }
+  }
+}
+
+// A on a Hertz contact: the row linearized at d0, K = (3/2) E* sqrt(r d0) on phi = -(2/3) d0,
+// steps as implicit Euler on that spring.
+TEST(DrumwrightTest, AHertzContactStepsOnItsLinearizedRow) {
+  const double m = 0.7, h = 1e-3, modulus = 1e9, b = 3, r = 0.1;
+  const auto model = Particle(m, 0.5, h, "hertz 1e9 damping 3");
+  for (const double d0 : {1e-7, 1e-5, 1e-3}) {
+    Data d(*model);
+    d.qpos[0] = -d0;
+    d.qvel[0] = -0.2;
+    ASSERT_EQ(Step(*model, d, Drumwright()), StepStatus::kOk);
+    const double k = 1.5 * modulus * std::sqrt(r * d0), phi0 = -2.0 / 3.0 * d0;
+    const double f = -m * kGravity;
+    const double expected = (-0.2 + h * (f - k * phi0) / m) / (1 + (h * b + h * h * k) / m);
+    EXPECT_NEAR(d.qvel[0], expected, 1e-11 * (0.2 + h * (std::abs(f) + k * d0) / m)) << d0;
   }
 }
 
@@ -194,6 +213,36 @@ TEST(DrumwrightTest, AServoStepsAsItsSpringLaw) {
   EXPECT_NEAR(d.qvel[0], expected, 1e-13);
 }
 
+// G, Fig. 4 as a scene (scenes/rod_pendulum.xml: two slides, a hinge, a connect of three spring
+// rows, one of them zero in the plane) steps as the dense model of bench/drumwright_pendulum.h,
+// with (x, z - 0.5, -angle) the dense (x, y, theta): the engine's A, G and rows are the paper's.
+TEST(DrumwrightTest, GTheRodPendulumSceneStepsAsTheDenseModel) {
+  std::ifstream in(ALSIM_SCENES_DIR "/rod_pendulum.xml");
+  std::stringstream text;
+  text << in.rdbuf();
+  for (const double k : {1e6, 1e15}) {
+    std::string xml = text.str();
+    const size_t at = xml.find("stiffness 1e15");
+    ASSERT_NE(at, std::string::npos);
+    xml.replace(at, 14, "stiffness " + Num(k));
+    const auto model = Import(xml);
+    Data d(*model);
+    d.qpos = {0.5, 0.5, -bench::kPi / 2};
+    const double seconds = 1, h = model->timestep;
+    for (int n = 0; n < 1000; ++n) ASSERT_EQ(Step(*model, d, Drumwright()), StepStatus::kOk);
+    const bench::RodPendulumRun dense = bench::RunRodPendulum(k, h, seconds);
+    ASSERT_TRUE(dense.ok);
+    // The same equations, rounded differently (the engine's G comes from its kinematics): at
+    // K 1e15 M + h^2 K G^T G has a condition near h^2 K / m = 1e9, so the rounding of each step
+    // grows by that much.
+    const double tolerance = k > 1e12 ? 1e-5 : 1e-9;
+    EXPECT_NEAR(d.qpos[0], dense.q.x(), tolerance) << k;
+    EXPECT_NEAR(d.qpos[1] - 0.5, dense.q.y(), tolerance) << k;
+    EXPECT_NEAR(-d.qpos[2], dense.q.z(), tolerance) << k;
+    EXPECT_NEAR(-d.qvel[2], dense.v.z(), 10 * tolerance) << k;
+  }
+}
+
 // Scene keys: two geoms' springs in series, a pair's text over them, Hertz over the radius.
 TEST(DrumwrightTest, ContactSpringsCombineInSeriesAndAPairsTextWins) {
   const auto model = Import(
@@ -282,6 +331,47 @@ TEST(DrumwrightTest, DTheCubeSinksIntoTheFoundationByItsWeightOverEA) {
       EXPECT_NEAR(d.constraints.lambda[c.row_adr] / model->timestep, m * g / 100, 1e-6) << modulus;
     }
     EXPECT_EQ(elements, 100);
+  }
+}
+
+// Tables 1-2's runs through the engine: scenes/foundation_cube_100.xml under the circling load
+// (xfrc_applied) steps as the dense model of bench/drumwright_foundation.h, rocking and lifting
+// at 50 N included.
+TEST(DrumwrightTest, TheFoundationSceneStepsAsTheDenseModelUnderTheLoad) {
+  std::ifstream in(ALSIM_SCENES_DIR "/foundation_cube_100.xml");
+  std::stringstream text;
+  text << in.rdbuf();
+  for (const double modulus : {1e7, 1e11}) {
+    for (const double load : {5.0, 50.0}) {
+      std::string xml = text.str();
+      xml.replace(xml.find("modulus 1e7"), 11, "modulus " + Num(modulus));
+      const auto model = Import(xml);
+      Data d(*model);
+      bench::FoundationParameters s;
+      s.modulus = modulus;
+      s.load = load;
+      const std::vector<Eigen::Vector3d> elements = bench::FoundationElements(s);
+      bench::CubeState dense = bench::RestingCube(s);
+      const double h = model->timestep;
+      for (int n = 0; n < 100; ++n) {
+        // The load alone (the scene has gravity): force at the centre of mass and its torque.
+        const Eigen::Matrix3d rotation =
+            Eigen::Quaterniond(d.qpos[3], d.qpos[4], d.qpos[5], d.qpos[6]).toRotationMatrix();
+        bench::FoundationParameters load_only = s;
+        load_only.mass = 0;
+        const bench::Wrench w = bench::AppliedWrench(load_only, rotation, d.time);
+        d.xfrc_applied[1] << w.force, w.torque;
+        ASSERT_EQ(Step(*model, d, Drumwright()), StepStatus::kOk);
+        ASSERT_TRUE(bench::StepFoundation(s, elements, n * h, h, &dense).ok);
+      }
+      for (int k = 0; k < 3; ++k) {
+        EXPECT_NEAR(d.qpos[k], dense.position[k], 1e-12) << modulus << " " << load;
+      }
+      const Eigen::Quaterniond q(d.qpos[3], d.qpos[4], d.qpos[5], d.qpos[6]);
+      EXPECT_NEAR(std::abs(q.dot(dense.orientation)), 1, 1e-14) << modulus << " " << load;
+      EXPECT_NEAR(q.angularDistance(dense.orientation), 0, 1e-12) << modulus << " " << load;
+      EXPECT_GT(std::abs(q.x()) + std::abs(q.y()), 1e-12);  // it tilts
+    }
   }
 }
 

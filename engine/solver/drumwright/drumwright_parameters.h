@@ -50,7 +50,8 @@ struct DrumwrightParameters {
 struct DrumwrightStatistics {
   int programs = 0;                 // islands solved by the conic program (any unilateral row)
   int program_iterations = 0;       // interior-point iterations, summed
-  int failed_programs = 0;          // programs that did not solve: their islands got v_c
+  int failed_programs = 0;          // programs that did not solve: their islands got v_free
+  int admm_programs = 0;            // programs the interior point failed and ADMM solved
   double max_kkt_residual = 0;      // of the solved programs (ConicQpStatistics::kkt_residual)
   double max_violation = 0;         // max |phi0| over the rows that act, m (or rad)
   double max_normal_inflation = 0;  // max lam_n over its spring-law bound (test H's inflation)

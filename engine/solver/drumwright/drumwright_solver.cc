@@ -133,10 +133,14 @@ void DrumwrightSolver::SolveIsland(const Model& m, Data& d, const SolverOptions&
         const Contact& contact = d.contact[c.contact];
         const DrumwrightContactSpring spring =
             ContactSpring(m, parameters, contact.geom1, contact.geom2);
-        const double phi = spring.hertz ? -std::pow(-phi0, 1.5) : phi0;
-        stats.max_violation = std::max(stats.max_violation, -phi0);
-        add(c.row_adr, i, SpringRowClass::kNormal, phi, spring.stiffness, spring.damping,
-            c.friction);
+        // Hertz: the linearized row K_n = f'(d0) = (3/2) E* sqrt(r d0) on phi_n = -(2/3) d0
+        // (the header comment).
+        const double depth = -phi0;
+        const double phi = spring.hertz ? -2.0 / 3.0 * depth : phi0;
+        const double k =
+            spring.hertz ? 1.5 * spring.stiffness * std::sqrt(depth) : spring.stiffness;
+        stats.max_violation = std::max(stats.max_violation, depth);
+        add(c.row_adr, i, SpringRowClass::kNormal, phi, k, spring.damping, c.friction);
         for (int t = 1; t < 3; ++t) {
           add(c.row_adr + t, i, SpringRowClass::kTangent, 0, 0, parameters.friction_damping / h, 0);
         }
@@ -215,6 +219,7 @@ void DrumwrightSolver::SolveIsland(const Model& m, Data& d, const SolverOptions&
   if (step.solved_program) {
     ++stats.programs;
     stats.program_iterations += step.program.iterations;
+    stats.admm_programs += step.admm && step.ok;
   }
   if (!step.ok) {
     if (step.solved_program) ++stats.failed_programs;
@@ -253,6 +258,7 @@ void DrumwrightSolver::AddFigures(SolverStatistics* stats) const {
     statistics_.programs += s.programs;
     statistics_.program_iterations += s.program_iterations;
     statistics_.failed_programs += s.failed_programs;
+    statistics_.admm_programs += s.admm_programs;
     statistics_.max_kkt_residual = std::max(statistics_.max_kkt_residual, s.max_kkt_residual);
     statistics_.max_violation = std::max(statistics_.max_violation, s.max_violation);
     statistics_.max_normal_inflation =
@@ -263,6 +269,7 @@ void DrumwrightSolver::AddFigures(SolverStatistics* stats) const {
   stats->AddFigure("programs", statistics_.programs);
   stats->AddFigure("program_iterations", statistics_.program_iterations);
   stats->AddFigure("failed_programs", statistics_.failed_programs);
+  stats->AddFigure("admm_programs", statistics_.admm_programs);
   stats->AddFigure("max_kkt_residual", statistics_.max_kkt_residual);
   stats->AddFigure("max_violation", statistics_.max_violation);
   stats->AddFigure("max_normal_inflation", statistics_.max_normal_inflation);

@@ -9,10 +9,15 @@
 //   contact (condim 3)   class n + r, s, only at phi0 = dist <= 0 (the paper has no speculative
 //                        rows): K_n, B_n from the geoms' alsim:contact stiffness / damping (a
 //                        pair's text wins; two geoms' springs in series, 1/K = 1/K1 + 1/K2, and
-//                        the same for B), else DrumwrightParameters; with `hertz` E* the Hertz
-//                        law K_n = E* sqrt(r), phi_n = -d^(3/2) with G_n the unit normal
-//                        (erratum 8); K_r = K_s = 0, B_r = B_s = friction_damping / h; mu 0 is
-//                        a frictionless unilateral row
+//                        the same for B), else DrumwrightParameters; with `hertz` E* Hertz's
+//                        f(d) = E* sqrt(r d^3) (121) as the row linearized at the step's start:
+//                        K_n = f'(d0) = (3/2) E* sqrt(r d0) on phi_n = -f(d0) / f'(d0) =
+//                        -(2/3) d0, G_n the unit normal: Hertz's force to first order in the
+//                        step, in newtons, with its own stiffness (the paper's K_n = E* sqrt(r)
+//                        on phi_n = -d^(3/2) (122)-(123) has the stiffness E* sqrt(r) along a
+//                        unit normal and leaves a landing's overlap for many steps:
+//                        bench/drumwright_hertz.h); K_r = K_s = 0, B_r = B_s =
+//                        friction_damping / h; mu 0 is a frictionless unilateral row
 //   joint, tendon limit  class u at phi0 = the gap <= 0: alsim:joint / alsim:tendon springs
 //   equality             class b, phi0 = the error: alsim:equality springs
 //   servo (eq. 4)        class b: its impulse lambda = -k e - b J v is the spring law (53) with
@@ -42,7 +47,7 @@ namespace alsim {
 
 // A contact's spring from the scene (the file comment's pair rule) or the parameters.
 struct DrumwrightContactSpring {
-  double stiffness = 0;  // K_n, N/m (linear) or N/m^(3/2) (Hertz: E* sqrt(r))
+  double stiffness = 0;  // K_n, N/m (linear) or N/m^(3/2) (Hertz: E* sqrt(r), before linearizing)
   double damping = 0;    // B_n, N s/m
   bool hertz = false;    // phi_n = -d^(3/2)
 };

@@ -1,12 +1,17 @@
 #include "engine/solver/drumwright/first_order_step.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <Eigen/Cholesky>
 #include <Eigen/LU>
 
 namespace alsim {
 namespace {
+
+// SolveByAdmm's budget: iterations, and its relative stop (first_order_step.h).
+constexpr int kAdmmIterations = 20000;
+constexpr double kAdmmTolerance = 1e-10;
 
 // Sizes agree, h > 0, and every normal row is followed by exactly two tangent rows (and no
 // tangent row stands elsewhere).
@@ -29,6 +34,74 @@ bool WellFormed(const FirstOrderProblem& p) {
     }
   }
   return true;
+}
+
+// The projection onto R+^linear x Q^3 x ... (the program's cone K).
+void ProjectOntoCone(const ConeDimensions& cones, Eigen::VectorXd& s) {
+  for (int i = 0; i < cones.linear; ++i) s[i] = std::max(s[i], 0.0);
+  int i = cones.linear;
+  for (const int size : cones.second_order) {
+    const double t = s[i];
+    const double norm = s.segment(i + 1, size - 1).norm();
+    if (norm <= -t) {
+      s.segment(i, size).setZero();
+    } else if (norm > t) {
+      const double a = 0.5 * (t + norm);
+      s[i] = a;
+      s.segment(i + 1, size - 1) *= a / norm;
+    }
+    i += size;
+  }
+}
+
+// The fallback for a program the interior point could not solve: ADMM on the same program (the
+// operator splitting of OSQP and SCS), min 1/2 x^T P x + c^T x s.t. G x + s = h, s in K:
+//   x <- (P + sigma I + rho G^T G)^-1 (sigma x - c - rho G^T (s - h + u))
+//   s <- Pi_K(h - G x - u),   u <- u + G x + s - h,
+// rho rebalanced by the ratio of the primal and dual residuals every 50 iterations; converged
+// once both are below `tolerance` relative to their terms. Slow (linear) but unconditionally
+// convergent on a convex program, which an island needs more than the interior point's digits.
+bool SolveByAdmm(const Eigen::MatrixXd& p, const Eigen::VectorXd& c, const Eigen::MatrixXd& g,
+                 const Eigen::VectorXd& h, const ConeDimensions& cones, int max_iterations,
+                 double tolerance, Eigen::VectorXd* x, int* iterations) {
+  const Eigen::Index n = p.rows(), m = g.rows();
+  const double sigma = 1e-6;
+  double rho = 1;
+  Eigen::VectorXd s = Eigen::VectorXd::Zero(m), u = Eigen::VectorXd::Zero(m);
+  Eigen::VectorXd previous_s(m), residual(m);
+  x->setZero(n);
+  const Eigen::MatrixXd gram = g.transpose() * g;
+  Eigen::LLT<Eigen::MatrixXd> factor(p + sigma * Eigen::MatrixXd::Identity(n, n) + rho * gram);
+  for (int k = 1; k <= max_iterations; ++k) {
+    *x = factor.solve(sigma * *x - c - rho * g.transpose() * (s - h + u));
+    previous_s = s;
+    s = h - g * *x - u;
+    ProjectOntoCone(cones, s);
+    residual = g * *x + s - h;
+    u += residual;
+    const double primal = residual.lpNorm<Eigen::Infinity>();
+    const double dual = rho * (g.transpose() * (s - previous_s)).lpNorm<Eigen::Infinity>();
+    const double primal_scale =
+        std::max({(g * *x).lpNorm<Eigen::Infinity>(), s.lpNorm<Eigen::Infinity>(),
+                  h.lpNorm<Eigen::Infinity>(), 1.0});
+    const double dual_scale =
+        std::max({(p * *x).lpNorm<Eigen::Infinity>(), c.lpNorm<Eigen::Infinity>(),
+                  rho * (g.transpose() * u).lpNorm<Eigen::Infinity>(), 1.0});
+    if (primal <= tolerance * primal_scale && dual <= tolerance * dual_scale) {
+      *iterations = k;
+      return true;
+    }
+    if (k % 50 == 0 && primal > 0 && dual > 0) {
+      const double ratio = std::sqrt((primal / primal_scale) / (dual / dual_scale));
+      if (ratio > 5 || ratio < 0.2) {
+        rho *= ratio;
+        u /= ratio;  // u is the scaled dual y / rho
+        factor.compute(p + sigma * Eigen::MatrixXd::Identity(n, n) + rho * gram);
+      }
+    }
+  }
+  *iterations = max_iterations;
+  return false;
 }
 
 // h^2 K + h B of row i.
@@ -215,8 +288,43 @@ FirstOrderResult SolveFirstOrderStep(const FirstOrderProblem& p,
     program.Resize(m, cones);
     result.program = program.Solve(hessian, linear, g_matrix, h_vector);
     result.solved_program = true;
-    if (result.program.status != ConicQpStatus::kSolved) return result;
-    star_impulse = unit.cwiseProduct(program.x());
+    // Should it fail: the second try with every orthant row (the laws and lam_u >= 0) of unit
+    // length; the third with y = scale y' as well, scale = max(|h|_inf, |c|_inf), so that the
+    // answer is O(1). Stiff rows over light dofs (a joint limit of 1e8 N m/rad on a link of
+    // 1e-2 kg m^2: W_k D_k ~ 1e6, impulses of 1e6 N s) leave the first program's Newton systems at
+    // the floor of rounding. Both blur what the first resolves (the stopping rule is relative to
+    // the smaller rows, and the scaled program's tolerances to O(1) values), so they come after.
+    double scale = 1;
+    for (int attempt = 1; attempt < 3 && result.program.status != ConicQpStatus::kSolved;
+         ++attempt) {
+      if (attempt == 1) {
+        for (int i = 0; i < cones.linear; ++i) {
+          const double norm = g_matrix.row(i).norm();
+          g_matrix.row(i) /= norm;
+          h_vector[i] /= norm;
+        }
+      } else {
+        scale = std::max(h_vector.lpNorm<Eigen::Infinity>(), linear.lpNorm<Eigen::Infinity>());
+        if (!(scale > 0)) scale = 1;
+        h_vector /= scale;
+        linear /= scale;
+      }
+      const int iterations = result.program.iterations;
+      result.program = program.Solve(hessian, linear, g_matrix, h_vector);
+      result.program.iterations += iterations;
+      result.retries = attempt;
+    }
+    if (result.program.status == ConicQpStatus::kSolved) {
+      star_impulse = scale * unit.cwiseProduct(program.x());
+    } else {  // the last resort: ADMM (SolveByAdmm)
+      Eigen::VectorXd y;
+      result.admm = true;
+      if (!SolveByAdmm(hessian, linear, g_matrix, h_vector, cones, kAdmmIterations, kAdmmTolerance,
+                       &y, &result.admm_iterations)) {
+        return result;
+      }
+      star_impulse = scale * unit.cwiseProduct(y);
+    }
   }
 
   // v1 = v_c + h Lam G*^T lam*, lam_b = -K_b phi0_b - (h K_b + B_b) G_b v1.

@@ -40,7 +40,9 @@
 // P + G~^T G~, whose factor fails (or whose steps leave K) before the stopping rule holds; after
 // D a cone block's entries are mu zeta^-1/2 and ~1 / |a_k|, which the block's norm restores to
 // order one. The law rows keep their size in y (dividing them by their norms too stalled a
-// settled stack of 50 spheres, Fig. 10).
+// settled stack of 50 spheres, Fig. 10). Should the interior point fail, it tries again with
+// every orthant row of unit length, then also with y scaled to O(1), then ADMM solves the
+// program (slowly, but it converges on any convex program): FirstOrderResult::retries, ::admm.
 // Friction and lam_n: while a contact's cone binds the objective trades its tangential slack
 // beta against lam_n. One contact (the test H): lam_n = max(spring law,
 // a mu |c| / (zeta + mu^2 (1 + a^2))), a = 1 + h B_t / m, c = B_t (v_t + h f_t / m), about
@@ -94,6 +96,12 @@ struct FirstOrderResult {
   ConicQpStatistics program;  // of the convex program, when there was one
   bool solved_program = false;
   bool low_rank = false;  // the program went through the diagonal-plus-low-rank path
+  // Further tries of the interior point after the first failed (0, 1 or 2: the header
+  // comment); program.iterations counts them all. If all failed, ADMM solved it (`admm`, to a
+  // relative 1e-10 within 20000 iterations; its iterations apart), or `ok` is false.
+  int retries = 0;
+  bool admm = false;
+  int admm_iterations = 0;
 };
 
 // The step of the header: bilateral rows eliminated through M_eff, the rest by the master
