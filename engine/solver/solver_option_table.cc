@@ -306,6 +306,11 @@ std::vector<SolverOptionSpec> MakeTable() {
        kInfinity, true, true, "",
        "Hertz contacts' radius, m, where neither geom is a sphere or capsule",
        ALSIM_NUMBER_FIELD(drumwright.hertz_radius)},
+      {"drumwright_complementary", "--drumwright-complementary", "on/off", "drumwright",
+       K::kBoolean, 0, 0, false, false, "",
+       "drop rows that push while their spring ends the step extended and solve again (ours); "
+       "off: the paper's program alone",
+       ALSIM_BOOLEAN_FIELD(drumwright.complementary)},
       {"drumwright_program_iterations", "--drumwright-program-iterations", "N", "drumwright",
        K::kInteger, 1, kMaxCount, false, false, "",
        "most interior-point iterations of an island's program",

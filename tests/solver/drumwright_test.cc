@@ -21,6 +21,7 @@
 #include "engine/sim/step.h"
 #include "engine/solver/drumwright/drumwright_solver.h"
 #include "engine/solver/solver.h"
+#include "tests/support/mujoco_oracle.h"
 
 namespace alsim {
 namespace {
@@ -361,7 +362,9 @@ TEST(DrumwrightTest, TheFoundationSceneStepsAsTheDenseModelUnderTheLoad) {
         load_only.mass = 0;
         const bench::Wrench w = bench::AppliedWrench(load_only, rotation, d.time);
         d.xfrc_applied[1] << w.force, w.torque;
-        ASSERT_EQ(Step(*model, d, Drumwright()), StepStatus::kOk);
+        StepOptions paper = Drumwright();
+        paper.solver.drumwright.complementary = false;  // the paper's program alone, as the bench
+        ASSERT_EQ(Step(*model, d, paper), StepStatus::kOk);
         ASSERT_TRUE(bench::StepFoundation(s, elements, n * h, h, &dense).ok);
       }
       for (int k = 0; k < 3; ++k) {
@@ -413,6 +416,27 @@ TEST(DrumwrightTest, BadFoundationsAreImportErrorsNamingTheElement) {
   std::string ball = scene("modulus 1 depth 1 sites e_");
   ball.replace(ball.find("foundation:floor"), 16, "foundation:ball");
   EXPECT_NE(ImportError(ball).find("geom 'ball' is not a plane"), std::string::npos);
+}
+
+// The program (83)-(85) alone lets a row push while its spring ends the step extended; a humanoid
+// falling under zero controls then gains energy and diverges. With complementary (the default)
+// it lies down: finite, slow, its root low.
+TEST(DrumwrightTest, AFallingHumanoidLiesDownWithComplementaryRows) {
+  const ModelImport imported =
+      ImportModelFromFile(testing::kMujocoSamples + "humanoid/humanoid.xml");
+  ASSERT_TRUE(imported) << imported.error;
+  const Model& m = *imported.model;
+  Data d(m);
+  double fastest = 0;
+  for (int n = 0; n < 1000; ++n) {
+    ASSERT_EQ(Step(m, d, Drumwright()), StepStatus::kOk) << "step " << n;
+    for (int k = 0; k < m.nv; ++k) fastest = std::max(fastest, std::abs(d.qvel[k]));
+  }
+  EXPECT_LT(fastest, 50);
+  EXPECT_LT(d.qpos[2], 0.3);  // the root's height, m (1.4 standing)
+  const auto* solver = dynamic_cast<const DrumwrightSolver*>(d.solver.get());
+  ASSERT_NE(solver, nullptr);
+  EXPECT_EQ(solver->statistics().failed_programs, 0);
 }
 
 TEST(DrumwrightTest, RefusesRowsWithoutASpringLaw) {

@@ -30,10 +30,17 @@ struct DrumwrightParameters {
   // The weight of lam_n and lam_u in the master problem's objective (124), zeta = zeta_h / h:
   // the paper's 1 / h.
   double zeta_h = 1;
-  // Hertz contacts (a geom's `hertz` key): K_n = E* sqrt(r), phi_n = -d^(3/2) (erratum 8), r
-  // the pair's effective radius 1 / (1 / r1 + 1 / r2) over its spheres' and capsules' radii,
-  // or this radius, m, when neither has one (planes, boxes, meshes).
+  // Hertz contacts (a geom's `hertz` key): K_n = E* sqrt(r) before linearizing
+  // (drumwright_solver.h), r the pair's effective radius 1 / (1 / r1 + 1 / r2) over its spheres'
+  // and capsules' radii, or this radius, m, when neither has one (planes, boxes, meshes).
   double hertz_radius = 0.01;
+  // [OURS] The program (83)-(85) is a minimum-norm one, not complementary: where rows couple,
+  // one whose own spring ends the step extended (phi1 > 0) may still push (lam > its law) when
+  // that lowers the norm, and add energy (a humanoid's joint limits separating at 47 rad/s kept
+  // 745 N m each; its kinetic energy rose 35 -> 182 J in one step). With this on, such rows (a
+  // contact's with its tangents) are dropped and the program solved again, up to 8 times; off
+  // is the paper's program alone.
+  bool complementary = true;
   // The interior-point method of each island's program (conic_qp.h); its tolerances follow the
   // conditioning O(h B) of the spring laws (digest 8). [OURS] An iterate that double precision
   // cannot improve is kept once its KKT residual is below 1e-6 (the reference's 1e-9 rejects
@@ -52,6 +59,7 @@ struct DrumwrightStatistics {
   int program_iterations = 0;       // interior-point iterations, summed
   int failed_programs = 0;          // programs that did not solve: their islands got v_free
   int admm_programs = 0;            // programs the interior point failed and ADMM solved
+  int dropped_rows = 0;             // programs solved again without rows pushing while extended
   double max_kkt_residual = 0;      // of the solved programs (ConicQpStatistics::kkt_residual)
   double max_violation = 0;         // max |phi0| over the rows that act, m (or rad)
   double max_normal_inflation = 0;  // max lam_n over its spring-law bound (test H's inflation)

@@ -10,6 +10,10 @@
 namespace alsim {
 namespace {
 
+// The most programs an island solves again after dropping rows that push while extended
+// (DrumwrightParameters::complementary).
+constexpr int kMaxComplementaryRounds = 8;
+
 // A value of geom g from per-geom storage, `fallback` where unset (negative).
 double Own(const std::vector<double>& values, int g, double fallback) {
   return g >= 0 && g < static_cast<int>(values.size()) && values[g] >= 0 ? values[g] : fallback;
@@ -215,23 +219,59 @@ void DrumwrightSolver::SolveIsland(const Model& m, Data& d, const SolverOptions&
     }
   }
 
-  const FirstOrderResult step = SolveFirstOrderStep(p, parameters.program);
-  if (step.solved_program) {
-    ++stats.programs;
-    stats.program_iterations += step.program.iterations;
-    stats.admm_programs += step.admm && step.ok;
+  FirstOrderResult step;
+  for (int round = 0;; ++round) {
+    step = SolveFirstOrderStep(p, parameters.program);
+    if (step.solved_program) {
+      ++stats.programs;
+      stats.program_iterations += step.program.iterations;
+      result.iterations += step.program.iterations;
+      stats.admm_programs += step.admm && step.ok;
+    }
+    if (!step.ok) {
+      if (step.solved_program) ++stats.failed_programs;
+      for (int k = 0; k < static_cast<int>(source.size()); ++k) set.lambda[source[k]] = 0;
+      return;  // v_hat stays v_free, every impulse 0
+    }
+    if (!parameters.complementary || round == kMaxComplementaryRounds) break;
+    // Rows that push (lam > 0) while their spring ends the step extended (phi1 > 0, so lam >
+    // their law): dropped, with a contact's tangents, and the program solved again.
+    const Eigen::VectorXd y = p.jacobian * step.velocity;
+    const double largest = step.lambda.lpNorm<Eigen::Infinity>();
+    std::vector<char> keep(p.rows.size(), 1);
+    bool dropped = false;
+    for (int k = 0; k < static_cast<int>(p.rows.size()); ++k) {
+      const SpringRowClass type = p.rows[k].type;
+      if (type != SpringRowClass::kNormal && type != SpringRowClass::kUnilateral) continue;
+      if (!(step.lambda[k] > 1e-12 * largest && p.rows[k].phi0 + h * y[k] > 0)) continue;
+      keep[k] = 0;
+      if (type == SpringRowClass::kNormal) keep[k + 1] = keep[k + 2] = 0;
+      dropped = true;
+    }
+    if (!dropped) break;
+    ++stats.dropped_rows;
+    int kept = 0;
+    for (int k = 0; k < static_cast<int>(p.rows.size()); ++k) {
+      if (!keep[k]) continue;
+      p.rows[kept] = p.rows[k];
+      p.jacobian.row(kept) = p.jacobian.row(k);
+      source[kept] = source[k];
+      constraint_of[kept] = constraint_of[k];
+      physical[kept] = physical[k];
+      ++kept;
+    }
+    p.rows.resize(kept);
+    p.jacobian.conservativeResize(kept, Eigen::NoChange);
+    source.resize(kept);
+    constraint_of.resize(kept);
+    physical.resize(kept);
   }
-  if (!step.ok) {
-    if (step.solved_program) ++stats.failed_programs;
-    result.iterations = step.program.iterations;
-    return;  // v_hat stays v_free, every impulse 0
-  }
+  const int rows_left = static_cast<int>(p.rows.size());
   result.converged = true;
-  result.iterations = step.program.iterations;
   if (step.solved_program) stats.max_kkt_residual = step.program.kkt_residual;
   for (int a = 0; a < n; ++a) d.v_hat[global[a]] = step.velocity[a];
   const Eigen::VectorXd row_velocity = p.jacobian * step.velocity;
-  for (int k = 0; k < rows; ++k) {
+  for (int k = 0; k < rows_left; ++k) {
     set.lambda[source[k]] = h * step.lambda[k];
     const SpringRow& row = p.rows[k];
     const double phi1 = row.phi0 + h * row_velocity[k];
@@ -259,6 +299,7 @@ void DrumwrightSolver::AddFigures(SolverStatistics* stats) const {
     statistics_.program_iterations += s.program_iterations;
     statistics_.failed_programs += s.failed_programs;
     statistics_.admm_programs += s.admm_programs;
+    statistics_.dropped_rows += s.dropped_rows;
     statistics_.max_kkt_residual = std::max(statistics_.max_kkt_residual, s.max_kkt_residual);
     statistics_.max_violation = std::max(statistics_.max_violation, s.max_violation);
     statistics_.max_normal_inflation =
@@ -270,6 +311,7 @@ void DrumwrightSolver::AddFigures(SolverStatistics* stats) const {
   stats->AddFigure("program_iterations", statistics_.program_iterations);
   stats->AddFigure("failed_programs", statistics_.failed_programs);
   stats->AddFigure("admm_programs", statistics_.admm_programs);
+  stats->AddFigure("resolved_programs", statistics_.dropped_rows);
   stats->AddFigure("max_kkt_residual", statistics_.max_kkt_residual);
   stats->AddFigure("max_violation", statistics_.max_violation);
   stats->AddFigure("max_normal_inflation", statistics_.max_normal_inflation);
