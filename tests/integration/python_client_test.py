@@ -549,6 +549,28 @@ class PythonClientTest(unittest.TestCase):
             alsim.VectorEnv(self.address, "box_stack", 1, solver={"integrator": "rk4"})
         self.assertIn("integrator", str(refused.exception))
 
+    def test_drumwright_by_name_with_its_options_and_refusals(self):
+        # Drumwright's solver (issue 47) by name with an option of the table: its figures come
+        # back; a scene with dry joint friction is refused by name, whatever the client sends.
+        env = self.env("box_stack", 2,
+                       solver={"solver": "drumwright", "drumwright_contact_stiffness": 1e7,
+                               "drumwright_complementary": False})
+        for _ in range(10):
+            _, info = env.step(None)
+        figures = info["solver_figures"]
+        for name in ("programs", "program_iterations", "failed_programs", "max_violation"):
+            self.assertIn(name, figures)
+        self.assertTrue((figures["programs"] >= 1).all(), figures)
+        self.assertTrue((figures["failed_programs"] == 0).all(), figures)
+        env.close()
+        with self.assertRaises(alsim.AlsimError) as refused:
+            alsim.VectorEnv(self.address, "frictionloss_arm", 1, solver="drumwright")
+        self.assertIn("dry friction (frictionloss)", str(refused.exception))
+        with self.assertRaises(alsim.AlsimError) as refused:
+            alsim.VectorEnv(self.address, "box_stack", 1,
+                            solver={"solver": "drumwright", "drumwright_zeta": -1})
+        self.assertIn("drumwright_zeta", str(refused.exception))
+
     def test_two_servers_give_the_bits_of_one(self):
         # 8 environments on one server against 4 + 4 on two: env k is seeded seed + k on
         # either, so the batches agree bit for bit, autoresets and state round trips included.
