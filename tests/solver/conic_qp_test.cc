@@ -312,6 +312,63 @@ TEST(ConicQpTest, RandomProgramsMeetKktToBelow1e9) {
   EXPECT_LE(most_iterations, 30);
 }
 
+// The fallback (SolveConicQpByAdmm) reaches the interior point's answer on the random programs of
+// the test above.
+TEST(ConicQpTest, AdmmReachesTheInteriorPointsAnswer) {
+  std::mt19937 rng(48);
+  std::uniform_int_distribution<int> size(1, 8);
+  std::uniform_int_distribution<int> cone_size(1, 5);
+  ConicQpSolver solver;
+  for (int trial = 0; trial < 100; ++trial) {
+    const int n = size(rng);
+    ConeDimensions cones;
+    cones.linear = size(rng) - 1;
+    for (int k = size(rng) / 2; k > 0; --k) cones.second_order.push_back(cone_size(rng));
+    if (cones.rows() == 0) cones.linear = 1;
+    const RandomProgram pr = MakeRandomProgram(&rng, n, cones);
+    solver.Resize(n, cones);
+    ASSERT_EQ(solver.Solve(pr.P, pr.c, pr.G, pr.h).status, ConicQpStatus::kSolved) << trial;
+    VectorXd x;
+    int iterations = 0;
+    ASSERT_TRUE(SolveConicQpByAdmm(pr.P, pr.c, pr.G, pr.h, cones, 100000, 1e-11, &x, &iterations))
+        << trial;
+    EXPECT_LT((x - solver.x()).norm(), 1e-6 * (1 + solver.x().norm())) << trial;
+  }
+}
+
+// A program an engine island met (two joint limits, K 1e8 N m/rad on light links; the step's
+// equilibrated form): the interior point stops short of it as given; with unit rows it solves,
+// and ADMM on the unit rows and an O(1) answer finds the same x (first_order_step.cc's retries).
+TEST(ConicQpTest, AStiffLimitsProgramSolvesWithUnitRowsAndByAdmm) {
+  MatrixXd P = MatrixXd::Identity(2, 2), G(4, 2);
+  G << -0.99772338231416213, 0.067439249577587956, 0.026246887725963987, -0.99965549109915885,
+      -7.0710678118654754e-05, 0, 0, -7.0710678118654754e-05;
+  VectorXd c = VectorXd::Zero(2), h(4);
+  h << 1906426.8531480383, -2286339.8035634602, 0, 0;
+  ConeDimensions cones;
+  cones.linear = 4;
+  ConicQpSolver solver;
+  solver.Resize(2, cones);
+  EXPECT_NE(solver.Solve(P, c, G, h).status, ConicQpStatus::kSolved);
+  for (int i = 0; i < 4; ++i) {
+    const double norm = G.row(i).norm();
+    G.row(i) /= norm;
+    h[i] /= norm;
+  }
+  ASSERT_EQ(solver.Solve(P, c, G, h).status, ConicQpStatus::kSolved);
+  // The answer by hand: raising x0 only raises the x1 that row 1 needs (its x0 coefficient is
+  // positive), so x0 sits at its bound 0 and row 1 binds, x1 = h1 / G11.
+  const double x1 = h[1] / G(1, 1);
+  EXPECT_NEAR(solver.x()[0], 0, 1e-9 * x1);
+  EXPECT_NEAR(solver.x()[1], x1, 1e-9 * x1);
+  const double scale = h.lpNorm<Eigen::Infinity>();
+  VectorXd x;
+  int iterations = 0;
+  ASSERT_TRUE(SolveConicQpByAdmm(P, c / scale, G, h / scale, cones, 20000, 1e-10, &x, &iterations));
+  EXPECT_LT((scale * x - solver.x()).norm(), 1e-6 * solver.x().norm());
+  EXPECT_LT(iterations, 1000);
+}
+
 TEST(ConicQpTest, SolvesAreBitIdentical) {
   std::mt19937 rng(5);
   const RandomProgram pr = MakeRandomProgram(&rng, 7, Cones(4, {3, 3, 2}));

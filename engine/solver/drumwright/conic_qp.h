@@ -339,4 +339,22 @@ class ConicQpSolver {
   Eigen::VectorXd work_n_, work_m_, work_m2_;
 };
 
+// s <- its projection onto K = R+^linear x Q^k1 x ...: the orthant's max(0, s_i); a second-order
+// block (t, u): itself inside, 0 in the polar cone, else ((t + |u|) / 2) (1, u / |u|).
+void ProjectOntoCone(const ConeDimensions& cones, Eigen::VectorXd& s);
+
+// The fallback for a program the interior point could not solve: ADMM on the same program (the
+// operator splitting of OSQP and SCS), min 1/2 x^T P x + c^T x s.t. G x + s = h, s in K:
+//   x <- (P + sigma I + rho G^T G)^-1 (sigma x - c - rho G^T (s - h + u))
+//   s <- Pi_K(h - G x - u),   u <- u + G x + s - h,
+// sigma 1e-6, rho from 1 rebalanced by the ratio of the scaled primal and dual residuals every 50
+// iterations; true once both residuals are below `tolerance` relative to their terms (x and the
+// iterations in *x, *iterations), false after max_iterations. Linear convergence, but on any
+// convex program; sized data well scaled (unit rows, an O(1) answer) converge in tens of
+// iterations. Allocates.
+bool SolveConicQpByAdmm(const Eigen::MatrixXd& p, const Eigen::VectorXd& c,
+                        const Eigen::MatrixXd& g, const Eigen::VectorXd& h,
+                        const ConeDimensions& cones, int max_iterations, double tolerance,
+                        Eigen::VectorXd* x, int* iterations);
+
 }  // namespace alsim

@@ -9,7 +9,7 @@
 namespace alsim {
 namespace {
 
-// SolveByAdmm's budget: iterations, and its relative stop (first_order_step.h).
+// SolveConicQpByAdmm's budget: iterations, and its relative stop (first_order_step.h).
 constexpr int kAdmmIterations = 20000;
 constexpr double kAdmmTolerance = 1e-10;
 
@@ -34,74 +34,6 @@ bool WellFormed(const FirstOrderProblem& p) {
     }
   }
   return true;
-}
-
-// The projection onto R+^linear x Q^3 x ... (the program's cone K).
-void ProjectOntoCone(const ConeDimensions& cones, Eigen::VectorXd& s) {
-  for (int i = 0; i < cones.linear; ++i) s[i] = std::max(s[i], 0.0);
-  int i = cones.linear;
-  for (const int size : cones.second_order) {
-    const double t = s[i];
-    const double norm = s.segment(i + 1, size - 1).norm();
-    if (norm <= -t) {
-      s.segment(i, size).setZero();
-    } else if (norm > t) {
-      const double a = 0.5 * (t + norm);
-      s[i] = a;
-      s.segment(i + 1, size - 1) *= a / norm;
-    }
-    i += size;
-  }
-}
-
-// The fallback for a program the interior point could not solve: ADMM on the same program (the
-// operator splitting of OSQP and SCS), min 1/2 x^T P x + c^T x s.t. G x + s = h, s in K:
-//   x <- (P + sigma I + rho G^T G)^-1 (sigma x - c - rho G^T (s - h + u))
-//   s <- Pi_K(h - G x - u),   u <- u + G x + s - h,
-// rho rebalanced by the ratio of the primal and dual residuals every 50 iterations; converged
-// once both are below `tolerance` relative to their terms. Slow (linear) but unconditionally
-// convergent on a convex program, which an island needs more than the interior point's digits.
-bool SolveByAdmm(const Eigen::MatrixXd& p, const Eigen::VectorXd& c, const Eigen::MatrixXd& g,
-                 const Eigen::VectorXd& h, const ConeDimensions& cones, int max_iterations,
-                 double tolerance, Eigen::VectorXd* x, int* iterations) {
-  const Eigen::Index n = p.rows(), m = g.rows();
-  const double sigma = 1e-6;
-  double rho = 1;
-  Eigen::VectorXd s = Eigen::VectorXd::Zero(m), u = Eigen::VectorXd::Zero(m);
-  Eigen::VectorXd previous_s(m), residual(m);
-  x->setZero(n);
-  const Eigen::MatrixXd gram = g.transpose() * g;
-  Eigen::LLT<Eigen::MatrixXd> factor(p + sigma * Eigen::MatrixXd::Identity(n, n) + rho * gram);
-  for (int k = 1; k <= max_iterations; ++k) {
-    *x = factor.solve(sigma * *x - c - rho * g.transpose() * (s - h + u));
-    previous_s = s;
-    s = h - g * *x - u;
-    ProjectOntoCone(cones, s);
-    residual = g * *x + s - h;
-    u += residual;
-    const double primal = residual.lpNorm<Eigen::Infinity>();
-    const double dual = rho * (g.transpose() * (s - previous_s)).lpNorm<Eigen::Infinity>();
-    const double primal_scale =
-        std::max({(g * *x).lpNorm<Eigen::Infinity>(), s.lpNorm<Eigen::Infinity>(),
-                  h.lpNorm<Eigen::Infinity>(), 1.0});
-    const double dual_scale =
-        std::max({(p * *x).lpNorm<Eigen::Infinity>(), c.lpNorm<Eigen::Infinity>(),
-                  rho * (g.transpose() * u).lpNorm<Eigen::Infinity>(), 1.0});
-    if (primal <= tolerance * primal_scale && dual <= tolerance * dual_scale) {
-      *iterations = k;
-      return true;
-    }
-    if (k % 50 == 0 && primal > 0 && dual > 0) {
-      const double ratio = std::sqrt((primal / primal_scale) / (dual / dual_scale));
-      if (ratio > 5 || ratio < 0.2) {
-        rho *= ratio;
-        u /= ratio;  // u is the scaled dual y / rho
-        factor.compute(p + sigma * Eigen::MatrixXd::Identity(n, n) + rho * gram);
-      }
-    }
-  }
-  *iterations = max_iterations;
-  return false;
 }
 
 // h^2 K + h B of row i.
@@ -316,11 +248,11 @@ FirstOrderResult SolveFirstOrderStep(const FirstOrderProblem& p,
     }
     if (result.program.status == ConicQpStatus::kSolved) {
       star_impulse = scale * unit.cwiseProduct(program.x());
-    } else {  // the last resort: ADMM (SolveByAdmm)
+    } else {  // the last resort: ADMM (SolveConicQpByAdmm)
       Eigen::VectorXd y;
       result.admm = true;
-      if (!SolveByAdmm(hessian, linear, g_matrix, h_vector, cones, kAdmmIterations, kAdmmTolerance,
-                       &y, &result.admm_iterations)) {
+      if (!SolveConicQpByAdmm(hessian, linear, g_matrix, h_vector, cones, kAdmmIterations,
+                              kAdmmTolerance, &y, &result.admm_iterations)) {
         return result;
       }
       star_impulse = scale * unit.cwiseProduct(y);
