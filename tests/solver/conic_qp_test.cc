@@ -261,6 +261,18 @@ RandomProgram MakeRandomProgram(std::mt19937* rng, int n, const ConeDimensions& 
   return pr;
 }
 
+// A random program of 1-8 variables, 0-7 orthant rows and up to 4 second-order blocks of 1-5.
+RandomProgram MakeRandomlySizedProgram(std::mt19937* rng) {
+  std::uniform_int_distribution<int> size(1, 8);
+  std::uniform_int_distribution<int> cone_size(1, 5);
+  const int n = size(*rng);
+  ConeDimensions cones;
+  cones.linear = size(*rng) - 1;
+  for (int k = size(*rng) / 2; k > 0; --k) cones.second_order.push_back(cone_size(*rng));
+  if (cones.rows() == 0) cones.linear = 1;
+  return MakeRandomProgram(rng, n, cones);
+}
+
 struct Kkt {
   double stationarity, primal, gap, primal_cone, dual_cone;
 };
@@ -280,17 +292,12 @@ Kkt KktResiduals(const RandomProgram& pr, const ConicQpSolver& solver) {
 
 TEST(ConicQpTest, RandomProgramsMeetKktToBelow1e9) {
   std::mt19937 rng(47);
-  std::uniform_int_distribution<int> size(1, 8);
-  std::uniform_int_distribution<int> cone_size(1, 5);
   ConicQpSolver solver;
   int most_iterations = 0;
   for (int trial = 0; trial < 200; ++trial) {
-    const int n = size(rng);
-    ConeDimensions cones;
-    cones.linear = size(rng) - 1;
-    for (int k = size(rng) / 2; k > 0; --k) cones.second_order.push_back(cone_size(rng));
-    if (cones.rows() == 0) cones.linear = 1;
-    const RandomProgram pr = MakeRandomProgram(&rng, n, cones);
+    const RandomProgram pr = MakeRandomlySizedProgram(&rng);
+    const int n = static_cast<int>(pr.P.rows());
+    const ConeDimensions& cones = pr.cones;
     ASSERT_EQ(Eigen::LLT<MatrixXd>(pr.P).info(), Eigen::Success);  // P SPD
     solver.Resize(n, cones);
     const ConicQpStatistics stats = solver.Solve(pr.P, pr.c, pr.G, pr.h);
@@ -316,16 +323,11 @@ TEST(ConicQpTest, RandomProgramsMeetKktToBelow1e9) {
 // the test above.
 TEST(ConicQpTest, AdmmReachesTheInteriorPointsAnswer) {
   std::mt19937 rng(48);
-  std::uniform_int_distribution<int> size(1, 8);
-  std::uniform_int_distribution<int> cone_size(1, 5);
   ConicQpSolver solver;
   for (int trial = 0; trial < 100; ++trial) {
-    const int n = size(rng);
-    ConeDimensions cones;
-    cones.linear = size(rng) - 1;
-    for (int k = size(rng) / 2; k > 0; --k) cones.second_order.push_back(cone_size(rng));
-    if (cones.rows() == 0) cones.linear = 1;
-    const RandomProgram pr = MakeRandomProgram(&rng, n, cones);
+    const RandomProgram pr = MakeRandomlySizedProgram(&rng);
+    const int n = static_cast<int>(pr.P.rows());
+    const ConeDimensions& cones = pr.cones;
     solver.Resize(n, cones);
     ASSERT_EQ(solver.Solve(pr.P, pr.c, pr.G, pr.h).status, ConicQpStatus::kSolved) << trial;
     VectorXd x;
