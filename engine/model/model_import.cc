@@ -793,6 +793,17 @@ void ConvertCollisionFilters(const mjModel* m, Model& model) {
   }
 }
 
+// `text` as the value of `key` in a custom text's data: a finite number, >= 0 when
+// `non_negative`, else > 0. Empty on success, else the error naming the element.
+std::string ParseKeyNumber(const std::string& element, const std::string& key,
+                           const std::string& text, bool non_negative, double* value) {
+  char* end = nullptr;
+  *value = std::strtod(text.c_str(), &end);
+  if (*end == '\0' && std::isfinite(*value) && (non_negative ? *value >= 0 : *value > 0)) return "";
+  return element + ": " + key + " '" + text + "' is not a " +
+         (non_negative ? "non-negative" : "positive") + " number";
+}
+
 // Compliant contact parameters from custom text elements MuJoCo keeps but ignores:
 //   <text name="alsim:contact:GEOM" data="stiffness 1e5 dissipation 10 stiction 1e-4"/>
 //   <text name="alsim:contact:GEOM1:GEOM2" data="..."/>   (one pair's contacts)
@@ -843,17 +854,12 @@ std::string ConvertContactCompliance(const mjModel* m, Model& model) {
                "' (stiffness, dissipation, stiction, friction_x, friction_y, damping or hertz)";
       }
       std::string text;
-      char* end = nullptr;
       if (!(data >> text)) return element + ": '" + key + "' has no value";
-      const double value = std::strtod(text.c_str(), &end);
       const bool non_negative = k == 1 || k == 3 || k == 4 || k == 5;
-      const bool valid =
-          *end == '\0' && std::isfinite(value) && (non_negative ? value >= 0 : value > 0);
-      if (!valid) {
-        return element + ": " + key + " '" + text + "' is not a " +
-               (non_negative ? "non-negative" : "positive") + " number";
+      if (std::string error = ParseKeyNumber(element, key, text, non_negative, &values[k]);
+          !error.empty()) {
+        return error;
       }
-      values[k] = value;
     }
     if ((values[3] < 0) != (values[4] < 0)) {
       return element + ": friction_x and friction_y go together (the friction ellipse's two axes)";
@@ -927,12 +933,11 @@ std::string ConvertConstraintSprings(const mjModel* m, Model& model) {
           return element + ": unknown key '" + key + "' (stiffness or damping)";
         }
         std::string text;
-        char* end = nullptr;
         if (!(data >> text)) return element + ": '" + key + "' has no value";
-        const double value = std::strtod(text.c_str(), &end);
-        if (*end != '\0' || !std::isfinite(value) || (stiffness ? !(value > 0) : value < 0)) {
-          return element + ": " + key + " '" + text + "' is not a " +
-                 (stiffness ? "positive" : "non-negative") + " number";
+        double value = 0;
+        if (std::string error = ParseKeyNumber(element, key, text, !stiffness, &value);
+            !error.empty()) {
+          return error;
         }
         (stiffness ? *kind.stiffness : *kind.damping)[id] = value;
       }
@@ -977,13 +982,9 @@ std::string ConvertFoundations(const mjModel* m, Model& model) {
       if (value == nullptr) {
         return element + ": unknown key '" + key + "' (modulus, depth, damping or sites)";
       }
-      char* end = nullptr;
-      *value = std::strtod(text.c_str(), &end);
-      const bool valid =
-          *end == '\0' && std::isfinite(*value) && (value == &damping ? *value >= 0 : *value > 0);
-      if (!valid) {
-        return element + ": " + key + " '" + text + "' is not a " +
-               (value == &damping ? "non-negative" : "positive") + " number";
+      if (std::string error = ParseKeyNumber(element, key, text, value == &damping, value);
+          !error.empty()) {
+        return error;
       }
     }
     if (modulus < 0 || depth < 0 || sites.empty()) {
