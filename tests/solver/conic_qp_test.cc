@@ -1,8 +1,9 @@
 // The conic QP of Drumwright's solver (engine/solver/drumwright/conic_qp.h; issue 47, digest
 // seed-003-drumwright.md section 12 tests H, K and L): the cone algebra and the Nesterov-Todd
 // scaling, the paper's QP (83)-(85) against its closed forms, the friction cone as a projection,
-// KKT residuals on random programs, CVXOPT's answers, an O(hB)-scaled program and no allocation
-// once sized.
+// KKT residuals on random programs, CVXOPT's answers, an O(hB)-scaled program, no allocation
+// once sized, nor once warm as the sizes change (grow-only storage, the same bits as a fresh
+// solver's), and the grow-only LDL^T and LU against Eigen's.
 #include "engine/solver/drumwright/conic_qp.h"
 
 #include <gtest/gtest.h>
@@ -14,6 +15,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -631,8 +633,18 @@ TEST(ConicQpTest, AWarmSolveAllocatesNothing) {
 // The diagonal-plus-low-rank path (SolveDiagonalLowRank): the QP (83)-(85) with
 // A = I + W S = I + (W G M^-1) G^T, i.e. a = 1, U = W G M^-1, V = G (n x nv), never forming A.
 
+// The structured program's data (DiagonalLowRankQp's fields, owned); view() is the solver's
+// DiagonalLowRankQp over them.
+struct LowRankData {
+  VectorXd p, c, a_diagonal;
+  MatrixXd u, v;
+  VectorXd b;
+  bool nonnegative = true;
+  DiagonalLowRankQp view() const { return {p, c, a_diagonal, u, v, b, nonnegative}; }
+};
+
 struct LowRankUnilateral {
-  DiagonalLowRankQp qp;
+  LowRankData qp;
   MatrixXd A;  // I + U V^T, for the dense path and the checks
 };
 
@@ -755,7 +767,7 @@ TEST(ConicQpTest, DiagonalLowRankPathEqualsTheDensePath) {
       const std::string label = "trial " + std::to_string(trial) + " n " + std::to_string(n) +
                                 " W " + std::to_string(w_level) + (divided_by_w ? " /W" : "");
       structured.ResizeDiagonalLowRank(n, 6, true);
-      const ConicQpStatistics s_stats = structured.SolveDiagonalLowRank(pr.qp);
+      const ConicQpStatistics s_stats = structured.SolveDiagonalLowRank(pr.qp.view());
       dense_unpolished.Resize(n, qp.cones);
       const ConicQpStatistics u_stats = dense_unpolished.Solve(qp.P, qp.c, qp.G, qp.h);
       dense.Resize(n, qp.cones);
@@ -808,7 +820,7 @@ TEST(ConicQpTest, DiagonalLowRankPathWithoutNonnegativityEqualsTheDensePath) {
   int same_status = 0;
   for (int trial = 0; trial < 10; ++trial) {
     const int n = 20 + 10 * trial, r = 1 + trial % 4;
-    DiagonalLowRankQp qp;
+    LowRankData qp;
     qp.nonnegative = false;
     qp.p.resize(n);
     qp.c.resize(n);
@@ -834,7 +846,7 @@ TEST(ConicQpTest, DiagonalLowRankPathWithoutNonnegativityEqualsTheDensePath) {
     dense.Resize(n, Cones(n, {}));
     const ConicQpStatistics d_stats = dense.Solve(P, qp.c, G, h);
     structured.ResizeDiagonalLowRank(n, r, false);
-    const ConicQpStatistics s_stats = structured.SolveDiagonalLowRank(qp);
+    const ConicQpStatistics s_stats = structured.SolveDiagonalLowRank(qp.view());
     ASSERT_EQ(d_stats.status, ConicQpStatus::kSolved) << trial;
     // These programs end at the floor on both paths (at_floor, a gap of 1e-12-1e-9); the
     // structured path's floor may lie a little higher, past acceptable_kkt_residual.
@@ -847,7 +859,7 @@ TEST(ConicQpTest, DiagonalLowRankPathWithoutNonnegativityEqualsTheDensePath) {
     // A caller's start reaches the same point.
     const VectorXd x = structured.x();
     const VectorXd start = VectorXd::Zero(n);
-    const ConicQpStatistics started = structured.SolveDiagonalLowRank(qp, &start);
+    const ConicQpStatistics started = structured.SolveDiagonalLowRank(qp.view(), &start);
     EXPECT_LT(started.kkt_residual, 1e-8) << trial;
     EXPECT_LT((structured.x() - x).norm(), 1e-6 * (1 + x.norm())) << trial;
   }
@@ -866,9 +878,9 @@ TEST(ConicQpTest, DiagonalLowRankPathSolvesTheNineHundredElementCube) {
     const int n = k * k;
     ConicQpSolver structured;
     structured.ResizeDiagonalLowRank(n, 6, true);
-    ASSERT_EQ(structured.SolveDiagonalLowRank(pr.qp).status, ConicQpStatus::kSolved);
+    ASSERT_EQ(structured.SolveDiagonalLowRank(pr.qp.view()).status, ConicQpStatus::kSolved);
     const auto start = std::chrono::steady_clock::now();
-    const ConicQpStatistics stats = structured.SolveDiagonalLowRank(pr.qp);
+    const ConicQpStatistics stats = structured.SolveDiagonalLowRank(pr.qp.view());
     const double seconds = Seconds(start);
     ASSERT_EQ(stats.status, ConicQpStatus::kSolved) << k;
     EXPECT_LT(stats.kkt_residual, 1e-9) << k;
@@ -909,7 +921,7 @@ TEST(ConicQpTest, DiagonalLowRankPathSolvesTheNineHundredElementCube) {
   const ConicQpStatistics d_stats = dense.Solve(qp.P, qp.c, qp.G, qp.h);
   const double dense_seconds = Seconds(start);
   start = std::chrono::steady_clock::now();
-  const ConicQpStatistics s_stats = structured.SolveDiagonalLowRank(pr.qp);
+  const ConicQpStatistics s_stats = structured.SolveDiagonalLowRank(pr.qp.view());
   const double structured_seconds = Seconds(start);
   ASSERT_EQ(d_stats.status, ConicQpStatus::kSolved);
   ASSERT_EQ(s_stats.status, ConicQpStatus::kSolved);
@@ -924,10 +936,10 @@ TEST(ConicQpTest, DiagonalLowRankPathIsDeterministicAndChecksItsSizes) {
   ConicQpSolver a, b;
   a.ResizeDiagonalLowRank(50, 6, true);
   b.ResizeDiagonalLowRank(50, 6, true);
-  a.SolveDiagonalLowRank(pr.qp);
-  b.SolveDiagonalLowRank(pr.qp);
+  a.SolveDiagonalLowRank(pr.qp.view());
+  b.SolveDiagonalLowRank(pr.qp.view());
   const VectorXd first = b.x();
-  b.SolveDiagonalLowRank(pr.qp);
+  b.SolveDiagonalLowRank(pr.qp.view());
   for (int i = 0; i < 50; ++i) {
     EXPECT_EQ(a.x()[i], b.x()[i]);
     EXPECT_EQ(first[i], b.x()[i]);
@@ -935,11 +947,11 @@ TEST(ConicQpTest, DiagonalLowRankPathIsDeterministicAndChecksItsSizes) {
   // The wrong rank, the wrong layout, a missing x >= 0 block.
   ConicQpSolver c;
   c.ResizeDiagonalLowRank(50, 5, true);
-  EXPECT_EQ(c.SolveDiagonalLowRank(pr.qp).status, ConicQpStatus::kInvalidInput);
+  EXPECT_EQ(c.SolveDiagonalLowRank(pr.qp.view()).status, ConicQpStatus::kInvalidInput);
   c.ResizeDiagonalLowRank(50, 6, false);
-  EXPECT_EQ(c.SolveDiagonalLowRank(pr.qp).status, ConicQpStatus::kInvalidInput);
+  EXPECT_EQ(c.SolveDiagonalLowRank(pr.qp.view()).status, ConicQpStatus::kInvalidInput);
   c.Resize(50, Cones(100, {}));
-  EXPECT_EQ(c.SolveDiagonalLowRank(pr.qp).status, ConicQpStatus::kInvalidInput);
+  EXPECT_EQ(c.SolveDiagonalLowRank(pr.qp.view()).status, ConicQpStatus::kInvalidInput);
   const UnilateralQp qp = MakeUnilateral(pr.A, pr.qp.b);
   a.ResizeDiagonalLowRank(50, 6, true);
   EXPECT_EQ(a.Solve(qp.P, qp.c, qp.G, qp.h).status, ConicQpStatus::kInvalidInput);
@@ -954,17 +966,251 @@ TEST(ConicQpTest, AWarmDiagonalLowRankSolveAllocatesNothing) {
     const int n = static_cast<int>(pr.qp.p.size());
     ConicQpSolver solver;
     solver.ResizeDiagonalLowRank(n, 6, pr.qp.nonnegative);
-    ASSERT_EQ(solver.SolveDiagonalLowRank(pr.qp).status, ConicQpStatus::kSolved);
+    ASSERT_EQ(solver.SolveDiagonalLowRank(pr.qp.view()).status, ConicQpStatus::kSolved);
     const VectorXd start = VectorXd::Constant(n, 1.0);
     long count = 0;
     {
       const testing::AllocationCounter allocations;
-      solver.SolveDiagonalLowRank(pr.qp);
-      solver.SolveDiagonalLowRank(pr.qp, &start);
+      solver.SolveDiagonalLowRank(pr.qp.view());
+      solver.SolveDiagonalLowRank(pr.qp.view(), &start);
       count = allocations.count();
     }
     EXPECT_EQ(count, 0) << n;
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Grow-only storage: an island's program changes size every step (contacts come and go), and a
+// solver warmed on the largest shapes allocates nothing for the smaller and different ones.
+
+// x, s, z and the statistics of two solves, bit for bit.
+void ExpectSameAnswer(const ConicQpSolver& solver, const ConicQpStatistics& stats,
+                      const ConicQpSolver& fresh, const ConicQpStatistics& fresh_stats,
+                      const std::string& label) {
+  EXPECT_EQ(stats.status, fresh_stats.status) << label;
+  EXPECT_EQ(stats.iterations, fresh_stats.iterations) << label;
+  EXPECT_EQ(stats.kkt_residual, fresh_stats.kkt_residual) << label;
+  EXPECT_EQ(stats.polished, fresh_stats.polished) << label;
+  ASSERT_EQ(solver.x().size(), fresh.x().size()) << label;
+  ASSERT_EQ(solver.s().size(), fresh.s().size()) << label;
+  for (Eigen::Index i = 0; i < fresh.x().size(); ++i)
+    EXPECT_EQ(solver.x()[i], fresh.x()[i]) << label;
+  for (Eigen::Index i = 0; i < fresh.s().size(); ++i) {
+    EXPECT_EQ(solver.s()[i], fresh.s()[i]) << label;
+    EXPECT_EQ(solver.z()[i], fresh.z()[i]) << label;
+  }
+}
+
+TEST(ConicQpTest, AWarmSolveOfChangingSizesAllocatesNothing) {
+  std::mt19937 rng(18);
+  // Warm-up: the largest dense shape (the test above's) and the "900 elements, 6 dofs" cube.
+  const RandomProgram largest = MakeRandomProgram(&rng, 240, Cones(240, std::vector<int>(80, 3)));
+  const LowRankUnilateral cube = MakeCube(30);
+  // Then, in turn: fewer variables, rows and blocks; more blocks in fewer rows; an orthant alone;
+  // the cube again and a smaller structured program with and without x >= 0; dense after the
+  // structured path; and the largest again.
+  std::vector<RandomProgram> dense;
+  for (const auto& [n, cones] : {std::pair{12, Cones(4, {3, 3, 3, 3})},
+                                 {30, Cones(10, std::vector<int>(40, 3))},
+                                 {5, Cones(4, {3, 3})},
+                                 {100, Cones(200, {})},
+                                 {7, Cones(2, {5, 1, 2})}}) {
+    dense.push_back(MakeRandomProgram(&rng, n, cones));
+  }
+  LowRankUnilateral without = MakeRandomLowRank(&rng, 60, 1e3, true);
+  without.qp.nonnegative = false;
+  const std::vector<LowRankUnilateral> structured = {cube, MakeRandomLowRank(&rng, 40, 1e5, true),
+                                                     without};
+
+  ConicQpSolver solver;
+  solver.Resize(240, largest.cones);
+  ASSERT_EQ(solver.Solve(largest.P, largest.c, largest.G, largest.h).status,
+            ConicQpStatus::kSolved);
+  solver.ResizeDiagonalLowRank(900, 6, true);
+  ASSERT_EQ(solver.SolveDiagonalLowRank(cube.qp.view()).status, ConicQpStatus::kSolved);
+
+  long total = 0;
+  const auto dense_solve = [&](const RandomProgram& pr, const std::string& label) {
+    const int n = static_cast<int>(pr.P.rows());
+    ConicQpSolver fresh;
+    fresh.Resize(n, pr.cones);
+    const ConicQpStatistics fresh_stats = fresh.Solve(pr.P, pr.c, pr.G, pr.h);
+    ConicQpStatistics stats;
+    {
+      const testing::AllocationCounter allocations;
+      solver.Resize(n, pr.cones);
+      stats = solver.Solve(pr.P, pr.c, pr.G, pr.h);
+      total += allocations.count();
+      EXPECT_EQ(allocations.count(), 0) << label;
+    }
+    ASSERT_EQ(stats.status, ConicQpStatus::kSolved) << label;
+    ExpectSameAnswer(solver, stats, fresh, fresh_stats, label);
+  };
+  const auto structured_solve = [&](const LowRankUnilateral& pr, const std::string& label) {
+    const int n = static_cast<int>(pr.qp.p.size());
+    const DiagonalLowRankQp qp = pr.qp.view();
+    ConicQpSolver fresh;
+    fresh.ResizeDiagonalLowRank(n, 6, pr.qp.nonnegative);
+    const ConicQpStatistics fresh_stats = fresh.SolveDiagonalLowRank(qp);
+    ConicQpStatistics stats;
+    {
+      const testing::AllocationCounter allocations;
+      solver.ResizeDiagonalLowRank(n, 6, pr.qp.nonnegative);
+      stats = solver.SolveDiagonalLowRank(qp);
+      total += allocations.count();
+      EXPECT_EQ(allocations.count(), 0) << label;
+    }
+    ASSERT_EQ(stats.status, ConicQpStatus::kSolved) << label;
+    ExpectSameAnswer(solver, stats, fresh, fresh_stats, label);
+  };
+  for (size_t k = 0; k < dense.size(); ++k) dense_solve(dense[k], "dense " + std::to_string(k));
+  for (size_t k = 0; k < structured.size(); ++k) {
+    structured_solve(structured[k], "structured " + std::to_string(k));
+  }
+  dense_solve(dense[0], "dense after structured");
+  dense_solve(largest, "largest again");
+  EXPECT_EQ(total, 0);
+}
+
+TEST(ConicQpAdmmTest, AWarmSolveOfChangingSizesAllocatesNothingAndMatchesTheFreeFunction) {
+  std::mt19937 rng(19);
+  std::vector<RandomProgram> programs;
+  for (const auto& [n, cones] : {std::pair{60, Cones(60, std::vector<int>(20, 3))},
+                                 {12, Cones(4, {3, 3, 3, 3})},
+                                 {20, Cones(2, std::vector<int>(10, 3))},
+                                 {5, Cones(4, {3, 3})},
+                                 {30, Cones(60, {})}}) {
+    programs.push_back(MakeRandomProgram(&rng, n, cones));
+  }
+  ConicQpAdmm admm;
+  admm.Resize(60, programs[0].cones);
+  int iterations = 0;
+  admm.Solve(programs[0].P, programs[0].c, programs[0].G, programs[0].h, 2000, 1e-10, &iterations);
+  long total = 0;
+  for (size_t k = 0; k < programs.size(); ++k) {
+    const RandomProgram& pr = programs[k];
+    const int n = static_cast<int>(pr.P.rows());
+    VectorXd x;
+    int free_iterations = 0;
+    const bool free_converged =
+        SolveConicQpByAdmm(pr.P, pr.c, pr.G, pr.h, pr.cones, 2000, 1e-10, &x, &free_iterations);
+    bool converged = false;
+    {
+      const testing::AllocationCounter allocations;
+      admm.Resize(n, pr.cones);
+      converged = admm.Solve(pr.P, pr.c, pr.G, pr.h, 2000, 1e-10, &iterations);
+      total += allocations.count();
+      EXPECT_EQ(allocations.count(), 0) << k;
+    }
+    EXPECT_EQ(converged, free_converged) << k;
+    EXPECT_EQ(iterations, free_iterations) << k;
+    ASSERT_EQ(admm.x().size(), n) << k;
+    for (int i = 0; i < n; ++i) EXPECT_EQ(admm.x()[i], x[i]) << k;
+  }
+  EXPECT_EQ(total, 0);
+  // Sizes other than Resize's are refused.
+  admm.Resize(5, programs[3].cones);
+  EXPECT_FALSE(admm.Solve(programs[1].P, programs[1].c, programs[1].G, programs[1].h, 10, 1e-10,
+                          &iterations));
+}
+
+// Dense data in blocks of larger matrices (outer strides) and segments: no copy, no allocation,
+// and the answer of the same program in plain matrices.
+TEST(ConicQpTest, BlocksOfLargerMatricesSolveWithoutCopies) {
+  std::mt19937 rng(20);
+  const RandomProgram pr = MakeRandomProgram(&rng, 9, Cones(5, {3, 4}));
+  MatrixXd P_big = MatrixXd::Random(14, 11), G_big = MatrixXd::Random(20, 12);
+  VectorXd c_big = VectorXd::Random(15), h_big = VectorXd::Random(18);
+  P_big.topLeftCorner(9, 9) = pr.P;
+  G_big.topLeftCorner(12, 9) = pr.G;
+  c_big.head(9) = pr.c;
+  h_big.head(12) = pr.h;
+  ConicQpSolver plain, blocks;
+  plain.Resize(9, pr.cones);
+  blocks.Resize(9, pr.cones);
+  const ConicQpStatistics plain_stats = plain.Solve(pr.P, pr.c, pr.G, pr.h);
+  ConicQpStatistics stats;
+  long count = 0;
+  {
+    const testing::AllocationCounter allocations;
+    stats = blocks.Solve(P_big.topLeftCorner(9, 9), c_big.head(9), G_big.topLeftCorner(12, 9),
+                         h_big.head(12));
+    count = allocations.count();
+  }
+  EXPECT_EQ(count, 0);
+  ASSERT_EQ(stats.status, ConicQpStatus::kSolved);
+  ExpectSameAnswer(blocks, stats, plain, plain_stats, "blocks");
+}
+
+// GrowOnlyLdlt and GrowOnlyLu are Eigen's LDLT and PartialPivLU over grow-only storage: the same
+// bits on SPD, indefinite and singular matrices, sizes up and down on one object (the LU is
+// blocked beyond 16 x 16), and no allocation within capacity.
+TEST(GrowOnlyFactorizationTest, LdltAndLuAreEigensBitForBit) {
+  std::mt19937 rng(21);
+  std::normal_distribution<double> normal;
+  GrowOnlyLdlt ldlt;
+  GrowOnlyLu lu;
+  ldlt.Resize(40);
+  lu.Resize(40);
+  long count = 0;
+  for (int trial = 0; trial < 120; ++trial) {
+    const int n = 1 + (trial * 7) % 40;
+    MatrixXd B(n, n);
+    for (int i = 0; i < n * n; ++i) B.data()[i] = normal(rng);
+    MatrixXd A;
+    switch (trial % 4) {
+      case 0:  // SPD
+        A = B * B.transpose() + 1e-3 * MatrixXd::Identity(n, n);
+        break;
+      case 1:  // indefinite
+        A = B + B.transpose();
+        break;
+      case 2:  // singular: rank n / 2
+        A = B.leftCols((n + 1) / 2) * B.leftCols((n + 1) / 2).transpose();
+        A.row(0) *= -1;
+        A.col(0) *= -1;
+        break;
+      default:  // a scaled, nearly singular KKT-like matrix
+        A = B * B.transpose();
+        A.topLeftCorner(1, 1) *= 1e12;
+        break;
+    }
+    VectorXd b(n);
+    for (int i = 0; i < n; ++i) b[i] = normal(rng);
+    const Eigen::LDLT<MatrixXd> eigen_ldlt(A);
+    const Eigen::PartialPivLU<MatrixXd> eigen_lu(A);
+    VectorXd ldlt_x = b;
+    eigen_ldlt.solveInPlace(ldlt_x);
+    const VectorXd lu_x = eigen_lu.solve(b);
+    VectorXd x = b, y(n);
+    bool ok = false;
+    {
+      const testing::AllocationCounter allocations;
+      ldlt.Resize(n);
+      ok = ldlt.Compute(A);
+      ldlt.SolveInPlace(x);
+      lu.Resize(n);
+      lu.Compute(A);
+      lu.Solve(b, y);
+      count += allocations.count();
+    }
+    EXPECT_EQ(ok, eigen_ldlt.info() == Eigen::Success) << trial;
+    // Bit for bit, NaN included (a singular LU's solve divides by its zero pivot, as Eigen's).
+    const auto bits = [](double value) {
+      std::uint64_t word;
+      std::memcpy(&word, &value, sizeof(word));
+      return word;
+    };
+    for (int i = 0; i < n; ++i) {
+      EXPECT_EQ(bits(x[i]), bits(ldlt_x[i])) << trial << " " << i;
+      EXPECT_EQ(bits(y[i]), bits(lu_x[i])) << trial << " " << i;
+    }
+    if (trial % 4 < 2) {  // and they solve
+      EXPECT_LT((A * x - b).norm(), 1e-8 * (1 + A.norm() * x.norm())) << trial;
+      EXPECT_LT((A * y - b).norm(), 1e-8 * (1 + A.norm() * y.norm())) << trial;
+    }
+  }
+  EXPECT_EQ(count, 0);
 }
 
 }  // namespace

@@ -9,21 +9,27 @@ void ActiveSetPolish::Resize(int num_variables, const ConeDimensions& cones) {
   cones_ = cones;
   n_ = num_variables;
   m_ = cones.rows();
-  p_factor_ = Eigen::LLT<Eigen::MatrixXd>(n_);
-  active_.setZero(m_);
-  y_.setZero(n_, m_);
-  gram_.setZero(m_, m_);
-  w_.setZero(n_);
-  v_.setZero(n_);
-  rhs_.setZero(m_);
-  multipliers_.setZero(m_);
+  if (static_cast<int>(active_.size()) < m_) active_.resize(m_);
+  arena_.Seat([&](GrowOnlyArena& arena) {
+    arena.Place(&p_factor_, n_, n_);
+    arena.Place(&y_, n_, m_);
+    arena.Place(&gram_, m_, m_);
+    for (Vector* v : {&w_, &v_}) arena.Place(v, n_);
+    for (Vector* v : {&rhs_, &multipliers_}) arena.Place(v, m_);
+  });
+  y_.setZero();
+  gram_.setZero();
+  for (Vector* v : {&w_, &v_, &rhs_, &multipliers_}) v->setZero();
 }
 
-bool ActiveSetPolish::Polish(const Eigen::MatrixXd& P, const Eigen::VectorXd& c,
-                             const Eigen::MatrixXd& G, const Eigen::VectorXd& h,
-                             const Eigen::VectorXd& s, const Eigen::VectorXd& z, double delta,
-                             double tolerance, Eigen::VectorXd* x_out, Eigen::VectorXd* s_out,
-                             Eigen::VectorXd* z_out) {
+bool ActiveSetPolish::Polish(const Eigen::Ref<const Eigen::MatrixXd>& P,
+                             const Eigen::Ref<const Eigen::VectorXd>& c,
+                             const Eigen::Ref<const Eigen::MatrixXd>& G,
+                             const Eigen::Ref<const Eigen::VectorXd>& h,
+                             const Eigen::Ref<const Eigen::VectorXd>& s,
+                             const Eigen::Ref<const Eigen::VectorXd>& z, double delta,
+                             double tolerance, Eigen::Ref<Eigen::VectorXd> x_out,
+                             Eigen::Ref<Eigen::VectorXd> s_out, Eigen::Ref<Eigen::VectorXd> z_out) {
   // The active set.
   int count = 0;
   for (int i = 0; i < cones_.linear; ++i) {
@@ -41,15 +47,16 @@ bool ActiveSetPolish::Polish(const Eigen::MatrixXd& P, const Eigen::VectorXd& c,
     offset += m;
   }
 
-  // P = L L^T, w = -L^-1 c, Y = L^-1 G_A^T.
-  p_factor_.compute(P);
-  if (p_factor_.info() != Eigen::Success) return false;
+  // P = L L^T (Eigen's LLT in place in p_factor_), w = -L^-1 c, Y = L^-1 G_A^T.
+  p_factor_ = P;
+  if (Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>>(p_factor_).info() != Eigen::Success) return false;
+  const auto L = p_factor_.triangularView<Eigen::Lower>();
   w_ = -c;
-  p_factor_.matrixL().solveInPlace(w_);
+  L.solveInPlace(w_);
   for (int a = 0; a < count; ++a) {
     auto column = y_.col(a);
     column = G.row(active_[a]).transpose();
-    p_factor_.matrixL().solveInPlace(column);
+    L.solveInPlace(column);
   }
   // (Y^T Y) y = Y^T w - h_A, by LDL^T in the leading count x count block of gram_: Y^T Y in the
   // lower triangle, D on the diagonal, L^T in the strict upper triangle (so that every inner
@@ -91,28 +98,28 @@ bool ActiveSetPolish::Polish(const Eigen::MatrixXd& P, const Eigen::VectorXd& c,
   // x = L^-T (w - Y y), s = h - G x, z_A = y.
   v_ = w_;
   for (int a = 0; a < count; ++a) v_ -= multipliers_[a] * y_.col(a);
-  p_factor_.matrixU().solveInPlace(v_);
-  *x_out = v_;
-  *s_out = h;
-  s_out->noalias() -= G * v_;
-  z_out->setZero();
+  p_factor_.adjoint().triangularView<Eigen::Upper>().solveInPlace(v_);  // LLT's matrixU()
+  x_out = v_;
+  s_out = h;
+  s_out.noalias() -= G * v_;
+  z_out.setZero();
   for (int a = 0; a < count; ++a) {
-    (*s_out)[active_[a]] = 0;
-    (*z_out)[active_[a]] = multipliers_[a];
+    s_out[active_[a]] = 0;
+    z_out[active_[a]] = multipliers_[a];
   }
 
   // Feasible to `tolerance`: orthant rows clipped at 0 within it, cone blocks within it of K.
   const double s_tolerance = tolerance * std::max(1.0, h.norm());
   const double z_tolerance = tolerance * std::max(1.0, z.norm());
   for (int i = 0; i < cones_.linear; ++i) {
-    if ((*s_out)[i] < -s_tolerance || (*z_out)[i] < -z_tolerance) return false;
-    (*s_out)[i] = std::max(0.0, (*s_out)[i]);
-    (*z_out)[i] = std::max(0.0, (*z_out)[i]);
+    if (s_out[i] < -s_tolerance || z_out[i] < -z_tolerance) return false;
+    s_out[i] = std::max(0.0, s_out[i]);
+    z_out[i] = std::max(0.0, z_out[i]);
   }
   offset = cones_.linear;
   for (int m : cones_.second_order) {
-    const double* sb = s_out->data() + offset;
-    const double* zb = z_out->data() + offset;
+    const double* sb = s_out.data() + offset;
+    const double* zb = z_out.data() + offset;
     double s_tail = 0, z_tail = 0;
     for (int i = 1; i < m; ++i) s_tail += sb[i] * sb[i], z_tail += zb[i] * zb[i];
     if (std::sqrt(s_tail) - sb[0] > s_tolerance || std::sqrt(z_tail) - zb[0] > z_tolerance) {

@@ -18,6 +18,7 @@
 
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
+#include <vector>
 
 #include "engine/solver/drumwright/symmetric_cone.h"
 
@@ -25,25 +26,39 @@ namespace alsim {
 
 class ActiveSetPolish {
  public:
-  // Sizes the workspace (allocates); Polish then allocates nothing.
+  ActiveSetPolish() = default;
+  ActiveSetPolish(const ActiveSetPolish&) = delete;
+  ActiveSetPolish& operator=(const ActiveSetPolish&) = delete;
+  ActiveSetPolish(ActiveSetPolish&&) = default;
+
+  // Sizes the workspace, grow-only: allocates only when its n x n, n x m and m x m storage
+  // exceeds the largest before; Polish then allocates nothing.
   void Resize(int num_variables, const ConeDimensions& cones);
 
   // The polished (x, s, z) from the interior-point answer (s, z), or false when the active set is
   // not linear (a cone block on its curved boundary), P does not factor, or the polished point
-  // is not feasible to `tolerance` (relative to the sizes of h and z).
-  bool Polish(const Eigen::MatrixXd& P, const Eigen::VectorXd& c, const Eigen::MatrixXd& G,
-              const Eigen::VectorXd& h, const Eigen::VectorXd& s, const Eigen::VectorXd& z,
-              double delta, double tolerance, Eigen::VectorXd* x_out, Eigen::VectorXd* s_out,
-              Eigen::VectorXd* z_out);
+  // is not feasible to `tolerance` (relative to the sizes of h and z). P and G may be blocks of
+  // larger matrices; no argument is copied.
+  bool Polish(const Eigen::Ref<const Eigen::MatrixXd>& P,
+              const Eigen::Ref<const Eigen::VectorXd>& c,
+              const Eigen::Ref<const Eigen::MatrixXd>& G,
+              const Eigen::Ref<const Eigen::VectorXd>& h,
+              const Eigen::Ref<const Eigen::VectorXd>& s,
+              const Eigen::Ref<const Eigen::VectorXd>& z, double delta, double tolerance,
+              Eigen::Ref<Eigen::VectorXd> x_out, Eigen::Ref<Eigen::VectorXd> s_out,
+              Eigen::Ref<Eigen::VectorXd> z_out);
 
  private:
+  using Vector = Eigen::Map<Eigen::VectorXd>;
+  using Matrix = Eigen::Map<Eigen::MatrixXd>;
   ConeDimensions cones_;
   int n_ = 0, m_ = 0;
-  Eigen::LLT<Eigen::MatrixXd> p_factor_;
-  Eigen::VectorXi active_;  // the active rows, first `count` entries
-  Eigen::MatrixXd y_;       // n x m: L^-1 G_A^T in its first `count` columns
-  Eigen::MatrixXd gram_;    // m x m: Y^T Y, then its LDL^T, in the leading block
-  Eigen::VectorXd w_, v_, rhs_, multipliers_;
+  GrowOnlyArena arena_;
+  Matrix p_factor_{nullptr, 0, 0};  // n x n: P, then its Cholesky factor L in place
+  std::vector<int> active_;         // the active rows, first `count` entries (grow-only)
+  Matrix y_{nullptr, 0, 0};         // n x m: L^-1 G_A^T in its first `count` columns
+  Matrix gram_{nullptr, 0, 0};      // m x m: Y^T Y, then its LDL^T, in the leading block
+  Vector w_{nullptr, 0}, v_{nullptr, 0}, rhs_{nullptr, 0}, multipliers_{nullptr, 0};
 };
 
 }  // namespace alsim

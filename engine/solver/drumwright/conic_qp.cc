@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <new>
+#include <utility>
 
 namespace alsim {
 namespace {
 
-bool AllFinite(const Eigen::VectorXd& v) {
+bool AllFinite(const Eigen::Ref<const Eigen::VectorXd>& v) {
   for (Eigen::Index i = 0; i < v.size(); ++i) {
     if (!std::isfinite(v[i])) return false;
   }
@@ -16,11 +18,33 @@ bool AllFinite(const Eigen::VectorXd& v) {
 
 // Moves u into the interior of K by u += (1 + t) e when t = IdentityShift(u) is not clearly
 // negative (Vandenberghe 2010, the coneqp start).
-void ShiftIntoCone(const ConeDimensions& cones, Eigen::VectorXd* u) {
+void ShiftIntoCone(const ConeDimensions& cones, Eigen::Map<Eigen::VectorXd>* u) {
   if (u->size() == 0) return;
   const double shift = IdentityShift(cones, u->data());
   if (shift >= -1e-8 * std::max(1.0, u->norm())) AddIdentity(cones, 1 + shift, u->data());
 }
+
+// Swaps two views (not their entries), as VectorXd::swap trades buffers; the storage stays in
+// the arena.
+void SwapViews(Eigen::Map<Eigen::VectorXd>* a, Eigen::Map<Eigen::VectorXd>* b) {
+  double* const data = a->data();
+  const Eigen::Index size = a->size();
+  new (a) Eigen::Map<Eigen::VectorXd>(b->data(), b->size());
+  new (b) Eigen::Map<Eigen::VectorXd>(data, size);
+}
+
+// What Eigen's in-place LDL^T and LU kernels use of an Eigen::Transpositions, over the caller's
+// grow-only storage (Eigen's Map<Transpositions> holds its indices const).
+struct Pivots {
+  using StorageIndex = int;
+  int* data;
+  Eigen::Index count;
+  int& coeffRef(Eigen::Index i) { return data[i]; }
+  Eigen::Index size() const { return count; }
+  void setIdentity() {
+    for (Eigen::Index i = 0; i < count; ++i) data[i] = static_cast<int>(i);
+  }
+};
 
 }  // namespace
 
@@ -38,62 +62,141 @@ const char* ConicQpStatusName(ConicQpStatus status) {
   return "unknown";
 }
 
-void ConicQpSolver::ResizeCommon(int num_variables, const ConeDimensions& cones) {
-  cones_ = cones;
+void GrowOnlyLdlt::Resize(int n) {
+  n_ = n;
+  if (static_cast<int>(transpositions_.size()) < n) transpositions_.resize(n);
+  arena_.Seat([&](GrowOnlyArena& arena) {
+    arena.Place(&matrix_, n, n);
+    arena.Place(&temporary_, n);
+  });
+}
+
+bool GrowOnlyLdlt::Compute(const Eigen::Ref<const Eigen::MatrixXd>& a) {
+  // LDLT::compute without its L1 norm (for rcond(), not needed here).
+  matrix_ = a;
+  Pivots transpositions{transpositions_.data(), n_};
+  Eigen::internal::SignMatrix sign = Eigen::internal::ZeroSign;
+  return Eigen::internal::ldlt_inplace<Eigen::Lower>::unblocked(matrix_, transpositions, temporary_,
+                                                                sign);
+}
+
+void GrowOnlyLdlt::SolveInPlace(Eigen::Ref<Eigen::VectorXd> b) const {
+  // LDLT::_solve_impl: b = P^T L^-T D^+ L^-1 P b, the transpositions applied first to last, then
+  // last to first.
+  for (int k = 0; k < n_; ++k) std::swap(b[k], b[transpositions_[k]]);
+  matrix_.triangularView<Eigen::UnitLower>().solveInPlace(b);
+  const double tolerance = std::numeric_limits<double>::min();
+  for (int i = 0; i < n_; ++i) {
+    const double d = matrix_(i, i);
+    b[i] = std::abs(d) > tolerance ? b[i] / d : 0.0;
+  }
+  matrix_.triangularView<Eigen::UnitLower>().transpose().solveInPlace(b);
+  for (int k = n_ - 1; k >= 0; --k) std::swap(b[k], b[transpositions_[k]]);
+}
+
+void GrowOnlyLu::Resize(int n) {
+  n_ = n;
+  if (static_cast<int>(transpositions_.size()) < n) transpositions_.resize(n);
+  arena_.Seat([&](GrowOnlyArena& arena) { arena.Place(&lu_, n, n); });
+}
+
+void GrowOnlyLu::Compute(const Eigen::Ref<const Eigen::MatrixXd>& a) {
+  // PartialPivLU::compute without its L1 norm and determinant sign.
+  lu_ = a;
+  Pivots transpositions{transpositions_.data(), n_};
+  int count = 0;
+  Eigen::internal::partial_lu_inplace(lu_, transpositions, count);
+}
+
+void GrowOnlyLu::Solve(const Eigen::Ref<const Eigen::VectorXd>& b,
+                       Eigen::Ref<Eigen::VectorXd> x) const {
+  // PartialPivLU::_solve_impl: x = U^-1 L^-1 P b, P's row swaps first to last.
+  if (x.data() != b.data()) x = b;
+  for (int k = 0; k < n_; ++k) std::swap(x[k], x[transpositions_[k]]);
+  lu_.triangularView<Eigen::UnitLower>().solveInPlace(x);
+  lu_.triangularView<Eigen::Upper>().solveInPlace(x);
+}
+
+void ConicQpSolver::Seat(bool dense) {
+  const int n = n_, m = m_, r = rank_;
+  const int dense_n = dense ? n : 0, dense_m = dense ? m : 0;
+  const int low_n = dense ? 0 : n, low_m = dense ? 0 : m, low_r = dense ? 0 : r;
+  arena_.Seat([&](GrowOnlyArena& arena) {
+    for (Vector* v : {&x_, &px_, &gtz_, &r_x_, &dx_, &bx_, &ex_, &refine_x_, &best_x_, &polish_x_,
+                      &scaled_c_, &work_n_}) {
+      arena.Place(v, n);
+    }
+    for (Vector* v : {&s_,      &z_,      &gx_,       &r_z_,       &bs_,        &u_,
+                      &t_,      &ds_,     &dz_,       &ds_affine_, &dz_affine_, &step_s_,
+                      &step_z_, &bz_,     &ez_,       &es_,        &refine_s_,  &refine_z_,
+                      &best_s_, &best_z_, &polish_s_, &polish_z_,  &work_m_,    &work_m2_}) {
+      arena.Place(v, m);
+    }
+    // Dense: no structured vector; diagonal plus low rank: no n x n matrix.
+    arena.Place(&scaled_g_, dense_m, dense_n);
+    arena.Place(&scaled_p_, dense_n, dense_n);
+    arena.Place(&kkt_, dense_n, dense_n);
+    arena.Place(&scaled_g_rows_, dense_m, dense_n);
+    arena.Place(&cholesky_, dense_n, dense_n);
+    for (Vector* v : {&scaled_p_diagonal_, &inv_delta_, &coupling_, &woodbury_q_, &woodbury_l_}) {
+      arena.Place(v, low_n);
+    }
+    for (Vector* v : {&structured_h_, &row_weight_, &ones_}) arena.Place(v, low_m);
+    arena.Place(&capacitance_, 2 * low_r, 2 * low_r);
+    arena.Place(&rank_r_, low_r);
+    for (Vector* v : {&rank_rhs_, &capacitance_scale_, &rank_xi_}) arena.Place(v, 2 * low_r);
+  });
+}
+
+void ConicQpSolver::ResizeCommon(int num_variables, const ConeDimensions& cones, bool dense) {
+  cones_ = cones;  // the vector's copy keeps its capacity
   n_ = num_variables;
   m_ = cones.rows();
   scaling_.Resize(cones);
-  for (Eigen::VectorXd* v : {&x_, &px_, &gtz_, &r_x_, &dx_, &bx_, &ex_, &refine_x_, &best_x_,
-                             &polish_x_, &scaled_c_, &work_n_}) {
-    v->setZero(n_);
+  Seat(dense);
+  for (Vector* v : {&x_, &px_, &gtz_, &r_x_, &dx_, &bx_, &ex_, &refine_x_, &best_x_, &polish_x_,
+                    &scaled_c_, &work_n_}) {
+    v->setZero();
   }
-  for (Eigen::VectorXd* v : {&s_,      &z_,      &gx_,       &r_z_,       &bs_,        &u_,
-                             &t_,      &ds_,     &dz_,       &ds_affine_, &dz_affine_, &step_s_,
-                             &step_z_, &bz_,     &ez_,       &es_,        &refine_s_,  &refine_z_,
-                             &best_s_, &best_z_, &polish_s_, &polish_z_,  &work_m_,    &work_m2_}) {
-    v->setZero(m_);
+  for (Vector* v : {&s_,      &z_,      &gx_,       &r_z_,       &bs_,        &u_,
+                    &t_,      &ds_,     &dz_,       &ds_affine_, &dz_affine_, &step_s_,
+                    &step_z_, &bz_,     &ez_,       &es_,        &refine_s_,  &refine_z_,
+                    &best_s_, &best_z_, &polish_s_, &polish_z_,  &work_m_,    &work_m2_}) {
+    v->setZero();
   }
 }
 
 void ConicQpSolver::Resize(int num_variables, const ConeDimensions& cones) {
-  ResizeCommon(num_variables, cones);
+  rank_ = 0;
+  ResizeCommon(num_variables, cones, true);
   layout_ = Layout::kDense;
   polish_.Resize(num_variables, cones);
-  scaled_g_.setZero(m_, n_);
-  scaled_p_.setZero(n_, n_);
-  kkt_.setZero(n_, n_);
-  scaled_g_rows_.setZero(m_, n_);
-  cholesky_ = Eigen::LLT<Eigen::MatrixXd>(n_);
-  factor_ = Eigen::LDLT<Eigen::MatrixXd>(n_);
+  factor_.Resize(num_variables);
+  for (Matrix* a : {&scaled_g_, &scaled_p_, &kkt_, &cholesky_}) a->setZero();
+  scaled_g_rows_.setZero();
 }
 
 void ConicQpSolver::ResizeDiagonalLowRank(int num_variables, int rank, bool nonnegative) {
-  ConeDimensions cones;
+  ConeDimensions cones;  // no cone blocks: its vector stays empty, allocating nothing
   cones.linear = (nonnegative ? 2 : 1) * num_variables;
-  ResizeCommon(num_variables, cones);
-  layout_ = Layout::kDiagonalLowRank;
   rank_ = rank;
+  ResizeCommon(num_variables, cones, false);
+  layout_ = Layout::kDiagonalLowRank;
   nonnegative_ = nonnegative;
-  // No n x n matrix on this layout.
-  scaled_g_.resize(0, 0);
-  scaled_p_.resize(0, 0);
-  kkt_.resize(0, 0);
-  scaled_g_rows_.resize(0, 0);
-  for (Eigen::VectorXd* v :
-       {&scaled_p_diagonal_, &inv_delta_, &coupling_, &woodbury_q_, &woodbury_l_}) {
-    v->setZero(n_);
+  for (Vector* v : {&scaled_p_diagonal_, &inv_delta_, &coupling_, &woodbury_q_, &woodbury_l_}) {
+    v->setZero();
   }
-  for (Eigen::VectorXd* v : {&structured_h_, &row_weight_}) v->setZero(m_);
-  ones_.setOnes(m_);
-  capacitance_.setZero(2 * rank, 2 * rank);
-  capacitance_lu_ = Eigen::PartialPivLU<Eigen::MatrixXd>(2 * rank);
-  rank_r_.setZero(rank);
-  rank_rhs_.setZero(2 * rank);
-  capacitance_scale_.setOnes(2 * rank);
-  rank_xi_.setZero(2 * rank);
+  for (Vector* v : {&structured_h_, &row_weight_}) v->setZero();
+  ones_.setOnes();
+  capacitance_.setZero();
+  capacitance_lu_.Resize(2 * rank);
+  rank_r_.setZero();
+  rank_rhs_.setZero();
+  capacitance_scale_.setOnes();
+  rank_xi_.setZero();
 }
 
-bool ConicQpSolver::Factor(const Eigen::MatrixXd& P) {
+bool ConicQpSolver::Factor(const Matrix& P) {
   // P + G~^T G~, lower triangle, in tiles of kTile x kTile: each entry starts at P(i, j) and adds
   // G~(r, i) G~(r, j) in row order r = 0, 1, ... (a fixed order whatever the vector width); a
   // zero G~(r, i) (the selection rows x_u >= 0, lam >= 0) adds nothing and is skipped.
@@ -123,13 +226,12 @@ bool ConicQpSolver::Factor(const Eigen::MatrixXd& P) {
       }
     }
   }
-  // Cholesky (blocked) when it succeeds, else the pivoted LDL^T, which still factors the
-  // nearly singular systems near the solution.
-  cholesky_.compute(kkt_);
-  use_cholesky_ = cholesky_.info() == Eigen::Success;
+  // Cholesky (Eigen's blocked LLT, in place in cholesky_) when it succeeds, else the pivoted
+  // LDL^T, which still factors the nearly singular systems near the solution.
+  cholesky_ = kkt_;
+  use_cholesky_ = Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>>(cholesky_).info() == Eigen::Success;
   if (use_cholesky_) return true;
-  factor_.compute(kkt_);
-  return factor_.info() == Eigen::Success;
+  return factor_.Compute(kkt_);
 }
 
 bool ConicQpSolver::FactorDiagonalLowRank() {
@@ -170,7 +272,7 @@ bool ConicQpSolver::FactorDiagonalLowRank() {
     capacitance_scale_[k] = d > 0 ? 1 / std::sqrt(d) : 1.0;
   }
   capacitance_ = capacitance_scale_.asDiagonal() * capacitance_ * capacitance_scale_.asDiagonal();
-  if (r > 0) capacitance_lu_.compute(capacitance_);
+  if (r > 0) capacitance_lu_.Compute(capacitance_);
   return true;
 }
 
@@ -185,7 +287,7 @@ bool ConicQpSolver::FactorNewton(bool start) {
     }
     return FactorDiagonalLowRank();
   }
-  const Eigen::MatrixXd& G = *dense_g_;
+  const Eigen::Ref<const Eigen::MatrixXd>& G = *dense_g_;
   if (start) {
     scaled_g_ = G;
   } else {
@@ -195,7 +297,7 @@ bool ConicQpSolver::FactorNewton(bool start) {
   return Factor(scaled_p_);
 }
 
-void ConicQpSolver::SolveFactored(Eigen::VectorXd* v) {
+void ConicQpSolver::SolveFactored(Vector* v) {
   if (layout_ == Layout::kDiagonalLowRank) {
     // Woodbury: q = Delta^-1 v, S xi = [U^T (a g1 q); V^T q], v = q - Delta^-1 L xi.
     const DiagonalLowRankQp& qp = *structured_;
@@ -209,7 +311,7 @@ void ConicQpSolver::SolveFactored(Eigen::VectorXd* v) {
     rank_rhs_.head(r).noalias() = qp.u.transpose() * woodbury_l_;
     rank_rhs_.tail(r).noalias() = qp.v.transpose() * woodbury_q_;
     rank_rhs_ = rank_rhs_.cwiseProduct(capacitance_scale_);
-    rank_xi_.noalias() = capacitance_lu_.solve(rank_rhs_);
+    capacitance_lu_.Solve(rank_rhs_, rank_xi_);
     rank_xi_ = rank_xi_.cwiseProduct(capacitance_scale_);
     woodbury_l_.noalias() = qp.u * rank_xi_.head(r);
     *v = woodbury_q_ - coupling_.cwiseProduct(woodbury_l_);
@@ -218,15 +320,16 @@ void ConicQpSolver::SolveFactored(Eigen::VectorXd* v) {
     return;
   }
   if (use_cholesky_) {
-    cholesky_.solveInPlace(*v);
+    // LLT::solveInPlace: L^-T L^-1 v.
+    cholesky_.triangularView<Eigen::Lower>().solveInPlace(*v);
+    cholesky_.adjoint().triangularView<Eigen::Upper>().solveInPlace(*v);
   } else {
-    factor_.solveInPlace(*v);
+    factor_.SolveInPlace(*v);
   }
 }
 
-void ConicQpSolver::SolveReduced(const Eigen::VectorXd& bx, const Eigen::VectorXd& bz,
-                                 const Eigen::VectorXd& bs, Eigen::VectorXd* dx,
-                                 Eigen::VectorXd* ds, Eigen::VectorXd* dz) {
+void ConicQpSolver::SolveReduced(const ConstVector& bx, const ConstVector& bz,
+                                 const ConstVector& bs, Vector* dx, Vector* ds, Vector* dz) {
   // u = lambda \ b_s, t = u - W^-1 b_z.
   JordanDivide(cones_, scaling_.lambda().data(), bs.data(), u_.data());
   scaling_.ApplyInverse(bz.data(), t_.data());
@@ -253,7 +356,7 @@ void ConicQpSolver::SolveReduced(const Eigen::VectorXd& bx, const Eigen::VectorX
   *ds = u_ - *dz;
 }
 
-void ConicQpSolver::ProductP(const Eigen::VectorXd& x, Eigen::VectorXd* out) const {
+void ConicQpSolver::ProductP(const ConstVector& x, Vector* out) const {
   if (layout_ == Layout::kDiagonalLowRank) {
     *out = scaled_p_diagonal_.cwiseProduct(x);
   } else {
@@ -261,7 +364,7 @@ void ConicQpSolver::ProductP(const Eigen::VectorXd& x, Eigen::VectorXd* out) con
   }
 }
 
-void ConicQpSolver::ProductG(const Eigen::VectorXd& x, Eigen::VectorXd* out) {
+void ConicQpSolver::ProductG(const ConstVector& x, Vector* out) {
   if (layout_ != Layout::kDiagonalLowRank) {
     out->noalias() = *dense_g_ * x;
     return;
@@ -275,7 +378,7 @@ void ConicQpSolver::ProductG(const Eigen::VectorXd& x, Eigen::VectorXd* out) {
   if (nonnegative_) out->tail(n_) = -x;
 }
 
-void ConicQpSolver::SubtractG(const Eigen::VectorXd& x, Eigen::VectorXd* out) {
+void ConicQpSolver::SubtractG(const ConstVector& x, Vector* out) {
   if (layout_ != Layout::kDiagonalLowRank) {
     out->noalias() -= *dense_g_ * x;
     return;
@@ -284,7 +387,7 @@ void ConicQpSolver::SubtractG(const Eigen::VectorXd& x, Eigen::VectorXd* out) {
   *out -= work_m_;
 }
 
-void ConicQpSolver::SubtractGt(const Eigen::VectorXd& z, Eigen::VectorXd* out) {
+void ConicQpSolver::SubtractGt(const ConstVector& z, Vector* out) {
   if (layout_ != Layout::kDiagonalLowRank) {
     out->noalias() -= dense_g_->transpose() * z;
     return;
@@ -323,8 +426,7 @@ void ConicQpSolver::SolveNewton() {
   }
 }
 
-bool ConicQpSolver::Measure(const Eigen::VectorXd& c, const Eigen::VectorXd& h,
-                            ConicQpStatistics* stats) {
+bool ConicQpSolver::Measure(const ConstVector& c, const ConstVector& h, ConicQpStatistics* stats) {
   ProductP(x_, &px_);
   ProductG(x_, &gx_);
   gtz_.setZero();
@@ -393,13 +495,13 @@ ConicQpStatistics ConicQpSolver::AtFloor(ConicQpStatistics stats) {
   return stats;
 }
 
-bool ConicQpSolver::PolishDiagonalLowRank(const Eigen::VectorXd& h) {
+bool ConicQpSolver::PolishDiagonalLowRank(const ConstVector& h) {
   // The equality QP on the active set (header comment): S1 the active rows of A x >= b, S2 those
   // of x >= 0 (row i active when s_i < z_i), S1 and S2 disjoint, a_i != 0 on S1; unknowns
   // eta = U_S1^T y and mu = V^T x in the 2r x 2r system, then x, y and z_2 row by row.
   const DiagonalLowRankQp& qp = *structured_;
   const int r = rank_;
-  const Eigen::VectorXd& p = scaled_p_diagonal_;
+  const Vector& p = scaled_p_diagonal_;
   capacitance_.setIdentity();
   for (int i = 0; i < n_; ++i) {
     const bool row = s_[i] < z_[i];
@@ -427,7 +529,7 @@ bool ConicQpSolver::PolishDiagonalLowRank(const Eigen::VectorXd& h) {
     }
   }
   if (!capacitance_.allFinite()) return false;
-  if (r > 0) capacitance_lu_.compute(capacitance_);
+  if (r > 0) capacitance_lu_.Compute(capacitance_);
   if (!PolishSolve(qp.b, scaled_c_, &polish_x_, &polish_z_)) return false;
   // Iterative refinement on the equality QP's residuals: b_S1 - A_S1 x and the stationarity
   // P x + c + G^T z (x_i = (b_i - u_i^T mu) / a_i loses digits where a_i is small).
@@ -450,12 +552,11 @@ bool ConicQpSolver::PolishDiagonalLowRank(const Eigen::VectorXd& h) {
          (m_ == 0 || (polish_s_.minCoeff() >= -tolerance && polish_z_.minCoeff() >= -tolerance));
 }
 
-bool ConicQpSolver::PolishSolve(const Eigen::VectorXd& b, const Eigen::VectorXd& c,
-                                Eigen::VectorXd* x, Eigen::VectorXd* z) {
+bool ConicQpSolver::PolishSolve(const ConstVector& b, const ConstVector& c, Vector* x, Vector* z) {
   // The right side of the 2r x 2r system (header comment), its solve, and x, y, z_2 by rows.
   const DiagonalLowRankQp& qp = *structured_;
   const int r = rank_;
-  const Eigen::VectorXd& p = scaled_p_diagonal_;
+  const Vector& p = scaled_p_diagonal_;
   rank_rhs_.setZero();
   for (int i = 0; i < n_; ++i) {
     const bool row = s_[i] < z_[i];
@@ -473,7 +574,7 @@ bool ConicQpSolver::PolishSolve(const Eigen::VectorXd& b, const Eigen::VectorXd&
     }
   }
   if (!rank_rhs_.allFinite()) return false;
-  if (r > 0) rank_xi_.noalias() = capacitance_lu_.solve(rank_rhs_);
+  if (r > 0) capacitance_lu_.Solve(rank_rhs_, rank_xi_);
   if (!rank_xi_.allFinite()) return false;
   const auto eta = rank_xi_.head(r);
   const auto mu = rank_xi_.tail(r);
@@ -496,19 +597,23 @@ bool ConicQpSolver::PolishSolve(const Eigen::VectorXd& b, const Eigen::VectorXd&
   return true;
 }
 
-void ConicQpSolver::TryPolish(const Eigen::VectorXd& c, const Eigen::VectorXd& h,
+void ConicQpSolver::SwapPolished() {
+  SwapViews(&x_, &polish_x_);
+  SwapViews(&s_, &polish_s_);
+  SwapViews(&z_, &polish_z_);
+}
+
+void ConicQpSolver::TryPolish(const ConstVector& c, const ConstVector& h,
                               ConicQpStatistics* stats) {
   // A block is called inactive (or at the apex) when its multiplier (or slack) is below 1e-3 of
   // the other; the polished point may miss K or the orthant by 1e-9 of h's and z's sizes.
   if (layout_ == Layout::kDiagonalLowRank) {
     if (!PolishDiagonalLowRank(h)) return;
-  } else if (!polish_.Polish(scaled_p_, c, *dense_g_, h, s_, z_, 1e-3, 1e-9, &polish_x_, &polish_s_,
-                             &polish_z_)) {
+  } else if (!polish_.Polish(scaled_p_, c, *dense_g_, h, s_, z_, 1e-3, 1e-9, polish_x_, polish_s_,
+                             polish_z_)) {
     return;
   }
-  x_.swap(polish_x_);
-  s_.swap(polish_s_);
-  z_.swap(polish_z_);
+  SwapPolished();
   ConicQpStatistics trial = *stats;
   Measure(c, h, &trial);
   if (trial.kkt_residual <= stats->kkt_residual) {
@@ -516,9 +621,7 @@ void ConicQpSolver::TryPolish(const Eigen::VectorXd& c, const Eigen::VectorXd& h
     stats->polished = true;
     return;
   }
-  x_.swap(polish_x_);
-  s_.swap(polish_s_);
-  z_.swap(polish_z_);
+  SwapPolished();
 }
 
 ConicQpStatistics ConicQpSolver::Unscale(double omega, ConicQpStatistics stats) {
@@ -531,8 +634,10 @@ ConicQpStatistics ConicQpSolver::Unscale(double omega, ConicQpStatistics stats) 
   return stats;
 }
 
-ConicQpStatistics ConicQpSolver::Solve(const Eigen::MatrixXd& P, const Eigen::VectorXd& c,
-                                       const Eigen::MatrixXd& G, const Eigen::VectorXd& h,
+ConicQpStatistics ConicQpSolver::Solve(const Eigen::Ref<const Eigen::MatrixXd>& P,
+                                       const Eigen::Ref<const Eigen::VectorXd>& c,
+                                       const Eigen::Ref<const Eigen::MatrixXd>& G,
+                                       const Eigen::Ref<const Eigen::VectorXd>& h,
                                        const Eigen::VectorXd* primal_start) {
   if (layout_ != Layout::kDense || P.rows() != n_ || P.cols() != n_ || c.size() != n_ ||
       G.rows() != m_ || G.cols() != n_ || h.size() != m_ ||
@@ -559,7 +664,9 @@ ConicQpStatistics ConicQpSolver::Solve(const Eigen::MatrixXd& P, const Eigen::Ve
 
 ConicQpStatistics ConicQpSolver::SolveDiagonalLowRank(const DiagonalLowRankQp& qp,
                                                       const Eigen::VectorXd* primal_start) {
-  const auto sized = [&](const Eigen::MatrixXd& M) { return M.rows() == n_ && M.cols() == rank_; };
+  const auto sized = [&](const Eigen::Ref<const Eigen::MatrixXd>& M) {
+    return M.rows() == n_ && M.cols() == rank_;
+  };
   if (layout_ != Layout::kDiagonalLowRank || qp.nonnegative != nonnegative_ || qp.p.size() != n_ ||
       qp.c.size() != n_ || qp.a_diagonal.size() != n_ || qp.b.size() != n_ || !sized(qp.u) ||
       !sized(qp.v) || (primal_start != nullptr && primal_start->size() != n_)) {
@@ -583,7 +690,7 @@ ConicQpStatistics ConicQpSolver::SolveDiagonalLowRank(const DiagonalLowRankQp& q
   return Unscale(omega, stats);
 }
 
-ConicQpStatistics ConicQpSolver::SolveScaled(const Eigen::VectorXd& c, const Eigen::VectorXd& h,
+ConicQpStatistics ConicQpSolver::SolveScaled(const ConstVector& c, const ConstVector& h,
                                              const Eigen::VectorXd* primal_start) {
   ConicQpStatistics stats;
   // Start: the least-squares point of [P G^T; G -I] [x; z] = [-c; h], i.e.
@@ -632,7 +739,7 @@ ConicQpStatistics ConicQpSolver::SolveScaled(const Eigen::VectorXd& c, const Eig
     }
     if (!scaling_.Compute(s_.data(), z_.data())) return AtFloor(stats);
     if (!FactorNewton(false)) return AtFloor(stats);
-    const Eigen::VectorXd& lambda = scaling_.lambda();
+    const ConstVector lambda = scaling_.lambda();
     const double gap = lambda.squaredNorm();  // = s^T z
     const double mu = gap / degree;
 
@@ -676,12 +783,12 @@ ConicQpStatistics ConicQpSolver::SolveScaled(const Eigen::VectorXd& c, const Eig
       return AtFloor(stats);
     }
     x_ += step * dx_;
-    s_.swap(step_s_);
-    z_.swap(step_z_);
+    SwapViews(&s_, &step_s_);
+    SwapViews(&z_, &step_z_);
   }
 }
 
-void ProjectOntoCone(const ConeDimensions& cones, Eigen::VectorXd& s) {
+void ProjectOntoCone(const ConeDimensions& cones, Eigen::Ref<Eigen::VectorXd> s) {
   for (int i = 0; i < cones.linear; ++i) s[i] = std::max(s[i], 0.0);
   int i = cones.linear;
   for (const int size : cones.second_order) {
@@ -698,33 +805,67 @@ void ProjectOntoCone(const ConeDimensions& cones, Eigen::VectorXd& s) {
   }
 }
 
-bool SolveConicQpByAdmm(const Eigen::MatrixXd& p, const Eigen::VectorXd& c,
-                        const Eigen::MatrixXd& g, const Eigen::VectorXd& h,
-                        const ConeDimensions& cones, int max_iterations, double tolerance,
-                        Eigen::VectorXd* x, int* iterations) {
-  const Eigen::Index n = p.rows(), m = g.rows();
+void ConicQpAdmm::Resize(int num_variables, const ConeDimensions& cones) {
+  cones_ = cones;  // the vector's copy keeps its capacity
+  n_ = num_variables;
+  m_ = cones.rows();
+  arena_.Seat([&](GrowOnlyArena& arena) {
+    arena.Place(&gram_, n_, n_);
+    arena.Place(&factor_, n_, n_);
+    for (Vector* v : {&x_, &work_n_}) arena.Place(v, n_);
+    for (Vector* v : {&s_, &u_, &previous_s_, &residual_, &gx_, &work_m_}) arena.Place(v, m_);
+  });
+  x_.setZero();
+}
+
+bool ConicQpAdmm::Factor(const Eigen::Ref<const Eigen::MatrixXd>& P, double sigma, double rho) {
+  factor_ = P + sigma * Eigen::MatrixXd::Identity(n_, n_) + rho * gram_;
+  return Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>>(factor_).info() == Eigen::Success;
+}
+
+bool ConicQpAdmm::Solve(const Eigen::Ref<const Eigen::MatrixXd>& P,
+                        const Eigen::Ref<const Eigen::VectorXd>& c,
+                        const Eigen::Ref<const Eigen::MatrixXd>& G,
+                        const Eigen::Ref<const Eigen::VectorXd>& h, int max_iterations,
+                        double tolerance, int* iterations) {
+  *iterations = 0;
+  if (P.rows() != n_ || P.cols() != n_ || c.size() != n_ || G.rows() != m_ || G.cols() != n_ ||
+      h.size() != m_) {
+    return false;
+  }
   const double sigma = 1e-6;
   double rho = 1;
-  Eigen::VectorXd s = Eigen::VectorXd::Zero(m), u = Eigen::VectorXd::Zero(m);
-  Eigen::VectorXd previous_s(m), residual(m);
-  x->setZero(n);
-  const Eigen::MatrixXd gram = g.transpose() * g;
-  Eigen::LLT<Eigen::MatrixXd> factor(p + sigma * Eigen::MatrixXd::Identity(n, n) + rho * gram);
+  s_.setZero();
+  u_.setZero();
+  x_.setZero();
+  gram_.noalias() = G.transpose() * G;
+  Factor(P, sigma, rho);
+  const auto L = factor_.triangularView<Eigen::Lower>();
   for (int k = 1; k <= max_iterations; ++k) {
-    *x = factor.solve(sigma * *x - c - rho * g.transpose() * (s - h + u));
-    previous_s = s;
-    s = h - g * *x - u;
-    ProjectOntoCone(cones, s);
-    residual = g * *x + s - h;
-    u += residual;
-    const double primal = residual.lpNorm<Eigen::Infinity>();
-    const double dual = rho * (g.transpose() * (s - previous_s)).lpNorm<Eigen::Infinity>();
+    // x = (P + sigma I + rho G^T G)^-1 (sigma x - c - rho G^T (s - h + u)), as LLT::solve.
+    work_m_ = s_ - h + u_;
+    x_ = sigma * x_ - c;
+    x_.noalias() -= rho * G.transpose() * work_m_;
+    L.solveInPlace(x_);
+    factor_.adjoint().triangularView<Eigen::Upper>().solveInPlace(x_);
+    previous_s_ = s_;
+    gx_.noalias() = G * x_;
+    s_ = h - gx_ - u_;
+    ProjectOntoCone(cones_, s_);
+    residual_ = gx_ + s_ - h;
+    u_ += residual_;
+    const double primal = residual_.lpNorm<Eigen::Infinity>();
+    work_m_ = s_ - previous_s_;
+    work_n_.noalias() = G.transpose() * work_m_;
+    const double dual = rho * work_n_.lpNorm<Eigen::Infinity>();
     const double primal_scale =
-        std::max({(g * *x).lpNorm<Eigen::Infinity>(), s.lpNorm<Eigen::Infinity>(),
+        std::max({gx_.lpNorm<Eigen::Infinity>(), s_.lpNorm<Eigen::Infinity>(),
                   h.lpNorm<Eigen::Infinity>(), 1.0});
+    work_n_.noalias() = P * x_;
+    const double px = work_n_.lpNorm<Eigen::Infinity>();
+    work_n_.noalias() = G.transpose() * u_;
     const double dual_scale =
-        std::max({(p * *x).lpNorm<Eigen::Infinity>(), c.lpNorm<Eigen::Infinity>(),
-                  rho * (g.transpose() * u).lpNorm<Eigen::Infinity>(), 1.0});
+        std::max({px, c.lpNorm<Eigen::Infinity>(), rho * work_n_.lpNorm<Eigen::Infinity>(), 1.0});
     if (primal <= tolerance * primal_scale && dual <= tolerance * dual_scale) {
       *iterations = k;
       return true;
@@ -733,13 +874,25 @@ bool SolveConicQpByAdmm(const Eigen::MatrixXd& p, const Eigen::VectorXd& c,
       const double ratio = std::sqrt((primal / primal_scale) / (dual / dual_scale));
       if (ratio > 5 || ratio < 0.2) {
         rho *= ratio;
-        u /= ratio;  // u is the scaled dual y / rho
-        factor.compute(p + sigma * Eigen::MatrixXd::Identity(n, n) + rho * gram);
+        u_ /= ratio;  // u is the scaled dual y / rho
+        Factor(P, sigma, rho);
       }
     }
   }
   *iterations = max_iterations;
   return false;
+}
+
+bool SolveConicQpByAdmm(const Eigen::Ref<const Eigen::MatrixXd>& p,
+                        const Eigen::Ref<const Eigen::VectorXd>& c,
+                        const Eigen::Ref<const Eigen::MatrixXd>& g,
+                        const Eigen::Ref<const Eigen::VectorXd>& h, const ConeDimensions& cones,
+                        int max_iterations, double tolerance, Eigen::VectorXd* x, int* iterations) {
+  ConicQpAdmm admm;
+  admm.Resize(static_cast<int>(p.rows()), cones);
+  const bool converged = admm.Solve(p, c, g, h, max_iterations, tolerance, iterations);
+  *x = admm.x();
+  return converged;
 }
 
 }  // namespace alsim

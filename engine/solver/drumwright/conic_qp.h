@@ -67,8 +67,11 @@
 //   the best iterate, solved if its kkt_residual is at most acceptable_kkt_residual.
 // Every sum runs in a fixed order (each entry of P + G~^T G~ over G~'s rows in order; Eigen's
 // dense products and factorizations, deterministic for given sizes), so a solve is
-// deterministic; after Resize a solve allocates nothing. The cost is dense: O(m n^2) to form
-// P + G~^T G~ and O(n^3) to factor it per iteration.
+// deterministic. Storage is grow-only: Resize allocates only when the workspace it needs exceeds
+// the largest seen so far, and a Solve after any Resize allocates nothing (Eigen's LLT runs in
+// place, its LDLT and PartialPivLU kernels over the solver's own pivots: GrowOnlyLdlt,
+// GrowOnlyLu), so an island whose program changes size every step allocates nothing once warm.
+// The cost is dense: O(m n^2) to form P + G~^T G~ and O(n^3) to factor it per iteration.
 //
 // Diagonal plus low rank (SolveDiagonalLowRank): many rows over few dofs. In the QP (83)-(85),
 //   min 1/2 |lam|^2  s.t.  (I + W S) lam >= r  (84),  lam >= 0  (85),
@@ -121,12 +124,14 @@
 // as for (84) divided by W); it is kept, as on the dense path, when feasible to 1e-9 and no
 // worse by the KKT measure. Where a row and its bound are both active (S1 and S2 meet) there is
 // no polish. Every sum of this path runs over the rows in order (and Eigen's products and LU of
-// fixed sizes), so a solve is deterministic; after ResizeDiagonalLowRank it allocates nothing.
+// fixed sizes), so a solve is deterministic; after ResizeDiagonalLowRank (grow-only, as Resize)
+// it allocates nothing.
 #pragma once
 
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
 #include <Eigen/LU>
+#include <vector>
 
 #include "engine/solver/drumwright/active_set_polish.h"
 #include "engine/solver/drumwright/nt_scaling.h"
@@ -204,32 +209,99 @@ struct ConicQpStatistics {
 // The structured program: minimize 1/2 x^T diag(p) x + c^T x s.t. (diag(a) + U V^T) x >= b and,
 // when `nonnegative`, x >= 0 (header comment). For the QP (83)-(85): p = 1, c = 0, and (84)
 // divided by W (header comment): a = W^-1, U = G M^-1 (n x nv), V = G, b = W^-1 r.
+// A view: callers pass segments and blocks of their own storage, which must outlive it (an
+// expression, evaluated into a temporary of the constructor's Ref, would not).
 struct DiagonalLowRankQp {
-  Eigen::VectorXd p;           // n, positive
-  Eigen::VectorXd c;           // n
-  Eigen::VectorXd a_diagonal;  // n
-  Eigen::MatrixXd u, v;        // n x r
-  Eigen::VectorXd b;           // n
-  bool nonnegative = true;
+  DiagonalLowRankQp(Eigen::Ref<const Eigen::VectorXd> p_, Eigen::Ref<const Eigen::VectorXd> c_,
+                    Eigen::Ref<const Eigen::VectorXd> a_diagonal_,
+                    Eigen::Ref<const Eigen::MatrixXd> u_, Eigen::Ref<const Eigen::MatrixXd> v_,
+                    Eigen::Ref<const Eigen::VectorXd> b_, bool nonnegative_ = true)
+      : p(p_), c(c_), a_diagonal(a_diagonal_), u(u_), v(v_), b(b_), nonnegative(nonnegative_) {}
+  Eigen::Ref<const Eigen::VectorXd> p;           // n, positive
+  Eigen::Ref<const Eigen::VectorXd> c;           // n
+  Eigen::Ref<const Eigen::VectorXd> a_diagonal;  // n
+  Eigen::Ref<const Eigen::MatrixXd> u, v;        // n x r
+  Eigen::Ref<const Eigen::VectorXd> b;           // n
+  bool nonnegative;
 };
 
+// Eigen's pivoted LDL^T (Eigen::LDLT, lower) over grow-only storage: the same in-place kernel
+// (Eigen::internal::ldlt_inplace) and the same solve, so the same bits, without LDLT's
+// transpositions and workspace, which reallocate whenever the size changes.
+class GrowOnlyLdlt {
+ public:
+  GrowOnlyLdlt() = default;
+  GrowOnlyLdlt(const GrowOnlyLdlt&) = delete;
+  GrowOnlyLdlt& operator=(const GrowOnlyLdlt&) = delete;
+  GrowOnlyLdlt(GrowOnlyLdlt&&) = default;
+
+  // Sizes it for n x n, allocating only beyond the largest n before.
+  void Resize(int n);
+  // Factors A (n x n, symmetric, lower triangle read); false as LDLT's NumericalIssue.
+  bool Compute(const Eigen::Ref<const Eigen::MatrixXd>& a);
+  // b = A^-1 b (D's zero pivots give 0, as LDLT's pseudo-inverse).
+  void SolveInPlace(Eigen::Ref<Eigen::VectorXd> b) const;
+
+ private:
+  int n_ = 0;
+  GrowOnlyArena arena_;
+  Eigen::Map<Eigen::MatrixXd> matrix_{nullptr, 0, 0};  // L below, D on the diagonal
+  Eigen::Map<Eigen::VectorXd> temporary_{nullptr, 0};
+  std::vector<int> transpositions_;  // grow-only
+};
+
+// Eigen's LU with partial pivoting (Eigen::PartialPivLU) over grow-only storage: the same
+// in-place kernel (Eigen::internal::partial_lu_inplace, blocked beyond 16 x 16) and the same
+// solve, so the same bits, without PartialPivLU's permutations, which reallocate whenever the
+// size changes.
+class GrowOnlyLu {
+ public:
+  GrowOnlyLu() = default;
+  GrowOnlyLu(const GrowOnlyLu&) = delete;
+  GrowOnlyLu& operator=(const GrowOnlyLu&) = delete;
+  GrowOnlyLu(GrowOnlyLu&&) = default;
+
+  // Sizes it for n x n, allocating only beyond the largest n before.
+  void Resize(int n);
+  // P A = L U of A (n x n).
+  void Compute(const Eigen::Ref<const Eigen::MatrixXd>& a);
+  // x = A^-1 b (x may alias b).
+  void Solve(const Eigen::Ref<const Eigen::VectorXd>& b, Eigen::Ref<Eigen::VectorXd> x) const;
+
+ private:
+  int n_ = 0;
+  GrowOnlyArena arena_;
+  Eigen::Map<Eigen::MatrixXd> lu_{nullptr, 0, 0};
+  std::vector<int> transpositions_;  // grow-only
+};
+
+// The solver's storage is grow-only: Resize and ResizeDiagonalLowRank allocate only when the
+// workspace they need exceeds the largest seen so far (its capacity); a Resize within it, then
+// a Solve, allocate nothing. The solver holds views into its own storage: it moves, but does
+// not copy.
 class ConicQpSolver {
  public:
   explicit ConicQpSolver(const ConicQpParameters& parameters = {}) : parameters_(parameters) {}
+  ConicQpSolver(const ConicQpSolver&) = delete;
+  ConicQpSolver& operator=(const ConicQpSolver&) = delete;
+  ConicQpSolver(ConicQpSolver&&) = default;
 
-  // Sizes the workspace for n variables and the cone K (allocates); a Solve of these sizes
-  // then allocates nothing.
+  // Sizes the workspace for n variables and the cone K, grow-only (above); a Solve of these
+  // sizes then allocates nothing.
   void Resize(int num_variables, const ConeDimensions& cones);
 
   // Solves the program of P (n x n, symmetric, lower triangle read), c (n), G (rows(K) x n) and
   // h (rows(K)). `primal_start`, when not null, is the caller's x0 (see the header comment).
+  // P and G may be blocks of larger column-major matrices, c and h segments: none is copied.
   // kInvalidInput unless Resize (not ResizeDiagonalLowRank) sized the solver for these sizes.
-  ConicQpStatistics Solve(const Eigen::MatrixXd& P, const Eigen::VectorXd& c,
-                          const Eigen::MatrixXd& G, const Eigen::VectorXd& h,
+  ConicQpStatistics Solve(const Eigen::Ref<const Eigen::MatrixXd>& P,
+                          const Eigen::Ref<const Eigen::VectorXd>& c,
+                          const Eigen::Ref<const Eigen::MatrixXd>& G,
+                          const Eigen::Ref<const Eigen::VectorXd>& h,
                           const Eigen::VectorXd* primal_start = nullptr);
 
   // Sizes the workspace for the structured program of n variables, U and V of `rank` columns, and
-  // the rows x >= 0 when `nonnegative` (allocates O(n rank), no n x n matrix); a
+  // the rows x >= 0 when `nonnegative` (O(n rank), no n x n matrix), grow-only (above); a
   // SolveDiagonalLowRank of these sizes then allocates nothing.
   void ResizeDiagonalLowRank(int num_variables, int rank, bool nonnegative);
 
@@ -240,51 +312,57 @@ class ConicQpSolver {
                                          const Eigen::VectorXd* primal_start = nullptr);
 
   // The solution when Solve returned kSolved; otherwise the last (or, at the floor, the best)
-  // iterate.
-  const Eigen::VectorXd& x() const { return x_; }
-  const Eigen::VectorXd& s() const { return s_; }
-  const Eigen::VectorXd& z() const { return z_; }
+  // iterate. Views of the current sizes, valid until the next Resize or Solve.
+  Eigen::Ref<const Eigen::VectorXd> x() const { return x_; }
+  Eigen::Ref<const Eigen::VectorXd> s() const { return s_; }
+  Eigen::Ref<const Eigen::VectorXd> z() const { return z_; }
 
   const ConicQpParameters& parameters() const { return parameters_; }
   ConicQpParameters& mutable_parameters() { return parameters_; }
 
  private:
   enum class Layout { kNone, kDense, kDiagonalLowRank };
+  using Vector = Eigen::Map<Eigen::VectorXd>;
+  using Matrix = Eigen::Map<Eigen::MatrixXd>;
+  using RowMajorMatrix =
+      Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
+  using ConstVector = Eigen::Ref<const Eigen::VectorXd>;
+  // Seats every view for n_, m_, rank_ and the layout's matrices (dense: n x n and m x n).
+  void Seat(bool dense);
   // The vectors both layouts share.
-  void ResizeCommon(int num_variables, const ConeDimensions& cones);
+  void ResizeCommon(int num_variables, const ConeDimensions& cones, bool dense);
   // The caller's units back from the objective divided by omega.
   ConicQpStatistics Unscale(double omega, ConicQpStatistics stats);
   // The one interior-point loop on the program whose objective is divided by omega: P is
   // scaled_p_ (dense) or diag(scaled_p_diagonal_), G is *dense_g_ or structured_'s.
-  ConicQpStatistics SolveScaled(const Eigen::VectorXd& c, const Eigen::VectorXd& h,
+  ConicQpStatistics SolveScaled(const ConstVector& c, const ConstVector& h,
                                 const Eigen::VectorXd* primal_start);
   // The products of the current layout: out = P x, out = G x, out -= G x, out -= G^T z.
-  void ProductP(const Eigen::VectorXd& x, Eigen::VectorXd* out) const;
-  void ProductG(const Eigen::VectorXd& x, Eigen::VectorXd* out);
-  void SubtractG(const Eigen::VectorXd& x, Eigen::VectorXd* out);
-  void SubtractGt(const Eigen::VectorXd& z, Eigen::VectorXd* out);
+  void ProductP(const ConstVector& x, Vector* out) const;
+  void ProductG(const ConstVector& x, Vector* out);
+  void SubtractG(const ConstVector& x, Vector* out);
+  void SubtractGt(const ConstVector& z, Vector* out);
   // Factors P + G~^T G~ with W = I (`start`) or the current scaling; false if it fails.
   bool FactorNewton(bool start);
   // The structured layout's Delta and S (header comment) for the row weights row_weight_.
   bool FactorDiagonalLowRank();
   // Replaces a solved answer by its active-set polish (active_set_polish.h) when that is
   // feasible and its kkt_residual no larger.
-  void TryPolish(const Eigen::VectorXd& c, const Eigen::VectorXd& h, ConicQpStatistics* stats);
+  void TryPolish(const ConstVector& c, const ConstVector& h, ConicQpStatistics* stats);
   // The structured layout's active-set polish into polish_x_, polish_s_, polish_z_ (header
   // comment); false where it does not apply or the point is not feasible.
-  bool PolishDiagonalLowRank(const Eigen::VectorXd& h);
+  bool PolishDiagonalLowRank(const ConstVector& h);
   // Its solve for the right sides b (rows of S1) and c with the factored 2r x 2r system: x and
   // z (y on S1, z_2 on S2, 0 elsewhere) out.
-  bool PolishSolve(const Eigen::VectorXd& b, const Eigen::VectorXd& c, Eigen::VectorXd* x,
-                   Eigen::VectorXd* z);
+  bool PolishSolve(const ConstVector& b, const ConstVector& c, Vector* x, Vector* z);
   // Shared by both starts: factors P + G~^T G~ for the current G~; false if it fails.
-  bool Factor(const Eigen::MatrixXd& P);
+  bool Factor(const Matrix& P);
   // v = (P + G~^T G~)^-1 v with the last factor.
-  void SolveFactored(Eigen::VectorXd* v);
+  void SolveFactored(Vector* v);
   // Solves the reduced Newton system P dx + G^T dz = b_x, G dx + ds = b_z,
   // lambda o (ds~ + dz~) = b_s with the current factor; ds and dz out in the scaled space.
-  void SolveReduced(const Eigen::VectorXd& bx, const Eigen::VectorXd& bz, const Eigen::VectorXd& bs,
-                    Eigen::VectorXd* dx, Eigen::VectorXd* ds, Eigen::VectorXd* dz);
+  void SolveReduced(const ConstVector& bx, const ConstVector& bz, const ConstVector& bs, Vector* dx,
+                    Vector* ds, Vector* dz);
   // The Newton system for b_s (in bs_) and the residuals r_x_, r_z_, refined
   // refinement_steps times on its unreduced residual: writes dx_, ds_ (= ds~), dz_ (= dz~).
   void SolveNewton();
@@ -297,64 +375,109 @@ class ConicQpSolver {
   // Remembers the iterate with the least kkt_residual, which AtFloor returns.
   void KeepIfBest(const ConicQpStatistics& stats);
   // The iterate's residuals, objectives and stopping test into `stats`; true when it stops.
-  bool Measure(const Eigen::VectorXd& c, const Eigen::VectorXd& h, ConicQpStatistics* stats);
+  bool Measure(const ConstVector& c, const ConstVector& h, ConicQpStatistics* stats);
+  // Swaps the polished point with the iterate (the views, not their entries).
+  void SwapPolished();
 
   ConicQpParameters parameters_;
   ConeDimensions cones_;
   NtScaling scaling_;
   int n_ = 0, m_ = 0;
-  Eigen::VectorXd x_, s_, z_;
-  Eigen::VectorXd px_, gx_, gtz_, r_x_, r_z_;  // P x, G x, G^T z and the residuals
-  Eigen::MatrixXd scaled_p_;                   // P / omega
-  Eigen::VectorXd scaled_c_;                   // c / omega
-  Eigen::MatrixXd scaled_g_;                   // G~ = W^-1 G
-  Eigen::MatrixXd kkt_;                        // P + G~^T G~
-  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> scaled_g_rows_;
-  Eigen::LLT<Eigen::MatrixXd> cholesky_;
-  Eigen::LDLT<Eigen::MatrixXd> factor_;  // when the Cholesky fails
+  // Every view below lies in arena_ (grow-only, symmetric_cone.h).
+  GrowOnlyArena arena_;
+  Vector x_{nullptr, 0}, s_{nullptr, 0}, z_{nullptr, 0};
+  // P x, G x, G^T z and the residuals
+  Vector px_{nullptr, 0}, gx_{nullptr, 0}, gtz_{nullptr, 0}, r_x_{nullptr, 0}, r_z_{nullptr, 0};
+  Matrix scaled_p_{nullptr, 0, 0};  // P / omega
+  Vector scaled_c_{nullptr, 0};     // c / omega
+  Matrix scaled_g_{nullptr, 0, 0};  // G~ = W^-1 G
+  Matrix kkt_{nullptr, 0, 0};       // P + G~^T G~
+  RowMajorMatrix scaled_g_rows_{nullptr, 0, 0};
+  Matrix cholesky_{nullptr, 0, 0};  // P + G~^T G~, then its Cholesky factor in place (LLT)
+  GrowOnlyLdlt factor_;             // when the Cholesky fails
   bool use_cholesky_ = true;
-  Eigen::VectorXd bs_, u_, t_, dx_, ds_, dz_;  // Newton right side and steps
-  Eigen::VectorXd ds_affine_, dz_affine_, step_s_, step_z_;
+  // Newton right side and steps
+  Vector bs_{nullptr, 0}, u_{nullptr, 0}, t_{nullptr, 0}, dx_{nullptr, 0}, ds_{nullptr, 0},
+      dz_{nullptr, 0};
+  Vector ds_affine_{nullptr, 0}, dz_affine_{nullptr, 0}, step_s_{nullptr, 0}, step_z_{nullptr, 0};
   ActiveSetPolish polish_;
-  Eigen::VectorXd polish_x_, polish_s_, polish_z_;
+  Vector polish_x_{nullptr, 0}, polish_s_{nullptr, 0}, polish_z_{nullptr, 0};
   ConicQpStatistics best_;
-  Eigen::VectorXd best_x_, best_s_, best_z_;
-  Eigen::VectorXd bx_, bz_, ex_, ez_, es_, refine_x_, refine_s_, refine_z_;  // refinement
+  Vector best_x_{nullptr, 0}, best_s_{nullptr, 0}, best_z_{nullptr, 0};
+  // refinement
+  Vector bx_{nullptr, 0}, bz_{nullptr, 0}, ex_{nullptr, 0}, ez_{nullptr, 0}, es_{nullptr, 0},
+      refine_x_{nullptr, 0}, refine_s_{nullptr, 0}, refine_z_{nullptr, 0};
 
   // The problem of the current solve (set by Solve / SolveDiagonalLowRank for its duration).
   Layout layout_ = Layout::kNone;
-  const Eigen::MatrixXd* dense_g_ = nullptr;
+  const Eigen::Ref<const Eigen::MatrixXd>* dense_g_ = nullptr;
   const DiagonalLowRankQp* structured_ = nullptr;
   // The structured layout: rank r, whether x >= 0 is present, diag(p) / omega, h = [-b; 0].
   int rank_ = 0;
   bool nonnegative_ = true;
-  Eigen::VectorXd scaled_p_diagonal_, structured_h_;
-  Eigen::VectorXd ones_, row_weight_;     // e and g = W^-2 e (m)
-  Eigen::VectorXd inv_delta_, coupling_;  // 1 / delta_i and a_i g1_i / delta_i (n)
-  Eigen::MatrixXd capacitance_;           // E S E (2r x 2r)
-  Eigen::VectorXd capacitance_scale_;     // E
-  Eigen::PartialPivLU<Eigen::MatrixXd> capacitance_lu_;
-  Eigen::VectorXd rank_r_, rank_rhs_, rank_xi_;  // r, 2r, 2r
-  Eigen::VectorXd woodbury_q_, woodbury_l_;      // n
-  Eigen::VectorXd work_n_, work_m_, work_m2_;
+  Vector scaled_p_diagonal_{nullptr, 0}, structured_h_{nullptr, 0};
+  Vector ones_{nullptr, 0}, row_weight_{nullptr, 0};     // e and g = W^-2 e (m)
+  Vector inv_delta_{nullptr, 0}, coupling_{nullptr, 0};  // 1 / delta_i and a_i g1_i / delta_i (n)
+  Matrix capacitance_{nullptr, 0, 0};                    // E S E (2r x 2r)
+  Vector capacitance_scale_{nullptr, 0};                 // E
+  GrowOnlyLu capacitance_lu_;
+  Vector rank_r_{nullptr, 0}, rank_rhs_{nullptr, 0}, rank_xi_{nullptr, 0};  // r, 2r, 2r
+  Vector woodbury_q_{nullptr, 0}, woodbury_l_{nullptr, 0};                  // n
+  Vector work_n_{nullptr, 0}, work_m_{nullptr, 0}, work_m2_{nullptr, 0};
 };
 
 // s <- its projection onto K = R+^linear x Q^k1 x ...: the orthant's max(0, s_i); a second-order
 // block (t, u): itself inside, 0 in the polar cone, else ((t + |u|) / 2) (1, u / |u|).
-void ProjectOntoCone(const ConeDimensions& cones, Eigen::VectorXd& s);
+void ProjectOntoCone(const ConeDimensions& cones, Eigen::Ref<Eigen::VectorXd> s);
 
 // The fallback for a program the interior point could not solve: ADMM on the same program (the
 // operator splitting of OSQP and SCS), min 1/2 x^T P x + c^T x s.t. G x + s = h, s in K:
 //   x <- (P + sigma I + rho G^T G)^-1 (sigma x - c - rho G^T (s - h + u))
 //   s <- Pi_K(h - G x - u),   u <- u + G x + s - h,
 // sigma 1e-6, rho from 1 rebalanced by the ratio of the scaled primal and dual residuals every 50
-// iterations; true once both residuals are below `tolerance` relative to their terms (x and the
-// iterations in *x, *iterations), false after max_iterations. Linear convergence, but on any
-// convex program; sized data well scaled (unit rows, an O(1) answer) converge in tens of
-// iterations. Allocates.
-bool SolveConicQpByAdmm(const Eigen::MatrixXd& p, const Eigen::VectorXd& c,
-                        const Eigen::MatrixXd& g, const Eigen::VectorXd& h,
-                        const ConeDimensions& cones, int max_iterations, double tolerance,
-                        Eigen::VectorXd* x, int* iterations);
+// iterations; converged once both residuals are below `tolerance` relative to their terms.
+// Linear convergence, but on any convex program; sized data well scaled (unit rows, an O(1)
+// answer) converge in tens of iterations. Grow-only storage as ConicQpSolver's: Solve allocates
+// nothing after a Resize within capacity (its Cholesky of P + sigma I + rho G^T G in place,
+// refactored when rho changes).
+class ConicQpAdmm {
+ public:
+  ConicQpAdmm() = default;
+  ConicQpAdmm(const ConicQpAdmm&) = delete;
+  ConicQpAdmm& operator=(const ConicQpAdmm&) = delete;
+  ConicQpAdmm(ConicQpAdmm&&) = default;
+
+  // Sizes the workspace for n variables and K, grow-only.
+  void Resize(int num_variables, const ConeDimensions& cones);
+  // The method above from x = 0; true once converged, false after max_iterations (x the last
+  // iterate) or for sizes other than Resize's. P and G may be blocks, c and h segments.
+  bool Solve(const Eigen::Ref<const Eigen::MatrixXd>& P, const Eigen::Ref<const Eigen::VectorXd>& c,
+             const Eigen::Ref<const Eigen::MatrixXd>& G, const Eigen::Ref<const Eigen::VectorXd>& h,
+             int max_iterations, double tolerance, int* iterations);
+  // Valid until the next Resize or Solve.
+  Eigen::Ref<const Eigen::VectorXd> x() const { return x_; }
+
+ private:
+  using Vector = Eigen::Map<Eigen::VectorXd>;
+  using Matrix = Eigen::Map<Eigen::MatrixXd>;
+  // The Cholesky of P + sigma I + rho G^T G in place in factor_; false if it fails.
+  bool Factor(const Eigen::Ref<const Eigen::MatrixXd>& P, double sigma, double rho);
+
+  ConeDimensions cones_;
+  int n_ = 0, m_ = 0;
+  GrowOnlyArena arena_;
+  Matrix gram_{nullptr, 0, 0}, factor_{nullptr, 0, 0};  // G^T G; the Cholesky factor (n x n)
+  Vector x_{nullptr, 0}, work_n_{nullptr, 0};           // n
+  // s, u, the previous s, the residual G x + s - h, G x, and a workspace (m)
+  Vector s_{nullptr, 0}, u_{nullptr, 0}, previous_s_{nullptr, 0}, residual_{nullptr, 0},
+      gx_{nullptr, 0}, work_m_{nullptr, 0};
+};
+
+// ConicQpAdmm on the program, x and the iterations out (allocates: a ConicQpAdmm each call).
+bool SolveConicQpByAdmm(const Eigen::Ref<const Eigen::MatrixXd>& p,
+                        const Eigen::Ref<const Eigen::VectorXd>& c,
+                        const Eigen::Ref<const Eigen::MatrixXd>& g,
+                        const Eigen::Ref<const Eigen::VectorXd>& h, const ConeDimensions& cones,
+                        int max_iterations, double tolerance, Eigen::VectorXd* x, int* iterations);
 
 }  // namespace alsim

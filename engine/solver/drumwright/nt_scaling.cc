@@ -23,11 +23,15 @@ void ApplyBlock(const double* w, int m, double scale, double sign, const double*
 }  // namespace
 
 void NtScaling::Resize(const ConeDimensions& cones) {
-  cones_ = cones;
-  orthant_.resize(cones.linear);
-  wbar_.resize(cones.rows());
-  beta_.resize(static_cast<Eigen::Index>(cones.second_order.size()));
-  lambda_.resize(cones.rows());
+  cones_ = cones;  // the vector's copy keeps its capacity
+  const Eigen::Index rows = cones.rows();
+  const auto blocks = static_cast<Eigen::Index>(cones.second_order.size());
+  arena_.Seat([&](GrowOnlyArena& arena) {
+    arena.Place(&orthant_, cones.linear);
+    arena.Place(&wbar_, rows);
+    arena.Place(&beta_, blocks);
+    arena.Place(&lambda_, rows);
+  });
 }
 
 bool NtScaling::Compute(const double* s, const double* z) {

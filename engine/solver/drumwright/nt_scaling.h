@@ -24,8 +24,13 @@ namespace alsim {
 
 class NtScaling {
  public:
-  // Sizes the scaling for `cones` (allocates); Compute and the Apply* functions then allocate
-  // nothing.
+  NtScaling() = default;
+  NtScaling(const NtScaling&) = delete;
+  NtScaling& operator=(const NtScaling&) = delete;
+  NtScaling(NtScaling&&) = default;
+
+  // Sizes the scaling for `cones`, grow-only: allocates only when K has more rows or blocks than
+  // any before; Compute and the Apply* functions allocate nothing.
   void Resize(const ConeDimensions& cones);
 
   // W and lambda at (s, z); false (and the scaling unusable) unless both are interior to K.
@@ -35,15 +40,18 @@ class NtScaling {
   void Apply(const double* u, double* out) const;
   void ApplyInverse(const double* u, double* out) const;
 
-  const Eigen::VectorXd& lambda() const { return lambda_; }
+  // Valid until the next Resize.
+  Eigen::Ref<const Eigen::VectorXd> lambda() const { return lambda_; }
   const ConeDimensions& cones() const { return cones_; }
 
  private:
+  using Vector = Eigen::Map<Eigen::VectorXd>;
   ConeDimensions cones_;
-  Eigen::VectorXd orthant_;  // d_i, per orthant row
-  Eigen::VectorXd wbar_;     // wbar per cone block, at the block's rows
-  Eigen::VectorXd beta_;     // beta per cone block
-  Eigen::VectorXd lambda_;
+  GrowOnlyArena arena_;
+  Vector orthant_{nullptr, 0};  // d_i, per orthant row
+  Vector wbar_{nullptr, 0};     // wbar per cone block, at the block's rows
+  Vector beta_{nullptr, 0};     // beta per cone block
+  Vector lambda_{nullptr, 0};
 };
 
 }  // namespace alsim

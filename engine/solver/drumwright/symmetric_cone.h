@@ -11,6 +11,8 @@
 // Every function walks the blocks in their stored order, so its sums are in a fixed order.
 #pragma once
 
+#include <Eigen/Core>
+#include <new>
 #include <vector>
 
 namespace alsim {
@@ -41,6 +43,44 @@ double IdentityShift(const ConeDimensions& cones, const double* x);
 // the hyperbolic reflection V that takes xbar = x / sqrt(x^T J x) to e (V is an automorphism of
 // Q), rho = V d / sqrt(x^T J x), and e + t rho is in Q while t (||rho_1|| - rho_0) <= 1.
 double MaxStep(const ConeDimensions& cones, const double* x, const double* d);
+
+// The grow-only storage of the conic QP's workspaces (this header is the one they all include):
+// Seat(layout) runs layout(arena), which calls Place(&view, rows, cols) per Eigen::Map, twice:
+// once to sum the sizes, then, after growing the storage only when that sum exceeds the largest
+// seen (its capacity), to re-seat each Map over it by placement new (Eigen's way to re-seat a
+// Map). Each view starts a multiple of 64 bytes into the storage, which Eigen's allocator aligns
+// as it would a vector or matrix of its own, so that Eigen's kernels (whose peeling follows the
+// data's alignment) round exactly as on one. Growing discards the contents; the views are valid
+// until the next Seat. The owners hold Maps into it: they move, but do not copy.
+class GrowOnlyArena {
+ public:
+  template <typename Layout>
+  void Seat(const Layout& layout) {
+    measuring_ = true;
+    offset_ = 0;
+    layout(*this);
+    if (offset_ > storage_.size()) storage_.resize(offset_);  // allocates beyond capacity only
+    measuring_ = false;
+    offset_ = 0;
+    layout(*this);
+  }
+  template <typename View>
+  void Place(View* view, Eigen::Index rows, Eigen::Index cols) {
+    if (!measuring_) new (view) View(storage_.data() + offset_, rows, cols);
+    offset_ += (rows * cols + kAlign - 1) / kAlign * kAlign;
+  }
+  void Place(Eigen::Map<Eigen::VectorXd>* view, Eigen::Index size) {
+    if (!measuring_) new (view) Eigen::Map<Eigen::VectorXd>(storage_.data() + offset_, size);
+    offset_ += (size + kAlign - 1) / kAlign * kAlign;
+  }
+  Eigen::Index capacity() const { return storage_.size(); }
+
+ private:
+  static constexpr Eigen::Index kAlign = 64 / sizeof(double);
+  Eigen::VectorXd storage_;  // Eigen's allocator: aligned to its packets
+  Eigen::Index offset_ = 0;
+  bool measuring_ = false;
+};
 
 // sqrt(u_0^2 - ||u_1||^2) of one cone block of m rows, as sqrt((u_0 - ||u_1||)(u_0 + ||u_1||))
 // (no cancellation near the boundary); 0 outside the interior.
