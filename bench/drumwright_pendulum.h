@@ -59,6 +59,11 @@ struct RodPendulum {
     g << 1, 0, -kL / 2 * std::cos(q.z()), 0, 1, -kL / 2 * std::sin(q.z());
     return g;
   }
+  // Gd v = d/dt(G) v = (L/2 sin theta, -L/2 cos theta) theta'^2: the rows' phi'' at rest.
+  static Eigen::Vector2d VelocityProduct(const Eigen::Vector3d& q, const Eigen::Vector3d& v) {
+    const double rate2 = v.z() * v.z();
+    return Eigen::Vector2d(kL / 2 * std::sin(q.z()) * rate2, -kL / 2 * std::cos(q.z()) * rate2);
+  }
   static Eigen::Vector3d Start() { return Eigen::Vector3d(kL / 2, 0, kPi / 2); }
   // (1/2) v^T M v + m g y, J.
   static double Energy(const Eigen::Vector3d& q, const Eigen::Vector3d& v) {
@@ -71,21 +76,24 @@ enum class BilateralForm {
   kConstraintSpace,  // SolveBilateralConstraintSpace: the paper's (61)-(62), (53), (37)
 };
 
-// The step's system at (q, v): M = diag(m, m, I), f = (0, -m g, 0), the two rows of (64).
+// The step's system at (q, v): M = diag(m, m, I), f = (0, -m g, 0), the two rows of (64); with
+// `velocity_product` their Gd v0 as well (first_order_step.h).
 inline FirstOrderProblem RodPendulumProblem(const Eigen::Vector3d& q, const Eigen::Vector3d& v,
-                                            double k, double h) {
+                                            double k, double h, bool velocity_product = false) {
   FirstOrderProblem p;
   p.mass = Eigen::Vector3d(RodPendulum::kM, RodPendulum::kM, RodPendulum::kI).asDiagonal();
   p.velocity = v;
   p.force = Eigen::Vector3d(0, -RodPendulum::kM * RodPendulum::kG, 0);
   p.h = h;
   p.jacobian = RodPendulum::Jacobian(q);
-  const Eigen::Vector2d phi = RodPendulum::Phi(q);
+  p.velocity_product = velocity_product;
+  const Eigen::Vector2d phi = RodPendulum::Phi(q), gdv = RodPendulum::VelocityProduct(q, v);
   for (int r = 0; r < 2; ++r) {
     SpringRow row;
     row.phi0 = phi[r];
     row.stiffness = k;
     row.damping = RodPendulum::kB;
+    row.acceleration = gdv[r];
     p.rows.push_back(row);
   }
   return p;

@@ -311,6 +311,11 @@ std::vector<SolverOptionSpec> MakeTable() {
        "drop rows that push while their spring ends the step extended and solve again (ours); "
        "off: the paper's program alone",
        ALSIM_BOOLEAN_FIELD(drumwright.complementary)},
+      {"drumwright_velocity_product", "--drumwright-velocity-product", "on/off", "drumwright",
+       K::kBoolean, 0, 0, false, false, "",
+       "include each row's Gd v0 with Mhat by a minimum-norm solve (all rows but contacts'); "
+       "off: omitted, the paper's option (a)",
+       ALSIM_BOOLEAN_FIELD(drumwright.velocity_product)},
       {"drumwright_program_iterations", "--drumwright-program-iterations", "N", "drumwright",
        K::kInteger, 1, kMaxCount, false, false, "",
        "most interior-point iterations of an island's program",

@@ -554,7 +554,8 @@ class PythonClientTest(unittest.TestCase):
         # back; a scene with dry joint friction is refused by name, whatever the client sends.
         env = self.env("box_stack", 2,
                        solver={"solver": "drumwright", "drumwright_contact_stiffness": 1e7,
-                               "drumwright_complementary": False})
+                               "drumwright_complementary": False,
+                               "drumwright_velocity_product": True})
         for _ in range(10):
             _, info = env.step(None)
         figures = info["solver_figures"]

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include <oneapi/tbb/global_control.h>
+
 #include "bench/drumwright_foundation.h"
 #include "bench/drumwright_pendulum.h"
 #include "engine/core/parallel.h"
@@ -21,6 +23,7 @@
 #include "engine/sim/step.h"
 #include "engine/solver/drumwright/drumwright_solver.h"
 #include "engine/solver/solver.h"
+#include "tests/support/allocation_counter.h"
 #include "tests/support/mujoco_oracle.h"
 
 namespace alsim {
@@ -492,6 +495,84 @@ TEST(DrumwrightTest, BitIdenticalForOneTwoAndEightThreads) {
     const std::vector<double> other = QposAfterSteps(*model, threads);
     ASSERT_EQ(one.size(), other.size());
     EXPECT_EQ(std::memcmp(one.data(), other.data(), one.size() * sizeof(double)), 0) << threads;
+  }
+}
+
+// G with the velocity product (first_order_step.h): the scene's connect rows get their Gd v0
+// from row_acceleration.h and step as the dense rod with the closed-form Gd v, at a stiff pin and
+// at a soft one, where the term changes the swing.
+TEST(DrumwrightTest, GWithItsGdvTheRodSceneStepsAsTheDenseModel) {
+  std::ifstream in(ALSIM_SCENES_DIR "/rod_pendulum.xml");
+  std::stringstream text;
+  text << in.rdbuf();
+  for (const double k : {1e3, 1e6}) {
+    std::string xml = text.str();
+    const size_t at = xml.find("stiffness 1e15");
+    ASSERT_NE(at, std::string::npos);
+    xml.replace(at, 14, "stiffness " + Num(k));
+    const auto model = Import(xml);
+    Data d(*model), off(*model);
+    d.qpos = off.qpos = {0.5, 0.5, -bench::kPi / 2};
+    StepOptions options = Drumwright();
+    options.solver.drumwright.velocity_product = true;
+    const double h = model->timestep;
+    Eigen::Vector3d q = bench::RodPendulum::Start(), v = Eigen::Vector3d::Zero();
+    for (int n = 0; n < 1000; ++n) {
+      ASSERT_EQ(Step(*model, d, options), StepStatus::kOk);
+      ASSERT_EQ(Step(*model, off, Drumwright()), StepStatus::kOk);
+      const FirstOrderResult r = SolveFirstOrderStep(bench::RodPendulumProblem(q, v, k, h, true));
+      ASSERT_TRUE(r.ok);
+      v = r.velocity;
+      q += h * v;
+    }
+    EXPECT_NEAR(d.qpos[0], q.x(), 1e-9) << k;
+    EXPECT_NEAR(d.qpos[1] - 0.5, q.y(), 1e-9) << k;
+    EXPECT_NEAR(-d.qpos[2], q.z(), 1e-9) << k;
+    EXPECT_NEAR(-d.qvel[2], v.z(), 1e-8) << k;
+    // The term moves the soft rod by far more than the agreement above.
+    if (k < 1e4) {
+      EXPECT_GT(std::abs(off.qpos[2] - d.qpos[2]), 1e-4);
+    }
+  }
+}
+
+// Once each island slot has seen its sizes, a step allocates nothing: contacts (boxes and spheres
+// settling, with friction), a hinge resting past its limit, a connect and a servo, with and
+// without the velocity product. Counted on the calling thread, so TBB is held to one thread.
+TEST(DrumwrightTest, AWarmStepAllocatesNothing) {
+  std::string bodies;
+  for (int i = 0; i < 4; ++i) {
+    const std::string shape =
+        i % 2 == 0 ? "type='box' size='0.05 0.06 0.04'" : "type='sphere' size='0.05'";
+    bodies +=
+        "<body pos='" + Num(0.4 * i) + " 0 0.06'><freejoint/><geom " + shape + " mass='1'/></body>";
+  }
+  const auto model = Import(
+      "<mujoco><option timestep='0.002'/><custom><text name='alsim:contact:floor' "
+      "data='stiffness 1e6 damping 100'/></custom><worldbody><geom name='floor' "
+      "type='plane' size='5 5 0.1' friction='0.6'/>" +
+      bodies +
+      "<body name='arm' pos='0 2 1'><joint name='hinge' type='hinge' axis='0 1 0' limited='true' "
+      "range='-0.5 0.5'/><geom type='capsule' fromto='0 0 0 0.3 0 0' size='0.02' mass='1'/>"
+      "</body><body name='bob' pos='0 -2 1'><joint type='hinge' axis='1 0 0'/><joint "
+      "name='reach' type='slide' axis='0 0 1'/><geom type='sphere' size='0.05' pos='0 0 -0.4' "
+      "mass='1'/></body></worldbody><equality><connect body1='bob' anchor='0 0 -0.4'/>"
+      "</equality><actuator><position joint='reach' kp='50'/></actuator></mujoco>");
+  const tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism, 1);
+  for (const bool velocity_product : {false, true}) {
+    Data d(*model);
+    for (int k = 0; k < model->nv; ++k) d.qvel[k] = 0.3 * std::sin(1.0 + k);
+    StepOptions options = Drumwright();
+    options.solver.drumwright.velocity_product = velocity_product;
+    for (int n = 0; n < 300; ++n) ASSERT_EQ(Step(*model, d, options), StepStatus::kOk);
+    long count = 0;
+    {
+      const testing::AllocationCounter allocations;
+      for (int n = 0; n < 100; ++n) Step(*model, d, options);
+      count = allocations.count();
+    }
+    EXPECT_EQ(count, 0) << velocity_product;
+    EXPECT_GE(d.islands.num, 4);
   }
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <Eigen/Cholesky>
+#include <Eigen/QR>
 #include <Eigen/SVD>
 
 #include "bench/drumwright_foundation.h"
@@ -509,5 +510,137 @@ TEST(FirstOrderStepTest, UnilateralRowsGoThroughTheLowRankPathToTheDensePrograms
   std::printf("[ low rank ] %d of 12 programs by the structured path, %d with a zero force\n",
               low_rank, with_zero_force);
 }
+// ---------------------------------------------------------------------------------------------
+// The velocity product (digest 4, option (b)): Gd v0 with Mhat = (G M^-1 G^T)^+ per class.
+
+// Bilateral rows, redundant ones among them: v1 is the digest's velocity form with Gd v0,
+// (M + G^T W G) v1 = M v0 + h f - h G^T (K phi0 + W a + S^+ a), S = G M^-1 G^T, with S^+ from
+// Eigen's complete orthogonal decomposition; the force is lam = -(K phi0 + W a + S^+ a) -
+// (h K + B) G v1 (53).
+TEST(FirstOrderStepTest, TheVelocityProductIsTheMinimumNormMhatGdv) {
+  std::mt19937 random(11);
+  std::uniform_real_distribution<double> unit(-1, 1);
+  for (int trial = 0; trial < 20; ++trial) {
+    const int nv = 5, rows = 4;
+    FirstOrderProblem p;
+    const Eigen::MatrixXd root = Eigen::MatrixXd::NullaryExpr(nv, nv, [&] { return unit(random); });
+    p.mass = root * root.transpose() + Eigen::MatrixXd::Identity(nv, nv);
+    p.velocity = Eigen::VectorXd::NullaryExpr(nv, [&] { return unit(random); });
+    p.force = Eigen::VectorXd::NullaryExpr(nv, [&] { return 10 * unit(random); });
+    p.h = 1e-3;
+    p.jacobian = Eigen::MatrixXd::NullaryExpr(rows, nv, [&] { return unit(random); });
+    // Odd trials: row 3 repeats row 1 (rank 3), with its own Gd v0 (not in S's range).
+    if (trial % 2 == 1) p.jacobian.row(3) = p.jacobian.row(1);
+    p.velocity_product = true;
+    for (int r = 0; r < rows; ++r) {
+      SpringRow row;
+      row.phi0 = 1e-3 * unit(random);
+      row.stiffness = std::pow(10.0, 3 + 3 * (1 + unit(random)));
+      row.damping = 10 * (1 + unit(random));
+      row.acceleration = 5 * unit(random);
+      p.rows.push_back(row);
+    }
+    const FirstOrderResult result = SolveFirstOrderStep(p);
+    ASSERT_TRUE(result.ok);
+    EXPECT_EQ(result.velocity_product_rank, trial % 2 == 1 ? 3 : 4);
+
+    const Eigen::MatrixXd s = p.jacobian * p.mass.llt().solve(p.jacobian.transpose());
+    Eigen::VectorXd a(rows), w(rows), k(rows), phi0(rows), b(rows);
+    for (int r = 0; r < rows; ++r) {
+      a[r] = p.rows[r].acceleration;
+      k[r] = p.rows[r].stiffness;
+      b[r] = p.rows[r].damping;
+      phi0[r] = p.rows[r].phi0;
+      w[r] = p.h * p.h * k[r] + p.h * b[r];
+    }
+    const Eigen::VectorXd mhat_a = s.completeOrthogonalDecomposition().pseudoInverse() * a;
+    const Eigen::VectorXd law = k.cwiseProduct(phi0) + w.cwiseProduct(a) + mhat_a;
+    const Eigen::MatrixXd system = p.mass + p.jacobian.transpose() * w.asDiagonal() * p.jacobian;
+    const Eigen::VectorXd v1 = system.llt().solve(p.mass * p.velocity + p.h * p.force -
+                                                  p.h * p.jacobian.transpose() * law);
+    EXPECT_LT((result.velocity - v1).norm(), 1e-11 * (1 + v1.norm())) << trial;
+    const Eigen::VectorXd lambda = -law - (p.h * k + b).cwiseProduct(p.jacobian * v1);
+    EXPECT_LT((result.lambda - lambda).norm(), 1e-9 * (1 + lambda.norm())) << trial;
+    // Off, the same problem ignores the accelerations: the law is K phi0 alone.
+    p.velocity_product = false;
+    const FirstOrderResult off = SolveFirstOrderStep(p);
+    const Eigen::VectorXd v_off = system.llt().solve(
+        p.mass * p.velocity + p.h * p.force - p.h * p.jacobian.transpose() * k.cwiseProduct(phi0));
+    EXPECT_LT((off.velocity - v_off).norm(), 1e-11 * (1 + v_off.norm())) << trial;
+  }
+}
+
+// H with the velocity product: one unilateral row of G = 1 has Mhat = m, so its law gains
+// W a + m a: lam = max(0, (-K phi0 - W a - m a - (h K + B)(v0 + h f / m)) / (1 + W / m)).
+TEST(FirstOrderStepTest, HOneUnilateralRowWithItsGdvIsTheClampedSpringLaw) {
+  const double m = 0.5, k = 1e4, b = 20, h = 1e-2, phi0 = -1e-3, f = -4.9;
+  for (const double a : {-30.0, -1.0, 0.0, 2.0, 40.0}) {
+    FirstOrderProblem p = Particle(m, phi0, 0.1, f, k, b, h, SpringRowClass::kUnilateral);
+    p.rows[0].acceleration = a;
+    p.velocity_product = true;
+    const FirstOrderResult r = SolveFirstOrderStep(p);
+    ASSERT_TRUE(r.ok);
+    const double w = h * h * k + h * b;
+    const double rhs = -k * phi0 - w * a - m * a - (h * k + b) * (0.1 + h * f / m);
+    const double expected = std::max(0.0, rhs / (1 + w / m));
+    EXPECT_NEAR(r.lambda[0], expected, 1e-7 * (1 + std::abs(rhs))) << a;
+  }
+}
+
+// The compliant rod with the term, m q'' = G^T lam + f, lam = -K phi - B phi' - Mhat Gd v
+// ((15), Mhat = (G M^-1 G^T)^-1), by RK4 at step h from the release; q at `seconds`.
+Eigen::Vector3d CompliantRodWithGdvReference(double k, double h, double seconds) {
+  using bench::RodPendulum;
+  const Eigen::Vector3d mass(RodPendulum::kM, RodPendulum::kM, RodPendulum::kI);
+  const auto acceleration = [&](const Eigen::Vector3d& q, const Eigen::Vector3d& v) {
+    const Eigen::Matrix<double, 2, 3> g = RodPendulum::Jacobian(q);
+    const Eigen::Matrix2d mhat = (g * mass.cwiseInverse().asDiagonal() * g.transpose()).inverse();
+    const Eigen::Vector2d lambda = -k * RodPendulum::Phi(q) - RodPendulum::kB * (g * v) -
+                                   mhat * RodPendulum::VelocityProduct(q, v);
+    const Eigen::Vector3d force =
+        g.transpose() * lambda + Eigen::Vector3d(0, -RodPendulum::kM * RodPendulum::kG, 0);
+    return Eigen::Vector3d(force.cwiseQuotient(mass));
+  };
+  Eigen::Vector3d q = RodPendulum::Start(), v = Eigen::Vector3d::Zero();
+  const long steps = std::lround(seconds / h);
+  for (long n = 0; n < steps; ++n) {
+    const Eigen::Vector3d a1 = acceleration(q, v), q1 = v;
+    const Eigen::Vector3d a2 = acceleration(q + h / 2 * q1, v + h / 2 * a1), q2 = v + h / 2 * a1;
+    const Eigen::Vector3d a3 = acceleration(q + h / 2 * q2, v + h / 2 * a2), q3 = v + h / 2 * a2;
+    const Eigen::Vector3d a4 = acceleration(q + h * q3, v + h * a3), q4 = v + h * a3;
+    q += h / 6 * (q1 + 2 * q2 + 2 * q3 + q4);
+    v += h / 6 * (a1 + 2 * a2 + 2 * a3 + a4);
+  }
+  return q;
+}
+
+// G with the velocity product: Fig. 4's rod on a soft pin (K 1e3 N/m, where the omitted term
+// stretches the pin by ~2 cm at the bottom of the swing) converges with order one to its own
+// continuous model (15), not to the model without the term, which lies far beyond the error.
+TEST(FirstOrderStepTest, GWithItsGdvTheSoftRodConvergesToTheModelWithTheTerm) {
+  const double k = 1e3, seconds = 1;
+  const Eigen::Vector3d with = CompliantRodWithGdvReference(k, 1e-5, seconds);
+  const Eigen::Vector3d without = bench::CompliantRodReference(k, 1e-5, seconds);
+  std::vector<double> hs, errors;
+  for (const double h : {2e-4, 1e-4, 5e-5}) {
+    Eigen::Vector3d q = bench::RodPendulum::Start(), v = Eigen::Vector3d::Zero();
+    const long steps = std::lround(seconds / h);
+    for (long n = 0; n < steps; ++n) {
+      const FirstOrderResult r = SolveFirstOrderStep(bench::RodPendulumProblem(q, v, k, h, true));
+      ASSERT_TRUE(r.ok);
+      v = r.velocity;
+      q += h * v;
+    }
+    hs.push_back(h);
+    errors.push_back((q - with).norm());
+  }
+  const double slope = bench::LogLogSlope(hs, errors);
+  std::printf(
+      "[ Gd v ] K 1e3: errors at 1 s %.3g %.3g %.3g, order %.3f; the term moves q by %.3g\n",
+      errors[0], errors[1], errors[2], slope, (with - without).norm());
+  EXPECT_NEAR(slope, 1, 0.1);
+  EXPECT_GT((with - without).norm(), 20 * errors.back());
+}
+
 }  // namespace
 }  // namespace alsim

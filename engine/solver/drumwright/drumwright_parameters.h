@@ -41,6 +41,11 @@ struct DrumwrightParameters {
   // contact's with its tangents) are dropped and the program solved again, up to 8 times; off
   // is the paper's program alone.
   bool complementary = true;
+  // Each row's Gd v0 (its phi'' at zero acceleration) in the laws with Mhat (53), (141), through
+  // a minimum-norm solve per class (digest 4, option (b); first_order_step.h), for the rows
+  // row_acceleration.h computes; off, the term is omitted (option (a)), which shifts a row's phi
+  // by K^-1 Mhat Gd v0 (a pendulum's rod stretches by its centripetal force over K).
+  bool velocity_product = false;
   // The interior-point method of each island's program (conic_qp.h); its tolerances follow the
   // conditioning O(h B) of the spring laws (digest 8). [OURS] An iterate that double precision
   // cannot improve is kept once its KKT residual is below 1e-6 (the reference's 1e-9 rejects

@@ -6,6 +6,7 @@
 
 #include "engine/data/contact.h"
 #include "engine/linalg/tree_sparse_layout.h"
+#include "engine/solver/drumwright/row_acceleration.h"
 
 namespace alsim {
 namespace {
@@ -80,6 +81,9 @@ DrumwrightSolver::DrumwrightSolver(const Model& m) : IslandSolver(m) {
 void DrumwrightSolver::Prepare(const Model& m, Data& d, const SolverOptions& /*options*/) {
   jacobian_.Layout(m, d);
   island_statistics_.assign(d.islands.num, DrumwrightStatistics{});
+  while (static_cast<int>(work_.size()) < d.islands.num) {
+    work_.push_back(std::make_unique<IslandWork>());
+  }
 }
 
 void DrumwrightSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& options,
@@ -91,10 +95,12 @@ void DrumwrightSolver::SolveIsland(const Model& m, Data& d, const SolverOptions&
   result = IslandSolveResult{};
   DrumwrightStatistics& stats = island_statistics_[island];
   stats = DrumwrightStatistics{};
+  IslandWork& work = *work_[island];
   const double h = m.timestep;
 
   // The island's dofs, subsystem by subsystem (each a contiguous range).
-  std::vector<int> global;
+  std::vector<int>& global = work.global;
+  global.clear();
   for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
     const int j = islands.subsystems[s];
     for (int dof = m.subsystem_dof_adr[j]; dof < m.subsystem_dof_adr[j] + m.subsystem_dof_num[j];
@@ -106,13 +112,15 @@ void DrumwrightSolver::SolveIsland(const Model& m, Data& d, const SolverOptions&
   const int n = static_cast<int>(global.size());
 
   // The rows that act and their springs, in constraint order; `source` is each row's row in the
-  // constraint set.
-  FirstOrderProblem p;
-  p.h = h;
-  p.zeta = parameters.zeta_h / h;
-  std::vector<int> source;
-  std::vector<int> constraint_of;
-  std::vector<char> physical;  // a physical spring (not a servo's row, not a tangent)
+  // constraint set, `physical` a physical spring (not a servo's row, not a tangent).
+  std::vector<SpringRow>& springs = work.springs;
+  std::vector<int>& source = work.source;
+  std::vector<int>& constraint_of = work.constraint_of;
+  std::vector<char>& physical = work.physical;
+  springs.clear();
+  source.clear();
+  constraint_of.clear();
+  physical.clear();
   const auto add = [&](int row, int constraint, SpringRowClass type, double phi0, double k,
                        double b, double mu) {
     SpringRow spring;
@@ -121,7 +129,7 @@ void DrumwrightSolver::SolveIsland(const Model& m, Data& d, const SolverOptions&
     spring.stiffness = k;
     spring.damping = b;
     spring.friction = mu;
-    p.rows.push_back(spring);
+    springs.push_back(spring);
     source.push_back(row);
     constraint_of.push_back(constraint);
     physical.push_back(type != SpringRowClass::kTangent);
@@ -184,66 +192,79 @@ void DrumwrightSolver::SolveIsland(const Model& m, Data& d, const SolverOptions&
         break;
     }
   }
-  const int rows = static_cast<int>(p.rows.size());
+  const int rows = static_cast<int>(springs.size());
   if (rows == 0) {  // only speculative contacts and limits: v_hat = v_free
     result.converged = true;
     return;
   }
 
-  // A over the island's dofs from its tree-sparse storage, and G.
+  // A over the island's dofs from its tree-sparse storage, G, and (with the velocity product)
+  // each row's Gd v0 (row_acceleration.h; 0 where it is not computed).
+  FirstOrderStepSolver& step = work.step;
+  step.program_parameters() = parameters.program;
+  step.Reset(n, rows, h, parameters.zeta_h / h, parameters.velocity_product);
+  for (int k = 0; k < rows; ++k) step.row(k) = springs[k];
   const TreeSparseLayout& layout = d.mass_layout;
-  p.mass = Eigen::MatrixXd::Zero(n, n);
-  p.velocity.resize(n);
-  p.force = Eigen::VectorXd::Zero(n);
+  auto mass = step.mass();
+  auto velocity = step.velocity();
   for (int a = 0; a < n; ++a) {
     const int dof = global[a];
-    p.velocity[a] = d.v_free[dof];
+    velocity[a] = d.v_free[dof];
     for (int t = 0; t < layout.row_nnz[dof]; ++t) {
       const int b = local_dof_[layout.column[layout.row_adr[dof] + t]];
       const double value = d.qA[layout.row_adr[dof] + t];
-      p.mass(a, b) = value;
-      p.mass(b, a) = value;
+      mass(a, b) = value;
+      mass(b, a) = value;
     }
   }
-  p.jacobian = Eigen::MatrixXd::Zero(rows, n);
+  auto jacobian = step.jacobian();
+  double* acceleration = work.acceleration.data();
   int filled = -1;
+  bool accelerated = false;
   for (int k = 0; k < rows; ++k) {
     const int i = constraint_of[k];
     if (i != filled) {
       jacobian_.Fill(m, d, i);
+      if (parameters.velocity_product) {
+        accelerated = set.constraints[i].dim <= kMaxConstraintDim &&
+                      RowVelocityProductAcceleration(m, d, i, acceleration);
+      }
       filled = i;
     }
     const int r = source[k] - set.constraints[i].row_adr;
     for (int e = jacobian_.entry_adr[i]; e < jacobian_.entry_adr[i] + jacobian_.entry_num[i]; ++e) {
-      p.jacobian(k, local_dof_[jacobian_.dof[e]]) += jacobian_.At(e, r);
+      jacobian(k, local_dof_[jacobian_.dof[e]]) += jacobian_.At(e, r);
     }
+    if (accelerated && physical[k]) step.row(k).acceleration = acceleration[r];
   }
 
-  FirstOrderResult step;
   for (int round = 0;; ++round) {
-    step = SolveFirstOrderStep(p, parameters.program);
-    if (step.solved_program) {
+    const bool ok = step.Solve();
+    const FirstOrderStatistics& solve = step.statistics();
+    if (solve.solved_program) {
       ++stats.programs;
-      stats.program_iterations += step.program.iterations;
-      result.iterations += step.program.iterations;
-      stats.admm_programs += step.admm && step.ok;
+      stats.program_iterations += solve.program.iterations;
+      result.iterations += solve.program.iterations;
+      stats.admm_programs += solve.admm && ok;
     }
-    if (!step.ok) {
-      if (step.solved_program) ++stats.failed_programs;
-      for (int k = 0; k < static_cast<int>(source.size()); ++k) set.lambda[source[k]] = 0;
+    if (!ok) {
+      if (solve.solved_program) ++stats.failed_programs;
+      for (int k = 0; k < rows; ++k) set.lambda[source[k]] = 0;
       return;  // v_hat stays v_free, every impulse 0
     }
     if (!parameters.complementary || round == kMaxComplementaryRounds) break;
     // Rows that push (lam > 0) while their spring ends the step extended (phi1 > 0, so lam >
     // their law): dropped, with a contact's tangents, and the program solved again.
-    const Eigen::VectorXd y = p.jacobian * step.velocity;
-    const double largest = step.lambda.lpNorm<Eigen::Infinity>();
-    std::vector<char> keep(p.rows.size(), 1);
+    const auto lambda = step.lambda();
+    const auto rate = step.row_rate();
+    const double largest = lambda.lpNorm<Eigen::Infinity>();
+    std::vector<char>& keep = work.keep;
+    keep.assign(step.num_rows(), 1);
     bool dropped = false;
-    for (int k = 0; k < static_cast<int>(p.rows.size()); ++k) {
-      const SpringRowClass type = p.rows[k].type;
+    for (int k = 0; k < step.num_rows(); ++k) {
+      const SpringRowClass type = step.row(k).type;
       if (type != SpringRowClass::kNormal && type != SpringRowClass::kUnilateral) continue;
-      if (!(step.lambda[k] > 1e-12 * largest && p.rows[k].phi0 + h * y[k] > 0)) continue;
+      if (!(lambda[k] > 1e-12 * largest && step.row(k).phi0 + h * rate[k] > 0)) continue;
       keep[k] = 0;
       if (type == SpringRowClass::kNormal) keep[k + 1] = keep[k + 2] = 0;
       dropped = true;
@@ -251,42 +272,36 @@ void DrumwrightSolver::SolveIsland(const Model& m, Data& d, const SolverOptions&
     if (!dropped) break;
     ++stats.dropped_rows;
     int kept = 0;
-    for (int k = 0; k < static_cast<int>(p.rows.size()); ++k) {
+    for (int k = 0; k < step.num_rows(); ++k) {
       if (!keep[k]) continue;
-      p.rows[kept] = p.rows[k];
-      p.jacobian.row(kept) = p.jacobian.row(k);
       source[kept] = source[k];
-      constraint_of[kept] = constraint_of[k];
       physical[kept] = physical[k];
       ++kept;
     }
-    p.rows.resize(kept);
-    p.jacobian.conservativeResize(kept, Eigen::NoChange);
-    source.resize(kept);
-    constraint_of.resize(kept);
-    physical.resize(kept);
+    step.KeepRows(keep);
   }
-  const int rows_left = static_cast<int>(p.rows.size());
+  const FirstOrderStatistics& solve = step.statistics();
   result.converged = true;
-  if (step.solved_program) stats.max_kkt_residual = step.program.kkt_residual;
-  for (int a = 0; a < n; ++a) d.v_hat[global[a]] = step.velocity[a];
-  const Eigen::VectorXd row_velocity = p.jacobian * step.velocity;
-  for (int k = 0; k < rows_left; ++k) {
-    set.lambda[source[k]] = h * step.lambda[k];
-    const SpringRow& row = p.rows[k];
-    const double phi1 = row.phi0 + h * row_velocity[k];
+  if (solve.solved_program) stats.max_kkt_residual = solve.program.kkt_residual;
+  const auto v1 = step.velocity_out();
+  for (int a = 0; a < n; ++a) d.v_hat[global[a]] = v1[a];
+  const auto lambda = step.lambda();
+  const auto rate = step.row_rate();  // phid1
+  for (int k = 0; k < step.num_rows(); ++k) {
+    set.lambda[source[k]] = h * lambda[k];
+    const SpringRow& row = step.row(k);
+    const double phi1 = row.phi0 + h * rate[k];
     // A unilateral spring stores energy only while compressed.
     const bool stretched = row.type == SpringRowClass::kBilateral || phi1 < 0;
     if (physical[k] && stretched) stats.spring_energy += 0.5 * row.stiffness * phi1 * phi1;
     if (row.type != SpringRowClass::kNormal) continue;
     // The spring-law bound of (137) and the cone's state of this contact.
-    const double bound = -row.stiffness * phi1 - row.damping * row_velocity[k];
-    if (bound > 0) {
-      stats.max_normal_inflation = std::max(stats.max_normal_inflation, step.lambda[k] / bound);
-    }
-    const double tangential = std::hypot(step.lambda[k + 1], step.lambda[k + 2]);
-    if (row.friction > 0 && tangential < row.friction * step.lambda[k] * (1 - 1e-6)) {
-      const double slip = std::hypot(row_velocity[k + 1], row_velocity[k + 2]);
+    const double bound = -row.stiffness * phi1 - row.damping * rate[k];
+    if (bound > 0)
+      stats.max_normal_inflation = std::max(stats.max_normal_inflation, lambda[k] / bound);
+    const double tangential = std::hypot(lambda[k + 1], lambda[k + 2]);
+    if (row.friction > 0 && tangential < row.friction * lambda[k] * (1 - 1e-6)) {
+      const double slip = std::hypot(rate[k + 1], rate[k + 2]);
       stats.max_stiction_slip = std::max(stats.max_stiction_slip, slip);
     }
   }

@@ -32,10 +32,15 @@
 // statistics. Islands are independent and each is solved by one deterministic dense
 // factorization and interior point, so the result is the same for any thread count.
 //
-// Memory: the dense problem of an island is built in Eigen matrices per solve (first_order_step.h
-// is the dense reference); a step allocates while islands have contacts.
+// With `velocity_product` each row's Gd v0 enters through Mhat (first_order_step.h; the rows
+// row_acceleration.h computes, 0 for the others, contacts among them).
+//
+// Memory: each island slot keeps a FirstOrderStepSolver and its row lists in grow-only storage,
+// so once the slots have seen the islands' sizes a step allocates nothing.
 #pragma once
 
+#include <array>
+#include <memory>
 #include <vector>
 
 #include "engine/solver/drumwright/drumwright_parameters.h"
@@ -67,8 +72,19 @@ class DrumwrightSolver final : public IslandSolver {
                    int island) override;
   void AddFigures(SolverStatistics* stats) const override;
 
+  // One island's storage, grown to the largest island the slot has held.
+  struct IslandWork {
+    FirstOrderStepSolver step;
+    std::vector<int> global;  // island dof -> dof
+    std::vector<SpringRow> springs;
+    std::vector<int> source, constraint_of;  // per row: its row and constraint in the set
+    std::vector<char> physical, keep;
+    std::array<double, kMaxConstraintDim> acceleration{};  // one constraint's Gd v0
+  };
+
   JointSpaceJacobian jacobian_;
-  std::vector<int> local_dof_;  // nv: the dof's index in its island
+  std::vector<int> local_dof_;                     // nv: the dof's index in its island
+  std::vector<std::unique_ptr<IslandWork>> work_;  // per island slot
   std::vector<DrumwrightStatistics> island_statistics_;
   mutable DrumwrightStatistics statistics_;
 };

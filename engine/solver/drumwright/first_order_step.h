@@ -10,8 +10,20 @@
 //   n  contact normal, as u, plus the cone of its contact                   (137)-(138)
 //   r, s  a contact's two tangents: lam_t = -K_t phi1 - B_t phid1 + beta_t, beta_t minimized
 //                                                                           (139)-(140)
-// with phid1 = G v1, phi1 = phi0 + h phid1 and v1 = v0 + h M^-1 (G^T lam + f) (36)-(37); the
-// policy on Gd v0 is to omit it (Mhat Gd v0 = 0: digest section 4, no Mhat for redundant rows).
+// with phid1 = G v1, phi1 = phi0 + h phid1 and v1 = v0 + h M^-1 (G^T lam + f) (36)-(37); by
+// default Gd v0 is omitted (Mhat Gd v0 = 0: digest section 4, option (a); no Mhat exists for
+// redundant rows).
+//
+// With the velocity product (FirstOrderProblem::velocity_product, digest 4 option (b)) each row
+// carries a_i = (Gd v0)_i, its phi'' at zero acceleration (29), and the laws become (53), (141),
+// (135)-(140) with phid1 = G v1 + h a and the force -Mhat_x a_x of its class x (the paper's
+// Mhat_x = (G_x M^-1 G_x^T)^-1 per class, here the minimum-norm solve of S_x y = a_x,
+// S_x = G_x M^-1 G_x^T, so that redundant rows need no inverse): every K phi0 below becomes
+//   K phi0 + o,  o_i = W_i a_i + y_i,   W_i = h^2 K_i + h B_i,
+// since K phi1 + B phid1 + y = K phi0 + (h K + B) G v1 + W a + y (the digest's velocity form
+// with Gd v0: (M + G^T W G) v1 = M v0 + h f - h G^T (K phi0 + W Gd v0 + Mhat Gd v0)). The
+// minimum-norm solve: pivoted Cholesky P^T S P = L L^T to rank r (pivots above r eps max S_ii),
+// then S^+ a = P L (L^T L)^-2 L^T P^T a.
 //
 // Bilateral rows are eliminated through the effective mass (digest 7, [derived]):
 //   M_eff = M + G_b^T W_b G_b,  W_x = diag(h^2 K_x + h B_x),
@@ -56,12 +68,16 @@
 // and to the dense program where that fails.
 //
 // The caller includes a unilateral row or contact only where phi0 <= 0 (the paper has no
-// speculative rows). Dense and allocating (Eigen dynamic matrices): the reference the engine's
-// per-island solver is tested against.
+// speculative rows). Dense: FirstOrderStepSolver holds the problem and every intermediate in
+// grow-only storage (each matrix at the largest size seen, used through its top-left block), so
+// once it has seen an island's sizes a step allocates nothing; SolveFirstOrderStep is the same
+// solve on a problem in Eigen's own matrices (allocating), for tests and benchmarks.
 #pragma once
 
+#include <optional>
 #include <vector>
 
+#include <Eigen/Cholesky>
 #include <Eigen/Core>
 
 #include "engine/solver/drumwright/conic_qp.h"
@@ -76,6 +92,8 @@ struct SpringRow {
   double stiffness = 0;  // K, N/m (N m/rad)
   double damping = 0;    // B, N s/m (N m s/rad)
   double friction = 0;   // mu, on a contact's normal row
+  // a = (Gd v0)_i, m/s^2 (rad/s^2): phi'' at zero acceleration; read with velocity_product only.
+  double acceleration = 0;
 };
 
 // The rows of G in any order, except that a contact's rows come as normal, tangent, tangent.
@@ -87,12 +105,12 @@ struct FirstOrderProblem {
   Eigen::MatrixXd jacobian;  // G, one row per SpringRow
   std::vector<SpringRow> rows;
   double zeta = 0;  // the weight of lam_n and lam_u in the objective (124); 0: 1 / h (the paper's)
+  bool velocity_product = false;  // include Gd v0 (the rows' acceleration) with Mhat (header)
 };
 
-struct FirstOrderResult {
+// How a step went.
+struct FirstOrderStatistics {
   bool ok = false;            // false: bad input (sizes, a contact's rows) or the program failed
-  Eigen::VectorXd velocity;   // v1
-  Eigen::VectorXd lambda;     // per row of G, N (N m): the force of the step
   ConicQpStatistics program;  // of the convex program, when there was one
   bool solved_program = false;
   bool low_rank = false;  // the program went through the diagonal-plus-low-rank path
@@ -102,6 +120,73 @@ struct FirstOrderResult {
   int retries = 0;
   bool admm = false;
   int admm_iterations = 0;
+  int velocity_product_rank = 0;  // sum over the classes of rank(S_x) (velocity_product only)
+};
+
+struct FirstOrderResult : FirstOrderStatistics {
+  Eigen::VectorXd velocity;  // v1
+  Eigen::VectorXd lambda;    // per row of G, N (N m): the force of the step
+};
+
+// The step of the header in grow-only storage. Reset sizes the problem (allocating only beyond
+// the largest sizes seen) with M, f, G zero; the caller fills them, v0 and the rows, may drop
+// rows (KeepRows), and Solve()s; the answers stay valid until the next Reset or Solve.
+class FirstOrderStepSolver {
+ public:
+  explicit FirstOrderStepSolver(const ConicQpParameters& parameters = {}) : program_(parameters) {}
+
+  void Reset(int nv, int num_rows, double h, double zeta, bool velocity_product);
+  int nv() const { return nv_; }
+  int num_rows() const { return num_rows_; }
+  Eigen::Block<Eigen::MatrixXd> mass() { return mass_.topLeftCorner(nv_, nv_); }
+  Eigen::VectorXd::SegmentReturnType velocity() { return velocity_.head(nv_); }
+  Eigen::VectorXd::SegmentReturnType force() { return force_.head(nv_); }
+  Eigen::Block<Eigen::MatrixXd> jacobian() { return jacobian_.topLeftCorner(num_rows_, nv_); }
+  SpringRow& row(int k) { return rows_[k]; }
+  const SpringRow& row(int k) const { return rows_[k]; }
+  // Keeps the rows k with keep[k] != 0 in their order (their G rows with them).
+  void KeepRows(const std::vector<char>& keep);
+
+  // The header's step; false as FirstOrderStatistics::ok.
+  bool Solve();
+  const FirstOrderStatistics& statistics() const { return statistics_; }
+  Eigen::VectorXd::ConstSegmentReturnType velocity_out() const { return velocity_out_.head(nv_); }
+  Eigen::VectorXd::ConstSegmentReturnType lambda() const { return lambda_.head(num_rows_); }
+  // phid1 of each row: G v1, plus h a with the velocity product.
+  Eigen::VectorXd::ConstSegmentReturnType row_rate() const { return row_rate_.head(num_rows_); }
+
+  ConicQpParameters& program_parameters() { return program_.mutable_parameters(); }
+
+ private:
+  bool WellFormed() const;
+  // The offsets o_i = W_i a_i + (S_x^+ a_x)_i of the header, per class, into offset_.
+  void VelocityProductOffsets();
+  // Unilateral rows only, enough per dof: the diagonal-plus-low-rank program (first_order_step.cc).
+  bool SolveLowRank();
+  // The master problem, densely; false when every try failed.
+  bool SolveDense();
+
+  int nv_ = 0, num_rows_ = 0;
+  double h_ = 0, zeta_ = 0;
+  bool velocity_product_ = false;
+  Eigen::MatrixXd mass_, jacobian_;
+  Eigen::VectorXd velocity_, force_;
+  std::vector<SpringRow> rows_;
+
+  FirstOrderStatistics statistics_;
+  std::vector<int> bilateral_, normals_, first_tangents_, second_tangents_, unilateral_;
+  std::vector<int> cone_contacts_, star_, class_rows_;
+  Eigen::MatrixXd effective_, response_, g_star_, delassus_, hessian_, g_matrix_, low_rank_u_;
+  Eigen::MatrixXd class_response_, class_delassus_, class_gram_;
+  Eigen::VectorXd momentum_, free_velocity_, row_velocity_, linear_, h_vector_, unit_, a_;
+  Eigen::VectorXd star_impulse_, offset_, class_rhs_, class_work_, low_rank_p_, low_rank_c_;
+  Eigen::VectorXd low_rank_a_, low_rank_b_, velocity_out_, lambda_, row_rate_;
+  std::vector<int> pivot_;
+  std::optional<Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>>> factor_, mass_factor_;
+  Eigen::MatrixXd mass_copy_;
+  ConeDimensions cones_;
+  ConicQpSolver program_;
+  ConicQpAdmm admm_;
 };
 
 // The step of the header: bilateral rows eliminated through M_eff, the rest by the master
