@@ -260,12 +260,12 @@ bool FirstOrderStepSolver::Solve() {
   for (const int i : bilateral_) {
     const SpringRow& row = rows_[i];
     const double w = Compliance(row, h);
-    for (int b = 0; b < nv; ++b) {
-      const double wb = w * jacobian_(i, b);
-      if (wb == 0) continue;
-      for (int a = 0; a < nv; ++a) effective(a, b) += wb * jacobian_(i, a);
+    for (int b = 0; b < nv; ++b) {  // column b of (w g^T) g; a zero entry of g adds nothing
+      const double gb = jacobian_(i, b);
+      if (gb == 0) continue;
+      for (int a = 0; a < nv; ++a) effective(a, b) += gb * (w * jacobian_(i, a));
     }
-    const double push = h * (row.stiffness * row.phi0 + offset_[i]);
+    const double push = h * row.stiffness * row.phi0 + h * offset_[i];
     for (int a = 0; a < nv; ++a) momentum[a] -= push * jacobian_(i, a);
   }
   factor_.emplace(effective);
