@@ -49,8 +49,8 @@ class ActiveSetPolish {
               Eigen::Ref<Eigen::VectorXd> z_out);
 
  private:
-  using Vector = Eigen::Map<Eigen::VectorXd>;
-  using Matrix = Eigen::Map<Eigen::MatrixXd>;
+  using Vector = ArenaVector;
+  using Matrix = ArenaMatrix;
   ConeDimensions cones_;
   int n_ = 0, m_ = 0;
   GrowOnlyArena arena_;

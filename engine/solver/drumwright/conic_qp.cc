@@ -18,7 +18,7 @@ bool AllFinite(const Eigen::Ref<const Eigen::VectorXd>& v) {
 
 // Moves u into the interior of K by u += (1 + t) e when t = IdentityShift(u) is not clearly
 // negative (Vandenberghe 2010, the coneqp start).
-void ShiftIntoCone(const ConeDimensions& cones, Eigen::Map<Eigen::VectorXd>* u) {
+void ShiftIntoCone(const ConeDimensions& cones, ArenaVector* u) {
   if (u->size() == 0) return;
   const double shift = IdentityShift(cones, u->data());
   if (shift >= -1e-8 * std::max(1.0, u->norm())) AddIdentity(cones, 1 + shift, u->data());
@@ -26,11 +26,11 @@ void ShiftIntoCone(const ConeDimensions& cones, Eigen::Map<Eigen::VectorXd>* u) 
 
 // Swaps two views (not their entries), as VectorXd::swap trades buffers; the storage stays in
 // the arena.
-void SwapViews(Eigen::Map<Eigen::VectorXd>* a, Eigen::Map<Eigen::VectorXd>* b) {
+void SwapViews(ArenaVector* a, ArenaVector* b) {
   double* const data = a->data();
   const Eigen::Index size = a->size();
-  new (a) Eigen::Map<Eigen::VectorXd>(b->data(), b->size());
-  new (b) Eigen::Map<Eigen::VectorXd>(data, size);
+  new (a) ArenaVector(b->data(), b->size());
+  new (b) ArenaVector(data, size);
 }
 
 // What Eigen's in-place LDL^T and LU kernels use of an Eigen::Transpositions, over the caller's

@@ -245,8 +245,8 @@ class GrowOnlyLdlt {
  private:
   int n_ = 0;
   GrowOnlyArena arena_;
-  Eigen::Map<Eigen::MatrixXd> matrix_{nullptr, 0, 0};  // L below, D on the diagonal
-  Eigen::Map<Eigen::VectorXd> temporary_{nullptr, 0};
+  ArenaMatrix matrix_{nullptr, 0, 0};  // L below, D on the diagonal
+  ArenaVector temporary_{nullptr, 0};
   std::vector<int> transpositions_;  // grow-only
 };
 
@@ -271,7 +271,7 @@ class GrowOnlyLu {
  private:
   int n_ = 0;
   GrowOnlyArena arena_;
-  Eigen::Map<Eigen::MatrixXd> lu_{nullptr, 0, 0};
+  ArenaMatrix lu_{nullptr, 0, 0};
   std::vector<int> transpositions_;  // grow-only
 };
 
@@ -322,10 +322,11 @@ class ConicQpSolver {
 
  private:
   enum class Layout { kNone, kDense, kDiagonalLowRank };
-  using Vector = Eigen::Map<Eigen::VectorXd>;
-  using Matrix = Eigen::Map<Eigen::MatrixXd>;
+  using Vector = ArenaVector;
+  using Matrix = ArenaMatrix;
   using RowMajorMatrix =
-      Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
+      Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>,
+                 Eigen::AlignedMax>;
   using ConstVector = Eigen::Ref<const Eigen::VectorXd>;
   // Seats every view for n_, m_, rank_ and the layout's matrices (dense: n x n and m x n).
   void Seat(bool dense);
@@ -458,8 +459,8 @@ class ConicQpAdmm {
   Eigen::Ref<const Eigen::VectorXd> x() const { return x_; }
 
  private:
-  using Vector = Eigen::Map<Eigen::VectorXd>;
-  using Matrix = Eigen::Map<Eigen::MatrixXd>;
+  using Vector = ArenaVector;
+  using Matrix = ArenaMatrix;
   // The Cholesky of P + sigma I + rho G^T G in place in factor_; false if it fails.
   bool Factor(const Eigen::Ref<const Eigen::MatrixXd>& P, double sigma, double rho);
 

@@ -45,7 +45,7 @@ class NtScaling {
   const ConeDimensions& cones() const { return cones_; }
 
  private:
-  using Vector = Eigen::Map<Eigen::VectorXd>;
+  using Vector = ArenaVector;
   ConeDimensions cones_;
   GrowOnlyArena arena_;
   Vector orthant_{nullptr, 0};  // d_i, per orthant row
