@@ -22,9 +22,11 @@ ALLOWED = {
     "collision": {"data", "model", "linalg", "math", "core"},
     "constraint": {"data", "model", "linalg", "math", "core"},
     "island": {"data", "model", "math", "core"},
-    "solver": {"data", "constraint", "island", "dynamics", "linalg", "model", "math", "core"},
-    "sim": {"data", "constraint", "island", "dynamics", "collision", "solver", "linalg", "model",
-            "math", "core"},
+    "deformable": {"data", "model", "linalg", "math", "core"},
+    "solver": {"data", "constraint", "island", "dynamics", "deformable", "linalg", "model", "math",
+               "core"},
+    "sim": {"data", "constraint", "island", "dynamics", "collision", "deformable", "solver",
+            "linalg", "model", "math", "core"},
 }
 INCLUDE = re.compile(r'#include "engine/([a-z_]+)/')
 # Pure geometry kept beside its narrowphase pairs in collision/ but built of math/ alone, so that
