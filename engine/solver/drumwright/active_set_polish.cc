@@ -47,9 +47,10 @@ bool ActiveSetPolish::Polish(const Eigen::Ref<const Eigen::MatrixXd>& P,
     offset += m;
   }
 
-  // P = L L^T (Eigen's LLT in place in p_factor_), w = -L^-1 c, Y = L^-1 G_A^T.
+  // P = L L^T (Eigen's LLT kernel in place in p_factor_, without the L1 norm LLT keeps for
+  // rcond()), w = -L^-1 c, Y = L^-1 G_A^T.
   p_factor_ = P;
-  if (Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>>(p_factor_).info() != Eigen::Success) return false;
+  if (Eigen::internal::llt_inplace<double, Eigen::Lower>::blocked(p_factor_) != -1) return false;
   const auto L = p_factor_.triangularView<Eigen::Lower>();
   w_ = -c;
   L.solveInPlace(w_);

@@ -33,6 +33,13 @@ void SwapViews(ArenaVector* a, ArenaVector* b) {
   new (b) ArenaVector(data, size);
 }
 
+// Eigen::LLT<Ref<MatrixXd>>'s in-place factor of the lower triangle (its kernel, so the same
+// bits) on the arena's view itself, without the L1 norm LLT keeps for rcond(); false as LLT's
+// NumericalIssue.
+bool CholeskyInPlace(ArenaMatrix* a) {
+  return Eigen::internal::llt_inplace<double, Eigen::Lower>::blocked(*a) == -1;
+}
+
 // What Eigen's in-place LDL^T and LU kernels use of an Eigen::Transpositions, over the caller's
 // grow-only storage (Eigen's Map<Transpositions> holds its indices const).
 struct Pivots {
@@ -229,7 +236,7 @@ bool ConicQpSolver::Factor(const Matrix& P) {
   // Cholesky (Eigen's blocked LLT, in place in cholesky_) when it succeeds, else the pivoted
   // LDL^T, which still factors the nearly singular systems near the solution.
   cholesky_ = kkt_;
-  use_cholesky_ = Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>>(cholesky_).info() == Eigen::Success;
+  use_cholesky_ = CholeskyInPlace(&cholesky_);
   if (use_cholesky_) return true;
   return factor_.Compute(kkt_);
 }
@@ -820,7 +827,7 @@ void ConicQpAdmm::Resize(int num_variables, const ConeDimensions& cones) {
 
 bool ConicQpAdmm::Factor(const Eigen::Ref<const Eigen::MatrixXd>& P, double sigma, double rho) {
   factor_ = P + sigma * Eigen::MatrixXd::Identity(n_, n_) + rho * gram_;
-  return Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>>(factor_).info() == Eigen::Success;
+  return CholeskyInPlace(&factor_);
 }
 
 bool ConicQpAdmm::Solve(const Eigen::Ref<const Eigen::MatrixXd>& P,
