@@ -7,7 +7,7 @@ namespace {
 
 constexpr std::uint32_t kRequestMagic = 0x51435341;  // "ASCQ"
 constexpr std::uint32_t kReplyMagic = 0x52435341;    // "ASCR"
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2;
 
 class Writer {
  public:
@@ -116,6 +116,7 @@ std::string EncodeReply(const SceneCompileReply& reply) {
   out.U8(reply.scene.sets_timestep ? 1 : 0);
   out.U64(reply.scene.warnings.size());
   for (const std::string& warning : reply.scene.warnings) out.String(warning);
+  out.String(reply.scene.deformables);
   out.U64(reply.model_bytes);
   out.U64(reply.instance_bytes);
   out.U8(reply.out_of_memory ? 1 : 0);
@@ -141,8 +142,8 @@ bool DecodeReply(const std::string& bytes, SceneCompileReply* reply, std::string
     }
     reply->scene.warnings.push_back(std::move(warning));
   }
-  if (!in.U64(&reply->model_bytes) || !in.U64(&reply->instance_bytes) || !in.U8(&out_of_memory) ||
-      !in.AtEnd()) {
+  if (!in.String(&reply->scene.deformables) || !in.U64(&reply->model_bytes) ||
+      !in.U64(&reply->instance_bytes) || !in.U8(&out_of_memory) || !in.AtEnd()) {
     *error = "reply: truncated or trailing bytes";
     return false;
   }

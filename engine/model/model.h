@@ -250,6 +250,43 @@ struct Model {
   std::vector<int> foundation_geom;
   std::vector<double> foundation_stiffness;  // N/m
   std::vector<double> foundation_damping;    // N s/m
+  // Tetrahedral deformables (custom text alsim:deformables naming a companion file,
+  // engine/model/deformable_spec.h; issue 48). Deformable d owns vertices [deform_vert_adr[d],
+  // + deform_vert_num[d]), tets and surface triangles likewise, all indices global. Vertices live
+  // in the world frame beside qpos/qvel (Data's vertex state), each with its lumped mass
+  // rho V_e / 4 from every tet it belongs to; vert_body is -1 for a free vertex, 0 for one pinned
+  // in the world, else the body that carries it at vert_body_offset (its body frame, at qpos0).
+  // A tet's rest volume V_e and Dm^-1 (Dm = [X1 - X0, X2 - X0, X3 - X0], positive volume) give
+  // F = Ds Dm^-1; surface triangles are the faces of exactly one tet, wound outward.
+  // Activation a (a control's column) scales the rest shape of its tets (activation_tet).
+  int ndeform = 0;
+  int nvert = 0;
+  int ntet = 0;
+  std::vector<std::string> deform_name;
+  std::vector<std::uint8_t> deform_material;  // DeformableMaterial
+  std::vector<double> deform_young;           // Pa
+  std::vector<double> deform_poisson;
+  std::vector<double> deform_density;  // kg/m^3
+  std::vector<double> deform_friction;
+  std::vector<double> deform_thickness;  // m
+  std::vector<std::array<float, 4>> deform_rgba;
+  std::vector<int> deform_vert_adr, deform_vert_num;
+  std::vector<int> deform_tet_adr, deform_tet_num;
+  std::vector<int> deform_tri_adr, deform_tri_num;
+  std::vector<Vec3> vert_pos0;    // rest positions in the world, m
+  std::vector<double> vert_mass;  // kg
+  std::vector<int> vert_deform;
+  std::vector<int> vert_body;
+  std::vector<Vec3> vert_body_offset;  // in the body frame
+  std::vector<std::array<int, 4>> tet_vert;
+  std::vector<double> tet_volume;      // V_e, m^3
+  std::vector<Mat3> tet_rest_inverse;  // Dm^-1
+  std::vector<std::array<int, 3>> tri_vert;
+  std::vector<std::string> activation_name;
+  std::vector<int> activation_deform;
+  std::vector<std::array<double, 2>> activation_range;
+  std::vector<int> activation_tet_adr, activation_tet_num;
+  std::vector<int> activation_tet;
   // SDF geoms and concave meshes (custom text alsim:sdf:GEOM and alsim:concave:GEOM,
   // docs/engine.md). geom_sdf: the geom's index into the sdf_* arrays, -1 for other geoms.
   // geom_concave: a mesh geom that collides by its triangles (mesh_face), not its convex hull.

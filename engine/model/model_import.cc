@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -16,6 +17,7 @@
 #include "engine/collision/sdf_revolution.h"
 #include "engine/collision/sdf_thread.h"
 #include "engine/math/spatial.h"
+#include "engine/model/deformable_spec.h"
 #include "engine/model/scene_xml.h"
 
 namespace alsim {
@@ -1205,9 +1207,168 @@ void ConvertKeyframes(const mjModel* m, Model& model) {
   model.key_ctrl.assign(m->key_ctrl, m->key_ctrl + static_cast<std::size_t>(m->nkey) * m->nu);
 }
 
+// ---- deformables (issue 48; engine/model/deformable_spec.h) -----------------------------------
+
+// The largest companion or mesh file read from disk (a scene read from a file, not a client's).
+constexpr std::size_t kMaxDeformableFileBytes = std::size_t{256} << 20;
+
+// The deformables of the scene's custom text alsim:deformables (none without it): its data names
+// the companion file, which `files` supplies with the meshes it names.
+std::string ReadDeformableSpecs(const mjModel* m, const std::string& source,
+                                const DeformableFileLookup& files,
+                                std::vector<DeformableSpec>* out) {
+  out->clear();
+  const int text = mj_name2id(m, mjOBJ_TEXT, "alsim:deformables");
+  if (text < 0) return "";
+  std::istringstream data(m->text_data + m->text_adr[text]);
+  std::string file, extra;
+  if (!(data >> file) || (data >> extra)) {
+    return source + ": custom text 'alsim:deformables' names one file (the companion XML)";
+  }
+  const std::string* bytes = files(file);
+  if (bytes == nullptr) {
+    return source + ": custom text 'alsim:deformables': no file '" + file + "' among the scene's";
+  }
+  return ParseDeformables(*bytes, file, files, out);
+}
+
+// A lookup over the scene's assets (by base name, as MuJoCo's VFS matches them).
+DeformableFileLookup AssetLookup(const std::vector<ModelAsset>& assets) {
+  return [&assets](const std::string& name) -> const std::string* {
+    for (const auto& asset : assets) {
+      if (BaseName(asset.name) == BaseName(name)) return &asset.bytes;
+    }
+    return nullptr;
+  };
+}
+
+// A lookup reading files next to a scene on disk, each once, up to kMaxDeformableFileBytes.
+DeformableFileLookup DiskLookup(const std::string& directory,
+                                std::map<std::string, std::string>* cache) {
+  return [directory, cache](const std::string& name) -> const std::string* {
+    if (const auto it = cache->find(name); it != cache->end()) return &it->second;
+    std::ifstream in(directory + name, std::ios::binary);
+    if (!in) return nullptr;
+    std::string bytes;
+    char buffer[1 << 16];
+    while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+      bytes.append(buffer, static_cast<std::size_t>(in.gcount()));
+      if (bytes.size() > kMaxDeformableFileBytes) return nullptr;
+    }
+    std::string& slot = (*cache)[name];
+    slot = std::move(bytes);
+    return &slot;
+  };
+}
+
+// The Model's deformable arrays from the parsed specs (model.h): lumped masses, rest volumes and
+// Dm^-1, outward surface triangles, attachments resolved to bodies at qpos0, activations.
+std::string ConvertDeformables(const mjModel* m, const std::vector<DeformableSpec>& specs,
+                               Model& model) {
+  if (specs.empty()) return "";
+  // Bodies' frames at qpos0, for the attachments' offsets.
+  std::unique_ptr<mjData, void (*)(mjData*)> d(nullptr, mj_deleteData);
+  std::set<std::string> activation_names;
+  for (int u = 0; u < m->nu; ++u) activation_names.insert(Name(m, mjOBJ_ACTUATOR, u));
+  for (const DeformableSpec& spec : specs) {
+    const std::string element = "deformable '" + spec.name + "'";
+    const int d_index = model.ndeform++;
+    const int vert_adr = model.nvert, tet_adr = model.ntet;
+    model.deform_name.push_back(spec.name);
+    model.deform_material.push_back(static_cast<std::uint8_t>(spec.material));
+    model.deform_young.push_back(spec.young);
+    model.deform_poisson.push_back(spec.poisson);
+    model.deform_density.push_back(spec.density);
+    model.deform_friction.push_back(spec.friction);
+    model.deform_thickness.push_back(spec.thickness);
+    model.deform_rgba.push_back(spec.rgba);
+    model.deform_vert_adr.push_back(vert_adr);
+    model.deform_vert_num.push_back(static_cast<int>(spec.vertices.size()));
+    model.deform_tet_adr.push_back(tet_adr);
+    model.deform_tet_num.push_back(static_cast<int>(spec.tets.size()));
+    for (const Vec3& x : spec.vertices) {
+      model.vert_pos0.push_back(x);
+      model.vert_mass.push_back(0);
+      model.vert_deform.push_back(d_index);
+      model.vert_body.push_back(-1);
+      model.vert_body_offset.push_back(Vec3::Zero());
+    }
+    model.nvert += static_cast<int>(spec.vertices.size());
+    for (const auto& t : spec.tets) {
+      const std::array<int, 4> global{t[0] + vert_adr, t[1] + vert_adr, t[2] + vert_adr,
+                                      t[3] + vert_adr};
+      Mat3 dm;
+      for (int c = 0; c < 3; ++c) dm.col(c) = spec.vertices[t[c + 1]] - spec.vertices[t[0]];
+      const double volume = dm.determinant() / 6;
+      if (!(volume > 0)) return element + ": a tet has no positive volume";
+      model.tet_vert.push_back(global);
+      model.tet_volume.push_back(volume);
+      model.tet_rest_inverse.push_back(dm.inverse());
+      for (const int v : global) model.vert_mass[v] += spec.density * volume / 4;
+    }
+    model.ntet += static_cast<int>(spec.tets.size());
+    // Surface: the faces of exactly one tet, wound outward ((a, c, b), (a, b, d), (a, d, c),
+    // (b, c, d) for a tet (a, b, c, d) of positive volume).
+    std::vector<std::pair<std::array<int, 3>, std::array<int, 3>>> faces;
+    faces.reserve(4 * spec.tets.size());
+    for (const auto& t : spec.tets) {
+      const int a = t[0] + vert_adr, b = t[1] + vert_adr, c = t[2] + vert_adr, e = t[3] + vert_adr;
+      for (const std::array<int, 3>& face :
+           {std::array<int, 3>{a, c, b}, {a, b, e}, {a, e, c}, std::array<int, 3>{b, c, e}}) {
+        std::array<int, 3> key = face;
+        std::sort(key.begin(), key.end());
+        faces.emplace_back(key, face);
+      }
+    }
+    std::sort(faces.begin(), faces.end());
+    model.deform_tri_adr.push_back(static_cast<int>(model.tri_vert.size()));
+    for (size_t k = 0; k < faces.size();) {
+      size_t next = k + 1;
+      while (next < faces.size() && faces[next].first == faces[k].first) ++next;
+      if (next - k > 2) return element + ": a triangle is shared by more than two tets";
+      if (next - k == 1) model.tri_vert.push_back(faces[k].second);
+      k = next;
+    }
+    model.deform_tri_num.push_back(static_cast<int>(model.tri_vert.size()) -
+                                   model.deform_tri_adr.back());
+    for (const int v : spec.pinned) model.vert_body[vert_adr + v] = 0;
+    for (const auto& attachment : spec.attachments) {
+      const int body = mj_name2id(m, mjOBJ_BODY, attachment.body.c_str());
+      if (body < 0) return element + ": no body named '" + attachment.body + "' to attach to";
+      if (d == nullptr) {
+        d.reset(mj_makeData(m));
+        mj_kinematics(m, d.get());
+      }
+      Mat3 rotation;
+      for (int r = 0; r < 3; ++r) {
+        for (int c = 0; c < 3; ++c) rotation(r, c) = d->xmat[9 * body + 3 * r + c];
+      }
+      const Vec3 origin(d->xpos[3 * body], d->xpos[3 * body + 1], d->xpos[3 * body + 2]);
+      for (const int v : attachment.vertices) {
+        model.vert_body[vert_adr + v] = body;
+        model.vert_body_offset[vert_adr + v] = rotation.transpose() * (spec.vertices[v] - origin);
+      }
+    }
+    for (const auto& activation : spec.activations) {
+      if (!activation_names.insert(activation.name).second) {
+        return element + ": activation '" + activation.name +
+               "' has the name of an actuator or another activation";
+      }
+      model.activation_name.push_back(activation.name);
+      model.activation_deform.push_back(d_index);
+      model.activation_range.push_back({activation.lower, activation.upper});
+      model.activation_tet_adr.push_back(static_cast<int>(model.activation_tet.size()));
+      model.activation_tet_num.push_back(static_cast<int>(activation.tets.size()));
+      for (const int t : activation.tets) model.activation_tet.push_back(tet_adr + t);
+    }
+  }
+  return "";
+}
+
 // Converts a compiled mjModel; `warnings` are MuJoCo's, from its compilation.
 ModelImport Convert(const std::string& source, const mjModel* m, bool scene_sets_timestep,
-                    std::vector<std::string> warnings) {
+                    std::vector<std::string> warnings,
+                    const std::vector<DeformableSpec>& deformables) {
   auto model = std::make_shared<Model>();
   model->warnings = std::move(warnings);
   if (const std::string unsupported = FindUnsupportedFeature(m); !unsupported.empty()) {
@@ -1247,6 +1408,13 @@ ModelImport Convert(const std::string& source, const mjModel* m, bool scene_sets
   ConvertEqualities(m, *model);
   ConvertCollisionFilters(m, *model);
   ConvertKeyframes(m, *model);
+  try {
+    if (const std::string error = ConvertDeformables(m, deformables, *model); !error.empty()) {
+      return {nullptr, source + ": " + error};
+    }
+  } catch (const MujocoError& e) {
+    return {nullptr, source + ": MuJoCo error: " + e.what()};
+  }
   return {std::move(model), ""};
 }
 
@@ -1315,7 +1483,14 @@ ModelImport ImportModelFromFile(const std::string& path) {
   std::string error;
   const MjModelPtr m = CompileMj(path, path, nullptr, &error);
   if (m == nullptr) return {nullptr, error};
-  return Convert(path, m.get(), check.sets_timestep, std::move(warnings));
+  std::map<std::string, std::string> files;
+  std::vector<DeformableSpec> deformables;
+  if (std::string e =
+          ReadDeformableSpecs(m.get(), path, DiskLookup(directory, &files), &deformables);
+      !e.empty()) {
+    return {nullptr, e};
+  }
+  return Convert(path, m.get(), check.sets_timestep, std::move(warnings), deformables);
 }
 
 ModelImport ImportModelFromString(const std::string& xml, const std::vector<ModelAsset>& assets,
@@ -1332,7 +1507,12 @@ ModelImport ImportModelFromString(const std::string& xml, const std::vector<Mode
   std::string error;
   const MjModelPtr m = CompileMj(name, main_file, files.vfs.get(), &error);
   if (m == nullptr) return {nullptr, error};
-  return Convert(name, m.get(), check.sets_timestep, std::move(warnings));
+  std::vector<DeformableSpec> deformables;
+  if (std::string e = ReadDeformableSpecs(m.get(), name, AssetLookup(assets), &deformables);
+      !e.empty()) {
+    return {nullptr, e};
+  }
+  return Convert(name, m.get(), check.sets_timestep, std::move(warnings), deformables);
 }
 
 namespace {
@@ -1350,6 +1530,20 @@ void SaveBinary(const std::string& source, const MjModelPtr& m, CompiledScene* o
   }
 }
 
+// The scene's deformables, parsed here (the sandboxed half) and carried as bytes; on a parse
+// error the scene fails (no MJB).
+void SaveDeformables(const std::string& source, MjModelPtr& m, const DeformableFileLookup& files,
+                     CompiledScene* out) {
+  if (m == nullptr) return;
+  std::vector<DeformableSpec> specs;
+  out->error = ReadDeformableSpecs(m.get(), source, files, &specs);
+  if (!out->error.empty()) {
+    m.reset();
+    return;
+  }
+  out->deformables = specs.empty() ? std::string() : SerializeDeformables(specs);
+}
+
 }  // namespace
 
 CompiledScene CompileSceneText(const std::string& xml, const std::vector<ModelAsset>& assets,
@@ -1364,7 +1558,9 @@ CompiledScene CompileSceneText(const std::string& xml, const std::vector<ModelAs
   out.error = check.error;
   if (!out.error.empty()) return out;
   out.sets_timestep = check.sets_timestep;
-  SaveBinary(name, CompileMj(name, main_file, files.vfs.get(), &out.error), &out);
+  MjModelPtr m = CompileMj(name, main_file, files.vfs.get(), &out.error);
+  SaveDeformables(name, m, AssetLookup(assets), &out);
+  SaveBinary(name, m, &out);
   return out;
 }
 
@@ -1383,7 +1579,10 @@ CompiledScene CompileSceneFile(const std::string& path) {
   if (!out.error.empty()) return out;
   out.sets_timestep = check.sets_timestep;
   MujocoCompileGuard guard(&out.warnings);
-  SaveBinary(path, CompileMj(path, path, nullptr, &out.error), &out);
+  MjModelPtr m = CompileMj(path, path, nullptr, &out.error);
+  std::map<std::string, std::string> files;
+  SaveDeformables(path, m, DiskLookup(directory, &files), &out);
+  SaveBinary(path, m, &out);
   return out;
 }
 
@@ -1407,7 +1606,11 @@ ModelImport ImportCompiledScene(const CompiledScene& scene, const std::string& s
   }
   if (m == nullptr) return {nullptr, source + ": the compiled model does not load"};
   warnings.insert(warnings.begin(), scene.warnings.begin(), scene.warnings.end());
-  return Convert(source, m.get(), scene.sets_timestep, std::move(warnings));
+  std::vector<DeformableSpec> deformables;
+  if (!scene.deformables.empty() && !DeserializeDeformables(scene.deformables, &deformables)) {
+    return {nullptr, source + ": the compiled deformables are corrupt"};
+  }
+  return Convert(source, m.get(), scene.sets_timestep, std::move(warnings), deformables);
 }
 
 }  // namespace alsim

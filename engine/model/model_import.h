@@ -57,6 +57,9 @@ struct CompiledScene {
   bool sets_timestep = false;         // the MJCF sets option/timestep (checked to be positive)
   std::vector<std::string> warnings;  // MuJoCo's compiler warnings
   std::string error;                  // on failure: as ModelImport::error
+  // The deformables (SerializeDeformables, engine/model/deformable_spec.h), parsed where the
+  // scene compiled; empty when it has none.
+  std::string deformables;
 };
 
 // The first half of ImportModelFromString: parses and compiles, never converts. Reads no file

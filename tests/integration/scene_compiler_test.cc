@@ -76,6 +76,42 @@ TEST(SceneCompilerTest, TheSandboxReadsNoFileOfTheServer) {
   }
 }
 
+// A scene's deformables (engine/model/deformable_spec.h) parse in the sandbox, from the client's
+// assets only, and cross back as bytes that import; a mesh file named by a server path is not
+// read.
+TEST(SceneCompilerTest, DeformablesParseInTheSandboxFromTheAssetsOnly) {
+  const std::string scene =
+      R"(<mujoco><custom><text name="alsim:deformables" data="soft.xml"/></custom>
+  <worldbody><geom type="plane" size="5 5 .1"/></worldbody></mujoco>)";
+  const std::string companion =
+      "<deformables><deformable name='tet' young='1e5' density='1000' node='t.node' "
+      "ele='t.ele'/></deformables>";
+  SceneCompiler compiler({});
+  SceneCompileReply reply;
+  grpc::Status status =
+      compiler.Compile(Text(scene, {{"soft.xml", companion},
+                                    {"t.node", "4 3 0 0\n0 0 0 0\n1 1 0 0\n2 0 1 0\n3 0 0 1\n"},
+                                    {"t.ele", "1 4 0\n0 0 1 2 3\n"}}),
+                       Never, &reply);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  const ModelImport imported = ImportCompiledScene(reply.scene, "scene.xml");
+  ASSERT_TRUE(imported) << imported.error;
+  EXPECT_EQ(imported.model->ntet, 1);
+  EXPECT_NEAR(imported.model->vert_mass[0], 1000.0 / 6 / 4, 1e-12);
+  for (const char* path : {"/etc/passwd", "../../etc/passwd"}) {
+    const std::string bad =
+        "<deformables><deformable name='tet' young='1e5' density='1000' "
+        "node='" +
+        std::string(path) + "' ele='t.ele'/></deformables>";
+    SceneCompileReply refused;
+    status = compiler.Compile(Text(scene, {{"soft.xml", bad}}), Never, &refused);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << path;
+    EXPECT_THAT(status.error_message(), HasSubstr("no file")) << path;
+    EXPECT_THAT(status.error_message(), Not(HasSubstr("root:"))) << path;
+  }
+  EXPECT_TRUE(NoChildren());
+}
+
 TEST(SceneCompilerTest, AStopAbandonsTheCompileAtOnce) {
   SceneCompiler compiler({});
   const auto started = std::chrono::steady_clock::now();

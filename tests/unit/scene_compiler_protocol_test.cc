@@ -21,6 +21,7 @@ SceneCompileReply SampleReply() {
   reply.scene.mjb = std::string(300, '\x7f');
   reply.scene.sets_timestep = true;
   reply.scene.warnings = {"one", "two"};
+  reply.scene.deformables = std::string("\x01\0deformables", 13);
   reply.model_bytes = 12345;
   reply.instance_bytes = 678;
   return reply;
@@ -39,6 +40,7 @@ TEST(SceneCompilerProtocolTest, RequestsAndRepliesRoundTrip) {
   EXPECT_EQ(reply.scene.mjb, std::string(300, '\x7f'));
   EXPECT_TRUE(reply.scene.sets_timestep);
   EXPECT_THAT(reply.scene.warnings, ::testing::ElementsAre("one", "two"));
+  EXPECT_EQ(reply.scene.deformables, std::string("\x01\0deformables", 13));
   EXPECT_EQ(reply.model_bytes, 12345u);
   EXPECT_EQ(reply.instance_bytes, 678u);
 }
