@@ -335,8 +335,8 @@ void ConicQpSolver::SolveFactored(Vector* v) {
   }
 }
 
-void ConicQpSolver::SolveReduced(const ConstVector& bx, const ConstVector& bz,
-                                 const ConstVector& bs, Vector* dx, Vector* ds, Vector* dz) {
+void ConicQpSolver::SolveReduced(const Vector& bx, const Vector& bz, const Vector& bs, Vector* dx,
+                                 Vector* ds, Vector* dz) {
   // u = lambda \ b_s, t = u - W^-1 b_z.
   JordanDivide(cones_, scaling_.lambda().data(), bs.data(), u_.data());
   scaling_.ApplyInverse(bz.data(), t_.data());
@@ -363,7 +363,7 @@ void ConicQpSolver::SolveReduced(const ConstVector& bx, const ConstVector& bz,
   *ds = u_ - *dz;
 }
 
-void ConicQpSolver::ProductP(const ConstVector& x, Vector* out) const {
+void ConicQpSolver::ProductP(const Vector& x, Vector* out) const {
   if (layout_ == Layout::kDiagonalLowRank) {
     *out = scaled_p_diagonal_.cwiseProduct(x);
   } else {
@@ -371,7 +371,7 @@ void ConicQpSolver::ProductP(const ConstVector& x, Vector* out) const {
   }
 }
 
-void ConicQpSolver::ProductG(const ConstVector& x, Vector* out) {
+void ConicQpSolver::ProductG(const Vector& x, Vector* out) {
   if (layout_ != Layout::kDiagonalLowRank) {
     out->noalias() = *dense_g_ * x;
     return;
@@ -385,7 +385,7 @@ void ConicQpSolver::ProductG(const ConstVector& x, Vector* out) {
   if (nonnegative_) out->tail(n_) = -x;
 }
 
-void ConicQpSolver::SubtractG(const ConstVector& x, Vector* out) {
+void ConicQpSolver::SubtractG(const Vector& x, Vector* out) {
   if (layout_ != Layout::kDiagonalLowRank) {
     out->noalias() -= *dense_g_ * x;
     return;
@@ -433,7 +433,7 @@ void ConicQpSolver::SolveNewton() {
   }
 }
 
-bool ConicQpSolver::Measure(const ConstVector& c, const ConstVector& h, ConicQpStatistics* stats) {
+bool ConicQpSolver::Measure(const Vector& c, const ConstVector& h, ConicQpStatistics* stats) {
   ProductP(x_, &px_);
   ProductG(x_, &gx_);
   gtz_.setZero();
@@ -610,8 +610,7 @@ void ConicQpSolver::SwapPolished() {
   SwapViews(&z_, &polish_z_);
 }
 
-void ConicQpSolver::TryPolish(const ConstVector& c, const ConstVector& h,
-                              ConicQpStatistics* stats) {
+void ConicQpSolver::TryPolish(const Vector& c, const ConstVector& h, ConicQpStatistics* stats) {
   // A block is called inactive (or at the apex) when its multiplier (or slack) is below 1e-3 of
   // the other; the polished point may miss K or the orthant by 1e-9 of h's and z's sizes.
   if (layout_ == Layout::kDiagonalLowRank) {
@@ -697,7 +696,7 @@ ConicQpStatistics ConicQpSolver::SolveDiagonalLowRank(const DiagonalLowRankQp& q
   return Unscale(omega, stats);
 }
 
-ConicQpStatistics ConicQpSolver::SolveScaled(const ConstVector& c, const ConstVector& h,
+ConicQpStatistics ConicQpSolver::SolveScaled(const Vector& c, const ConstVector& h,
                                              const Eigen::VectorXd* primal_start) {
   ConicQpStatistics stats;
   // Start: the least-squares point of [P G^T; G -I] [x; z] = [-c; h], i.e.

@@ -336,12 +336,12 @@ class ConicQpSolver {
   ConicQpStatistics Unscale(double omega, ConicQpStatistics stats);
   // The one interior-point loop on the program whose objective is divided by omega: P is
   // scaled_p_ (dense) or diag(scaled_p_diagonal_), G is *dense_g_ or structured_'s.
-  ConicQpStatistics SolveScaled(const ConstVector& c, const ConstVector& h,
+  ConicQpStatistics SolveScaled(const Vector& c, const ConstVector& h,
                                 const Eigen::VectorXd* primal_start);
   // The products of the current layout: out = P x, out = G x, out -= G x, out -= G^T z.
-  void ProductP(const ConstVector& x, Vector* out) const;
-  void ProductG(const ConstVector& x, Vector* out);
-  void SubtractG(const ConstVector& x, Vector* out);
+  void ProductP(const Vector& x, Vector* out) const;
+  void ProductG(const Vector& x, Vector* out);
+  void SubtractG(const Vector& x, Vector* out);
   void SubtractGt(const ConstVector& z, Vector* out);
   // Factors P + G~^T G~ with W = I (`start`) or the current scaling; false if it fails.
   bool FactorNewton(bool start);
@@ -349,7 +349,7 @@ class ConicQpSolver {
   bool FactorDiagonalLowRank();
   // Replaces a solved answer by its active-set polish (active_set_polish.h) when that is
   // feasible and its kkt_residual no larger.
-  void TryPolish(const ConstVector& c, const ConstVector& h, ConicQpStatistics* stats);
+  void TryPolish(const Vector& c, const ConstVector& h, ConicQpStatistics* stats);
   // The structured layout's active-set polish into polish_x_, polish_s_, polish_z_ (header
   // comment); false where it does not apply or the point is not feasible.
   bool PolishDiagonalLowRank(const ConstVector& h);
@@ -362,8 +362,8 @@ class ConicQpSolver {
   void SolveFactored(Vector* v);
   // Solves the reduced Newton system P dx + G^T dz = b_x, G dx + ds = b_z,
   // lambda o (ds~ + dz~) = b_s with the current factor; ds and dz out in the scaled space.
-  void SolveReduced(const ConstVector& bx, const ConstVector& bz, const ConstVector& bs, Vector* dx,
-                    Vector* ds, Vector* dz);
+  void SolveReduced(const Vector& bx, const Vector& bz, const Vector& bs, Vector* dx, Vector* ds,
+                    Vector* dz);
   // The Newton system for b_s (in bs_) and the residuals r_x_, r_z_, refined
   // refinement_steps times on its unreduced residual: writes dx_, ds_ (= ds~), dz_ (= dz~).
   void SolveNewton();
@@ -376,7 +376,7 @@ class ConicQpSolver {
   // Remembers the iterate with the least kkt_residual, which AtFloor returns.
   void KeepIfBest(const ConicQpStatistics& stats);
   // The iterate's residuals, objectives and stopping test into `stats`; true when it stops.
-  bool Measure(const ConstVector& c, const ConstVector& h, ConicQpStatistics* stats);
+  bool Measure(const Vector& c, const ConstVector& h, ConicQpStatistics* stats);
   // Swaps the polished point with the iterate (the views, not their entries).
   void SwapPolished();
 
