@@ -1,0 +1,323 @@
+#include "engine/solver/nsn/particle_newton.h"
+
+#include <algorithm>
+#include <cmath>
+#include <type_traits>
+
+namespace alsim {
+namespace {
+
+// Rows of a tet of the material.
+int TetRowCount(DeformableMaterial material) {
+  return material == DeformableMaterial::kNeoHookean ? 3 : 6;
+}
+
+double MaxAbs(const std::vector<double>& v, int n) {
+  double m = 0;
+  for (int i = 0; i < n; ++i) m = std::max(m, std::abs(v[i]));
+  return m;
+}
+
+}  // namespace
+
+void ParticleNewtonStep::SetSystem(std::vector<double> mass, std::vector<char> pinned,
+                                   std::vector<ParticleTet> tets,
+                                   std::vector<ParticlePlane> planes) {
+  mass_ = std::move(mass);
+  pinned_ = std::move(pinned);
+  tets_ = std::move(tets);
+  planes_ = std::move(planes);
+  n_ = static_cast<int>(mass_.size());
+  inverse_mass_.assign(n_, 0);
+  for (int v = 0; v < n_; ++v) inverse_mass_[v] = pinned_[v] || !(mass_[v] > 0) ? 0 : 1 / mass_[v];
+  tet_row_adr_.assign(tets_.size(), 0);
+  tet_frame_.assign(tets_.size(), Mat3::Identity());
+  element_rows_ = 0;
+  for (size_t e = 0; e < tets_.size(); ++e) {
+    tet_row_adr_[e] = element_rows_;
+    element_rows_ += TetRowCount(tets_[e].material);
+  }
+}
+
+void ParticleNewtonStep::Evaluate(double h, const ParticleNewtonParameters& parameters) {
+  // q = q- + h u.
+  for (int i = 0; i < 3 * n_; ++i) q_[i] = start_[i] + h * u_[i];
+  // Elements: J = ds/dx, E_e, and h_e = (1/h) E_e (c_e + lambda_e).
+  for (size_t e = 0; e < tets_.size(); ++e) {
+    const ParticleTet& tet = tets_[e];
+    TetVertices x;
+    for (int a = 0; a < 4; ++a) {
+      for (int c = 0; c < 3; ++c) x(c, a) = q_[3 * tet.vertices[a] + c];
+    }
+    const int adr = tet_row_adr_[e];
+    const auto store = [&](const auto& rows) {
+      constexpr int k = std::decay_t<decltype(rows.value)>::RowsAtCompileTime;
+      for (int r = 0; r < k; ++r) {
+        for (int col = 0; col < 12; ++col) jacobian_[12 * (adr + r) + col] = rows.jacobian(r, col);
+        double sum = 0;
+        for (int j = 0; j < k; ++j) {
+          sum += rows.compliance(r, j) * (rows.value[j] + lambda_[adr + j]);
+        }
+        residual_h_[adr + r] = sum / h;
+      }
+      for (int r = 0; r < k; ++r) {
+        for (int j = 0; j < k; ++j)
+          compliance_[static_cast<size_t>(adr) * 6 + r * k + j] = rows.compliance(r, j);
+      }
+    };
+    if (tet.material == DeformableMaterial::kNeoHookean) {
+      TetRows<3> rows;
+      SignedSvd svd;
+      EvaluateNeoHookeanTet(tet.rest, tet.neo_hookean, x, &rows, &svd);
+      // Row i belongs to the principal direction v_i, and the SVD orders them by stretch, which
+      // changes as the tet deforms (all stretches are equal at rest): each row keeps the direction
+      // nearest its previous one, so that lambda_i stays that direction's multiplier.
+      static constexpr int kPermutations[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
+                                                  {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+      int best = 0;
+      double best_overlap = -1;
+      for (int k = 0; k < 6; ++k) {
+        double overlap = 0;
+        for (int i = 0; i < 3; ++i) {
+          overlap += std::abs(tet_frame_[e].col(i).dot(svd.v.col(kPermutations[k][i])));
+        }
+        if (overlap > best_overlap) {
+          best_overlap = overlap;
+          best = k;
+        }
+      }
+      const int* order = kPermutations[best];
+      TetRows<3> permuted = rows;
+      for (int i = 0; i < 3; ++i) {
+        permuted.strain[i] = rows.strain[order[i]];
+        permuted.value[i] = rows.value[order[i]];
+        permuted.jacobian.row(i) = rows.jacobian.row(order[i]);
+        for (int j = 0; j < 3; ++j) permuted.compliance(i, j) = rows.compliance(order[i], order[j]);
+        tet_frame_[e].col(i) = svd.v.col(order[i]);
+      }
+      store(permuted);
+    } else {
+      TetRows<6> rows;
+      if (tet.material == DeformableMaterial::kLinear) {
+        EvaluateLinearTet(tet.rest, tet.linear, x, &rows);
+      } else {
+        EvaluateCorotatedTet(tet.rest, tet.linear, x, &rows);
+      }
+      store(rows);
+    }
+  }
+  // Contacts: C_n = n . q_v - offset - thickness, phi_n(C_n, r lambda_n), J = alpha n^T,
+  // S = dphi/dlambda, h_n = phi / h.
+  for (size_t k = 0; k < contact_vertex_.size(); ++k) {
+    const int v = contact_vertex_[k], row = element_rows_ + static_cast<int>(k);
+    const ParticlePlane& plane = planes_[contact_plane_[k]];
+    const Vec3 p(q_[3 * v], q_[3 * v + 1], q_[3 * v + 2]);
+    const double gap = plane.normal.dot(p) - plane.offset - plane.thickness;
+    const double r = NormalComplementarityFactor(parameters.scaling, h, inverse_mass_[v]);
+    const NcpEvaluation ncp = EvaluateNcp(parameters.ncp, gap, lambda_[row], r);
+    for (int c = 0; c < 3; ++c) jacobian_[12 * row + c] = ncp.dphi_da * plane.normal[c];
+    contact_s_[k] = ncp.dphi_db;
+    residual_h_[row] = ncp.phi / h;
+  }
+  // g = M (u - u~) - h J^T lambda.
+  for (int i = 0; i < 3 * n_; ++i) g_[i] = mass_[i / 3] * (u_[i] - free_velocity_[i]);
+  for (size_t e = 0; e < tets_.size(); ++e) {
+    const int adr = tet_row_adr_[e], k = TetRowCount(tets_[e].material);
+    for (int r = 0; r < k; ++r) {
+      for (int a = 0; a < 4; ++a) {
+        for (int c = 0; c < 3; ++c) {
+          g_[3 * tets_[e].vertices[a] + c] -=
+              h * jacobian_[12 * (adr + r) + 3 * a + c] * lambda_[adr + r];
+        }
+      }
+    }
+  }
+  for (size_t k = 0; k < contact_vertex_.size(); ++k) {
+    const int v = contact_vertex_[k], row = element_rows_ + static_cast<int>(k);
+    for (int c = 0; c < 3; ++c) g_[3 * v + c] -= h * jacobian_[12 * row + c] * lambda_[row];
+  }
+  // Pinned particles do not move: their momentum rows carry no residual.
+  for (int v = 0; v < n_; ++v) {
+    if (inverse_mass_[v] == 0) g_[3 * v] = g_[3 * v + 1] = g_[3 * v + 2] = 0;
+  }
+  // A's diagonal: [J H^-1 J^T]_ii + C_ii + eps.
+  for (size_t e = 0; e < tets_.size(); ++e) {
+    const int adr = tet_row_adr_[e], k = TetRowCount(tets_[e].material);
+    for (int r = 0; r < k; ++r) {
+      double sum = 0;
+      for (int a = 0; a < 4; ++a) {
+        const double w = inverse_mass_[tets_[e].vertices[a]];
+        for (int c = 0; c < 3; ++c) {
+          const double j = jacobian_[12 * (adr + r) + 3 * a + c];
+          sum += j * j * w;
+        }
+      }
+      diagonal_[adr + r] =
+          sum + compliance_[static_cast<size_t>(adr) * 6 + r * k + r] / (h * h) + regularization_;
+    }
+  }
+  for (size_t k = 0; k < contact_vertex_.size(); ++k) {
+    const int row = element_rows_ + static_cast<int>(k);
+    double sum = 0;
+    for (int c = 0; c < 3; ++c) sum += jacobian_[12 * row + c] * jacobian_[12 * row + c];
+    diagonal_[row] =
+        sum * inverse_mass_[contact_vertex_[k]] + contact_s_[k] / (h * h) + regularization_;
+  }
+}
+
+void ParticleNewtonStep::Apply(const double* x, double* y) {
+  const double h = h_;
+  // w = H^-1 J^T x.
+  std::fill(work_n_.begin(), work_n_.begin() + 3 * n_, 0.0);
+  for (size_t e = 0; e < tets_.size(); ++e) {
+    const int adr = tet_row_adr_[e], k = TetRowCount(tets_[e].material);
+    for (int r = 0; r < k; ++r) {
+      for (int a = 0; a < 4; ++a) {
+        for (int c = 0; c < 3; ++c) {
+          work_n_[3 * tets_[e].vertices[a] + c] +=
+              jacobian_[12 * (adr + r) + 3 * a + c] * x[adr + r];
+        }
+      }
+    }
+  }
+  for (size_t k = 0; k < contact_vertex_.size(); ++k) {
+    const int v = contact_vertex_[k], row = element_rows_ + static_cast<int>(k);
+    for (int c = 0; c < 3; ++c) work_n_[3 * v + c] += jacobian_[12 * row + c] * x[row];
+  }
+  for (int i = 0; i < 3 * n_; ++i) work_n_[i] *= inverse_mass_[i / 3];
+  // y = J w + C x + eps x.
+  for (size_t e = 0; e < tets_.size(); ++e) {
+    const int adr = tet_row_adr_[e], k = TetRowCount(tets_[e].material);
+    for (int r = 0; r < k; ++r) {
+      double sum = 0;
+      for (int a = 0; a < 4; ++a) {
+        for (int c = 0; c < 3; ++c) {
+          sum += jacobian_[12 * (adr + r) + 3 * a + c] * work_n_[3 * tets_[e].vertices[a] + c];
+        }
+      }
+      double compliance = 0;
+      for (int j = 0; j < k; ++j) {
+        compliance += compliance_[static_cast<size_t>(adr) * 6 + r * k + j] * x[adr + j];
+      }
+      y[adr + r] = sum + compliance / (h * h) + regularization_ * x[adr + r];
+    }
+  }
+  for (size_t k = 0; k < contact_vertex_.size(); ++k) {
+    const int v = contact_vertex_[k], row = element_rows_ + static_cast<int>(k);
+    double sum = 0;
+    for (int c = 0; c < 3; ++c) sum += jacobian_[12 * row + c] * work_n_[3 * v + c];
+    y[row] = sum + contact_s_[k] / (h * h) * x[row] + regularization_ * x[row];
+  }
+}
+
+ParticleNewtonStatistics ParticleNewtonStep::Step(double h, const ParticleNewtonParameters& p,
+                                                  const double* f, double margin, double* x,
+                                                  double* v) {
+  ParticleNewtonStatistics stats;
+  h_ = h;
+  regularization_ = p.regularization;
+  const int n3 = 3 * n_;
+  start_.assign(x, x + n3);
+  free_velocity_.resize(n3);
+  for (int i = 0; i < n3; ++i) free_velocity_[i] = v[i] + h * inverse_mass_[i / 3] * f[i];
+  // Contact candidates: within margin plus the free motion's reach of a plane.
+  contact_vertex_.clear();
+  contact_plane_.clear();
+  for (int vertex = 0; vertex < n_; ++vertex) {
+    if (inverse_mass_[vertex] == 0) continue;
+    for (size_t k = 0; k < planes_.size(); ++k) {
+      const ParticlePlane& plane = planes_[k];
+      const Vec3 p0(x[3 * vertex], x[3 * vertex + 1], x[3 * vertex + 2]);
+      const Vec3 vf(free_velocity_[3 * vertex], free_velocity_[3 * vertex + 1],
+                    free_velocity_[3 * vertex + 2]);
+      const double gap = plane.normal.dot(p0) - plane.offset - plane.thickness;
+      const double approach = std::max(0.0, -h * plane.normal.dot(vf));
+      if (gap <= margin + approach) {
+        contact_vertex_.push_back(vertex);
+        contact_plane_.push_back(static_cast<int>(k));
+      }
+    }
+  }
+  rows_ = element_rows_ + static_cast<int>(contact_vertex_.size());
+  std::fill(tet_frame_.begin(), tet_frame_.end(), Mat3::Identity());
+  u_.assign(n3, 0.0);          // (67)
+  lambda_.assign(rows_, 0.0);  // (68)
+  q_.resize(n3);
+  jacobian_.assign(static_cast<size_t>(12) * rows_, 0.0);
+  compliance_.assign(static_cast<size_t>(6) * element_rows_, 0.0);
+  contact_s_.assign(contact_vertex_.size(), 0.0);
+  for (std::vector<double>* w : {&residual_h_, &diagonal_, &rhs_, &dlambda_, &work_rows_}) {
+    w->assign(rows_, 0.0);
+  }
+  for (std::vector<double>* w : {&g_, &du_, &work_n_}) w->assign(n3, 0.0);
+  double momentum_scale = 1;
+  for (int i = 0; i < n3; ++i) {
+    momentum_scale = std::max(momentum_scale, std::abs(mass_[i / 3] * free_velocity_[i]));
+  }
+
+  const auto apply = [this](const double* in, double* out) { Apply(in, out); };
+  for (int iteration = 0;; ++iteration) {
+    Evaluate(h, p);
+    stats.momentum_residual = MaxAbs(g_, n3);
+    stats.row_residual = MaxAbs(residual_h_, rows_);
+    if (p.newton_tolerance > 0 && stats.momentum_residual <= p.newton_tolerance * momentum_scale &&
+        stats.row_residual <= p.newton_tolerance / h) {
+      stats.converged = true;
+      break;
+    }
+    if (iteration == p.newton_iterations) break;
+    // b = (1/h) (J H^-1 g - h-vector).
+    for (int i = 0; i < n3; ++i) work_n_[i] = inverse_mass_[i / 3] * g_[i];
+    for (size_t e = 0; e < tets_.size(); ++e) {
+      const int adr = tet_row_adr_[e], k = TetRowCount(tets_[e].material);
+      for (int r = 0; r < k; ++r) {
+        double sum = 0;
+        for (int a = 0; a < 4; ++a) {
+          for (int c = 0; c < 3; ++c) {
+            sum += jacobian_[12 * (adr + r) + 3 * a + c] * work_n_[3 * tets_[e].vertices[a] + c];
+          }
+        }
+        rhs_[adr + r] = (sum - residual_h_[adr + r]) / h;
+      }
+    }
+    for (size_t k = 0; k < contact_vertex_.size(); ++k) {
+      const int vertex = contact_vertex_[k], row = element_rows_ + static_cast<int>(k);
+      double sum = 0;
+      for (int c = 0; c < 3; ++c) sum += jacobian_[12 * row + c] * work_n_[3 * vertex + c];
+      rhs_[row] = (sum - residual_h_[row]) / h;
+    }
+    std::fill(dlambda_.begin(), dlambda_.end(), 0.0);
+    const KrylovResult solve = JacobiConjugateResidual(apply, diagonal_.data(), rhs_.data(), rows_,
+                                                       p.krylov, &krylov_, dlambda_.data());
+    stats.krylov_iterations += solve.iterations;
+    // du = H^-1 (h J^T dlambda - g).
+    for (int i = 0; i < n3; ++i) du_[i] = -g_[i];
+    for (size_t e = 0; e < tets_.size(); ++e) {
+      const int adr = tet_row_adr_[e], k = TetRowCount(tets_[e].material);
+      for (int r = 0; r < k; ++r) {
+        for (int a = 0; a < 4; ++a) {
+          for (int c = 0; c < 3; ++c) {
+            du_[3 * tets_[e].vertices[a] + c] +=
+                h * jacobian_[12 * (adr + r) + 3 * a + c] * dlambda_[adr + r];
+          }
+        }
+      }
+    }
+    for (size_t k = 0; k < contact_vertex_.size(); ++k) {
+      const int vertex = contact_vertex_[k], row = element_rows_ + static_cast<int>(k);
+      for (int c = 0; c < 3; ++c)
+        du_[3 * vertex + c] += h * jacobian_[12 * row + c] * dlambda_[row];
+    }
+    for (int i = 0; i < n3; ++i) du_[i] *= inverse_mass_[i / 3];
+    for (int i = 0; i < rows_; ++i) lambda_[i] += p.step_fraction * dlambda_[i];
+    for (int i = 0; i < n3; ++i) u_[i] += p.step_fraction * du_[i];
+    stats.newton_iterations = iteration + 1;
+  }
+  for (int i = 0; i < n3; ++i) {
+    v[i] = u_[i];
+    x[i] = start_[i] + h * u_[i];
+  }
+  return stats;
+}
+
+}  // namespace alsim

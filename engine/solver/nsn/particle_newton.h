@@ -1,0 +1,133 @@
+// One backward-Euler step of a particle system by the non-smooth Newton method of Macklin et al.
+// 2019 (seed 002, issue 48; digest seed-002-nsn.md sections 4-6): tetrahedral FEM elements over
+// the particles in compliance form (engine/deformable/tet_material.h), pinned particles, and
+// frictionless contacts of particles with static planes through an NCP function. The reference
+// the engine's deformables will be tested against; rigid bodies and friction come later.
+//
+// Unknowns: the particles' velocities u (3 n) and the rows' multipliers lambda (forces, N). With
+// q = q- + h u (45), u~ = u- + h M^-1 f (the free velocity: gravity and external forces, explicit)
+// and rows
+//   elements:  E_e (c_e(q) + lambda_e) = 0  (the generalized compliance form (79)-(80); for the
+//              linear material E c = s, so this is s + E lambda = 0 as (47) reads)
+//   contacts:  phi_n(C_n(q), lambda_n) = 0, C_n = n . q_v - d - thickness  (9), (28) or (96)
+// the step solves (46)-(49):
+//   M (u - u~) - h J^T lambda = 0
+// by Newton from u^0 = 0, lambda^0 = 0 ((67)-(68), the zero-velocity start), each iteration at
+// q^n = q- + h u^n (digest 13: q- of the step, not q^n of the previous iterate):
+//   g = M (u^n - u~) - h J^T lambda^n                                                    (57)
+//   h-vector = [(1/h) E_e (c_e + lambda_e); (1/h) phi_n]                                  (58)
+//   [J H^-1 J^T + C + eps I] dlambda = (1/h) (J H^-1 g - h-vector)                  (59), (8.4)
+//   du = H^-1 (h J^T dlambda - g)                                                          (60)
+//   lambda += t dlambda,  u += t du                                                   (61)-(62)
+// with J the rows' Jacobians in u (elements: ds/dx, contacts: alpha n^T, the NCP derivative
+// times the geometric row (44)), C = blockdiag(E_e / h^2, S / h^2), S = dphi/dlambda (beta r,
+// (54)), H = M (no geometric stiffness yet), r = h^2 / m_v (66). Pinned particles have H^-1 = 0
+// and keep u = 0. The Schur system is never formed: Jacobi-preconditioned conjugate residual
+// (conjugate_residual.h) applies A x = J (H^-1 (J^T x)) + C x + eps x.
+//
+// Neo-Hookean rows (3 per tet, principal stretches) keep their principal directions from one
+// iteration to the next (each row takes the direction nearest its previous one). They do not
+// converge yet: J = ds/dx from ds_i/dF = u_i v_i^T leaves out the rotation of the principal
+// directions, which at rest (all stretches equal) is the whole shear stiffness, so the Newton
+// matrix has none and a bar of Kuhn tets oscillates between iterates at any damping t (the
+// geometric stiffness of Sec 8.3, not yet built, is the paper's remedy for missing curvature).
+//
+// Newton stops after `newton_iterations`, or earlier once every residual is below
+// `newton_tolerance` (0: the paper's fixed counts): |g|_inf <= tol max(1, |M u~|_inf) and the
+// rows' |h-vector|_inf <= tol / h (their position units).
+// Sequential, every sum in a fixed order: the result does not depend on threads. Storage grows
+// with the system and is reused, so a step of sizes seen before allocates nothing.
+#pragma once
+
+#include <array>
+#include <vector>
+
+#include "engine/deformable/tet_material.h"
+#include "engine/math/types.h"
+#include "engine/model/deformable_spec.h"
+#include "engine/solver/nsn/conjugate_residual.h"
+#include "engine/solver/nsn/ncp.h"
+
+namespace alsim {
+
+struct ParticleNewtonParameters {
+  int newton_iterations = 20;    // N, the most Newton iterations (Table 2's counts: 4 to 6)
+  double newton_tolerance = 0;   // > 0: stop once the residuals are below it (header)
+  double step_fraction = 0.75;   // t (61)-(62): the paper's damping for every scene
+  double regularization = 1e-6;  // eps on the Schur matrix (Sec 8.4)
+  KrylovOptions krylov;          // the linear solves' fixed count and optional tolerance
+  NcpFunction ncp = NcpFunction::kFischerBurmeister;
+  ComplementarityScaling scaling = ComplementarityScaling::kEffectiveMass;
+};
+
+struct ParticleNewtonStatistics {
+  int newton_iterations = 0;
+  int krylov_iterations = 0;     // summed over the Newton iterations
+  double momentum_residual = 0;  // |g|_inf at the last iterate, N s
+  double row_residual = 0;       // |h-vector|_inf at the last iterate, m/s
+  bool converged = false;        // newton_tolerance met
+};
+
+// An elastic tet of the system: its particles, rest data and material.
+struct ParticleTet {
+  std::array<int, 4> vertices{};
+  TetRest rest;
+  DeformableMaterial material = DeformableMaterial::kLinear;
+  LinearMaterial linear;           // linear and corotated
+  NeoHookeanMaterial neo_hookean;  // neohookean
+};
+
+// A static plane n . x = offset that particles rest on, with a thickness kept above it.
+struct ParticlePlane {
+  Vec3 normal{0, 0, 1};
+  double offset = 0;
+  double thickness = 0;
+};
+
+class ParticleNewtonStep {
+ public:
+  // The system: per particle its mass (kg) and whether it is pinned; the tets and planes.
+  void SetSystem(std::vector<double> mass, std::vector<char> pinned, std::vector<ParticleTet> tets,
+                 std::vector<ParticlePlane> planes);
+
+  // One step of length h from positions x (3 n, m) and velocities v (3 n, m/s) under the force f
+  // (3 n, N; e.g. m g per particle); x and v are replaced by the step's. Contact candidates: the
+  // particles within `margin` of a plane at the step's start (digest 6 step 1), plus the
+  // distance the free velocity covers in the step.
+  ParticleNewtonStatistics Step(double h, const ParticleNewtonParameters& parameters,
+                                const double* f, double margin, double* x, double* v);
+
+  // The last step's multipliers: element rows (6 per linear or corotated tet, 3 per Neo-Hookean,
+  // in tet order) then contact rows; and each contact row's particle.
+  const std::vector<double>& lambda() const { return lambda_; }
+  int num_element_rows() const { return element_rows_; }
+  const std::vector<int>& contact_particles() const { return contact_vertex_; }
+
+ private:
+  // Rows, Jacobians, compliance blocks and residuals at q = q- + h u.
+  void Evaluate(double h, const ParticleNewtonParameters& parameters);
+  // y = A x for the Schur matrix of the last Evaluate.
+  void Apply(const double* x, double* y);
+
+  std::vector<double> mass_, inverse_mass_;
+  std::vector<char> pinned_;
+  std::vector<ParticleTet> tets_;
+  std::vector<ParticlePlane> planes_;
+  int n_ = 0;  // particles
+
+  // Per step.
+  int element_rows_ = 0, rows_ = 0;
+  std::vector<int> tet_row_adr_;  // first row of each tet
+  std::vector<Mat3> tet_frame_;   // Neo-Hookean tets: the principal directions of their rows
+  std::vector<int> contact_vertex_, contact_plane_;
+  std::vector<double> start_, free_velocity_, u_, lambda_, q_;
+  // Per Newton iteration.
+  std::vector<double> jacobian_;    // elements: 12 per row; contacts: 3 per row (alpha n)
+  std::vector<double> compliance_;  // elements: rows x rows per tet, row-major
+  std::vector<double> contact_s_;   // S = dphi/dlambda per contact
+  std::vector<double> residual_h_, g_, diagonal_, rhs_, dlambda_, du_, work_n_, work_rows_;
+  double h_ = 0, regularization_ = 0;
+  KrylovWorkspace krylov_;
+};
+
+}  // namespace alsim
