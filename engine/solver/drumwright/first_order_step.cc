@@ -33,6 +33,12 @@ void Grow(Eigen::VectorXd* v, Eigen::Index size) {
   if (v->size() < size) v->resize(size);
 }
 
+// The pivoted Cholesky of MinimumNormSolve stops at a pivot at or below this fraction of S's
+// largest diagonal: S = G M^-1 G^T of a robot's rows spans many orders (light links beside heavy
+// ones), and a rank taken at n eps max S_ii keeps directions whose tiny pivots turn Mhat Gd v0
+// into forces far beyond the springs' (spring_linkage_biped then diverged).
+constexpr double kMinimumNormRank = 1e-8;
+
 // y = S^+ b for S (n x n, symmetric positive semidefinite; destroyed) by the pivoted Cholesky of
 // the header: P^T S P = L L^T to rank r, S^+ b = P L (L^T L)^-2 L^T P^T b. `gram` holds at least
 // n x n, `work` n, `pivot` n. Returns r.
@@ -42,7 +48,7 @@ int MinimumNormSolve(Eigen::Block<Eigen::MatrixXd> s, Eigen::VectorXd::SegmentRe
   const int n = static_cast<int>(s.rows());
   double largest = 0;
   for (int i = 0; i < n; ++i) largest = std::max(largest, s(i, i));
-  const double floor = n * std::numeric_limits<double>::epsilon() * largest;
+  const double floor = kMinimumNormRank * largest;
   for (int i = 0; i < n; ++i) (*pivot)[i] = i;
   // Right-looking, on the lower triangle: column k of L replaces column k of s.
   int rank = 0;

@@ -22,7 +22,7 @@
 //   K phi0 + o,  o_i = W_i a_i + y_i,   W_i = h^2 K_i + h B_i,
 // since K phi1 + B phid1 + y = K phi0 + (h K + B) G v1 + W a + y (the digest's velocity form
 // with Gd v0: (M + G^T W G) v1 = M v0 + h f - h G^T (K phi0 + W Gd v0 + Mhat Gd v0)). The
-// minimum-norm solve: pivoted Cholesky P^T S P = L L^T to rank r (pivots above r eps max S_ii),
+// minimum-norm solve: pivoted Cholesky P^T S P = L L^T to rank r (pivots above 1e-8 max S_ii),
 // then S^+ a = P L (L^T L)^-2 L^T P^T a.
 //
 // Bilateral rows are eliminated through the effective mass (digest 7, [derived]):
