@@ -20,6 +20,7 @@
 
 #include "engine/deformable/tet_material.h"
 #include "tests/support/allocation_counter.h"
+#include "tests/support/kuhn_grid.h"
 
 namespace alsim {
 namespace {
@@ -313,41 +314,23 @@ struct Bar {
   std::vector<std::array<int, 4>> tets;
   std::vector<TetRest> rests;
   double a = 0, length = 0;
+  int origin_y = 0;  // the vertex at (0, a, 0)
 };
 
 Bar MakeBar(int cubes, double a) {
   Bar bar;
   bar.a = a;
   bar.length = cubes * a;
-  const auto index = [](int i, int j, int k) { return 4 * i + 2 * j + k; };
-  for (int i = 0; i <= cubes; ++i) {
-    for (int j = 0; j < 2; ++j) {
-      for (int k = 0; k < 2; ++k) bar.vertices.push_back(Vec3(i * a, j * a, k * a));
-    }
-  }
-  const std::array<std::array<int, 3>, 6> permutations = {
-      {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}}};
-  for (int c = 0; c < cubes; ++c) {
-    for (const auto& p : permutations) {
-      std::array<int, 3> corner = {c, 0, 0};
-      std::array<int, 4> tet;
-      tet[0] = index(corner[0], corner[1], corner[2]);
-      for (int step = 0; step < 2; ++step) {
-        ++corner[p[step]];
-        tet[step + 1] = index(corner[0], corner[1], corner[2]);
-      }
-      tet[3] = index(c + 1, 1, 1);
-      TetVertices x;
-      for (int v = 0; v < 4; ++v) x.col(v) = bar.vertices[tet[v]];
-      TetRest rest;
-      if (!MakeTetRest(x, &rest)) {
-        std::swap(tet[1], tet[2]);
-        for (int v = 0; v < 4; ++v) x.col(v) = bar.vertices[tet[v]];
-        EXPECT_TRUE(MakeTetRest(x, &rest));
-      }
-      bar.tets.push_back(tet);
-      bar.rests.push_back(rest);
-    }
+  const testing::KuhnGrid grid = testing::MakeKuhnGrid(cubes, 1, 1, a, a, a);
+  bar.vertices = grid.points;
+  bar.tets = grid.tets;
+  bar.origin_y = grid.Id(0, 1, 0);
+  for (const auto& tet : bar.tets) {
+    TetVertices x;
+    for (int v = 0; v < 4; ++v) x.col(v) = bar.vertices[tet[v]];
+    TetRest rest;
+    EXPECT_TRUE(MakeTetRest(x, &rest));
+    bar.rests.push_back(rest);
   }
   return bar;
 }
@@ -388,8 +371,8 @@ PatchResult SolvePatch(const Bar& bar, double load, const ForceOfTet& force) {
   for (int v = 0; v < n; ++v) {
     if (bar.vertices[v].x() == 0) fixed[3 * v] = true;
   }
-  fixed[1] = fixed[2] = true;  // the origin's y, z
-  fixed[3 * 2 + 2] = true;     // (0, a, 0)'s z: index (0, 1, 0) = 2
+  fixed[1] = fixed[2] = true;          // the origin's y, z
+  fixed[3 * bar.origin_y + 2] = true;  // (0, a, 0)'s z
   std::vector<int> free;
   for (int i = 0; i < 3 * n; ++i) {
     if (!fixed[i]) free.push_back(i);

@@ -4,8 +4,6 @@
 // the sandbox's split compile (CompileSceneText + ImportCompiledScene) equal to one import.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -14,47 +12,14 @@
 
 #include "engine/model/deformable_spec.h"
 #include "engine/model/model_import.h"
+#include "tests/support/kuhn_grid.h"
 
 namespace alsim {
 namespace {
 
-// An n^3 grid of voxels of edge a, six tets per voxel (Kuhn's subdivision along each voxel's
-// main diagonal, conforming across voxels), as an inline <tetmesh>.
+// An n^3 grid of voxels of edge a as an inline <tetmesh> (tests/support/kuhn_grid.h).
 std::string VoxelCube(int n, double a) {
-  const auto id = [n](int x, int y, int z) { return (z * (n + 1) + y) * (n + 1) + x; };
-  std::string vertices, tets;
-  char text[96];
-  for (int z = 0; z <= n; ++z) {
-    for (int y = 0; y <= n; ++y) {
-      for (int x = 0; x <= n; ++x) {
-        std::snprintf(text, sizeof text, "%g %g %g ", a * x, a * y, a * z);
-        vertices += text;
-      }
-    }
-  }
-  const int permutations[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
-  for (int z = 0; z < n; ++z) {
-    for (int y = 0; y < n; ++y) {
-      for (int x = 0; x < n; ++x) {
-        for (const auto& p : permutations) {
-          int c[3] = {x, y, z};
-          int v[4];
-          v[0] = id(c[0], c[1], c[2]);
-          for (int k = 0; k < 3; ++k) {
-            ++c[p[k]];
-            v[k + 1] = id(c[0], c[1], c[2]);
-          }
-          // Odd permutations are negatively oriented: swap two vertices.
-          const bool odd =
-              (p[0] == 0 && p[1] == 2) || (p[0] == 1 && p[1] == 0) || (p[0] == 2 && p[1] == 1);
-          if (odd) std::swap(v[1], v[2]);
-          std::snprintf(text, sizeof text, "%d %d %d %d ", v[0], v[1], v[2], v[3]);
-          tets += text;
-        }
-      }
-    }
-  }
-  return "<tetmesh vertices='" + vertices + "' tets='" + tets + "'/>";
+  return testing::TetMeshXml(testing::MakeKuhnGrid(n, n, n, a, a, a));
 }
 
 const char* kScene =
