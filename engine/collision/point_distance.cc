@@ -6,6 +6,8 @@
 
 #include <Eigen/Geometry>
 
+#include "engine/collision/pair_geometry.h"
+
 namespace alsim {
 namespace {
 
@@ -199,6 +201,59 @@ Vec3 ClosestPointOnTriangle(const Vec3& p, const Vec3& a, const Vec3& b, const V
   const double v = vb * denominator, w = vc * denominator;
   *barycentric = Vec3(1 - v - w, v, w);
   return a + ab * v + ac * w;
+}
+
+double ClosestSegmentTriangle(const Vec3& p0, const Vec3& p1, const Vec3& a, const Vec3& b,
+                              const Vec3& c, double* t, Vec3* barycentric) {
+  // A crossing of the triangle's interior: distance 0 there.
+  const Vec3 normal = (b - a).cross(c - a);
+  const double s0 = normal.dot(p0 - a), s1 = normal.dot(p1 - a);
+  if ((s0 <= 0 && s1 >= 0) || (s0 >= 0 && s1 <= 0)) {
+    if (s0 != s1) {
+      const double crossing = s0 / (s0 - s1);
+      const Vec3 x = p0 + crossing * (p1 - p0);
+      Vec3 weights;
+      const Vec3 q = ClosestPointOnTriangle(x, a, b, c, &weights);
+      if ((q - x).squaredNorm() <= 1e-24 * (1 + x.squaredNorm())) {
+        *t = crossing;
+        *barycentric = weights;
+        return 0;
+      }
+    }
+  }
+  // The endpoints against the triangle, then the segment against each edge.
+  double best = std::numeric_limits<double>::infinity();
+  for (const double end : {0.0, 1.0}) {
+    Vec3 weights;
+    const Vec3 x = end == 0 ? p0 : p1;
+    const double distance = (ClosestPointOnTriangle(x, a, b, c, &weights) - x).norm();
+    if (distance < best) {
+      best = distance;
+      *t = end;
+      *barycentric = weights;
+    }
+  }
+  using collision_detail::ClosestSegmentParams;
+  using collision_detail::PointAt;
+  using collision_detail::Segment;
+  const Segment segment{p0, p1};
+  const Vec3* corners[3] = {&a, &b, &c};
+  for (int e = 0; e < 3; ++e) {
+    const int i = e, j = (e + 1) % 3;
+    double s = 0, u = 0;
+    ClosestSegmentParams(segment, Segment{*corners[i], *corners[j]}, &s, &u);
+    const double distance =
+        (PointAt(segment, s) - PointAt(Segment{*corners[i], *corners[j]}, u)).norm();
+    if (distance < best) {
+      best = distance;
+      *t = s;
+      Vec3 weights = Vec3::Zero();
+      weights[i] = 1 - u;
+      weights[j] = u;
+      *barycentric = weights;
+    }
+  }
+  return best;
 }
 
 }  // namespace alsim

@@ -20,6 +20,13 @@
 // ClosestPointOnTriangle: the point of triangle (a, b, c) nearest p, with its barycentric
 // weights (u, v, w), u a + v b + w c, each >= 0, summing to 1: Ericson's Voronoi-region walk
 // (Real-Time Collision Detection, Sec 5.1.5), exact in the regions' interiors.
+//
+// ClosestSegmentTriangle: the nearest points of segment p0 p1 and a triangle, for a sphere (a
+// point) or a capsule (its axis) against a deformable's surface triangle. A segment that crosses
+// the triangle's interior is at distance 0 at the crossing; otherwise the nearest pair has an
+// endpoint of the segment or a point of an edge of the triangle, so the answer is the nearest of
+// the two endpoints against the triangle and the segment against the three edges
+// (ClosestSegmentParams).
 #pragma once
 
 #include "engine/collision/geom_shape.h"
@@ -37,5 +44,10 @@ bool PointGeomDistance(const GeomShape& shape, const Vec3& point, PointDistance*
 
 Vec3 ClosestPointOnTriangle(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3& c,
                             Vec3* barycentric);
+
+// The distance, the segment's parameter t in [0, 1] (p0 + t (p1 - p0)) and the triangle point's
+// barycentric weights.
+double ClosestSegmentTriangle(const Vec3& p0, const Vec3& p1, const Vec3& a, const Vec3& b,
+                              const Vec3& c, double* t, Vec3* barycentric);
 
 }  // namespace alsim

@@ -201,5 +201,37 @@ TEST(PointDistanceTest, ClosestPointOnATriangleIsTheSampledMinimum) {
   }
 }
 
+TEST(PointDistanceTest, ClosestSegmentTriangleIsTheSampledMinimum) {
+  std::mt19937 rng(21);
+  std::uniform_real_distribution<double> unit(-1, 1);
+  int crossings = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const Vec3 a(unit(rng), unit(rng), 0.3 * unit(rng)), b(unit(rng), unit(rng), 0.3 * unit(rng)),
+        c(unit(rng), unit(rng), 0.3 * unit(rng));
+    const Vec3 p0(unit(rng), unit(rng), 1.5 * unit(rng)), p1(unit(rng), unit(rng), 1.5 * unit(rng));
+    double t = -1;
+    Vec3 w;
+    const double distance = ClosestSegmentTriangle(p0, p1, a, b, c, &t, &w);
+    ASSERT_GE(t, 0);
+    ASSERT_LE(t, 1);
+    EXPECT_NEAR(w.sum(), 1, 1e-12);
+    EXPECT_GE(w.minCoeff(), -1e-12);
+    const Vec3 on_segment = p0 + t * (p1 - p0), on_triangle = w[0] * a + w[1] * b + w[2] * c;
+    EXPECT_NEAR((on_segment - on_triangle).norm(), distance, 1e-12) << trial;
+    crossings += distance == 0;
+    // Brute force: the segment sampled against the triangle's closest point (exact per sample).
+    const int n = 2000;
+    double nearest = std::numeric_limits<double>::infinity();
+    for (int k = 0; k <= n; ++k) {
+      const Vec3 x = p0 + (p1 - p0) * (static_cast<double>(k) / n);
+      Vec3 weights;
+      nearest = std::min(nearest, (ClosestPointOnTriangle(x, a, b, c, &weights) - x).norm());
+    }
+    EXPECT_LE(distance, nearest + 1e-12) << trial;
+    EXPECT_NEAR(distance, nearest, (p1 - p0).norm() / n) << trial;
+  }
+  EXPECT_GT(crossings, 10);  // the crossing branch ran
+}
+
 }  // namespace
 }  // namespace alsim
