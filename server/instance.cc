@@ -22,6 +22,7 @@ void StartInstance(const std::shared_ptr<const Model>& model, const StepOptions&
   EnsureSolver(*model, *instance->data, options.solver.type);
   instance->rng.seed(seed);
   Kinematics(*model, *instance->data);
+  PlaceAttachedVertices(*model, instance->data.get());
 }
 
 bool PrepareReset(const Model& m, const std::mt19937_64& rng, const ResetSpec& spec,

@@ -35,6 +35,8 @@ Data::Data(const Model& m)
       qvel(m.nv, 0.0),
       ctrl(m.nu, 0.0),
       xfrc_applied(m.nbody, Vec6::Zero()),
+      vert_xpos(m.vert_pos0),
+      vert_xvel(m.nvert, Vec3::Zero()),
       xpos(m.nbody, Vec3::Zero()),
       xquat(m.nbody, QuatIdentity()),
       xmat(m.nbody, Mat3::Identity()),

@@ -75,6 +75,13 @@ struct Data {
   // acting at the body's center of mass (xipos). The world body's and static bodies' entries
   // move nothing. AppliedForces() turns them into qfrc_applied. (nbody)
   std::vector<Vec6> xfrc_applied;
+  // Tetrahedral deformables' vertex state (Model::vert_*), world frame, beside qpos/qvel: set to
+  // the rest positions vert_pos0 and zero velocity by construction and by ResetData /
+  // ResetDataKeyframe; ApplyResetNoise and the server's instance start then put the vertices a
+  // body carries (vert_body > 0) at that body's frame times vert_body_offset
+  // (PlaceAttachedVertices, engine/sim/reset.h). Nothing steps them yet. (nvert each)
+  std::vector<Vec3> vert_xpos;  // vertex positions, world, m (nvert)
+  std::vector<Vec3> vert_xvel;  // vertex velocities, world, m/s (nvert)
 
   // ---- Kinematics() (engine/dynamics/kinematics.h)
   std::vector<Vec3> xpos;            // body frame origin, world (nbody)

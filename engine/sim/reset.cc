@@ -40,6 +40,7 @@ bool ApplyResetNoise(const Model& m, double noise, std::mt19937_64& rng, Data* d
     for (int i = 0; i < m.nv; ++i) d->qvel[i] += uniform(rng);
   }
   Kinematics(m, *d);
+  PlaceAttachedVertices(m, d);
   for (const double v : d->qpos) {
     if (!std::isfinite(v)) return false;
   }
@@ -47,6 +48,15 @@ bool ApplyResetNoise(const Model& m, double noise, std::mt19937_64& rng, Data* d
     if (!std::isfinite(v)) return false;
   }
   return true;
+}
+
+void PlaceAttachedVertices(const Model& m, Data* d) {
+  for (int v = 0; v < m.nvert; ++v) {
+    const int body = m.vert_body[v];
+    if (body <= 0) continue;
+    d->vert_xpos[v] = d->xpos[body] + d->xmat[body] * m.vert_body_offset[v];
+    d->vert_xvel[v].setZero();
+  }
 }
 
 bool ResetWithNoise(const Model& m, double noise, std::mt19937_64& rng, Data* d) {

@@ -20,7 +20,16 @@ std::uint64_t StateHash(const Model& m, const Data& d) {
   // The Model's sizes, not the vectors', bound the read: they are what defines the state.
   hash = HashBytes(hash, d.qpos.data(), sizeof(double) * static_cast<std::size_t>(m.nq));
   hash = HashBytes(hash, d.qvel.data(), sizeof(double) * static_cast<std::size_t>(m.nv));
-  return HashBytes(hash, &d.time, sizeof(d.time));
+  hash = HashBytes(hash, &d.time, sizeof(d.time));
+  // The deformables' vertex state only where there is some: scenes without deformables hash as
+  // they did before it existed, so recorded hashes stay valid.
+  if (m.nvert > 0) {
+    static_assert(sizeof(Vec3) == 3 * sizeof(double), "Vec3 must be three packed doubles");
+    const std::size_t bytes = sizeof(Vec3) * static_cast<std::size_t>(m.nvert);
+    hash = HashBytes(hash, d.vert_xpos.data(), bytes);
+    hash = HashBytes(hash, d.vert_xvel.data(), bytes);
+  }
+  return hash;
 }
 
 std::string FormatStateHash(std::uint64_t hash) {

@@ -12,9 +12,12 @@
 namespace alsim {
 
 // 64-bit FNV-1a over the bytes of d.qpos (m.nq doubles), then d.qvel (m.nv doubles), then
-// d.time, in memory order. It hashes the exact IEEE-754 representation, so any change of one bit
-// changes it (0.0 and -0.0 differ, as do NaN payloads), and it is the same on every machine with
-// little-endian doubles. Not a cryptographic hash: it detects divergence, not tampering.
+// d.time, then, only in a model with deformables (m.nvert > 0), d.vert_xpos and d.vert_xvel
+// (3 m.nvert doubles each, x y z per vertex), in memory order; a scene without deformables hashes
+// exactly as before they existed. It hashes the exact IEEE-754 representation, so any change of
+// one bit changes it (0.0 and -0.0 differ, as do NaN payloads), and it is the same on every
+// machine with little-endian doubles. Not a cryptographic hash: it detects divergence, not
+// tampering.
 std::uint64_t StateHash(const Model& m, const Data& d);
 
 // 64-bit FNV-1a: folds `size` bytes into `hash` (start from kFnvOffsetBasis). Shared by StateHash

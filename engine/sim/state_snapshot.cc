@@ -22,7 +22,8 @@ static_assert(sizeof(int) == sizeof(std::int32_t), "ConstraintKey fields are wri
 namespace {
 
 constexpr int kNumSizes = 8;
-constexpr std::uint32_t kOldestReadableVersion = 2;  // version 2: no xfrc_applied (zero)
+constexpr std::uint32_t kOldestReadableVersion = 2;     // version 2: no xfrc_applied (zero)
+constexpr std::uint32_t kFirstVersionWithVertices = 5;  // before: vertices at rest, not moving
 constexpr std::size_t kHeaderBytes = 8 + 4 + 4 * kNumSizes + 8;  // magic .. fingerprint
 constexpr double kQuaternionTolerance = 1e-6;
 // ConstraintKey::kind: contact, equality, limit, soft, friction, tendon limit, foundation element
@@ -135,6 +136,7 @@ struct Snapshot {
   std::vector<double> qpos, qvel, ctrl, margin;
   std::vector<double> xfrc;  // 6 nbody doubles, or empty: no applied forces
   WarmStart warm;
+  std::vector<Vec3> vert_xpos, vert_xvel;  // nvert each
 };
 
 bool CheckFinite(const std::vector<double>& values, const char* what, std::string* error) {
@@ -148,11 +150,11 @@ bool CheckFinite(const std::vector<double>& values, const char* what, std::strin
   return true;
 }
 
+// `what` names the array, e.g. "warm_start impulse" or "vert_xpos".
 bool CheckFinite(const std::vector<Vec3>& values, const char* what, std::string* error) {
   for (std::size_t i = 0; i < values.size(); ++i) {
     if (!values[i].allFinite()) {
-      *error = "state snapshot: warm_start " + std::string(what) + " " + std::to_string(i) +
-               " is not finite";
+      *error = "state snapshot: " + std::string(what) + " " + std::to_string(i) + " is not finite";
       return false;
     }
   }
@@ -259,6 +261,25 @@ bool Parse(const Model& m, const std::string& bytes, Snapshot* s, std::string* e
     in.Raw(s->warm.angular_impulse.data(), sizeof(Vec3) * angular_count,
            "warm_start angular impulses", error);
   }
+  if (version >= kFirstVersionWithVertices) {
+    std::uint32_t vertices = 0;
+    if (!in.Value(&vertices, "vertex count", error)) return false;
+    if (vertices != static_cast<std::uint32_t>(m.nvert)) {
+      *error = "state snapshot: its deformable vertex state has " + std::to_string(vertices) +
+               " vertices, this model has " + std::to_string(m.nvert) +
+               " (a snapshot of another scene)";
+      return false;
+    }
+    if (!in.Need(2 * sizeof(Vec3) * vertices, "vertex state", error)) return false;
+    s->vert_xpos.resize(vertices);
+    s->vert_xvel.resize(vertices);
+    in.Raw(s->vert_xpos.data(), sizeof(Vec3) * vertices, "vert_xpos", error);
+    in.Raw(s->vert_xvel.data(), sizeof(Vec3) * vertices, "vert_xvel", error);
+  } else {
+    // Older versions had no vertex state: the rest positions, not moving (ResetData's).
+    s->vert_xpos = m.vert_pos0;
+    s->vert_xvel.assign(m.nvert, Vec3::Zero());
+  }
   if (in.remaining() != 0) {
     *error = "state snapshot: " + std::to_string(in.remaining()) +
              " bytes more than its fields take (trailing data)";
@@ -281,9 +302,11 @@ bool Validate(const Model& m, const Snapshot& s, std::string* error) {
   if (!CheckFinite(s.qpos, "qpos", error) || !CheckFinite(s.qvel, "qvel", error) ||
       !CheckFinite(s.ctrl, "ctrl", error) || !CheckFinite(s.xfrc, "xfrc_applied", error) ||
       !CheckFinite(s.margin, "geom_speculative_margin", error) ||
-      !CheckFinite(s.warm.position, "position", error) ||
-      !CheckFinite(s.warm.impulse, "impulse", error) ||
-      !CheckFinite(s.warm.angular_impulse, "angular impulse", error) ||
+      !CheckFinite(s.warm.position, "warm_start position", error) ||
+      !CheckFinite(s.warm.impulse, "warm_start impulse", error) ||
+      !CheckFinite(s.warm.angular_impulse, "warm_start angular impulse", error) ||
+      !CheckFinite(s.vert_xpos, "vert_xpos", error) ||
+      !CheckFinite(s.vert_xvel, "vert_xvel", error) ||
       !CheckFinite(s.warm.delassus_trace, "warm_start Delassus trace", error)) {
     return false;
   }
@@ -385,7 +408,9 @@ std::string SaveStateSnapshot(const Model& m, const Data& d) {
   const bool angular_impulses =
       std::any_of(angular, angular + 3 * w, [](double x) { return x != 0 || std::signbit(x); });
   const std::size_t angular_count = angular_impulses ? w : 0;
-  Writer out(kHeaderBytes + 8 + 20 + 8 * doubles + 4 + 72 * w + 4 + 24 * angular_count + 8);
+  const std::size_t nvert = static_cast<std::size_t>(m.nvert);
+  Writer out(kHeaderBytes + 8 + 20 + 8 * doubles + 4 + 72 * w + 4 + 24 * angular_count + 4 +
+             48 * nvert + 8);
   out.Raw(kStateSnapshotMagic, sizeof kStateSnapshotMagic);
   out.Value(kStateSnapshotVersion);
   std::uint32_t sizes[kNumSizes];
@@ -411,6 +436,9 @@ std::string SaveStateSnapshot(const Model& m, const Data& d) {
   out.Raw(warm.delassus_age.data(), sizeof(std::int32_t) * w);
   out.Value(static_cast<std::uint32_t>(angular_count));
   out.Raw(angular, sizeof(Vec3) * angular_count);
+  out.Value(static_cast<std::uint32_t>(nvert));
+  out.Raw(d.vert_xpos.data(), sizeof(Vec3) * nvert);
+  out.Raw(d.vert_xvel.data(), sizeof(Vec3) * nvert);
   return out.Finish();
 }
 
@@ -421,7 +449,9 @@ bool RestoreStateSnapshot(const Model& m, const std::string& bytes, Data& d, std
       d.qvel.size() != static_cast<std::size_t>(m.nv) ||
       d.ctrl.size() != static_cast<std::size_t>(m.nu) ||
       d.xfrc_applied.size() != static_cast<std::size_t>(m.nbody) ||
-      d.geom_speculative_margin.size() != static_cast<std::size_t>(m.ngeom)) {
+      d.geom_speculative_margin.size() != static_cast<std::size_t>(m.ngeom) ||
+      d.vert_xpos.size() != static_cast<std::size_t>(m.nvert) ||
+      d.vert_xvel.size() != static_cast<std::size_t>(m.nvert)) {
     *error = "state snapshot: the Data was not constructed from this model";
     return false;
   }
@@ -444,6 +474,8 @@ bool RestoreStateSnapshot(const Model& m, const std::string& bytes, Data& d, std
   d.warm_start.angular_impulse.assign(s.warm.angular_impulse.begin(), s.warm.angular_impulse.end());
   d.warm_start.delassus_trace.assign(s.warm.delassus_trace.begin(), s.warm.delassus_trace.end());
   d.warm_start.delassus_age.assign(s.warm.delassus_age.begin(), s.warm.delassus_age.end());
+  std::copy(s.vert_xpos.begin(), s.vert_xpos.end(), d.vert_xpos.begin());
+  std::copy(s.vert_xvel.begin(), s.vert_xvel.end(), d.vert_xvel.begin());
 
   // Derived quantities at the restored state; no step has been taken from it yet.
   Forward(m, d);

@@ -5,6 +5,7 @@
 //
 // What determines the future of an instance (engine/sim/step.cc and the stages it calls):
 //   - time, qpos, qvel, ctrl: the state proper;
+//   - vert_xpos, vert_xvel: the tetrahedral deformables' vertex state (Model::nvert vertices);
 //   - xfrc_applied: an input that stays until changed, as ctrl (MuJoCo saves both with the state);
 //   - warm_start (keys, positions, impulses, angular impulses of condim 4/6 contacts, Delassus
 //     traces and their ages): the impulses that
@@ -22,12 +23,13 @@
 // it carries information from one step to the next (tests/physics/state_snapshot_test.cc checks
 // that restoring into an instance with a used solver and into a fresh one give the same bits).
 //
-// Format, version 4: little-endian, no padding; u32 / i32 / u64 integers, f64 IEEE-754 doubles
+// Format, version 5: little-endian, no padding; u32 / i32 / u64 integers, f64 IEEE-754 doubles
 // (bit patterns kept, so -0.0 and NaN payloads survive).
 //   offset  type          field
 //   0       char[8]       magic "ALSIMST1"
-//   8       u32           format version (4; version 3 had no angular impulses, version 2 no
-//                         xfrc_applied, version 1 no Delassus traces)
+//   8       u32           format version (5; version 4 had no vertex state, version 3 no
+//                         angular impulses, version 2 no xfrc_applied, version 1 no Delassus
+//                         traces)
 //   12      u32[8]        model sizes: nq, nv, nu, nbody, njnt, ngeom, neq, nsubsystem
 //   44      u64           ModelFingerprint(m)
 //   52      f64           time
@@ -46,10 +48,14 @@
 //           u32 a, f64[3a] angular impulses (x, y, z) per entry (WarmStart::angular_impulse, the
 //                         torsional and rolling rows of condim 4/6 contacts): a = 0 when every
 //                         component is +0.0 (condim 3 only: 4 bytes), else a = w
+//           u32 n         deformable vertices (n = nvert; 0 without deformables: 4 bytes), then
+//           f64[3n]       vert_xpos (x, y, z) per vertex, world
+//           f64[3n]       vert_xvel (x, y, z) per vertex, world
 //           u64           checksum: 64-bit FNV-1a over every byte before it
-// Total: 60 + 20 + 8 (nq + nv + nu + 6 b + ngeom) + 4 + 72 w + 4 + 24 a + 8 bytes.
-// Version 3 is version 4 without the angular impulses (read as zero); version 2 is version 3
-// without the xfrc_applied field, read with no applied forces.
+// Total: 60 + 20 + 8 (nq + nv + nu + 6 b + ngeom) + 4 + 72 w + 4 + 24 a + 4 + 48 n + 8 bytes.
+// Version 4 is version 5 without the vertex state (read as the rest positions Model::vert_pos0
+// and zero velocities); version 3 is version 4 without the angular impulses (read as zero);
+// version 2 is version 3 without the xfrc_applied field, read with no applied forces.
 #pragma once
 
 #include <cstdint>
@@ -61,15 +67,17 @@
 namespace alsim {
 
 // "ALSIMST1" and the format version that SaveStateSnapshot writes; RestoreStateSnapshot reads it
-// and versions 2 and 3.
+// and versions 2 to 4.
 inline constexpr char kStateSnapshotMagic[8] = {'A', 'L', 'S', 'I', 'M', 'S', 'T', '1'};
-inline constexpr std::uint32_t kStateSnapshotVersion = 4;
+inline constexpr std::uint32_t kStateSnapshotVersion = 5;
 
 // A 64-bit FNV-1a hash of what makes a state of one model meaningless for another: the sizes (nq,
 // nv, nu, nbody, njnt, ngeom, neq, nsubsystem, npair), the timestep, gravity and the disable flags
 // (constraints, limits, equalities, contact, parent filtering), the tree (body parents, joint
 // types and bodies, dof parents), the geoms (type, body, size), body masses and the names of
 // bodies, joints, geoms and actuators. The same scene imported twice has the same fingerprint.
+// Deformables are not part of it (it is what it was before they existed); a snapshot's vertex
+// count is checked against m.nvert instead.
 std::uint64_t ModelFingerprint(const Model& m);
 
 // Serializes everything that determines the future of `d` under `m` (see the file comment). Does
@@ -81,11 +89,12 @@ std::string SaveStateSnapshot(const Model& m, const Data& d);
 // identical model). The snapshot is parsed and validated completely before anything is written:
 // on any problem it returns false with a one-line reason in *error (when error is not null) and
 // leaves d unchanged. Refused: a wrong magic or version, truncated or trailing bytes, a checksum
-// mismatch, a snapshot of a different model (sizes or fingerprint), a NaN or infinite time, qpos,
-// qvel, ctrl, xfrc_applied or warm-start value, a negative speculative margin, a warm-start key of
-// unknown kind or out of ascending order (the next step looks keys up by binary search), and a free
-// or ball joint quaternion whose norm differs from 1 by more than 1e-6 (Step always leaves them
-// normalized).
+// mismatch, a snapshot of a different model (sizes or fingerprint, or a deformable vertex count
+// other than m.nvert: the fingerprint does not cover deformables), a NaN or infinite time, qpos,
+// qvel, ctrl, xfrc_applied, warm-start or vertex state value, a negative speculative margin, a
+// warm-start key of unknown kind or out of ascending order (the next step looks keys up by binary
+// search), and a free or ball joint quaternion whose norm differs from 1 by more than 1e-6 (Step
+// always leaves them normalized).
 //
 // On success, d holds the snapshot's state, and the derived quantities are those of Forward(m, d)
 // (theta 0) at it: kinematics, velocities, mass matrix, forces. The outputs of the last step

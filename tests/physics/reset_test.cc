@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <vector>
+
+#include <Eigen/Geometry>
 
 #include "engine/model/model_import.h"
 #include "engine/sim/step.h"
@@ -70,6 +73,66 @@ TEST(ResetTest, ZeroNoiseDrawsNothingAndNonFiniteNoiseIsReported) {
   ASSERT_TRUE(ResetWithNoise(*model, 0, rng, &d));
   EXPECT_EQ(rng(), untouched());
   EXPECT_FALSE(ResetWithNoise(*model, 1e308 * 10, rng, &d));
+}
+
+// A tet with one free vertex (0), two carried by the hinged arm (1, 2) and one pinned in the
+// world (3), from a companion file (custom text alsim:deformables).
+std::shared_ptr<const Model> LoadWithDeformable() {
+  const char* scene =
+      "<mujoco><custom><text name='alsim:deformables' data='soft.xml'/></custom><worldbody>"
+      "<body name='arm' pos='0 0 1'><joint type='hinge' axis='0 1 0'/>"
+      "<geom type='capsule' size='0.05 0.3'/></body></worldbody>"
+      "<keyframe><key qpos='0.5'/></keyframe></mujoco>";
+  const char* soft =
+      "<deformables><deformable name='pad' young='1e6' density='500'>"
+      "<tetmesh vertices='1 0 0.2  0.3 0 1.2  0.3 0.1 1  1 0.1 0.3' tets='0 2 1 3'/>"
+      "<pin vertices='3'/><attach body='arm' vertices='1 2'/></deformable></deformables>";
+  const ModelImport imported = ImportModelFromString(scene, {{"soft.xml", soft}}, "scene.xml");
+  EXPECT_TRUE(imported) << imported.error;
+  return imported.model;
+}
+
+// The vertex state: rest positions and zero velocity from construction, ResetData and
+// ResetDataKeyframe; ApplyResetNoise then puts the carried vertices at their body (here the arm
+// turned by the keyframe's 0.5 rad about y through (0, 0, 1)) and leaves the others at rest.
+TEST(ResetTest, VerticesStartAtRestAndFollowTheirBodyAfterKinematics) {
+  const auto model = LoadWithDeformable();
+  ASSERT_NE(model, nullptr);
+  ASSERT_EQ(model->nvert, 4);
+  ASSERT_EQ(model->vert_body[1], 1);
+  ASSERT_EQ(model->vert_body[3], 0);
+  Data d(*model);
+  ASSERT_EQ(d.vert_xpos.size(), 4u);
+  EXPECT_EQ(d.vert_xpos, model->vert_pos0);
+  EXPECT_EQ(d.vert_xvel, std::vector<Vec3>(4, Vec3::Zero()));
+  d.vert_xpos[0] = Vec3(5, 6, 7);
+  d.vert_xvel[2] = Vec3(1, 2, 3);
+  ResetData(*model, &d);
+  EXPECT_EQ(d.vert_xpos, model->vert_pos0);
+  EXPECT_EQ(d.vert_xvel, std::vector<Vec3>(4, Vec3::Zero()));
+
+  d.vert_xvel[1] = Vec3(1, 2, 3);
+  ASSERT_TRUE(ResetDataKeyframe(*model, &d, 0));
+  EXPECT_EQ(d.qpos[0], 0.5);
+  EXPECT_EQ(d.vert_xpos, model->vert_pos0);  // rest positions until kinematics
+  EXPECT_EQ(d.vert_xvel[1], Vec3::Zero());
+  std::mt19937_64 rng(1);
+  ASSERT_TRUE(ApplyResetNoise(*model, 0, rng, &d));
+  const Vec3 anchor(0, 0, 1);
+  const Mat3 turn = Eigen::AngleAxisd(0.5, Vec3::UnitY()).toRotationMatrix();
+  for (const int v : {1, 2}) {
+    const Vec3 expected = anchor + turn * (model->vert_pos0[v] - anchor);
+    EXPECT_LT((d.vert_xpos[v] - expected).norm(), 1e-12) << v;
+    EXPECT_EQ(d.vert_xvel[v], Vec3::Zero()) << v;
+  }
+  EXPECT_EQ(d.vert_xpos[0], model->vert_pos0[0]);  // free
+  EXPECT_EQ(d.vert_xpos[3], model->vert_pos0[3]);  // pinned in the world
+
+  // At qpos0 the carried vertices land on their rest positions, to rounding.
+  ASSERT_TRUE(ResetWithNoise(*model, 0, rng, &d));
+  for (int v = 0; v < model->nvert; ++v) {
+    EXPECT_LT((d.vert_xpos[v] - model->vert_pos0[v]).norm(), 1e-12) << v;
+  }
 }
 
 }  // namespace

@@ -205,8 +205,9 @@ TEST(StateSnapshotTest, RoundTripIsByteForByte) {
   // The documented size: header 60, five counted arrays (xfrc_applied empty: no forces), the
   // warm start, the checksum.
   const size_t doubles = static_cast<size_t>(m.nq) + m.nv + m.nu + m.ngeom;
-  // The angular impulses (condim 4/6 only) cost their count's 4 bytes here.
-  EXPECT_EQ(saved.size(), 60 + 20 + 8 * doubles + 4 + 72 * d.warm_start.key.size() + 4 + 8);
+  // The angular impulses (condim 4/6 only) and the vertex state (no deformables) cost their
+  // counts' 4 bytes each here.
+  EXPECT_EQ(saved.size(), 60 + 20 + 8 * doubles + 4 + 72 * d.warm_start.key.size() + 4 + 4 + 8);
   EXPECT_EQ(saved.compare(0, 8, "ALSIMST1"), 0);
 }
 
@@ -225,7 +226,7 @@ TEST(StateSnapshotTest, KeepsTheAppliedForces) {
   const std::string snapshot = SaveStateSnapshot(m, original);
   const size_t doubles = static_cast<size_t>(m.nq) + m.nv + m.nu + 6 * m.nbody + m.ngeom;
   EXPECT_EQ(snapshot.size(),
-            60 + 20 + 8 * doubles + 4 + 72 * original.warm_start.key.size() + 4 + 8);
+            60 + 20 + 8 * doubles + 4 + 72 * original.warm_start.key.size() + 4 + 4 + 8);
   StepMany(m, original, options, 60);
 
   Data restored(m);
@@ -272,6 +273,177 @@ TEST(StateSnapshotTest, ReadsVersion2SnapshotsWithoutForces) {
   ASSERT_TRUE(RestoreStateSnapshot(m, bytes, restored, &error)) << error;
   EXPECT_EQ(SaveStateSnapshot(m, restored), SaveStateSnapshot(m, expected));
   EXPECT_EQ(restored.xfrc_applied[1], Vec6::Zero());
+}
+
+// ---- the deformables' vertex state (format version 5) ------------------------------------------
+
+// The last 8 bytes recomputed: the 64-bit FNV-1a of every byte before them.
+void Rechecksum(std::string* bytes) {
+  const std::uint64_t hash = HashBytes(kFnvOffsetBasis, bytes->data(), bytes->size() - 8);
+  std::memcpy(&(*bytes)[bytes->size() - 8], &hash, 8);
+}
+
+// A version 5 snapshot as version 4 wrote it: version 4 in the header, no vertex section (which
+// is the last field before the checksum), a new checksum.
+std::string AsVersion4(const std::string& v5, int nvert) {
+  std::string bytes = v5;
+  const std::uint32_t version = 4;
+  std::memcpy(&bytes[8], &version, sizeof version);
+  const size_t vertex_bytes = 4 + 48 * static_cast<size_t>(nvert);
+  bytes.erase(bytes.size() - 8 - vertex_bytes, vertex_bytes);
+  Rechecksum(&bytes);
+  return bytes;
+}
+
+// A rigid scene (a free box resting on the floor) with or without one deformable: a tet with one
+// vertex pinned in the world and two carried by the box, from a companion file (custom text
+// alsim:deformables, engine/model/deformable_spec.h).
+constexpr char kRigidPart[] =
+    "<worldbody><geom type='plane' size='5 5 0.1'/>"
+    "<body name='box' pos='0 0 0.1'><freejoint/><geom type='box' size='.1 .1 .1'/></body>"
+    "</worldbody></mujoco>";
+
+std::shared_ptr<const Model> WithDeformable() {
+  const std::string scene =
+      std::string("<mujoco><custom><text name='alsim:deformables' data='soft.xml'/></custom>") +
+      kRigidPart;
+  const std::string soft =
+      "<deformables><deformable name='pad' young='1e5' density='800'>"
+      "<tetmesh vertices='1 0 0.2  0.05 0 0.2  0 0.05 0.2  1 0 0.3' tets='0 2 1 3'/>"
+      "<pin vertices='3'/><attach body='box' vertices='1 2'/></deformable></deformables>";
+  const ModelImport imported = ImportModelFromString(scene, {{"soft.xml", soft}}, "scene.xml");
+  if (!imported) throw std::runtime_error(imported.error);
+  return imported.model;
+}
+
+std::shared_ptr<const Model> WithoutDeformable() {
+  return FromString(std::string("<mujoco>") + kRigidPart);
+}
+
+// Every bit of the vertex state, -0.0 included, not only what a step would produce.
+void SetVertexState(Data& d) {
+  for (size_t v = 0; v < d.vert_xpos.size(); ++v) {
+    d.vert_xpos[v] += Vec3(0.01 * std::sin(1.0 + v), -0.02 * std::cos(2.0 + v), 1e-3 * v);
+    d.vert_xvel[v] = Vec3(0.3 * std::sin(3.0 + v), 0.1 * v, -0.5 / (1.0 + v));
+  }
+  d.vert_xvel[0].x() = -0.0;
+}
+
+bool SameBits(const std::vector<Vec3>& a, const std::vector<Vec3>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), sizeof(Vec3) * a.size()) == 0;
+}
+
+TEST(StateSnapshotTest, KeepsTheVertexStateBitForBit) {
+  const auto model = WithDeformable();
+  const Model& m = *model;
+  ASSERT_EQ(m.nvert, 4);
+  Data original(m);
+  StepMany(m, original, Options(SolverType::kSubAdmm), 20);
+  SetVertexState(original);
+  const std::string saved = SaveStateSnapshot(m, original);
+  std::uint32_t version = 0;
+  std::memcpy(&version, saved.data() + 8, sizeof version);
+  EXPECT_EQ(version, 5u);
+  EXPECT_EQ(version, kStateSnapshotVersion);
+  // The documented size: the vertex section is its count and 6 doubles per vertex.
+  const size_t doubles = static_cast<size_t>(m.nq) + m.nv + m.nu + m.ngeom;
+  EXPECT_EQ(saved.size(), 60 + 20 + 8 * doubles + 4 + 72 * original.warm_start.key.size() + 4 + 4 +
+                              48 * static_cast<size_t>(m.nvert) + 8);
+
+  Data restored(m);
+  ASSERT_TRUE(SameBits(restored.vert_xpos, m.vert_pos0));
+  std::string error;
+  ASSERT_TRUE(RestoreStateSnapshot(m, saved, restored, &error)) << error;
+  EXPECT_TRUE(SameBits(restored.vert_xpos, original.vert_xpos));
+  EXPECT_TRUE(SameBits(restored.vert_xvel, original.vert_xvel));
+  EXPECT_TRUE(std::signbit(restored.vert_xvel[0].x()));
+  EXPECT_TRUE(SameBits(restored.qpos, original.qpos));
+  EXPECT_TRUE(SameBits(restored.qvel, original.qvel));
+  EXPECT_EQ(StateHash(m, restored), StateHash(m, original));
+  EXPECT_EQ(SaveStateSnapshot(m, restored), saved) << "round trip";
+  // The vertex state is in the hash: the fresh instance's differs.
+  EXPECT_NE(StateHash(m, Data(m)), StateHash(m, original));
+
+  // A fresh instance's snapshot puts the vertices back at rest, not moving.
+  ASSERT_TRUE(RestoreStateSnapshot(m, SaveStateSnapshot(m, Data(m)), restored, &error)) << error;
+  EXPECT_TRUE(SameBits(restored.vert_xpos, m.vert_pos0));
+  EXPECT_EQ(restored.vert_xvel, std::vector<Vec3>(4, Vec3::Zero()));
+}
+
+// Version 4 had no vertex state: it is still read, the vertices then at rest and not moving.
+TEST(StateSnapshotTest, ReadsVersion4Snapshots) {
+  // Without deformables: the version 4 bytes restore to the state they were taken from.
+  const Model& rigid = Scene("quadruped_drop_8.xml");
+  Data source(rigid);
+  SetControls(rigid, source);
+  StepMany(rigid, source, Options(SolverType::kSubAdmm), 30);
+  const std::string v5 = SaveStateSnapshot(rigid, source);
+  const std::string v4 = AsVersion4(v5, 0);
+  ASSERT_EQ(v4.size(), v5.size() - 4);
+  Data restored(rigid);
+  std::string error;
+  ASSERT_TRUE(RestoreStateSnapshot(rigid, v4, restored, &error)) << error;
+  EXPECT_EQ(SaveStateSnapshot(rigid, restored), v5);
+  EXPECT_EQ(StateHash(rigid, restored), StateHash(rigid, source));
+
+  // With a deformable: the rest positions and zero velocities.
+  const auto model = WithDeformable();
+  Data moved(*model);
+  SetVertexState(moved);
+  Data target(*model);
+  SetVertexState(target);
+  ASSERT_TRUE(
+      RestoreStateSnapshot(*model, AsVersion4(SaveStateSnapshot(*model, moved), 4), target, &error))
+      << error;
+  EXPECT_TRUE(SameBits(target.vert_xpos, model->vert_pos0));
+  EXPECT_EQ(target.vert_xvel, std::vector<Vec3>(4, Vec3::Zero()));
+  EXPECT_TRUE(SameBits(target.qpos, moved.qpos));
+}
+
+// The fingerprint leaves deformables out (so that the fingerprints of scenes without them stay
+// what they were); the vertex count is checked instead, with a reason that names it.
+TEST(StateSnapshotTest, RefusesAnotherVertexCount) {
+  const auto soft = WithDeformable();
+  const auto rigid = WithoutDeformable();
+  ASSERT_EQ(ModelFingerprint(*soft), ModelFingerprint(*rigid));
+  Data with(*soft), without(*rigid);
+  SetVertexState(with);
+  const std::string without_state = SaveStateSnapshot(*rigid, without);
+  const std::string with_state = SaveStateSnapshot(*soft, with);
+  std::string error;
+  EXPECT_FALSE(RestoreStateSnapshot(*rigid, with_state, without, &error));
+  EXPECT_NE(error.find("deformable vertex state has 4 vertices, this model has 0"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(SaveStateSnapshot(*rigid, without), without_state);
+  const std::string before = SaveStateSnapshot(*soft, with);
+  EXPECT_FALSE(RestoreStateSnapshot(*soft, without_state, with, &error));
+  EXPECT_NE(error.find("deformable vertex state has 0 vertices, this model has 4"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(SaveStateSnapshot(*soft, with), before) << "a refusal changed the Data";
+}
+
+TEST(StateSnapshotTest, RefusesANonFiniteVertexState) {
+  const auto model = WithDeformable();
+  Data source(*model), target(*model);
+  const std::string before = SaveStateSnapshot(*model, target);
+  std::string error;
+  for (const bool velocity : {false, true}) {
+    Data bad(*model);
+    (velocity ? bad.vert_xvel : bad.vert_xpos)[2].y() = std::numeric_limits<double>::quiet_NaN();
+    EXPECT_FALSE(RestoreStateSnapshot(*model, SaveStateSnapshot(*model, bad), target, &error));
+    EXPECT_NE(error.find(velocity ? "vert_xvel 2 is not finite" : "vert_xpos 2 is not finite"),
+              std::string::npos)
+        << error;
+    EXPECT_EQ(SaveStateSnapshot(*model, target), before);
+  }
+  // A vertex count beyond the bytes: truncated.
+  std::string bytes = SaveStateSnapshot(*model, source);
+  bytes.erase(bytes.size() - 8 - 8, 8);
+  Rechecksum(&bytes);
+  EXPECT_FALSE(RestoreStateSnapshot(*model, bytes, target, &error));
+  EXPECT_NE(error.find("truncated"), std::string::npos) << error;
 }
 
 TEST(StateSnapshotTest, FingerprintIsAFunctionOfTheScene) {
@@ -358,8 +530,8 @@ TEST_F(StateSnapshotRefusalTest, WrongMagic) {
 }
 
 TEST_F(StateSnapshotRefusalTest, UnknownVersion) {
-  // 1: before the warm start's Delassus traces; 5: a future version.
-  for (const std::uint32_t version : {0u, 1u, 5u}) {
+  // 1: before the warm start's Delassus traces; 6: a future version.
+  for (const std::uint32_t version : {0u, 1u, 6u}) {
     ExpectRefused(Patched(8, &version, sizeof version), "version " + std::to_string(version));
   }
 }
