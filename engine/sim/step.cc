@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <type_traits>
 
 #include "engine/collision/broadphase.h"
 #include "engine/collision/collision.h"
@@ -242,9 +244,27 @@ StepStatus Step(const Model& m, Data& d, const StepOptions& options) {
   return Step(m, d, options, nullptr);
 }
 
+namespace {
+
+// Step checks its options on every call. Validation is a pure function of the options' fields, so
+// options equal byte for byte to the last ones this thread found valid need no second look (a
+// server's threads step instance after instance with the same options).
+bool ValidOptions(const StepOptions& options) {
+  static_assert(std::is_trivially_copyable_v<StepOptions>, "compared and kept as bytes");
+  thread_local unsigned char last_valid[sizeof(StepOptions)];
+  thread_local bool has_last_valid = false;
+  if (has_last_valid && std::memcmp(&options, last_valid, sizeof(StepOptions)) == 0) return true;
+  if (!ValidateStepOptions(options).empty()) return false;
+  std::memcpy(last_valid, &options, sizeof(StepOptions));
+  has_last_valid = true;
+  return true;
+}
+
+}  // namespace
+
 StepStatus Step(const Model& m, Data& d, const StepOptions& options, AfterSolve after_solve,
                 void* context) {
-  if (!ValidateStepOptions(options).empty()) return StepStatus::kInvalidOptions;
+  if (!ValidOptions(options)) return StepStatus::kInvalidOptions;
   if (!EnsureSolver(m, d, options.solver.type)) return StepStatus::kInvalidOptions;
   // A solver without torsional/rolling rows refuses a condim 4/6 scene (SolverRefusesModel).
   if (m.high_condim_geom >= 0 && !SolverSupportsHighCondim(options.solver.type)) {

@@ -210,6 +210,26 @@ TEST(StepTest, RelaxationOrAndersonMemoryOutOfRangeIsRefusedAndChangesNothing) {
   EXPECT_EQ(d.time, 0.0);
 }
 
+// Step keeps the last options it found valid on each thread (step.cc): options that differ from
+// them in any field are checked again, so a bad value after good ones, on the same thread, is
+// still refused, and good ones after it run.
+TEST(StepTest, BadOptionsAfterGoodOnesAreStillRefused) {
+  const auto model = Load(kPendulum);
+  Data d(*model);
+  StepOptions good;
+  StepOptions bad = good;
+  bad.solver.admm.relaxation = 2.0;
+  StepOptions other_good = good;
+  other_good.solver.admm.relaxation = 1.2;
+  for (int round = 0; round < 3; ++round) {
+    EXPECT_EQ(Step(*model, d, good), StepStatus::kOk) << round;
+    EXPECT_EQ(Step(*model, d, bad), StepStatus::kInvalidOptions) << round;
+    EXPECT_EQ(Step(*model, d, other_good), StepStatus::kOk) << round;
+    EXPECT_EQ(Step(*model, d, bad), StepStatus::kInvalidOptions) << round;
+  }
+  EXPECT_NEAR(d.time, 6 * model->timestep, 1e-15);
+}
+
 // SolverOptions::interrupt: once raised, every solver stops at its next iteration (a server ends
 // a cancelled call this way inside a long solve); lowered, the same step runs to its tolerance.
 TEST(StepTest, AnInterruptStopsEverySolverAtItsNextIteration) {
