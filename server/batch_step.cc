@@ -155,7 +155,7 @@ Status CheckExternalForces(const TensorView& forces, int batch, const Model& m, 
 int ObservationKinds::count() const {
   return static_cast<int>(qpos) + static_cast<int>(qvel) + static_cast<int>(body_poses) +
          static_cast<int>(actuator_state) + static_cast<int>(contact_summary) +
-         static_cast<int>(time);
+         static_cast<int>(time) + static_cast<int>(deformable_vertices);
 }
 
 std::size_t ObservationBytes(const Model& m, int batch, const ObservationKinds& kinds) {
@@ -166,6 +166,7 @@ std::size_t ObservationBytes(const Model& m, int batch, const ObservationKinds& 
   if (kinds.actuator_state) per_instance += 8u * 2u * m.nu;
   if (kinds.contact_summary) per_instance += 4 + 8;
   if (kinds.time) per_instance += 8;
+  if (kinds.deformable_vertices) per_instance += 8u * 3u * m.nvert;
   // Each tensor adds a name, a dtype and a shape: a few dozen bytes.
   return per_instance * static_cast<std::size_t>(batch) +
          64 * static_cast<std::size_t>(kinds.count());

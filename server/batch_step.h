@@ -102,6 +102,7 @@ struct ObservationKinds {
   bool actuator_state = false;   // ctrl and actuator_force
   bool contact_summary = false;  // contact_count and max_penetration
   bool time = false;
+  bool deformable_vertices = false;
 
   int count() const;
   bool any() const { return count() > 0; }

@@ -103,6 +103,20 @@ void FillScene(const Model& m, const SceneLook* look, const std::string& scene,
       for (int i = 0; i < 3; ++i) mesh->add_faces(static_cast<std::uint32_t>(m.sdf_face[f][i]));
     }
   }
+  // Each deformable's surface, its triangles' vertex indices made local to it.
+  for (int d = 0; d < m.ndeform; ++d) {
+    alsim::v1::SceneDeformable* deformable = response->add_deformables();
+    deformable->set_name(m.deform_name[d]);
+    for (const float c : m.deform_rgba[d]) deformable->add_rgba(c);
+    const int vert0 = m.deform_vert_adr[d];
+    deformable->set_vertex_start(static_cast<std::uint32_t>(vert0));
+    deformable->set_vertex_count(static_cast<std::uint32_t>(m.deform_vert_num[d]));
+    const int tri0 = m.deform_tri_adr[d];
+    for (int t = tri0; t < tri0 + m.deform_tri_num[d]; ++t) {
+      for (const int v : m.tri_vert[t])
+        deformable->add_faces(static_cast<std::uint32_t>(v - vert0));
+    }
+  }
 }
 
 }  // namespace alsim::server

@@ -87,11 +87,13 @@ void FillSpecs(const Model& m, alsim::v1::Specs* specs) {
   AddSpec(specs, "contact_count", alsim::v1::DTYPE_INT32, {1});
   AddSpec(specs, "max_penetration", alsim::v1::DTYPE_FLOAT64, {1});
   AddSpec(specs, "time", alsim::v1::DTYPE_FLOAT64, {1});
+  AddSpec(specs, "deformable_vertices", alsim::v1::DTYPE_FLOAT64, {m.nvert, 3});
   specs->set_timestep(m.timestep);
   specs->set_nq(m.nq);
   specs->set_nv(m.nv);
   specs->set_nu(m.nu);
   specs->set_nbody(m.nbody);
+  specs->set_nvert(static_cast<std::uint32_t>(m.nvert));
   for (int b = 0; b < m.nbody; ++b) specs->add_body_names(m.body_name[b]);
 }
 
@@ -147,6 +149,9 @@ batch::ObservationKinds ObservationKindsOf(const std::vector<Observation>& kinds
         break;
       case alsim::v1::OBSERVATION_TIME:
         out.time = true;
+        break;
+      case alsim::v1::OBSERVATION_DEFORMABLE_VERTICES:
+        out.deformable_vertices = true;
         break;
       default:
         break;
@@ -283,6 +288,9 @@ ObservationWriter::ObservationWriter(const Model& m, int batch,
       case alsim::v1::OBSERVATION_TIME:
         time_ = AddTensor(out, "time", kF64, batch, {1});
         break;
+      case alsim::v1::OBSERVATION_DEFORMABLE_VERTICES:
+        deformable_vertices_ = AddTensor(out, "deformable_vertices", kF64, batch, {m.nvert, 3});
+        break;
       default:
         break;
     }
@@ -301,6 +309,7 @@ ObservationWriter::ObservationWriter(const Model& m, int batch,
   contact_count_ = bytes("contact_count", contact_count_);
   max_penetration_ = bytes("max_penetration", max_penetration_);
   time_ = bytes("time", time_);
+  deformable_vertices_ = bytes("deformable_vertices", deformable_vertices_);
 }
 
 void ObservationWriter::Write(int k, Data& data) const {
@@ -330,6 +339,11 @@ void ObservationWriter::Write(int k, Data& data) const {
     doubles(max_penetration_, &deepest, 1);
   }
   doubles(time_, &data.time, 1);
+  // Vec3 is three packed doubles (Eigen's fixed-size vector), so the vertices are one block.
+  static_assert(sizeof(Vec3) == 3 * sizeof(double));
+  if (m.nvert > 0) {
+    doubles(deformable_vertices_, data.vert_xpos.front().data(), 3u * m.nvert);
+  }
 }
 
 void PackObservations(const std::vector<Instance*>& instances,

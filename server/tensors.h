@@ -79,6 +79,7 @@ class ObservationWriter {
   char* contact_count_ = nullptr;
   char* max_penetration_ = nullptr;
   char* time_ = nullptr;
+  char* deformable_vertices_ = nullptr;
 };
 
 // A request's gradient option (alsim.v1.GradientRequest) as the core takes it, pointing into the

@@ -67,6 +67,7 @@ int CreateCommand(client::Client& client, const std::vector<std::string>& args) 
     out.Int("nq", specs.nq());
     out.Int("nv", specs.nv());
     out.Int("nu", specs.nu());
+    out.Int("nvert", specs.nvert());
     out.Double("timestep", specs.timestep());
     out.StringArray("action_names",
                     {specs.action().element_names().begin(), specs.action().element_names().end()});
@@ -80,6 +81,19 @@ int CreateCommand(client::Client& client, const std::vector<std::string>& args) 
   for (const std::uint64_t id : response.instance_ids()) std::cout << " " << id;
   std::printf("\nnq %u, nv %u, nu %u, timestep %g s\n", specs.nq(), specs.nv(), specs.nu(),
               specs.timestep());
+  if (specs.nvert() > 0) {  // the deformables' names come with the scene (GetScene)
+    alsim::v1::GetSceneRequest scene_request;
+    scene_request.set_instance_id(response.instance_ids(0));
+    alsim::v1::GetSceneResponse described;
+    if (client.GetScene(scene_request, &described).ok()) {
+      std::cout << "deformables " << described.deformables_size() << " (" << specs.nvert()
+                << " vertices):";
+      for (const alsim::v1::SceneDeformable& d : described.deformables()) {
+        std::cout << " " << d.name();
+      }
+      std::cout << "\n";
+    }
+  }
   for (const std::string& warning : response.warnings()) {
     std::cout << "warning: " << warning << "\n";
   }

@@ -99,6 +99,18 @@ struct AssetCollector {
           if (!Add(relative, referrer) || !IsIncludeElement(tag)) continue;
           if (depth >= kMaxIncludeDepth || !visited_includes.insert(relative).second) continue;
           Collect((*assets)[relative], "'" + relative + "'", depth + 1);
+        } else if (name == "data" && tag.name == "text" && tag.Attribute("name") != nullptr &&
+                   *tag.Attribute("name") == "alsim:deformables") {
+          // The tetrahedral deformables' companion file (docs/engine.md "Deformables") and the
+          // TetGen files its deformables name, all next to the model.
+          if (!Add(value, referrer)) continue;
+          for (const SceneXmlElement& deformable : ReadSceneXml((*assets)[value])) {
+            if (deformable.name != "deformable") continue;
+            for (const char* file : {"node", "ele"}) {
+              const std::string* tetgen = deformable.Attribute(file);
+              if (tetgen != nullptr && !tetgen->empty()) Add(*tetgen, "'" + value + "'");
+            }
+          }
         } else if (name == "filename" && tag.name == "mesh") {
           // URDF: MuJoCo keeps only the file name and looks for it in the compiler's meshdir
           // (<mujoco><compiler meshdir="..."/></mujoco>).

@@ -18,9 +18,10 @@ bool IsBuiltinSceneName(const std::string& scene);
 // URDF mesh's filename=...) refer to, keyed by their path relative to the model's directory:
 // meshes, height fields and skins under <compiler meshdir>, textures under texturedir (assetdir
 // sets both), everything else (an <include>, whose own references are followed too) under the
-// model's directory. A referenced file that cannot be read is left out with a note in
-// `warnings` (the server then names what it misses). Returns an error message when the file
-// itself cannot be read, else "".
+// model's directory, and so are the tetrahedral deformables' companion file that the custom text
+// alsim:deformables names and the TetGen node/ele files of its deformables. A referenced file
+// that cannot be read is left out with a note in `warnings` (the server then names what it
+// misses). Returns an error message when the file itself cannot be read, else "".
 std::string LoadSceneSource(const std::string& scene, alsim::v1::SceneSource* source,
                             std::vector<std::string>* warnings);
 

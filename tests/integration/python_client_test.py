@@ -156,6 +156,44 @@ PARTICLE_SCENE = """<mujoco><option timestep="0.002"/><worldbody>
 """
 
 
+def kuhn_grid(n, a):
+    """An n^3 cube of voxels of edge a from the origin, six Kuhn tets per voxel, each positively
+    oriented (as tests/support/kuhn_grid.h): (points [(n+1)^3, 3], tets [6 n^3, 4])."""
+    def ident(x, y, z):
+        return (z * (n + 1) + y) * (n + 1) + x
+
+    points = np.array([(a * x, a * y, a * z) for z in range(n + 1) for y in range(n + 1)
+                       for x in range(n + 1)], dtype=np.float64)
+    tets = []
+    for z in range(n):
+        for y in range(n):
+            for x in range(n):
+                for order in ((0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0)):
+                    corner = [x, y, z]
+                    tet = [ident(*corner)]
+                    for axis in order:
+                        corner[axis] += 1
+                        tet.append(ident(*corner))
+                    edges = points[tet[1:]] - points[tet[0]]
+                    if np.dot(edges[0], np.cross(edges[1], edges[2])) < 0:
+                        tet[1], tet[2] = tet[2], tet[1]
+                    tets.append(tet)
+    return points, np.array(tets)
+
+
+# A scene with a tetrahedral deformable (docs/engine.md "Deformables"): the companion file
+# soft.xml names TetGen's files; every vertex is pinned, so it stays at rest.
+SOFT_SCENE = """<mujoco><custom><text name="alsim:deformables" data="soft.xml"/></custom>
+  <worldbody><geom type="plane" size="5 5 0.1"/>
+    <body name="box" pos="1 0 0.2"><freejoint/><geom type="box" size=".1 .1 .1"/></body>
+  </worldbody></mujoco>
+"""
+SOFT_COMPANION = """<deformables><deformable name="jelly" node="cube.node" ele="cube.ele"
+    young="1e5" density="1000" rgba="0.25 0.5 0.75 0.5" pos="0.25 -0.5 0.75">
+  <pin vertices="%s"/></deformable></deformables>
+"""
+
+
 class PythonClientTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -814,6 +852,68 @@ class PythonClientTest(unittest.TestCase):
             with open(path, "w") as f:
                 f.write(PARTICLE_SCENE)
         return path
+
+    def soft_scene(self, n, a):
+        """SOFT_SCENE with its companion and an n^3 voxel cube's TetGen files; returns the
+        model's path and the vertices' rest positions (world frame)."""
+        directory = os.path.join(self.tmp.name, "soft_%d" % n)
+        points, tets = kuhn_grid(n, a)
+        if not os.path.isdir(directory):
+            os.makedirs(directory)
+            with open(os.path.join(directory, "cube.node"), "w") as f:
+                f.write("%d 3 0 0\n" % len(points))
+                f.writelines("%d %r %r %r\n" % (i, *p) for i, p in enumerate(points))
+            with open(os.path.join(directory, "cube.ele"), "w") as f:
+                f.write("%d 4 0\n" % len(tets))
+                f.writelines("%d %d %d %d %d\n" % (i, *t) for i, t in enumerate(tets))
+            with open(os.path.join(directory, "soft.xml"), "w") as f:
+                f.write(SOFT_COMPANION % " ".join(str(v) for v in range(len(points))))
+            with open(os.path.join(directory, "soft_cube.xml"), "w") as f:
+                f.write(SOFT_SCENE)
+        return os.path.join(directory, "soft_cube.xml"), points + np.array([0.25, -0.5, 0.75])
+
+    def test_deformables_come_with_the_scene_and_their_vertices_as_an_observation(self):
+        n, a = 2, 0.05
+        path, rest = self.soft_scene(n, a)
+        nvert = len(rest)
+        # scene_source sends the companion file and the TetGen files it names.
+        self.assertEqual(sorted(alsim.scene_source(path).text.assets),
+                         ["cube.ele", "cube.node", "soft.xml"])
+        env = self.env(path, num_envs=2, observations=("qpos", "qvel", "deformable_vertices"))
+        scene = env.scene(1)
+        self.assertEqual(len(scene.deformables), 1)
+        self.assertEqual(scene.nvert, nvert)
+        jelly = scene.deformables[0]
+        self.assertIsInstance(jelly, alsim.Deformable)
+        self.assertEqual((jelly.name, jelly.vertex_start, jelly.vertex_count), ("jelly", 0, nvert))
+        np.testing.assert_array_equal(jelly.rgba, np.array([0.25, 0.5, 0.75, 0.5], np.float32))
+        self.assertEqual((jelly.rgba.dtype, jelly.faces.dtype), (np.float32, np.uint32))
+        self.assertEqual(jelly.faces.shape, (12 * n * n, 3))
+        self.assertLess(jelly.faces.max(), nvert)
+        # Closed and wound outward: the divergence theorem over the surface gives the volume.
+        corners = rest[jelly.vertex_start:jelly.vertex_start + jelly.vertex_count][jelly.faces]
+        x0, x1, x2 = corners[:, 0], corners[:, 1], corners[:, 2]
+        enclosed = np.sum(np.einsum("ij,ij->i", x0, np.cross(x1 - x0, x2 - x0))) / 6
+        self.assertAlmostEqual(enclosed, n ** 3 * a ** 3, delta=1e-15)
+        self.assertIn("deformables=1", repr(scene))
+
+        # The vertices at rest from reset, step and the stream: [num_envs, nvert, 3] float64.
+        expected = np.broadcast_to(rest, (2, nvert, 3))
+        observations = env.reset()
+        self.assertEqual(observations["deformable_vertices"].dtype, np.float64)
+        np.testing.assert_allclose(observations["deformable_vertices"], expected, atol=1e-15)
+        observations, _ = env.step(np.zeros((2, env.nu)))
+        np.testing.assert_allclose(observations["deformable_vertices"], expected, atol=1e-15)
+        with env.stream(observations=("deformable_vertices",), rate_hz=100) as frames:
+            frame = next(iter(frames))
+        np.testing.assert_allclose(frame.observations["deformable_vertices"], expected,
+                                   atol=1e-15)
+
+        # A scene without deformables: none in the scene, a [num_envs, 0, 3] observation.
+        plain = self.env("box_stack", num_envs=2, observations="deformable_vertices")
+        self.assertEqual(plain.scene().deformables, [])
+        self.assertEqual(plain.scene().nvert, 0)
+        self.assertEqual(plain.reset()["deformable_vertices"].shape, (2, 0, 3))
 
     def test_gradients_are_numpy_arrays_that_match_central_differences(self):
         # Three particles under icf-lagged, pushed along x past the friction bound (mu m g = 9.8

@@ -30,6 +30,7 @@
 #include "server/server.h"
 #include "server/simulator_service.h"
 #include "tests/support/http_get.h"
+#include "tests/support/kuhn_grid.h"
 #include "tests/support/mujoco_oracle.h"
 
 namespace alsim {
@@ -1768,6 +1769,144 @@ TEST_F(ServiceTest, GetSceneSendsSdfGeomsWithTheirTriangulations) {
     EXPECT_EQ(concave_geoms, concave);
     DestroyGroup(stub_.get(), created.group_id());
   }
+}
+
+// Tetrahedral deformables (issue 48): a scene naming a voxel cube's companion file among its
+// assets. GetScene sends the cube's name, colour and 12 n^2 surface triangles over its own
+// vertices, wound outward (the divergence theorem over them gives the cube's volume), and
+// OBSERVATION_DEFORMABLE_VERTICES returns its (pinned) vertices, at rest, from Step, Reset and
+// StreamStates. A scene without deformables has an empty [K, 0, 3] tensor.
+TEST_F(ServiceTest, DeformablesComeWithGetSceneAndTheirVerticesAsAnObservation) {
+  const int n = 2;
+  const double a = 0.05;
+  const Vec3 offset(0.25, -0.5, 0.75);
+  const testing::KuhnGrid grid = testing::MakeKuhnGrid(n, n, n, a, a, a);
+  const int nvert = static_cast<int>(grid.points.size());
+  // Every vertex pinned: they stay at rest however the deformables come to be stepped.
+  std::string all;
+  for (int v = 0; v < nvert; ++v) all += std::to_string(v) + " ";
+  v1::CreateRequest create;
+  v1::SceneText* text = create.mutable_scene()->mutable_text();
+  text->set_text(
+      "<mujoco><custom><text name='alsim:deformables' data='soft.xml'/></custom>"
+      "<worldbody><geom type='plane' size='5 5 0.1'/><body name='box' pos='1 0 0.2'><freejoint/>"
+      "<geom type='box' size='.1 .1 .1'/></body></worldbody></mujoco>");
+  text->set_filename("soft_cube.xml");
+  (*text->mutable_assets())["soft.xml"] =
+      "<deformables><deformable name='jelly' young='1e5' density='1000' rgba='0.25 0.5 0.75 "
+      "0.5' pos='0.25 -0.5 0.75'>" +
+      testing::TetMeshXml(grid) + "<pin vertices='" + all + "'/></deformable></deformables>";
+  create.set_count(2);
+  v1::CreateResponse created;
+  const grpc::Status status = stub_->Create(Context().get(), create, &created);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(created.specs().nvert(), static_cast<std::uint32_t>(nvert));
+  bool specified = false;
+  for (const v1::TensorSpec& spec : created.specs().observations()) {
+    if (spec.name() != "deformable_vertices") continue;
+    specified = true;
+    EXPECT_EQ(spec.dtype(), v1::DTYPE_FLOAT64);
+    ASSERT_EQ(spec.shape_size(), 2);
+    EXPECT_EQ(spec.shape(0), nvert);
+    EXPECT_EQ(spec.shape(1), 3);
+  }
+  EXPECT_TRUE(specified);
+
+  v1::GetSceneRequest scene_request;
+  scene_request.set_instance_id(created.instance_ids(1));
+  v1::GetSceneResponse scene;
+  ASSERT_TRUE(stub_->GetScene(Context().get(), scene_request, &scene).ok());
+  ASSERT_EQ(scene.deformables_size(), 1);
+  const v1::SceneDeformable& jelly = scene.deformables(0);
+  EXPECT_EQ(jelly.name(), "jelly");
+  ASSERT_EQ(jelly.rgba_size(), 4);
+  EXPECT_FLOAT_EQ(jelly.rgba(0), 0.25f);
+  EXPECT_FLOAT_EQ(jelly.rgba(1), 0.5f);
+  EXPECT_FLOAT_EQ(jelly.rgba(2), 0.75f);
+  EXPECT_FLOAT_EQ(jelly.rgba(3), 0.5f);
+  EXPECT_EQ(jelly.vertex_start(), 0u);
+  EXPECT_EQ(jelly.vertex_count(), static_cast<std::uint32_t>(nvert));
+  ASSERT_EQ(jelly.faces_size(), 3 * 12 * n * n);
+  double enclosed = 0;
+  for (int t = 0; t < jelly.faces_size() / 3; ++t) {
+    Vec3 x[3];
+    for (int i = 0; i < 3; ++i) {
+      const std::uint32_t v = jelly.faces(3 * t + i);
+      ASSERT_LT(v, static_cast<std::uint32_t>(nvert)) << "triangle " << t;
+      x[i] = grid.points[v] + offset;
+    }
+    enclosed += x[0].dot((x[1] - x[0]).cross(x[2] - x[0])) / 6;
+  }
+  EXPECT_NEAR(enclosed, n * n * n * a * a * a, 1e-15) << "closed and wound outward";
+
+  // The vertices at rest: the companion's pos plus the mesh's coordinates, in the mesh's order.
+  auto expect_at_rest = [&](const v1::Tensor& tensor, int batch, const char* what) {
+    SCOPED_TRACE(what);
+    EXPECT_EQ(tensor.dtype(), v1::DTYPE_FLOAT64);
+    ASSERT_EQ(tensor.shape_size(), 3);
+    EXPECT_EQ(tensor.shape(0), batch);
+    EXPECT_EQ(tensor.shape(1), nvert);
+    EXPECT_EQ(tensor.shape(2), 3);
+    const std::vector<double> values = Doubles(tensor);
+    ASSERT_EQ(values.size(), static_cast<std::size_t>(batch * nvert * 3));
+    for (int k = 0; k < batch; ++k) {
+      for (int v = 0; v < nvert; ++v) {
+        for (int i = 0; i < 3; ++i) {
+          EXPECT_NEAR(values[(k * nvert + v) * 3 + i], grid.points[v][i] + offset[i], 1e-15)
+              << "instance " << k << " vertex " << v;
+        }
+      }
+    }
+  };
+  v1::StepRequest step;
+  step.mutable_instances()->set_group_id(created.group_id());
+  step.set_substeps(3);
+  step.add_observations(v1::OBSERVATION_DEFORMABLE_VERTICES);
+  step.add_observations(v1::OBSERVATION_QPOS);
+  v1::StepResponse stepped;
+  ASSERT_TRUE(stub_->Step(Context().get(), step, &stepped).ok());
+  expect_at_rest(stepped.observations().at("deformable_vertices"), 2, "Step");
+  EXPECT_EQ(stepped.observations().at("qpos").shape(1), 7);
+
+  v1::ResetRequest reset;
+  reset.mutable_instances()->add_instance_ids(created.instance_ids(1));
+  reset.add_observations(v1::OBSERVATION_DEFORMABLE_VERTICES);
+  v1::ResetResponse reset_response;
+  ASSERT_TRUE(stub_->Reset(Context().get(), reset, &reset_response).ok());
+  expect_at_rest(reset_response.observations().at("deformable_vertices"), 1, "Reset");
+
+  {
+    v1::StreamStatesRequest request;
+    request.mutable_instances()->set_group_id(created.group_id());
+    request.set_rate_hz(100);
+    request.add_observations(v1::OBSERVATION_DEFORMABLE_VERTICES);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    auto reader = stub_->StreamStates(&context, request);
+    v1::StateFrame frame;
+    ASSERT_TRUE(reader->Read(&frame));
+    expect_at_rest(frame.observations().at("deformable_vertices"), 2, "StreamStates");
+    context.TryCancel();
+    reader->Finish();
+  }
+  DestroyGroup(stub_.get(), created.group_id());
+
+  // Without deformables: no SceneDeformable, nvert 0 and a [K, 0, 3] tensor without bytes.
+  v1::CreateResponse plain;
+  ASSERT_TRUE(CreateText(kMotorScene, 1, &plain).ok());
+  EXPECT_EQ(plain.specs().nvert(), 0u);
+  scene_request.set_instance_id(plain.instance_ids(0));
+  ASSERT_TRUE(stub_->GetScene(Context().get(), scene_request, &scene).ok());
+  EXPECT_EQ(scene.deformables_size(), 0);
+  step.mutable_instances()->set_group_id(plain.group_id());
+  ASSERT_TRUE(stub_->Step(Context().get(), step, &stepped).ok());
+  const v1::Tensor& empty = stepped.observations().at("deformable_vertices");
+  ASSERT_EQ(empty.shape_size(), 3);
+  EXPECT_EQ(empty.shape(0), 1);
+  EXPECT_EQ(empty.shape(1), 0);
+  EXPECT_EQ(empty.shape(2), 3);
+  EXPECT_TRUE(empty.data().empty());
+  DestroyGroup(stub_.get(), plain.group_id());
 }
 
 TEST_F(ServiceTest, GetSceneRefusesUnknownAndUnsetIds) {

@@ -63,7 +63,7 @@ except ImportError:
 
 _CORE_NAMES = ("AlsimError", "TensorSpec", "numpy_to_tensor", "tensor_to_numpy",
                "resolve_servers")
-_SCENE_NAMES = ("scene_source", "Scene", "Mesh")
+_SCENE_NAMES = ("scene_source", "Scene", "Mesh", "Deformable")
 _STREAM_NAMES = ("StateStream", "Frame", "Contacts")
 _VECTOR_ENV_NAMES = ("VectorEnv",)
 _CONNECTION_NAMES = ("channel", "connection_settings")

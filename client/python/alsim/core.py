@@ -121,6 +121,7 @@ OBSERVATIONS = {
     "contact_count": alsim_pb2.OBSERVATION_CONTACT_SUMMARY,
     "max_penetration": alsim_pb2.OBSERVATION_CONTACT_SUMMARY,
     "time": alsim_pb2.OBSERVATION_TIME,
+    "deformable_vertices": alsim_pb2.OBSERVATION_DEFORMABLE_VERTICES,
 }
 
 

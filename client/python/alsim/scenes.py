@@ -16,7 +16,7 @@ import numpy as np
 
 from alsim.v1 import alsim_pb2
 
-__all__ = ["scene_source", "Scene", "Mesh"]
+__all__ = ["scene_source", "Scene", "Mesh", "Deformable"]
 
 
 _MODEL_SUFFIXES = (".xml", ".mjcf", ".urdf")
@@ -24,6 +24,10 @@ _MODEL_SUFFIXES = (".xml", ".mjcf", ".urdf")
 _MESH_DIR_ELEMENTS = ("mesh", "hfield", "skin")
 _TEXTURE_FILE_ATTRIBUTES = ("file", "fileright", "fileleft", "fileup", "filedown", "filefront",
                             "fileback")
+# The custom text that names a scene's tetrahedral deformables' companion file, and the attributes
+# of its <deformable> elements that name TetGen's files (docs/engine.md "Deformables").
+_DEFORMABLES_TEXT = "alsim:deformables"
+_DEFORMABLE_FILE_ATTRIBUTES = ("node", "ele")
 
 
 def _is_path(scene):
@@ -61,8 +65,11 @@ def scene_source(scene):
     the model uses (relative to the model file's directory): ``<include file>``, the ``file``
     attributes of ``mesh``, ``hfield`` and ``skin`` (under ``compiler/@meshdir``, else
     ``@assetdir``) and of ``texture`` (incl. the cube faces ``fileright``..., under
-    ``@texturedir``, else ``@assetdir``), and URDF ``<mesh filename>`` (MuJoCo looks those up by
-    base name in ``meshdir``). Raises FileNotFoundError naming the element for a missing file.
+    ``@texturedir``, else ``@assetdir``), URDF ``<mesh filename>`` (MuJoCo looks those up by
+    base name in ``meshdir``), and the tetrahedral deformables' companion file that the custom
+    text ``alsim:deformables`` names (``<text name="alsim:deformables" data="soft.xml"/>``) with
+    the TetGen ``node`` / ``ele`` files of its ``<deformable>`` elements, all next to the model.
+    Raises FileNotFoundError naming the element for a missing file.
     """
     if not _is_path(scene):
         return alsim_pb2.SceneSource(builtin=scene)
@@ -136,6 +143,15 @@ def scene_source(scene):
                 for attribute in _TEXTURE_FILE_ATTRIBUTES:
                     if element.get(attribute):
                         add(element, attribute, texturedir, element.get(attribute))
+            elif (element.tag == "text" and element.get("name") == _DEFORMABLES_TEXT
+                  and element.get("data")):
+                name = element.get("data").strip()
+                add(element, "data", "", name)
+                companion = _parse(assets[_key(name)].decode("utf-8", errors="replace"))
+                for deformable in companion.iter("deformable") if companion is not None else ():
+                    for attribute in _DEFORMABLE_FILE_ATTRIBUTES:
+                        if deformable.get(attribute):
+                            add(deformable, attribute, "", deformable.get(attribute))
     return alsim_pb2.SceneSource(text=alsim_pb2.SceneText(
         text=text, filename=os.path.basename(path), assets=assets))
 
@@ -145,6 +161,16 @@ Mesh = collections.namedtuple("Mesh", ["name", "vertices", "faces"])
 Mesh.__doc__ = """A triangle mesh of a ``Scene``, in the frame of the geoms that use it: ``name``
 (str), ``vertices`` float32 ``[nvert, 3]`` (m) and ``faces`` uint32 ``[nface, 3]`` (vertex
 indices, counter-clockwise seen from outside)."""
+
+Deformable = collections.namedtuple("Deformable", ["name", "rgba", "vertex_start", "vertex_count",
+                                                   "faces"])
+Deformable.__doc__ = """A tetrahedral deformable of a ``Scene`` (docs/engine.md "Deformables"):
+``name`` (str), ``rgba`` float32 ``[4]`` (colour and opacity in [0, 1]), its vertices' rows
+``[vertex_start, vertex_start + vertex_count)`` of the ``deformable_vertices`` observation
+(float64 ``[nvert, 3]``, m, world frame), and ``faces`` uint32 ``[ntri, 3]``: its surface
+triangles as vertex indices local to it (0 to ``vertex_count - 1``), counter-clockwise seen from
+outside. ``vertices[vertex_start:vertex_start + vertex_count][faces]`` are the triangles'
+corners."""
 
 
 class Scene:
@@ -176,7 +202,10 @@ class Scene:
     - ``geom_collides``: bool, whether it takes part in contacts.
 
     And ``meshes``: a list of ``Mesh`` (name, vertices ``[n, 3]``, faces ``[m, 3]``), the
-    scene's, then one per SDF geom named "sdf:GEOM";
+    scene's, then one per SDF geom named "sdf:GEOM"; ``deformables``: a list of ``Deformable``
+    (name, rgba, vertex_start, vertex_count, faces ``[m, 3]``), the scene's tetrahedral
+    deformables in its order (empty without any), whose vertices the ``deformable_vertices``
+    observation places;
     ``name`` (the built-in name or the scene's filename), ``timestep`` (s) and ``gravity``
     (float64 ``[3]``, m/s^2, world frame). ``Scene(response)`` reads a ``GetSceneResponse``.
     """
@@ -213,6 +242,10 @@ class Scene:
         self.meshes = [Mesh(m.name, np.array(m.vertices, dtype=np.float32).reshape(-1, 3),
                             np.array(m.faces, dtype=np.uint32).reshape(-1, 3))
                        for m in response.meshes]
+        self.deformables = [Deformable(d.name, np.array(d.rgba, dtype=np.float32),
+                                       int(d.vertex_start), int(d.vertex_count),
+                                       np.array(d.faces, dtype=np.uint32).reshape(-1, 3))
+                            for d in response.deformables]
 
     @property
     def nbody(self):
@@ -222,9 +255,14 @@ class Scene:
     def ngeom(self):
         return len(self.geom_type)
 
+    @property
+    def nvert(self):
+        """The deformables' vertex count, all together (the rows of ``deformable_vertices``)."""
+        return sum(d.vertex_count for d in self.deformables)
+
     def __repr__(self):
-        return "Scene(%r, nbody=%d, ngeom=%d, meshes=%d)" % (self.name, self.nbody, self.ngeom,
-                                                               len(self.meshes))
+        return "Scene(%r, nbody=%d, ngeom=%d, meshes=%d, deformables=%d)" % (
+            self.name, self.nbody, self.ngeom, len(self.meshes), len(self.deformables))
 
 
 def _rows(values, width, dtype, what, pad=False):

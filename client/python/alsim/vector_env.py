@@ -81,8 +81,10 @@ class VectorEnv(core.BatchEnv):
         max_message_bytes: the channel's send and receive message size limit.
         observations: names of the observation tensors ``reset`` and ``step`` return: any of
             ``qpos``, ``qvel``, ``body_pos``, ``body_quat``, ``ctrl``, ``actuator_force``,
-            ``contact_count``, ``max_penetration``, ``time`` (``observation_spec`` describes them).
-            ``qpos`` and ``qvel`` are always returned.
+            ``contact_count``, ``max_penetration``, ``time``, ``deformable_vertices`` (float64
+            ``[nvert, 3]``: the tetrahedral deformables' vertices, m, world frame, in the order of
+            ``scene().deformables``; ``[0, 3]`` without deformables) (``observation_spec``
+            describes them). ``qpos`` and ``qvel`` are always returned.
         autoreset: ``"next_step"`` (default) or ``False``; see ``step``.
         timeout: deadline in seconds of every call, or None for none.
         tls, tls_ca, tls_cert, tls_key, tls_server_name, token, token_file: how to reach a server
