@@ -3,10 +3,13 @@
 // README's claim); a bar of Kuhn tets hanging from its top stretches by rho g L^2 / (2 Y), and
 // the same column standing on a frictionless floor shortens by as much, its contact forces
 // summing to its weight, for the linear and corotated materials at small strain. (Neo-Hookean
-// rows in principal stretches do not converge here yet: particle_newton.h.)
+// rows in principal stretches do not converge here yet: particle_newton.h.) Friction: a particle
+// on an incline holds iff tan theta <= mu, else slides at g (sin theta - mu cos theta), in 8
+// directions, inside the cone; mu = 0 is bit-identical to a frictionless plane.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include <Eigen/Geometry>
@@ -166,7 +169,8 @@ BarResult SettleBar(DeformableMaterial material, bool hanging) {
   }
   for (const double s : v) out.speed = std::max(out.speed, std::abs(s));
   const auto& lambda = step.lambda();
-  for (size_t k = step.num_element_rows(); k < lambda.size(); ++k) out.contact_force += lambda[k];
+  for (int k = 0; k < step.num_contacts(); ++k)
+    out.contact_force += lambda[step.num_element_rows() + k];
   return out;
 }
 
@@ -188,6 +192,142 @@ TEST(ParticleNewtonTest, AColumnOnAFrictionlessFloorShortensByRhoGLSquaredOverTw
     EXPECT_NEAR(-bar.displacement, expected, 0.01 * expected) << static_cast<int>(material);
     EXPECT_NEAR(bar.contact_force, bar.weight, 1e-6 * bar.weight);
     EXPECT_LT(bar.speed, 1e-6);
+  }
+}
+
+struct InclineResult {
+  double acceleration = 0;  // mean downhill acceleration over the last half second, m/s^2
+  double cross_speed = 0;   // largest speed across the slope (in the plane), m/s
+  double normal_speed = 0;  // largest speed along the plane normal, m/s
+  double speed = 0;         // largest particle speed at the end, m/s
+  double cone_excess = 0;   // largest |lambda_f| - mu lambda_n (1 + 1e-6) over contacts, steps, N
+  int friction_rows = 0;    // at the last step
+  int unconverged_steps = 0;
+};
+
+// On the plane through the origin tilted by theta from horizontal, its downhill direction at angle
+// phi about z, with friction coefficient mu: a particle of 1 kg (block = false), or a stiff 2 x 2 x
+// 1-cell block of linear tets (0.1 x 0.1 x 0.05 m, block = true), at rest on it for one second
+// under gravity at h = 0.01 s.
+InclineResult SlideOnIncline(double theta, double phi, double mu, bool block,
+                             const ParticleNewtonParameters& p) {
+  Grid grid{0, 0, 0, {Vec3::Zero()}, {}};
+  System system{{1.0}, {}};
+  if (block) {
+    grid = MakeGrid(2, 2, 1, 0.05, 0.05, 0.05);
+    system = MakeSystem(grid, 1000, 1e8, 0.3, DeformableMaterial::kLinear);
+  }
+  const Vec3 normal(std::sin(theta) * std::cos(phi), std::sin(theta) * std::sin(phi),
+                    std::cos(theta));
+  const Eigen::AngleAxisd rotation(theta, Vec3(-std::sin(phi), std::cos(phi), 0));
+  const Vec3 downhill = rotation * Vec3(std::cos(phi), std::sin(phi), 0);  // steepest descent
+  const Vec3 across = normal.cross(downhill);
+  ParticlePlane plane;
+  plane.normal = normal;
+  plane.friction = mu;
+  ParticleNewtonStep step;
+  step.SetSystem(system.mass, std::vector<char>(grid.points.size(), 0), system.tets, {plane});
+  std::vector<double> x, v(3 * grid.points.size(), 0), f(v.size(), 0);
+  for (const Vec3& point : grid.points) {
+    const Vec3 q = rotation * point;
+    x.insert(x.end(), {q.x(), q.y(), q.z()});
+  }
+  for (size_t k = 0; k < system.mass.size(); ++k) f[3 * k + 2] = -system.mass[k] * kG;
+  const int steps = 100;
+  const double h = 0.01;
+  InclineResult out;
+  const auto mean_downhill = [&] {
+    double sum = 0;
+    for (size_t k = 0; k < grid.points.size(); ++k) {
+      sum += downhill.dot(Vec3(v[3 * k], v[3 * k + 1], v[3 * k + 2]));
+    }
+    return sum / grid.points.size();
+  };
+  double half_speed = 0;
+  for (int n = 1; n <= steps; ++n) {
+    const ParticleNewtonStatistics stats = step.Step(h, p, f.data(), 1e-3, x.data(), v.data());
+    if (!stats.converged) ++out.unconverged_steps;
+    const auto& lambda = step.lambda();
+    for (int k = 0; k < step.num_contacts(); ++k) {
+      const int row = step.contact_friction_rows()[k];
+      const double limit = mu * lambda[step.num_element_rows() + k] * (1 + 1e-6);
+      out.cone_excess = std::max(out.cone_excess, std::hypot(lambda[row], lambda[row + 1]) - limit);
+    }
+    if (n == steps / 2) half_speed = mean_downhill();
+  }
+  out.acceleration = (mean_downhill() - half_speed) / (h * (steps - steps / 2));
+  for (size_t k = 0; k < grid.points.size(); ++k) {
+    const Vec3 vk(v[3 * k], v[3 * k + 1], v[3 * k + 2]);
+    out.cross_speed = std::max(out.cross_speed, std::abs(across.dot(vk)));
+    out.normal_speed = std::max(out.normal_speed, std::abs(normal.dot(vk)));
+    out.speed = std::max(out.speed, vk.norm());
+  }
+  out.friction_rows =
+      static_cast<int>(step.lambda().size()) - step.num_element_rows() - step.num_contacts();
+  return out;
+}
+
+// Digest 14 test 8 on a particle: it holds iff tan theta <= mu, and otherwise slides down at
+// g (sin theta - mu cos theta), the same in 8 in-plane directions (the tangent basis is fixed per
+// plane, so the slope's angle to it turns: no faceting of the cone); the friction force stays in
+// the cone at every converged step.
+TEST(ParticleNewtonTest, AParticleOnAnInclineHoldsIffTanThetaIsAtMostMuElseSlidesAtTheCoulombRate) {
+  const double mu = 0.5;
+  for (const NcpFunction ncp : {NcpFunction::kFischerBurmeister, NcpFunction::kMinimumMap}) {
+    ParticleNewtonParameters p = Converged();
+    p.ncp = ncp;
+    for (const double tangent : {0.3, 0.45, 0.5, 0.55, 0.8}) {
+      const double theta = std::atan(tangent);
+      const double expected = std::max(0.0, kG * (std::sin(theta) - mu * std::cos(theta)));
+      for (int direction = 0; direction < 8; ++direction) {
+        const InclineResult r = SlideOnIncline(theta, direction * M_PI / 4, mu, false, p);
+        const std::string where = std::to_string(static_cast<int>(ncp)) + " tan " +
+                                  std::to_string(tangent) + " " + std::to_string(direction);
+        EXPECT_EQ(r.unconverged_steps, 0) << where;
+        EXPECT_EQ(r.friction_rows, 2) << where;
+        if (tangent <= mu) {
+          EXPECT_LT(r.speed, 1e-6) << where;
+        } else {
+          EXPECT_NEAR(r.acceleration, expected, 0.01 * expected) << where;
+          EXPECT_LT(r.cross_speed, 1e-6 * r.speed) << where;
+        }
+        EXPECT_LT(r.normal_speed, 1e-6) << where;
+        EXPECT_LE(r.cone_excess, 0) << where;
+      }
+    }
+  }
+}
+
+// A plane with mu = 0 adds no friction rows, and gives the same bits as one whose friction was
+// never set (and as the code before friction: 30 steps of three materials on two planes, checked
+// when friction was added).
+TEST(ParticleNewtonTest, ZeroFrictionIsBitIdenticalToAFrictionlessPlane) {
+  const Grid grid = MakeGrid(2, 2, 2, 0.1, 0.1, 0.1);
+  for (const DeformableMaterial material :
+       {DeformableMaterial::kLinear, DeformableMaterial::kCorotated,
+        DeformableMaterial::kNeoHookean}) {
+    const System system = MakeSystem(grid, 1000, 1e6, 0.3, material);
+    std::vector<std::vector<double>> results;
+    for (const bool set : {false, true}) {
+      ParticlePlane floor, tilted;
+      tilted.normal = Vec3(0.3, 0.1, 1).normalized();
+      if (set) floor.friction = tilted.friction = 0.0;
+      ParticleNewtonStep step;
+      step.SetSystem(system.mass, std::vector<char>(grid.points.size(), 0), system.tets,
+                     {floor, tilted});
+      std::vector<double> x = Positions(grid), v(x.size(), 0), f(x.size(), 0);
+      for (double& xi : x) xi += 0.001;
+      for (size_t k = 0; k < system.mass.size(); ++k) f[3 * k + 2] = -system.mass[k] * kG;
+      for (int n = 0; n < 30; ++n) step.Step(0.01, {}, f.data(), 1e-2, x.data(), v.data());
+      EXPECT_GT(step.num_contacts(), 0);
+      EXPECT_EQ(static_cast<int>(step.lambda().size()),
+                step.num_element_rows() + step.num_contacts());
+      for (const int row : step.contact_friction_rows()) EXPECT_EQ(row, -1);
+      x.insert(x.end(), v.begin(), v.end());
+      x.insert(x.end(), step.lambda().begin(), step.lambda().end());
+      results.push_back(x);
+    }
+    EXPECT_EQ(results[0], results[1]) << static_cast<int>(material);
   }
 }
 

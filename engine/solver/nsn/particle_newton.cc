@@ -4,6 +4,8 @@
 #include <cmath>
 #include <type_traits>
 
+#include <Eigen/Geometry>
+
 namespace alsim {
 namespace {
 
@@ -27,6 +29,19 @@ void ParticleNewtonStep::SetSystem(std::vector<double> mass, std::vector<char> p
   pinned_ = std::move(pinned);
   tets_ = std::move(tets);
   planes_ = std::move(planes);
+  // Each plane's tangent basis: d1 orthogonal to n and to the axis least aligned with n, d2 = n x
+  // d1.
+  plane_tangent_.clear();
+  for (const ParticlePlane& plane : planes_) {
+    const Vec3 n = plane.normal.normalized();
+    int axis = 0;
+    for (int c = 1; c < 3; ++c) {
+      if (std::abs(n[c]) < std::abs(n[axis])) axis = c;
+    }
+    const Vec3 d1 = n.cross(Vec3::Unit(axis)).normalized();
+    plane_tangent_.push_back(d1);
+    plane_tangent_.push_back(n.cross(d1));
+  }
   n_ = static_cast<int>(mass_.size());
   inverse_mass_.assign(n_, 0);
   for (int v = 0; v < n_; ++v) inverse_mass_[v] = pinned_[v] || !(mass_[v] > 0) ? 0 : 1 / mass_[v];
@@ -107,7 +122,7 @@ void ParticleNewtonStep::Evaluate(double h, const ParticleNewtonParameters& para
     }
   }
   // Contacts: C_n = n . q_v - offset - thickness, phi_n(C_n, r lambda_n), J = alpha n^T,
-  // S = dphi/dlambda, h_n = phi / h.
+  // S = dphi/dlambda (C = S / h^2), h_n = phi / h.
   for (size_t k = 0; k < contact_vertex_.size(); ++k) {
     const int v = contact_vertex_[k], row = element_rows_ + static_cast<int>(k);
     const ParticlePlane& plane = planes_[contact_plane_[k]];
@@ -116,8 +131,37 @@ void ParticleNewtonStep::Evaluate(double h, const ParticleNewtonParameters& para
     const double r = NormalComplementarityFactor(parameters.scaling, h, inverse_mass_[v]);
     const NcpEvaluation ncp = EvaluateNcp(parameters.ncp, gap, lambda_[row], r);
     for (int c = 0; c < 3; ++c) jacobian_[12 * row + c] = ncp.dphi_da * plane.normal[c];
-    contact_s_[k] = ncp.dphi_db;
+    point_c_[k] = ncp.dphi_db / (h * h);
     residual_h_[row] = ncp.phi / h;
+  }
+  // Friction (36), (104)-(106): slip s = |D^T u_v|, m = mu lambda_n, W from the current iterate;
+  // active: J_f = D^T, C = W / h, h_f = D^T u_v + W lambda_f; inactive: J_f = 0, W = 1.
+  for (size_t k = 0; k < contact_vertex_.size(); ++k) {
+    const int row = contact_friction_row_[k];
+    if (row < 0) continue;
+    const int v = contact_vertex_[k], plane = contact_plane_[k];
+    const Vec3 u(u_[3 * v], u_[3 * v + 1], u_[3 * v + 2]);
+    const Vec3& d1 = plane_tangent_[2 * plane];
+    const Vec3& d2 = plane_tangent_[2 * plane + 1];
+    const double slip1 = d1.dot(u), slip2 = d2.dot(u);
+    const double slip = std::hypot(slip1, slip2);
+    const double lambda_n = lambda_[element_rows_ + static_cast<int>(k)];
+    const double friction_norm = std::hypot(lambda_[row], lambda_[row + 1]);
+    const double r =
+        FrictionComplementarityFactor(parameters.scaling, h, inverse_mass_[v], inverse_mass_[v]);
+    const FrictionCompliance w = EvaluateFrictionCompliance(
+        parameters.ncp, slip, planes_[plane].friction * lambda_n, friction_norm, r);
+    const double active = w.active ? 1 : 0;
+    for (int c = 0; c < 3; ++c) {
+      jacobian_[12 * row + c] = active * d1[c];
+      jacobian_[12 * (row + 1) + c] = active * d2[c];
+    }
+    const int point = row - element_rows_;
+    point_c_[point] = point_c_[point + 1] = w.w / h;
+    residual_h_[row] = active * slip1 + w.w * lambda_[row];
+    residual_h_[row + 1] = active * slip2 + w.w * lambda_[row + 1];
+    // The stopping test's weight on these rows (header): r / (r + W), r when inactive.
+    point_scale_[point] = point_scale_[point + 1] = w.active ? r / (r + w.w) : r;
   }
   // g = M (u - u~) - h J^T lambda.
   for (int i = 0; i < 3 * n_; ++i) g_[i] = mass_[i / 3] * (u_[i] - free_velocity_[i]);
@@ -132,8 +176,8 @@ void ParticleNewtonStep::Evaluate(double h, const ParticleNewtonParameters& para
       }
     }
   }
-  for (size_t k = 0; k < contact_vertex_.size(); ++k) {
-    const int v = contact_vertex_[k], row = element_rows_ + static_cast<int>(k);
+  for (int row = element_rows_; row < rows_; ++row) {
+    const int v = point_row_vertex_[row - element_rows_];
     for (int c = 0; c < 3; ++c) g_[3 * v + c] -= h * jacobian_[12 * row + c] * lambda_[row];
   }
   // Pinned particles do not move: their momentum rows carry no residual.
@@ -156,12 +200,12 @@ void ParticleNewtonStep::Evaluate(double h, const ParticleNewtonParameters& para
           sum + compliance_[static_cast<size_t>(adr) * 6 + r * k + r] / (h * h) + regularization_;
     }
   }
-  for (size_t k = 0; k < contact_vertex_.size(); ++k) {
-    const int row = element_rows_ + static_cast<int>(k);
+  for (int row = element_rows_; row < rows_; ++row) {
+    const int point = row - element_rows_;
     double sum = 0;
     for (int c = 0; c < 3; ++c) sum += jacobian_[12 * row + c] * jacobian_[12 * row + c];
     diagonal_[row] =
-        sum * inverse_mass_[contact_vertex_[k]] + contact_s_[k] / (h * h) + regularization_;
+        sum * inverse_mass_[point_row_vertex_[point]] + point_c_[point] + regularization_;
   }
 }
 
@@ -180,8 +224,8 @@ void ParticleNewtonStep::Apply(const double* x, double* y) {
       }
     }
   }
-  for (size_t k = 0; k < contact_vertex_.size(); ++k) {
-    const int v = contact_vertex_[k], row = element_rows_ + static_cast<int>(k);
+  for (int row = element_rows_; row < rows_; ++row) {
+    const int v = point_row_vertex_[row - element_rows_];
     for (int c = 0; c < 3; ++c) work_n_[3 * v + c] += jacobian_[12 * row + c] * x[row];
   }
   for (int i = 0; i < 3 * n_; ++i) work_n_[i] *= inverse_mass_[i / 3];
@@ -202,11 +246,11 @@ void ParticleNewtonStep::Apply(const double* x, double* y) {
       y[adr + r] = sum + compliance / (h * h) + regularization_ * x[adr + r];
     }
   }
-  for (size_t k = 0; k < contact_vertex_.size(); ++k) {
-    const int v = contact_vertex_[k], row = element_rows_ + static_cast<int>(k);
+  for (int row = element_rows_; row < rows_; ++row) {
+    const int point = row - element_rows_, v = point_row_vertex_[point];
     double sum = 0;
     for (int c = 0; c < 3; ++c) sum += jacobian_[12 * row + c] * work_n_[3 * v + c];
-    y[row] = sum + contact_s_[k] / (h * h) * x[row] + regularization_ * x[row];
+    y[row] = sum + point_c_[point] * x[row] + regularization_ * x[row];
   }
 }
 
@@ -238,14 +282,24 @@ ParticleNewtonStatistics ParticleNewtonStep::Step(double h, const ParticleNewton
       }
     }
   }
-  rows_ = element_rows_ + static_cast<int>(contact_vertex_.size());
+  // Rows on particles: the normals in contact order, then the frictional contacts' tangent pairs.
+  point_row_vertex_.assign(contact_vertex_.begin(), contact_vertex_.end());
+  contact_friction_row_.assign(contact_vertex_.size(), -1);
+  for (size_t k = 0; k < contact_vertex_.size(); ++k) {
+    if (!(planes_[contact_plane_[k]].friction > 0)) continue;
+    contact_friction_row_[k] = element_rows_ + static_cast<int>(point_row_vertex_.size());
+    point_row_vertex_.push_back(contact_vertex_[k]);
+    point_row_vertex_.push_back(contact_vertex_[k]);
+  }
+  rows_ = element_rows_ + static_cast<int>(point_row_vertex_.size());
   std::fill(tet_frame_.begin(), tet_frame_.end(), Mat3::Identity());
   u_.assign(n3, 0.0);          // (67)
   lambda_.assign(rows_, 0.0);  // (68)
   q_.resize(n3);
   jacobian_.assign(static_cast<size_t>(12) * rows_, 0.0);
   compliance_.assign(static_cast<size_t>(6) * element_rows_, 0.0);
-  contact_s_.assign(contact_vertex_.size(), 0.0);
+  point_c_.assign(point_row_vertex_.size(), 0.0);
+  point_scale_.assign(point_row_vertex_.size(), 1.0);
   for (std::vector<double>* w : {&residual_h_, &diagonal_, &rhs_, &dlambda_, &work_rows_}) {
     w->assign(rows_, 0.0);
   }
@@ -259,7 +313,11 @@ ParticleNewtonStatistics ParticleNewtonStep::Step(double h, const ParticleNewton
   for (int iteration = 0;; ++iteration) {
     Evaluate(h, p);
     stats.momentum_residual = MaxAbs(g_, n3);
-    stats.row_residual = MaxAbs(residual_h_, rows_);
+    stats.row_residual = MaxAbs(residual_h_, element_rows_ + num_contacts());
+    for (int row = element_rows_ + num_contacts(); row < rows_; ++row) {
+      stats.row_residual = std::max(stats.row_residual,
+                                    std::abs(residual_h_[row]) * point_scale_[row - element_rows_]);
+    }
     if (p.newton_tolerance > 0 && stats.momentum_residual <= p.newton_tolerance * momentum_scale &&
         stats.row_residual <= p.newton_tolerance / h) {
       stats.converged = true;
@@ -280,8 +338,8 @@ ParticleNewtonStatistics ParticleNewtonStep::Step(double h, const ParticleNewton
         rhs_[adr + r] = (sum - residual_h_[adr + r]) / h;
       }
     }
-    for (size_t k = 0; k < contact_vertex_.size(); ++k) {
-      const int vertex = contact_vertex_[k], row = element_rows_ + static_cast<int>(k);
+    for (int row = element_rows_; row < rows_; ++row) {
+      const int vertex = point_row_vertex_[row - element_rows_];
       double sum = 0;
       for (int c = 0; c < 3; ++c) sum += jacobian_[12 * row + c] * work_n_[3 * vertex + c];
       rhs_[row] = (sum - residual_h_[row]) / h;
@@ -303,8 +361,8 @@ ParticleNewtonStatistics ParticleNewtonStep::Step(double h, const ParticleNewton
         }
       }
     }
-    for (size_t k = 0; k < contact_vertex_.size(); ++k) {
-      const int vertex = contact_vertex_[k], row = element_rows_ + static_cast<int>(k);
+    for (int row = element_rows_; row < rows_; ++row) {
+      const int vertex = point_row_vertex_[row - element_rows_];
       for (int c = 0; c < 3; ++c)
         du_[3 * vertex + c] += h * jacobian_[12 * row + c] * dlambda_[row];
     }

@@ -1,8 +1,8 @@
 // One backward-Euler step of a particle system by the non-smooth Newton method of Macklin et al.
 // 2019 (seed 002, issue 48; digest seed-002-nsn.md sections 4-6): tetrahedral FEM elements over
 // the particles in compliance form (engine/deformable/tet_material.h), pinned particles, and
-// frictionless contacts of particles with static planes through an NCP function. The reference
-// the engine's deformables will be tested against; rigid bodies and friction come later.
+// contacts of particles with static planes through NCP functions, with smooth isotropic Coulomb
+// friction. The reference the engine's deformables will be tested against; rigid bodies later.
 //
 // Unknowns: the particles' velocities u (3 n) and the rows' multipliers lambda (forces, N). With
 // q = q- + h u (45), u~ = u- + h M^-1 f (the free velocity: gravity and external forces, explicit)
@@ -10,20 +10,40 @@
 //   elements:  E_e (c_e(q) + lambda_e) = 0  (the generalized compliance form (79)-(80); for the
 //              linear material E c = s, so this is s + E lambda = 0 as (47) reads)
 //   contacts:  phi_n(C_n(q), lambda_n) = 0, C_n = n . q_v - d - thickness  (9), (28) or (96)
+//   friction:  phi_f = D^T u_v + W lambda_f = 0 (2 rows per contact, (36)), on planes with mu > 0
 // the step solves (46)-(49):
 //   M (u - u~) - h J^T lambda = 0
 // by Newton from u^0 = 0, lambda^0 = 0 ((67)-(68), the zero-velocity start), each iteration at
 // q^n = q- + h u^n (digest 13: q- of the step, not q^n of the previous iterate):
 //   g = M (u^n - u~) - h J^T lambda^n                                                    (57)
-//   h-vector = [(1/h) E_e (c_e + lambda_e); (1/h) phi_n]                                  (58)
+//   h-vector = [(1/h) E_e (c_e + lambda_e); (1/h) phi_n; phi_f]                           (58)
 //   [J H^-1 J^T + C + eps I] dlambda = (1/h) (J H^-1 g - h-vector)                  (59), (8.4)
 //   du = H^-1 (h J^T dlambda - g)                                                          (60)
 //   lambda += t dlambda,  u += t du                                                   (61)-(62)
 // with J the rows' Jacobians in u (elements: ds/dx, contacts: alpha n^T, the NCP derivative
-// times the geometric row (44)), C = blockdiag(E_e / h^2, S / h^2), S = dphi/dlambda (beta r,
-// (54)), H = M (no geometric stiffness yet), r = h^2 / m_v (66). Pinned particles have H^-1 = 0
-// and keep u = 0. The Schur system is never formed: Jacobi-preconditioned conjugate residual
-// (conjugate_residual.h) applies A x = J (H^-1 (J^T x)) + C x + eps x.
+// times the geometric row (44), friction: D^T = [d1 d2]^T (37), (44)),
+// C = blockdiag(E_e / h^2, S / h^2, W / h) (55), S = dphi/dlambda (beta r, (54)), H = M (no
+// geometric stiffness yet), normal r = h^2 / m_v (66). Pinned particles have H^-1 = 0 and keep
+// u = 0.
+//
+// Friction (digest 2.4, 3.4-3.5, 4.3). A plane with friction coefficient mu > 0 gives each of its
+// contacts two velocity-level rows along a fixed tangent basis d1, d2 of the plane (orthonormal,
+// orthogonal to n; chosen once per plane in SetSystem). Every Newton iteration, from the iterate's
+// slip s = |D^T u_v|, cone limit m = mu lambda_n (the current normal multiplier) and |lambda_f|,
+// EvaluateFrictionCompliance (ncp.h; (104) with s not squared, or (105)) gives the scalar W with
+// r = FrictionComplementarityFactor (h (d_t1 + d_t2) / 2 = h / m_v, (66)); W is held constant in
+// the derivative (quasi-Newton, (37)), which keeps A symmetric. Its rows: J_f = D^T, h-vector
+// entry phi_f itself (velocity level, not divided by h, (58)), C block W / h, so the Schur
+// diagonal has W / h on those rows ((53), (59)). Inactive contacts, m <= 0 (the set I of 2.5): J_f
+// rows zero and W = 1 (106), so the row reads dlambda_f = -lambda_f and lambda_f goes to 0. A
+// plane with mu = 0 (the default) adds no rows at all: frictionless results are bit-identical to
+// the code before friction.
+//
+// Row order (lambda()): element rows (tet order), then one normal row per contact (contact
+// order, contact_particles()), then two tangent rows (d1, d2) per contact on a frictional plane,
+// in contact order (contact_friction_rows() gives each contact's first, or -1). The Schur system is
+// never formed: Jacobi-preconditioned conjugate residual (conjugate_residual.h) applies A x = J
+// (H^-1 (J^T x)) + C x + eps x.
 //
 // Neo-Hookean rows (3 per tet, principal stretches) keep their principal directions from one
 // iteration to the next (each row takes the direction nearest its previous one). They do not
@@ -34,7 +54,19 @@
 //
 // Newton stops after `newton_iterations`, or earlier once every residual is below
 // `newton_tolerance` (0: the paper's fixed counts): |g|_inf <= tol max(1, |M u~|_inf) and the
-// rows' |h-vector|_inf <= tol / h (their position units).
+// rows' |h-vector|_inf <= tol / h (their position units), friction rows weighted by r / (r + W)
+// (inactive: r): phi_f = D^T u + W lambda_f is a force error times W where W >> r (a contact with
+// lambda_n near 0, where W = s' / f' is huge and jumps between iterates), so the weight measures
+// it as r times that force error, and as the slip itself where W << r (the paper gives no
+// tolerance; digest 13).
+//
+// Measured (friction): a particle on an incline converges in 7-8 iterations per step with FB and
+// holds or slides at g (sin - mu cos) in every direction (tests). A stiff block of tets (2 x 2 x 1
+// cells, 9 contacts, Y = 1e8) on the incline does not converge: with W held constant (37) the
+// friction rows of its redundant contacts fall into a period-2 cycle (a contact sticks with W ~ 0,
+// the elastic solve gives it more than mu lambda_n, the next W is large and its lambda_f drops
+// near 0, which makes W ~ 0 again), at t = 1, 0.75 and 0.5 and 200 iterations: row residual about
+// 0.1-0.5 m/s, though the block's speed stays below 1e-11 m/s when it should hold.
 // Sequential, every sum in a fixed order: the result does not depend on threads. Storage grows
 // with the system and is reused, so a step of sizes seen before allocates nothing.
 #pragma once
@@ -82,6 +114,7 @@ struct ParticlePlane {
   Vec3 normal{0, 0, 1};
   double offset = 0;
   double thickness = 0;
+  double friction = 0;  // mu, Coulomb's coefficient; 0: frictionless, no friction rows
 };
 
 class ParticleNewtonStep {
@@ -98,10 +131,16 @@ class ParticleNewtonStep {
                                 const double* f, double margin, double* x, double* v);
 
   // The last step's multipliers: element rows (6 per linear or corotated tet, 3 per Neo-Hookean,
-  // in tet order) then contact rows; and each contact row's particle.
+  // in tet order), then one normal row per contact, then two friction rows per frictional
+  // contact (header); each contact's particle, plane, and first friction row (-1: none).
   const std::vector<double>& lambda() const { return lambda_; }
   int num_element_rows() const { return element_rows_; }
+  int num_contacts() const { return static_cast<int>(contact_vertex_.size()); }
   const std::vector<int>& contact_particles() const { return contact_vertex_; }
+  const std::vector<int>& contact_planes() const { return contact_plane_; }
+  const std::vector<int>& contact_friction_rows() const { return contact_friction_row_; }
+  // The tangent d_i (i = 0, 1) of plane k's friction rows.
+  const Vec3& plane_tangent(int k, int i) const { return plane_tangent_[2 * k + i]; }
 
  private:
   // Rows, Jacobians, compliance blocks and residuals at q = q- + h u.
@@ -113,18 +152,22 @@ class ParticleNewtonStep {
   std::vector<char> pinned_;
   std::vector<ParticleTet> tets_;
   std::vector<ParticlePlane> planes_;
-  int n_ = 0;  // particles
+  std::vector<Vec3> plane_tangent_;  // d1, d2 per plane
+  int n_ = 0;                        // particles
 
   // Per step.
   int element_rows_ = 0, rows_ = 0;
   std::vector<int> tet_row_adr_;  // first row of each tet
   std::vector<Mat3> tet_frame_;   // Neo-Hookean tets: the principal directions of their rows
-  std::vector<int> contact_vertex_, contact_plane_;
+  std::vector<int> contact_vertex_, contact_plane_, contact_friction_row_;
+  // Rows on one particle (normal and friction, from row element_rows_ on): the particle.
+  std::vector<int> point_row_vertex_;
   std::vector<double> start_, free_velocity_, u_, lambda_, q_;
   // Per Newton iteration.
-  std::vector<double> jacobian_;    // elements: 12 per row; contacts: 3 per row (alpha n)
-  std::vector<double> compliance_;  // elements: rows x rows per tet, row-major
-  std::vector<double> contact_s_;   // S = dphi/dlambda per contact
+  std::vector<double> jacobian_;     // elements: 12 per row; contacts: 3 per row (alpha n, d_i)
+  std::vector<double> compliance_;   // elements: rows x rows per tet, row-major
+  std::vector<double> point_c_;      // C's diagonal on particle rows: S / h^2, W / h
+  std::vector<double> point_scale_;  // the stopping test's weight on particle rows (header)
   std::vector<double> residual_h_, g_, diagonal_, rhs_, dlambda_, du_, work_n_, work_rows_;
   double h_ = 0, regularization_ = 0;
   KrylovWorkspace krylov_;
