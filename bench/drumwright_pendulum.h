@@ -40,6 +40,7 @@
 #include <vector>
 
 #include <Eigen/Core>
+#include <Eigen/LU>
 
 #include "engine/solver/drumwright/first_order_step.h"
 
@@ -142,13 +143,19 @@ inline RodPendulumRun RunRodPendulum(double k, double h, double seconds,
                         [](double, const Eigen::Vector3d&, const Eigen::Vector3d&) {});
 }
 
-// The compliant model m q'' = G^T lam + f, lam = -k phi - b phid ((16)-(18), Gd v omitted), q at
+// The compliant model m q'' = G^T lam + f, lam = -k phi - b phid ((16)-(18), Gd v omitted), or
+// with `velocity_product` lam = -k phi - b phid - Mhat Gd v ((15), Mhat = (G M^-1 G^T)^-1), q at
 // `seconds` by classical RK4 at step h from the same release.
-inline Eigen::Vector3d CompliantRodReference(double k, double h, double seconds) {
+inline Eigen::Vector3d CompliantRodReference(double k, double h, double seconds,
+                                             bool velocity_product = false) {
   const Eigen::Vector3d inverse_mass(1 / RodPendulum::kM, 1 / RodPendulum::kM, 1 / RodPendulum::kI);
   const auto acceleration = [&](const Eigen::Vector3d& q, const Eigen::Vector3d& v) {
     const Eigen::Matrix<double, 2, 3> g = RodPendulum::Jacobian(q);
-    const Eigen::Vector2d lambda = -k * RodPendulum::Phi(q) - RodPendulum::kB * (g * v);
+    Eigen::Vector2d lambda = -k * RodPendulum::Phi(q) - RodPendulum::kB * (g * v);
+    if (velocity_product) {
+      const Eigen::Matrix2d mhat = (g * inverse_mass.asDiagonal() * g.transpose()).inverse();
+      lambda -= mhat * RodPendulum::VelocityProduct(q, v);
+    }
     const Eigen::Vector3d force =
         g.transpose() * lambda + Eigen::Vector3d(0, -RodPendulum::kM * RodPendulum::kG, 0);
     return Eigen::Vector3d(inverse_mass.cwiseProduct(force));
