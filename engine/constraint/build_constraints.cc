@@ -10,16 +10,6 @@
 namespace alsim {
 namespace {
 
-// Key kinds in the order BuildConstraints appends the constraints, each kind sorted by (a, b):
-// so the saved keys are sorted and WarmStartImpulses can binary-search them.
-constexpr int kKindContact = 0;
-constexpr int kKindEquality = 1;
-constexpr int kKindLimit = 2;
-constexpr int kKindSoft = 3;
-constexpr int kKindFriction = 4;
-constexpr int kKindTendonLimit = 5;
-constexpr int kKindFoundation = 6;
-
 constexpr double kMinFriction = 1e-5;  // MuJoCo's mjMINMU
 
 // Gap-dependent bias of eqs. (3) and (5) for row `row`: a gap may close within the step (phi / h);

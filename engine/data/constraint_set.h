@@ -55,12 +55,20 @@ enum class ConstraintType : std::uint8_t {
 };
 
 // Where a constraint came from, to carry its impulse over to the next step (warm start).
+// ConstraintKey::kind, in the order BuildConstraints appends the constraints (each kind sorted by
+// (a, b), so saved keys are sorted and a warm start can binary-search them).
+inline constexpr int kKindContact = 0;
+inline constexpr int kKindEquality = 1;
+inline constexpr int kKindLimit = 2;     // a joint's
+inline constexpr int kKindSoft = 3;      // a servo's eq. (4) row
+inline constexpr int kKindFriction = 4;  // frictionloss
+inline constexpr int kKindTendonLimit = 5;
+inline constexpr int kKindFoundation = 6;  // an elastic foundation's element
+
 struct ConstraintKey {
-  // Kinds, in the order BuildConstraints appends them: 0 contact, 1 equality, 2 joint limit,
-  // 3 soft (servo), 4 friction (frictionloss), 5 tendon limit, 6 foundation element.
-  int kind = 0;
-  int a = -1;  // contact: geom1; limit: joint or tendon; soft: actuator; equality: its index;
-               // friction: the dof; foundation: the element (Model::foundation_site)
+  int kind = 0;  // kKind* above
+  int a = -1;    // contact: geom1; limit: joint or tendon; soft: actuator; equality: its index;
+                 // friction: the dof; foundation: the element (Model::foundation_site)
   int b =
       -1;  // contact: geom2; equality: 0 position rows, 1 rotation rows; limit: 0 lower, 1 upper
   friend bool operator==(const ConstraintKey& x, const ConstraintKey& y) {

@@ -160,14 +160,14 @@ void DrumwrightSolver::SolveIsland(const Model& m, Data& d, const SolverOptions&
       }
       case ConstraintType::kLimit: {
         if (phi0 > 0) break;
-        // Key kinds (constraint_set.h): 2 joint limit, 5 tendon limit, 6 foundation element.
+        // A joint's limit, a tendon's, or a foundation element (constraint_set.h).
         const int kind = c.key.kind, a = c.key.a;
-        const double k = kind == 6   ? m.foundation_stiffness[a]
-                         : kind == 5 ? Own(m.tendon_spring_stiffness, a, -1)
-                                     : Own(m.jnt_spring_stiffness, a, -1);
-        const double b = kind == 6   ? m.foundation_damping[a]
-                         : kind == 5 ? Own(m.tendon_spring_damping, a, -1)
-                                     : Own(m.jnt_spring_damping, a, -1);
+        const double k = kind == kKindFoundation    ? m.foundation_stiffness[a]
+                         : kind == kKindTendonLimit ? Own(m.tendon_spring_stiffness, a, -1)
+                                                    : Own(m.jnt_spring_stiffness, a, -1);
+        const double b = kind == kKindFoundation    ? m.foundation_damping[a]
+                         : kind == kKindTendonLimit ? Own(m.tendon_spring_damping, a, -1)
+                                                    : Own(m.jnt_spring_damping, a, -1);
         stats.max_violation = std::max(stats.max_violation, -phi0);
         add(c.row_adr, i, SpringRowClass::kUnilateral, phi0,
             k >= 0 ? k : parameters.limit_stiffness, b >= 0 ? b : parameters.limit_damping, 0);

@@ -6,14 +6,6 @@
 namespace alsim {
 namespace {
 
-constexpr int kKindContact = 0;
-constexpr int kKindEquality = 1;
-constexpr int kKindLimit = 2;
-constexpr int kKindSoft = 3;
-constexpr int kKindFriction = 4;
-constexpr int kKindTendonLimit = 5;
-constexpr int kKindFoundation = 6;
-
 // The motion of a material point at qacc = 0: its velocity and acceleration (header comment).
 struct PointMotion {
   Vec3 velocity = Vec3::Zero();
