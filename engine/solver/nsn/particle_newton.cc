@@ -190,10 +190,9 @@ void ParticleNewtonStep::Evaluate(double h, const ParticleNewtonParameters& para
     for (int r = 0; r < k; ++r) {
       double sum = 0;
       for (int a = 0; a < 4; ++a) {
-        const double w = inverse_mass_[tets_[e].vertices[a]];
         for (int c = 0; c < 3; ++c) {
           const double j = jacobian_[12 * (adr + r) + 3 * a + c];
-          sum += j * j * w;
+          sum += j * j * inverse_h_[3 * tets_[e].vertices[a] + c];
         }
       }
       diagonal_[adr + r] =
@@ -202,10 +201,36 @@ void ParticleNewtonStep::Evaluate(double h, const ParticleNewtonParameters& para
   }
   for (int row = element_rows_; row < rows_; ++row) {
     const int point = row - element_rows_;
+    const int v = point_row_vertex_[point];
     double sum = 0;
-    for (int c = 0; c < 3; ++c) sum += jacobian_[12 * row + c] * jacobian_[12 * row + c];
-    diagonal_[row] =
-        sum * inverse_mass_[point_row_vertex_[point]] + point_c_[point] + regularization_;
+    if (geometric_stiffness_) {
+      for (int c = 0; c < 3; ++c) {
+        sum += jacobian_[12 * row + c] * jacobian_[12 * row + c] * inverse_h_[3 * v + c];
+      }
+    } else {
+      for (int c = 0; c < 3; ++c) sum += jacobian_[12 * row + c] * jacobian_[12 * row + c];
+      sum *= inverse_mass_[v];
+    }
+    diagonal_[row] = sum + point_c_[point] + regularization_;
+  }
+}
+
+void ParticleNewtonStep::ConstraintForce(double* out) const {
+  for (int i = 0; i < 3 * n_; ++i) out[i] = 0;
+  for (size_t e = 0; e < tets_.size(); ++e) {
+    const int adr = tet_row_adr_[e], k = TetRowCount(tets_[e].material);
+    for (int r = 0; r < k; ++r) {
+      for (int a = 0; a < 4; ++a) {
+        for (int c = 0; c < 3; ++c) {
+          out[3 * tets_[e].vertices[a] + c] -=
+              h_ * jacobian_[12 * (adr + r) + 3 * a + c] * lambda_[adr + r];
+        }
+      }
+    }
+  }
+  for (int row = element_rows_; row < rows_; ++row) {
+    const int v = point_row_vertex_[row - element_rows_];
+    for (int c = 0; c < 3; ++c) out[3 * v + c] -= h_ * jacobian_[12 * row + c] * lambda_[row];
   }
 }
 
@@ -228,7 +253,7 @@ void ParticleNewtonStep::Apply(const double* x, double* y) {
     const int v = point_row_vertex_[row - element_rows_];
     for (int c = 0; c < 3; ++c) work_n_[3 * v + c] += jacobian_[12 * row + c] * x[row];
   }
-  for (int i = 0; i < 3 * n_; ++i) work_n_[i] *= inverse_mass_[i / 3];
+  for (int i = 0; i < 3 * n_; ++i) work_n_[i] *= inverse_h_[i];
   // y = J w + C x + eps x.
   for (size_t e = 0; e < tets_.size(); ++e) {
     const int adr = tet_row_adr_[e], k = TetRowCount(tets_[e].material);
@@ -309,9 +334,33 @@ ParticleNewtonStatistics ParticleNewtonStep::Step(double h, const ParticleNewton
     momentum_scale = std::max(momentum_scale, std::abs(mass_[i / 3] * free_velocity_[i]));
   }
 
+  geometric_stiffness_ = p.geometric_stiffness;
+  inverse_h_.resize(n3);
+  for (int i = 0; i < n3; ++i) inverse_h_[i] = inverse_mass_[i / 3];
+  if (geometric_stiffness_) {
+    constraint_force_.assign(n3, 0.0);
+    work_force_.assign(n3, 0.0);
+  }
+
   const auto apply = [this](const double* in, double* out) { Apply(in, out); };
   for (int iteration = 0;; ++iteration) {
     Evaluate(h, p);
+    if (geometric_stiffness_ && iteration > 0) {
+      // c_k = -(gc(u^{n+1}) - gc(u^n))_k / du_k with the same lambda (digest 5.4's sign of (73));
+      // H~_kk = M_kk - min(0, c_k) (74). Dofs that hardly moved keep their previous shift.
+      ConstraintForce(work_force_.data());
+      double largest = 0;
+      for (int i = 0; i < n3; ++i) largest = std::max(largest, std::abs(du_[i]));
+      for (int i = 0; i < n3; ++i) {
+        const double step = p.step_fraction * du_[i];
+        if (inverse_mass_[i / 3] == 0 || !(std::abs(step) > 1e-12 * p.step_fraction * largest)) {
+          continue;
+        }
+        const double c = -(work_force_[i] - constraint_force_[i]) / step;
+        inverse_h_[i] = 1 / (mass_[i / 3] - std::min(0.0, c));
+      }
+      Evaluate(h, p);  // A's diagonal with the new H~
+    }
     stats.momentum_residual = MaxAbs(g_, n3);
     stats.row_residual = MaxAbs(residual_h_, element_rows_ + num_contacts());
     for (int row = element_rows_ + num_contacts(); row < rows_; ++row) {
@@ -325,7 +374,7 @@ ParticleNewtonStatistics ParticleNewtonStep::Step(double h, const ParticleNewton
     }
     if (iteration == p.newton_iterations) break;
     // b = (1/h) (J H^-1 g - h-vector).
-    for (int i = 0; i < n3; ++i) work_n_[i] = inverse_mass_[i / 3] * g_[i];
+    for (int i = 0; i < n3; ++i) work_n_[i] = inverse_h_[i] * g_[i];
     for (size_t e = 0; e < tets_.size(); ++e) {
       const int adr = tet_row_adr_[e], k = TetRowCount(tets_[e].material);
       for (int r = 0; r < k; ++r) {
@@ -366,9 +415,12 @@ ParticleNewtonStatistics ParticleNewtonStep::Step(double h, const ParticleNewton
       for (int c = 0; c < 3; ++c)
         du_[3 * vertex + c] += h * jacobian_[12 * row + c] * dlambda_[row];
     }
-    for (int i = 0; i < n3; ++i) du_[i] *= inverse_mass_[i / 3];
+    for (int i = 0; i < n3; ++i) du_[i] *= inverse_h_[i];
     for (int i = 0; i < rows_; ++i) lambda_[i] += p.step_fraction * dlambda_[i];
     for (int i = 0; i < n3; ++i) u_[i] += p.step_fraction * du_[i];
+    // Geometric stiffness (71)-(74): the constraint force -h J^T lambda with the new lambda at the
+    // old configuration; the next Evaluate gives it at the new one.
+    if (geometric_stiffness_) ConstraintForce(constraint_force_.data());
     stats.newton_iterations = iteration + 1;
   }
   for (int i = 0; i < n3; ++i) {
