@@ -16,50 +16,16 @@
 
 #include "engine/solver/nsn/particle_newton.h"
 #include "tests/support/allocation_counter.h"
+#include "tests/support/kuhn_grid.h"
 
 namespace alsim {
 namespace {
 
 constexpr double kG = 9.81;
 
-// A box of nx x ny x nz cells of size (dx, dy, dz) from the origin, six Kuhn tets per cell
-// (conforming), positively oriented.
-struct Grid {
-  int nx, ny, nz;
-  std::vector<Vec3> points;
-  std::vector<std::array<int, 4>> tets;
-  int Id(int x, int y, int z) const { return (z * (ny + 1) + y) * (nx + 1) + x; }
-};
-
-Grid MakeGrid(int nx, int ny, int nz, double dx, double dy, double dz) {
-  Grid g{nx, ny, nz, {}, {}};
-  for (int z = 0; z <= nz; ++z) {
-    for (int y = 0; y <= ny; ++y) {
-      for (int x = 0; x <= nx; ++x) g.points.emplace_back(dx * x, dy * y, dz * z);
-    }
-  }
-  const int permutations[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
-  for (int z = 0; z < nz; ++z) {
-    for (int y = 0; y < ny; ++y) {
-      for (int x = 0; x < nx; ++x) {
-        for (const auto& p : permutations) {
-          int c[3] = {x, y, z};
-          std::array<int, 4> t;
-          t[0] = g.Id(c[0], c[1], c[2]);
-          for (int k = 0; k < 3; ++k) {
-            ++c[p[k]];
-            t[k + 1] = g.Id(c[0], c[1], c[2]);
-          }
-          const Vec3 a = g.points[t[1]] - g.points[t[0]], b = g.points[t[2]] - g.points[t[0]],
-                     e = g.points[t[3]] - g.points[t[0]];
-          if (a.dot(b.cross(e)) < 0) std::swap(t[1], t[2]);
-          g.tets.push_back(t);
-        }
-      }
-    }
-  }
-  return g;
-}
+// Grids of Kuhn tets (tests/support/kuhn_grid.h).
+using Grid = testing::KuhnGrid;
+using testing::MakeKuhnGrid;
 
 // The system of a grid: lumped masses rho V_e / 4, the material's tets.
 struct System {
@@ -134,7 +100,7 @@ struct BarResult {
 BarResult SettleBar(DeformableMaterial material, bool hanging, bool geometric_stiffness = false) {
   const int nz = 8;
   const double a = 0.1, length = 1, rho = 1000, young = 1e8;
-  const Grid grid = MakeGrid(1, 1, nz, a, a, length / nz);
+  const Grid grid = MakeKuhnGrid(1, 1, nz, a, a, length / nz);
   const System system = MakeSystem(grid, rho, young, 0, material);
   std::vector<char> pinned(grid.points.size(), 0);
   std::vector<ParticlePlane> planes;
@@ -212,10 +178,11 @@ struct InclineResult {
 // under gravity at h = 0.01 s.
 InclineResult SlideOnIncline(double theta, double phi, double mu, bool block,
                              const ParticleNewtonParameters& p) {
-  Grid grid{0, 0, 0, {Vec3::Zero()}, {}};
+  Grid grid;
+  grid.points = {Vec3::Zero()};
   System system{{1.0}, {}};
   if (block) {
-    grid = MakeGrid(2, 2, 1, 0.05, 0.05, 0.05);
+    grid = MakeKuhnGrid(2, 2, 1, 0.05, 0.05, 0.05);
     system = MakeSystem(grid, 1000, 1e8, 0.3, DeformableMaterial::kLinear);
   }
   const Vec3 normal(std::sin(theta) * std::cos(phi), std::sin(theta) * std::sin(phi),
@@ -303,7 +270,7 @@ TEST(ParticleNewtonTest, AParticleOnAnInclineHoldsIffTanThetaIsAtMostMuElseSlide
 // never set (and as the code before friction: 30 steps of three materials on two planes, checked
 // when friction was added).
 TEST(ParticleNewtonTest, ZeroFrictionIsBitIdenticalToAFrictionlessPlane) {
-  const Grid grid = MakeGrid(2, 2, 2, 0.1, 0.1, 0.1);
+  const Grid grid = MakeKuhnGrid(2, 2, 2, 0.1, 0.1, 0.1);
   for (const DeformableMaterial material :
        {DeformableMaterial::kLinear, DeformableMaterial::kCorotated,
         DeformableMaterial::kNeoHookean}) {
@@ -349,7 +316,7 @@ TEST(ParticleNewtonTest, TheGeometricStiffnessLeavesTheBarsSolutionsAlone) {
 
 // A step of sizes seen before allocates nothing.
 TEST(ParticleNewtonTest, ARepeatedStepAllocatesNothing) {
-  const Grid grid = MakeGrid(2, 2, 2, 0.1, 0.1, 0.1);
+  const Grid grid = MakeKuhnGrid(2, 2, 2, 0.1, 0.1, 0.1);
   const System system = MakeSystem(grid, 1000, 1e6, 0.3, DeformableMaterial::kNeoHookean);
   ParticleNewtonStep step;
   step.SetSystem(system.mass, std::vector<char>(grid.points.size(), 0), system.tets,
