@@ -122,10 +122,8 @@ void AddTendonBlocks(const Model& m, ConstraintSet& set, int t, double scale) {
 // point at the contact (eq. 44 in alsim's (angular, linear) order).
 void FillContactMap(const Model& m, const Data& d, double sign, const Contact& contact,
                     ConstraintBlock& block) {
-  const Vec3 r = contact.pos - SpatialReferencePoint(m, d, block.body);
-  const Mat3 frame_t = contact.frame.transpose();
-  block.map.leftCols<3>() = -sign * frame_t * Skew(r);
-  block.map.rightCols<3>() = sign * frame_t;
+  SetPointBlockMap(contact.frame.transpose(), contact.pos - SpatialReferencePoint(m, d, block.body),
+                   sign, block);
 }
 
 // The Delassus trace that constraint c inherits from last step's entry k of the warm start, one
@@ -287,8 +285,7 @@ void AddEqualityBlock(const Model& m, const Data& d, ConstraintSet& set, int bod
   if (rotation) {
     block.map.leftCols<3>() = sign * Mat3::Identity();
   } else {
-    block.map.leftCols<3>() = -sign * Skew(point - SpatialReferencePoint(m, d, body));
-    block.map.rightCols<3>() = sign * Mat3::Identity();
+    SetPointBlockMap(Mat3::Identity(), point - SpatialReferencePoint(m, d, body), sign, block);
   }
 }
 

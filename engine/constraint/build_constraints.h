@@ -6,6 +6,7 @@
 
 #include "engine/data/constraint_set.h"
 #include "engine/data/data.h"
+#include "engine/math/spatial.h"
 #include "engine/model/model.h"
 
 namespace alsim {
@@ -83,6 +84,15 @@ struct EqualityError {
   Vec3 point2 = Vec3::Zero();  // p2, world
 };
 EqualityError EqualityErrors(const Model& m, const Data& d, int eq);
+
+// The body-space map of a block whose rows measure the velocity of the body-fixed point at
+// `lever` from the body's reference point along the rows of `rows` (a contact's frame transposed,
+// or the identity): sign * rows [-[lever]x  I] (eq. 44 in alsim's (angular, linear) order).
+inline void SetPointBlockMap(const Mat3& rows, const Vec3& lever, double sign,
+                             ConstraintBlock& block) {
+  block.map.leftCols<3>() = -sign * rows * Skew(lever);
+  block.map.rightCols<3>() = sign * rows;
+}
 
 // Saves the current constraints' impulses as the warm start for the next BuildConstraints.
 void SaveWarmStart(Data& d);

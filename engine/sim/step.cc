@@ -190,6 +190,13 @@ std::string ValidateStepOptions(const StepOptions& options) {
     return "integrator " + std::string(IntegratorName(options.solver.integrator)) +
            " needs theta = 0";
   }
+  // NSN's rows sit at q- + h v_hat (engine/solver/nsn/nsn_solver.h): where the step moves the
+  // positions with v_hat.
+  if (options.solver.type == SolverType::kNsn &&
+      (options.theta != 0 || options.solver.integrator == Integrator::kMidpoint)) {
+    return "solver nsn needs theta = 0 and integrator euler or implicit-euler (its rows are "
+           "evaluated where q- + h v_hat puts the bodies)";
+  }
   const double error_reduction = options.constraints.error_reduction;
   if (!(error_reduction >= 0 && error_reduction <= 1)) return "error_reduction must be in [0, 1]";
   const ConstraintOptions& c = options.constraints;

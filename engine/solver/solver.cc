@@ -10,6 +10,7 @@
 #include "engine/solver/drumwright/drumwright_solver.h"
 #include "engine/solver/hybrid/hybrid_solver.h"
 #include "engine/solver/newton/newton_solver.h"
+#include "engine/solver/nsn/nsn_solver.h"
 #include "engine/solver/pgs/pgs_solver.h"
 #include "engine/solver/subadmm/subadmm_solver.h"
 
@@ -88,6 +89,11 @@ constexpr SolverRegistration kSolvers[] = {
      ConstraintModel::kSap,
      "Drumwright's first-order solver: every constraint a stiff spring, one convex program per "
      "island"},
+    // Hard rows by NCP functions in one Newton system per island (nsn_solver.h); the friction
+    // NCP is the 3-row isotropic cone's, and a box row has no NCP form there.
+    {SolverType::kNsn, "nsn", &Make<NsnSolver>, false, false, ConstraintModel::kSap,
+     "non-smooth Newton (Macklin et al.): hard contact and friction as NCP functions, rows "
+     "re-evaluated at every Newton iterate"},
 };
 
 const SolverRegistration* FindRegistration(SolverType type) {

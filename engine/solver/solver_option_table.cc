@@ -320,6 +320,64 @@ std::vector<SolverOptionSpec> MakeTable() {
        K::kInteger, 1, kMaxCount, false, false, "",
        "most interior-point iterations of an island's program",
        ALSIM_NUMBER_FIELD(drumwright.program.max_iterations)},
+      // ---- nsn (engine/solver/nsn/nsn_parameters.h)
+      {"nsn_newton_iterations", "--nsn-newton-iterations", "N", "nsn", K::kInteger, 1, kMaxCount,
+       false, false, "", "most Newton iterations per step (the paper's fixed count N)",
+       ALSIM_NUMBER_FIELD(nsn.newton_iterations)},
+      {"nsn_newton_tolerance", "--nsn-newton-tolerance", "TOL", "nsn", K::kNumber, 0, kInfinity,
+       false, true, "",
+       "stop an island's Newton loop once its momentum and row residuals are below it (0: always "
+       "the full count, as the paper)",
+       ALSIM_NUMBER_FIELD(nsn.newton_tolerance)},
+      {"nsn_step_fraction", "--nsn-step-fraction", "T", "nsn", K::kNumber, 0, 1, true, false, "",
+       "damping t of every Newton update (61)-(62)", ALSIM_NUMBER_FIELD(nsn.step_fraction)},
+      {"nsn_regularization", "--nsn-regularization", "EPS", "nsn", K::kNumber, 0, kInfinity, false,
+       true, "", "eps added to the Schur matrix's diagonal (Sec 8.4)",
+       ALSIM_NUMBER_FIELD(nsn.regularization)},
+      {"nsn_friction_memory", "--nsn-friction-memory", "X", "nsn", K::kNumber, 0, 1, false, true,
+       "",
+       "a contact's friction compliance W is at least X times its last Newton iteration's (0: the "
+       "paper's W from the current iterate alone)",
+       ALSIM_NUMBER_FIELD(nsn.friction_memory)},
+      {"nsn_contact_rows_at_start", "--nsn-contact-rows-at-start", "on/off", "nsn", K::kBoolean, 0,
+       0, false, false, "",
+       "keep contacts' Jacobian rows at the step's start while their gaps follow the iterate "
+       "(off: rows at the iterate through points fixed on the bodies, the paper's)",
+       ALSIM_BOOLEAN_FIELD(nsn.contact_rows_at_start)},
+      {"nsn_linear_iterations", "--nsn-linear-iterations", "M", "nsn", K::kInteger, 1, kMaxCount,
+       false, false, "", "most linear iterations per Newton iteration (the paper's fixed count M)",
+       ALSIM_NUMBER_FIELD(nsn.linear_iterations)},
+      {"nsn_linear_tolerance", "--nsn-linear-tolerance", "TOL", "nsn", K::kNumber, 0, 1, false,
+       true, "",
+       "stop a linear solve once its preconditioned residual falls by this factor (0: the full "
+       "count)",
+       ALSIM_NUMBER_FIELD(nsn.linear_tolerance)},
+      {"nsn_linear_solver", "--nsn-linear-solver", "S", "nsn", K::kChoice, 0, 0, false, false,
+       "pcr, pcg, jacobi, gauss-seidel",
+       "the Schur system's solver, each Jacobi-preconditioned: conjugate residual (the paper's), "
+       "conjugate gradient, Jacobi or Gauss-Seidel iteration",
+       [](const SolverOptions& o) { return std::string(NsnLinearSolverName(o.nsn.linear_solver)); },
+       [](SolverOptions* o, std::string_view v) {
+         ParseNsnLinearSolverName(std::string(v).c_str(), &o->nsn.linear_solver);
+       }},
+      {"nsn_ncp", "--nsn-ncp", "F", "nsn", K::kChoice, 0, 0, false, false,
+       "fischer-burmeister, min-map",
+       "the NCP function of contact normals and friction: Fischer-Burmeister (the paper's) or "
+       "the minimum map",
+       [](const SolverOptions& o) { return std::string(NcpFunctionName(o.nsn.ncp)); },
+       [](SolverOptions* o, std::string_view v) {
+         ParseNcpFunctionName(std::string(v).c_str(), &o->nsn.ncp);
+       }},
+      {"nsn_scaling", "--nsn-scaling", "R", "nsn", K::kChoice, 0, 0, false, false,
+       "effective-mass, identity, h2",
+       "the complementarity factors r: each row's effective mass (66), 1, or h^2 (Sec 10.2's "
+       "ablations)",
+       [](const SolverOptions& o) {
+         return std::string(ComplementarityScalingName(o.nsn.scaling));
+       },
+       [](SolverOptions* o, std::string_view v) {
+         ParseComplementarityScalingName(std::string(v).c_str(), &o->nsn.scaling);
+       }},
   };
   return table;
 }

@@ -13,6 +13,7 @@
 #include "engine/solver/hybrid/hybrid_parameters.h"
 #include "engine/solver/icf/icf_parameters.h"
 #include "engine/solver/mujoco/mujoco_parameters.h"
+#include "engine/solver/nsn/nsn_parameters.h"
 #include "engine/solver/sap/sap_parameters.h"
 #include "engine/solver/subadmm/subadmm_parameters.h"
 
@@ -33,9 +34,10 @@ enum class SolverType {
   kIcfLagged,      // Irrotational Contact Fields, Lagged, by primal Newton (engine/solver/icf)
   kIcfSimilar,     // Irrotational Contact Fields, Similar, by primal Newton (engine/solver/icf)
   kDrumwright,     // Drumwright's first-order spring-damper solver (engine/solver/drumwright)
+  kNsn,            // non-smooth Newton, Macklin et al. 2019 (engine/solver/nsn)
 };
 // The number of SolverType values: the last one plus 1 (a test checks each is registered).
-inline constexpr int kNumSolverTypes = static_cast<int>(SolverType::kDrumwright) + 1;
+inline constexpr int kNumSolverTypes = static_cast<int>(SolverType::kNsn) + 1;
 
 // The registered name of a solver ("subadmm", "pgs", ...; engine/solver/solver.cc).
 const char* SolverName(SolverType type);
@@ -91,6 +93,7 @@ struct SolverOptions {
   SapParameters sap;                // sap
   IcfParameters icf;                // icf-lagged, icf-similar
   DrumwrightParameters drumwright;  // drumwright
+  NsnParameters nsn;                // nsn
 };
 
 }  // namespace alsim

@@ -610,6 +610,30 @@ class PythonClientTest(unittest.TestCase):
                             solver={"solver": "drumwright", "drumwright_zeta": -1})
         self.assertIn("drumwright_zeta", str(refused.exception))
 
+    def test_nsn_by_name_with_its_options_and_refusals(self):
+        # The non-smooth Newton solver (issue 48) by name with options of the table (a choice,
+        # a number, a boolean): its figures come back and its islands converge; a scene with dry
+        # joint friction is refused by name; an option out of range names itself.
+        env = self.env("box_stack", 2,
+                       solver={"solver": "nsn", "nsn_linear_solver": "pcr",
+                               "nsn_newton_tolerance": 1e-7, "nsn_contact_rows_at_start": True})
+        for _ in range(10):
+            _, info = env.step(None)
+        figures = info["solver_figures"]
+        for name in ("newton_iterations", "linear_iterations", "unconverged_islands",
+                     "max_penetration"):
+            self.assertIn(name, figures)
+        self.assertTrue((figures["newton_iterations"] >= 1).all(), figures)
+        self.assertTrue((figures["unconverged_islands"] == 0).all(), figures)
+        env.close()
+        with self.assertRaises(alsim.AlsimError) as refused:
+            alsim.VectorEnv(self.address, "frictionloss_arm", 1, solver="nsn")
+        self.assertIn("dry friction (frictionloss)", str(refused.exception))
+        with self.assertRaises(alsim.AlsimError) as refused:
+            alsim.VectorEnv(self.address, "box_stack", 1,
+                            solver={"solver": "nsn", "nsn_step_fraction": 1.5})
+        self.assertIn("nsn_step_fraction", str(refused.exception))
+
     def test_two_servers_give_the_bits_of_one(self):
         # 8 environments on one server against 4 + 4 on two: env k is seeded seed + k on
         # either, so the batches agree bit for bit, autoresets and state round trips included.

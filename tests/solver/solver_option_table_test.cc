@@ -140,7 +140,7 @@ TEST(SolverOptionTable, KnownRanges) {
   EXPECT_EQ(SolverOptionRange(anderson), "0 to 8");
   EXPECT_EQ(SolverNameList(),
             "subadmm, pgs, admm-nosub, admm-nobody, canal, canal-trdogleg, canal-dampedsn, auto, "
-            "mujoco, sap, icf-lagged, icf-similar or drumwright");
+            "mujoco, sap, icf-lagged, icf-similar, drumwright or nsn");
 }
 
 // Step refuses, and leaves the instance alone, whenever a field is outside the table's range

@@ -64,8 +64,9 @@ class VectorEnv(core.BatchEnv):
             ``"admm-nosub"``, ``"admm-nobody"``, ``"canal"``, and Table II's ablations
             ``"canal-trdogleg"``, ``"canal-dampedsn"``, ``"auto"``, ``"mujoco"``, MuJoCo's
             own soft contact model, ``"sap"``, SAP's compliant contact, ``"icf-lagged"``,
-            ``"icf-similar"``, Irrotational Contact Fields, and ``"drumwright"``, every
-            constraint a stiff spring-damper), a dict of options or
+            ``"icf-similar"``, Irrotational Contact Fields, ``"drumwright"``, every
+            constraint a stiff spring-damper, and ``"nsn"``, non-smooth Newton with rows at
+            position level), a dict of options or
             an ``alsim.v1.SolverConfig``. A dict's keys are SolverConfig fields or any option
             name of the engine's table (``alsim run --help``), e.g. ``{"solver": "canal",
             "canal_beta0": 1e3}``; values out of range make the server refuse the Create.

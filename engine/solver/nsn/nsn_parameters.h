@@ -1,0 +1,77 @@
+// The parameters of the non-smooth Newton solver (`--solver nsn`; Macklin et al. 2019, seed 002;
+// digest seed-002-nsn.md sections 4-6 and 12) with their defaults, and its statistics.
+#pragma once
+
+#include "engine/solver/nsn/ncp.h"
+
+namespace alsim {
+
+// The linear solve of each Newton iteration on the Schur system (59) (Sec 8.2; Fig. 11 and 18's
+// ablations), each with the Jacobi preconditioner.
+enum class NsnLinearSolver {
+  kConjugateResidual,  // Jacobi-PCR, the paper's: monotone residual
+  kConjugateGradient,  // Jacobi-PCG
+  kJacobi,             // Jacobi iteration
+  kGaussSeidel,        // Gauss-Seidel sweeps
+};
+
+// Option names: "pcr", "pcg", "jacobi", "gauss-seidel"; "fischer-burmeister", "min-map";
+// "effective-mass", "identity", "h2". Parse* return false for an unknown name.
+const char* NsnLinearSolverName(NsnLinearSolver solver);
+bool ParseNsnLinearSolverName(const char* name, NsnLinearSolver* solver);
+const char* NcpFunctionName(NcpFunction function);
+bool ParseNcpFunctionName(const char* name, NcpFunction* function);
+const char* ComplementarityScalingName(ComplementarityScaling scaling);
+bool ParseComplementarityScalingName(const char* name, ComplementarityScaling* scaling);
+
+struct NsnParameters {
+  // N, the most Newton iterations of a step (Table 2 fixes 4 to 16 per scene, with no
+  // tolerance). [OURS] 50 with the tolerance below: damped by t = 0.75 the error falls by at
+  // least 1 - t per iteration once the active set settles.
+  int newton_iterations = 50;
+  // > 0: the Newton loop stops once |g|_inf <= tol max(1, |A v_free|_inf) (N s) and every row's
+  // residual <= tol / h (position rows: |C| <= tol in m or rad; friction rows weighted as in
+  // particle_newton.h). 0: the paper's fixed counts. [OURS]: the paper gives none (digest 13).
+  double newton_tolerance = 1e-6;
+  double step_fraction = 0.75;   // t of (61)-(62): the paper's damping for every scene
+  double regularization = 1e-6;  // eps on the Schur matrix (Sec 8.4): the paper's
+  // M, the most linear iterations per Newton iteration (Table 2: 10 to 80), and their relative
+  // tolerance on the preconditioned residual (0: the fixed count). [OURS] 100 and 1e-8: an
+  // inexact inner solve slows the outer loop where the paper's fixed budgets do not care.
+  int linear_iterations = 100;
+  double linear_tolerance = 1e-8;
+  NsnLinearSolver linear_solver = NsnLinearSolver::kConjugateResidual;
+  // [OURS] A contact's friction compliance W is at least this fraction of its W at the previous
+  // Newton iteration: W^n = max(W(u^n, lambda^n), friction_memory W^n-1). With W held constant
+  // in each linearization (37), redundant contacts of one body fall into a period-2 cycle: a
+  // contact inside its cone at zero slip has W = 0 and holds the whole body, so the next solve
+  // moves every other contact's friction onto it, past its cone, and the two sets swap (a box
+  // on four contacts on a slope steeper than its friction sticks, unconverged). Keeping part of
+  // the last W lets the overloaded contacts stay compliant until the body slides. Fixed points
+  // are unchanged: at a solution W = max(W, friction_memory W). 0: the paper's W from the
+  // current iterate alone.
+  double friction_memory = 0.5;
+  // [OURS] Contacts' Jacobian rows (normal and tangents) stay those of q-, while their gap is
+  // still evaluated at every iterate. Off (the paper's): the rows at the iterate, through the
+  // contact's points fixed on the two bodies (digest 6, step 1), where a rolling body's point
+  // leaves the contact along its cycloid within a step and the normal force gains a lever arm of
+  // about v h: a sphere rolling down a slope accelerates too fast by O(v h / r) (nsn_solver.h).
+  bool contact_rows_at_start = false;
+  NcpFunction ncp = NcpFunction::kFischerBurmeister;  // the paper's default; min-map: (96)-(98)
+  ComplementarityScaling scaling = ComplementarityScaling::kEffectiveMass;  // (66); ablations
+};
+
+// What the solver did in one step, over its islands.
+struct NsnStatistics {
+  int newton_iterations = 0;      // summed over islands
+  int max_newton_iterations = 0;  // the most of one island
+  int linear_iterations = 0;      // summed over islands and Newton iterations
+  int unconverged_islands = 0;    // islands that used every Newton iteration (tolerance > 0)
+  double momentum_residual = 0;   // max |g|_inf at an island's last iterate, N s
+  double row_residual = 0;        // max weighted |h-vector|_inf there, m/s
+  double max_penetration = 0;     // max -C over the contact and limit rows at the end, m (rad)
+  double assembly_seconds = 0;    // kinematics, rows and Jacobians (Table 2's "assembly")
+  double linear_seconds = 0;      // the linear solves (Table 2's "solve")
+};
+
+}  // namespace alsim
