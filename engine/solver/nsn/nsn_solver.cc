@@ -330,6 +330,7 @@ void NsnSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& option
   inverse.setIdentity();
   llt.solveInPlace(inverse);
 
+  work.history.clear();
   // u^0 = 0, lambda^0 = 0 (67)-(68).
   std::fill(work.u.begin(), work.u.begin() + n, 0.0);
   std::fill(work.lambda.begin(), work.lambda.begin() + rows, 0.0);
@@ -371,6 +372,8 @@ void NsnSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& option
       stats.row_residual =
           std::max(stats.row_residual, std::abs(work.residual[k]) * work.weight[k]);
     }
+    if (record_history_)
+      work.history.push_back({stats.momentum_residual, stats.row_residual, 0, 0});
     const double now = SteadyMicroseconds();
     stats.assembly_seconds += 1e-6 * (now - clock);
     clock = now;
@@ -411,6 +414,11 @@ void NsnSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& option
         break;
     }
     stats.linear_iterations += solve.iterations;
+    if (record_history_) {
+      work.history.back().linear_iterations = solve.iterations;
+      work.history.back().linear_residual =
+          solve.initial_residual > 0 ? solve.residual / solve.initial_residual : 0;
+    }
     // du = A^-1 (h J^T dlambda - g) (60); lambda += t dlambda, u += t du (61)-(62).
     ApplyJT(work, work.dlambda.data(), work.work.data());
     for (int i = 0; i < n; ++i) work.work[i] = h * work.work[i] - work.g[i];

@@ -68,6 +68,17 @@ class NsnSolver final : public IslandSolver {
   // The last step's, over its islands in island order.
   const NsnStatistics& statistics() const { return statistics_; }
 
+  // The residuals at every Newton iterate of the last step, per island, when recording (off by
+  // default; for the experiments' convergence plots: recording allocates).
+  struct Iterate {
+    double momentum_residual = 0;  // |g|_inf, N s
+    double row_residual = 0;       // weighted |h-vector|_inf, m/s
+    int linear_iterations = 0;     // of the linear solve that followed (0 after the last)
+    double linear_residual = 0;    // its final preconditioned residual over its initial one
+  };
+  void set_record_history(bool record) { record_history_ = record; }
+  const std::vector<Iterate>& history(int island) const { return work_[island]->history; }
+
  private:
   void Prepare(const Model& m, Data& d, const SolverOptions& options) override;
   void SolveIsland(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
@@ -96,6 +107,7 @@ class NsnSolver final : public IslandSolver {
     std::vector<double> u, g, du, work, work2;
     std::vector<double> a, factorization, inverse;  // n x n, column-major: A, its LLT, A^-1
     KrylovWorkspace krylov;
+    std::vector<Iterate> history;
   };
 
   // Rows' values, Jacobians and the system's C and h-vector at the island's current u.
@@ -115,6 +127,7 @@ class NsnSolver final : public IslandSolver {
   std::vector<std::unique_ptr<IslandWork>> work_;  // per island slot
   std::vector<NsnStatistics> island_statistics_;
   mutable NsnStatistics statistics_;
+  bool record_history_ = false;
 };
 
 }  // namespace alsim
