@@ -1,0 +1,398 @@
+// The rigid experiments of the non-smooth Newton paper (Macklin et al. 2019, seed 002; digest
+// seed-002-nsn.md 9.1-9.4 and section 14, tests 10, 11, 14 and 21) on `--solver nsn`, each with
+// the paper's fixed counts (newton_tolerance = linear_tolerance = 0: every step runs exactly N
+// Newton iterations of M linear ones; nsn_parameters.h) and its h = 0.0083 s:
+//   table2  Table 2's rigid rows: the arch (scenes/nsn_arch.xml, 6 x 20), the table pile
+//           (scenes/nsn_table_pile.xml, 4 x 20) and the humanoid run (MuJoCo's humanoid100.xml:
+//           100 humanoids under random controls, 4 x 10). Per scene: contacts per step, the most
+//           contacts of one island, the final and worst residuals, the largest penetration, and
+//           the wall time per step at 1 and at 2 threads (RunWithThreads: the same trajectory,
+//           the solver is deterministic across thread counts), with the solver's own assembly
+//           and linear seconds (summed over islands: CPU time, not wall).
+//   heavy   Fig. 17 / test 10: the heavy stacks (nsn_heavy_stack_<M>.xml, M = 8..32768, and the
+//           paper's geometric stack) under every linear solver {pcr, pcg, jacobi, gauss-seidel}
+//           and complementarity scaling {effective-mass, h2, identity}, at 4 x 20 and at 4 x 200:
+//           the largest interpenetration of the run, as the solver sees it at its last iterate
+//           (max_penetration) and as the next step's collision detection measures it, and how far
+//           the top box sank.
+//   fig18   Fig. 18 / test 14: one step of a frictional scene with 40 linear iterations per
+//           Newton iteration and 30 Newton iterations, per linear solver, the residuals at every
+//           Newton iterate (NsnSolver::history): the arch's first step, the geometric stack's
+//           first step, and the table pile's step 150 (reached with the default PCR budget).
+// Each writes a CSV into DIR (default /tmp/nsn_out; bench/plot_nsn.py plots them) and prints a
+// Markdown table. No argument runs all three.
+//
+// Humanoid100 is edited in memory: its geoms' condim 4 (a cylinder's torsional friction) becomes
+// 3, which nsn requires (SolverRefusesModel), and its step becomes the paper's 0.0083 s.
+//
+// Usage: build/bin/nsn_experiments [table2|heavy|fig18|all] [DIR] [STEP_SCALE]
+//        (STEP_SCALE multiplies every run's step count, default 1);
+//        /usr/bin/python3 bench/plot_nsn.py DIR docs/img/nsn
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "client/cli/random_actions.h"
+#include "engine/core/parallel.h"
+#include "engine/model/model_import.h"
+#include "engine/sim/step.h"
+#include "engine/solver/nsn/nsn_solver.h"
+#include "engine/solver/solver.h"
+
+namespace {
+
+using alsim::Data;
+using alsim::Model;
+using alsim::NsnLinearSolver;
+using alsim::NsnSolver;
+using alsim::NsnStatistics;
+using Clock = std::chrono::steady_clock;
+
+constexpr double kPaperStep = 0.0083;  // s, Table 2: every scene
+constexpr char kHumanoid[] = "/usr/share/mujoco/model/humanoid100/humanoid100.xml";
+
+std::string g_dir = "/tmp/nsn_out";
+double g_step_scale = 1;
+
+std::shared_ptr<const Model> Load(const std::string& path, bool humanoid = false) {
+  const alsim::ModelImport imported = alsim::ImportModelFromFile(path);
+  if (!imported) {
+    std::fprintf(stderr, "nsn_experiments: %s\n", imported.error.c_str());
+    std::exit(1);
+  }
+  if (!humanoid) return imported.model;
+  auto edited = std::make_shared<Model>(*imported.model);
+  for (int& condim : edited->geom_condim) condim = std::min(condim, 3);
+  for (int& condim : edited->pair_condim) condim = std::min(condim, 3);
+  edited->high_condim_geom = -1;
+  edited->timestep = kPaperStep;
+  return edited;
+}
+
+std::string Scene(const std::string& name) { return std::string(ALSIM_SCENES_DIR) + "/" + name; }
+
+// The paper's fixed budget: N Newton iterations of M linear ones, no tolerances.
+alsim::StepOptions Options(
+    int newton, int linear, NsnLinearSolver solver = NsnLinearSolver::kConjugateResidual,
+    alsim::ComplementarityScaling scaling = alsim::ComplementarityScaling::kEffectiveMass) {
+  alsim::StepOptions options;
+  options.solver.type = alsim::SolverType::kNsn;
+  options.solver.nsn.newton_iterations = newton;
+  options.solver.nsn.newton_tolerance = 0;
+  options.solver.nsn.linear_iterations = linear;
+  options.solver.nsn.linear_tolerance = 0;
+  options.solver.nsn.linear_solver = solver;
+  options.solver.nsn.scaling = scaling;
+  return options;
+}
+
+void RandomControls(const Model& m, long long step, Data& d) {
+  for (int a = 0; a < m.nu; ++a) {
+    const auto i = static_cast<std::size_t>(a);
+    const alsim::cli::ActionRange range = alsim::cli::ActuatorActionRange(
+        m.actuator_ctrl_limited[i], m.actuator_ctrl_lower[i], m.actuator_ctrl_upper[i]);
+    d.ctrl[i] =
+        alsim::cli::Action(0, 0, static_cast<std::uint64_t>(step), a, range.lower, range.upper);
+  }
+}
+
+const NsnStatistics& Statistics(const Data& d) {
+  return static_cast<const NsnSolver*>(d.solver.get())->statistics();
+}
+
+// The most contacts in one island of the step.
+int MaxIslandContacts(const Data& d) {
+  int most = 0;
+  for (int k = 0; k < d.islands.num; ++k) {
+    int count = 0;
+    for (int i = d.islands.constraint_adr[k]; i < d.islands.constraint_adr[k + 1]; ++i) {
+      const int c = d.islands.constraints[i];
+      if (d.constraints.constraints[c].type == alsim::ConstraintType::kContact) ++count;
+    }
+    most = std::max(most, count);
+  }
+  return most;
+}
+
+double CollisionPenetration(const Data& d) {
+  double deepest = 0;
+  for (const alsim::Contact& contact : d.contact) deepest = std::max(deepest, -contact.dist);
+  return deepest;
+}
+
+struct Moments {
+  double sum = 0, sum2 = 0;
+  int n = 0;
+  void Add(double x) {
+    sum += x;
+    sum2 += x * x;
+    ++n;
+  }
+  double Mean() const { return n > 0 ? sum / n : 0; }
+  double Std() const { return n > 1 ? std::sqrt(std::max(0.0, sum2 / n - Mean() * Mean())) : 0; }
+};
+
+// One run of a scene from its initial state.
+struct Run {
+  bool ok = true;
+  int steps = 0;
+  Moments contacts, islands, wall, assembly, linear;
+  int max_island_contacts = 0;
+  double max_solver_penetration = 0;     // max over steps of NsnStatistics::max_penetration
+  double max_collision_penetration = 0;  // max over steps of -dist of the step's contacts
+  double max_row_residual = 0, max_momentum_residual = 0;
+  double last_row_residual = 0, last_momentum_residual = 0;
+  double newton_per_island = 0, linear_per_newton = 0;  // means
+  int unconverged = 0;
+  double max_displacement = 0;  // the largest distance a body's origin moved from its start, m
+  double top_sink = 0;          // the last body's start height minus its end height, m
+};
+
+Run Simulate(const Model& m, const alsim::StepOptions& options, int steps, bool random_controls,
+             int threads) {
+  Run run;
+  Data d(m);
+  alsim::RunWithThreads(threads, [&] {
+    std::vector<alsim::Vec3> origin(d.xpos.size());
+    long long newton = 0, linear = 0, islands = 0;
+    for (int k = 0; k < steps; ++k) {
+      if (random_controls) RandomControls(m, k, d);
+      const Clock::time_point t0 = Clock::now();
+      const alsim::StepStatus status = alsim::Step(m, d, options);
+      const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+      if (k == 0) origin = d.xpos;  // the bodies after one step: at rest scenes barely moved
+      if (status != alsim::StepStatus::kOk) {
+        std::fprintf(stderr, "nsn_experiments: step %d failed (%d)\n", k, static_cast<int>(status));
+        run.ok = false;
+        break;
+      }
+      ++run.steps;
+      const NsnStatistics& s = Statistics(d);
+      run.wall.Add(wall);
+      run.contacts.Add(static_cast<double>(d.contact.size()));
+      run.islands.Add(d.islands.num);
+      run.assembly.Add(s.assembly_seconds);
+      run.linear.Add(s.linear_seconds);
+      run.max_island_contacts = std::max(run.max_island_contacts, MaxIslandContacts(d));
+      run.max_solver_penetration = std::max(run.max_solver_penetration, s.max_penetration);
+      run.max_collision_penetration =
+          std::max(run.max_collision_penetration, CollisionPenetration(d));
+      run.max_row_residual = std::max(run.max_row_residual, s.row_residual);
+      run.max_momentum_residual = std::max(run.max_momentum_residual, s.momentum_residual);
+      run.last_row_residual = s.row_residual;
+      run.last_momentum_residual = s.momentum_residual;
+      run.unconverged += s.unconverged_islands;
+      newton += s.newton_iterations;
+      linear += s.linear_iterations;
+      islands += d.islands.num;
+    }
+    run.newton_per_island = islands > 0 ? static_cast<double>(newton) / islands : 0;
+    run.linear_per_newton = newton > 0 ? static_cast<double>(linear) / newton : 0;
+    for (int b = 1; b < m.nbody; ++b) {
+      run.max_displacement = std::max(run.max_displacement, (d.xpos[b] - origin[b]).norm());
+    }
+    if (m.nbody > 1) run.top_sink = origin[m.nbody - 1].z() - d.xpos[m.nbody - 1].z();
+  });
+  return run;
+}
+
+std::FILE* OpenCsv(const std::string& name, const char* header) {
+  const std::string path = g_dir + "/" + name;
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) {
+    std::fprintf(stderr, "nsn_experiments: cannot write %s\n", path.c_str());
+    std::exit(1);
+  }
+  std::fprintf(f, "%s\n", header);
+  return f;
+}
+
+int Steps(int steps) { return std::max(1, static_cast<int>(std::lround(steps * g_step_scale))); }
+
+// Table 2's rigid rows.
+bool Table2() {
+  struct Case {
+    const char* name;
+    std::string path;
+    bool humanoid;
+    int newton, linear, steps;
+  };
+  // Steps: the arch 2 s (the paper's claim: it stands without drift), the pile 2.5 s (dropped
+  // from up to 3 m, it lands and settles), the humanoid and its 100 objects 2 s of random
+  // torques. newton = 0: nsn's own defaults (tolerance 1e-6, up to 50 x 100), the converged
+  // reference for the arch.
+  const Case cases[] = {
+      {"arch", Scene("nsn_arch.xml"), false, 6, 20, 240},
+      {"arch_converged", Scene("nsn_arch.xml"), false, 0, 0, 240},
+      {"table_pile", Scene("nsn_table_pile.xml"), false, 4, 20, 300},
+      {"humanoid_run", kHumanoid, true, 4, 10, 240},
+  };
+  std::FILE* csv =
+      OpenCsv("table2.csv",
+              "scene,bodies,nv,steps,newton,linear,mean_contacts,max_island_contacts,mean_islands,"
+              "newton_per_island,linear_per_newton,last_row_residual,max_row_residual,"
+              "last_momentum_residual,max_momentum_residual,max_solver_penetration,"
+              "max_collision_penetration,max_displacement,ms_per_step_1,ms_per_step_2,"
+              "assembly_ms_mean,assembly_ms_std,linear_ms_mean,linear_ms_std");
+  std::printf(
+      "| scene | bodies | steps | N x M (mean per island x per Newton) | contacts/step | max "
+      "contacts in an island | row res. "
+      "(last, max) m/s | momentum res. (last, max) N s | max penetration solver / collision mm "
+      "| max displacement m | ms/step 1 thread | ms/step 2 threads | assembly ms (std) | linear "
+      "ms (std) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  bool ok = true;
+  for (const Case& c : cases) {
+    const std::shared_ptr<const Model> model = Load(c.path, c.humanoid);
+    const Model& m = *model;
+    alsim::StepOptions options = Options(c.newton, c.linear);
+    if (c.newton == 0) options.solver.nsn = alsim::NsnParameters{};
+    const int steps = Steps(c.steps);
+    const Run one = Simulate(m, options, steps, c.humanoid, 1);
+    const Run two = Simulate(m, options, steps, c.humanoid, 2);
+    ok = ok && one.ok && two.ok;
+    std::fprintf(csv,
+                 "%s,%d,%d,%d,%d,%d,%.6g,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,"
+                 "%.6g,%.6g,%.6g,%.6g,%.6g\n",
+                 c.name, m.nbody - 1, m.nv, one.steps, c.newton, c.linear, one.contacts.Mean(),
+                 one.max_island_contacts, one.islands.Mean(), one.newton_per_island,
+                 one.linear_per_newton, one.last_row_residual, one.max_row_residual,
+                 one.last_momentum_residual, one.max_momentum_residual, one.max_solver_penetration,
+                 one.max_collision_penetration, one.max_displacement, 1e3 * one.wall.Mean(),
+                 1e3 * two.wall.Mean(), 1e3 * one.assembly.Mean(), 1e3 * one.assembly.Std(),
+                 1e3 * one.linear.Mean(), 1e3 * one.linear.Std());
+    std::printf(
+        "| %s | %d | %d | %d x %d (%.1f x %.1f) | %.0f | %d | %.3g, %.3g | %.3g, %.3g | %.3g / "
+        "%.3g | %.3g | "
+        "%.2f | %.2f | %.2f (%.2f) | %.2f (%.2f) |\n",
+        c.name, m.nbody - 1, one.steps, c.newton, c.linear, one.newton_per_island,
+        one.linear_per_newton, one.contacts.Mean(), one.max_island_contacts, one.last_row_residual,
+        one.max_row_residual, one.last_momentum_residual, one.max_momentum_residual,
+        1e3 * one.max_solver_penetration, 1e3 * one.max_collision_penetration, one.max_displacement,
+        1e3 * one.wall.Mean(), 1e3 * two.wall.Mean(), 1e3 * one.assembly.Mean(),
+        1e3 * one.assembly.Std(), 1e3 * one.linear.Mean(), 1e3 * one.linear.Std());
+    std::fflush(stdout);
+  }
+  std::fclose(csv);
+  return ok;
+}
+
+constexpr NsnLinearSolver kSolvers[] = {NsnLinearSolver::kConjugateResidual,
+                                        NsnLinearSolver::kConjugateGradient,
+                                        NsnLinearSolver::kJacobi, NsnLinearSolver::kGaussSeidel};
+
+// Fig. 17 / test 10: interpenetration against the heavy box's mass.
+bool Heavy() {
+  const std::string masses[] = {"8", "64", "512", "4096", "32768", "geometric"};
+  const alsim::ComplementarityScaling scalings[] = {alsim::ComplementarityScaling::kEffectiveMass,
+                                                    alsim::ComplementarityScaling::kTimeStepSquared,
+                                                    alsim::ComplementarityScaling::kIdentity};
+  std::FILE* csv =
+      OpenCsv("heavy_stack.csv",
+              "stack,solver,scaling,newton,linear,steps,max_solver_penetration,"
+              "max_collision_penetration,top_sink,max_row_residual,max_momentum_residual,ok");
+  std::printf(
+      "| stack | N x M | solver | scaling | max penetration solver mm | max penetration "
+      "collision mm | top box sank mm |\n|---|---|---|---|---|---|---|\n");
+  const int steps = Steps(120);  // 1 s
+  for (const int linear : {20, 200}) {
+    for (const std::string& mass : masses) {
+      const std::shared_ptr<const Model> model = Load(Scene("nsn_heavy_stack_" + mass + ".xml"));
+      for (const NsnLinearSolver solver : kSolvers) {
+        for (const alsim::ComplementarityScaling scaling : scalings) {
+          const Run run = Simulate(*model, Options(4, linear, solver, scaling), steps, false, 1);
+          std::fprintf(csv, "%s,%s,%s,4,%d,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%d\n", mass.c_str(),
+                       alsim::NsnLinearSolverName(solver),
+                       alsim::ComplementarityScalingName(scaling), linear, run.steps,
+                       run.max_solver_penetration, run.max_collision_penetration, run.top_sink,
+                       run.max_row_residual, run.max_momentum_residual, run.ok ? 1 : 0);
+          std::printf("| %s | 4 x %d | %s | %s | %.3g | %.3g | %.3g |%s\n", mass.c_str(), linear,
+                      alsim::NsnLinearSolverName(solver),
+                      alsim::ComplementarityScalingName(scaling), 1e3 * run.max_solver_penetration,
+                      1e3 * run.max_collision_penetration, 1e3 * run.top_sink,
+                      run.ok ? "" : " (failed)");
+        }
+      }
+      std::fflush(stdout);
+    }
+  }
+  std::fclose(csv);
+  return true;
+}
+
+// Fig. 18 / test 14: residuals per Newton iteration of one step, per linear solver.
+bool Fig18() {
+  struct Case {
+    const char* name;
+    std::string path;
+    int before;  // steps taken first with the default PCR budget (4 x 20)
+  };
+  const Case cases[] = {
+      {"arch", Scene("nsn_arch.xml"), 0},
+      {"heavy_stack_geometric", Scene("nsn_heavy_stack_geometric.xml"), 0},
+      {"table_pile", Scene("nsn_table_pile.xml"), 150},
+  };
+  constexpr int kNewton = 30, kLinear = 40;
+  std::FILE* csv =
+      OpenCsv("fig18.csv",
+              "scene,solver,island,iterate,momentum_residual,row_residual,linear_iterations,"
+              "linear_residual");
+  std::printf("| scene | solver | island rows | row residual at Newton 1, 5, 10, 30 m/s |\n");
+  std::printf("|---|---|---|---|\n");
+  for (const Case& c : cases) {
+    const std::shared_ptr<const Model> model = Load(c.path);
+    const Model& m = *model;
+    for (const NsnLinearSolver solver : kSolvers) {
+      Data d(m);
+      alsim::RunWithThreads(1, [&] {
+        const alsim::StepOptions before = Options(4, 20);
+        for (int k = 0; k < c.before; ++k) alsim::Step(m, d, before);
+        alsim::EnsureSolver(m, d, alsim::SolverType::kNsn);
+        auto* nsn = static_cast<NsnSolver*>(d.solver.get());
+        nsn->set_record_history(true);
+        alsim::Step(m, d, Options(kNewton, kLinear, solver));
+        nsn->set_record_history(false);
+      });
+      // The island with the most constraints.
+      int island = 0, most = -1;
+      for (int k = 0; k < d.islands.num; ++k) {
+        const int count = d.islands.constraint_adr[k + 1] - d.islands.constraint_adr[k];
+        if (count > most) most = count, island = k;
+      }
+      const auto& history = static_cast<const NsnSolver*>(d.solver.get())->history(island);
+      for (size_t n = 0; n < history.size(); ++n) {
+        const NsnSolver::Iterate& it = history[n];
+        std::fprintf(csv, "%s,%s,%d,%zu,%.6g,%.6g,%d,%.6g\n", c.name,
+                     alsim::NsnLinearSolverName(solver), island, n, it.momentum_residual,
+                     it.row_residual, it.linear_iterations, it.linear_residual);
+      }
+      auto at = [&](size_t n) {
+        return n < history.size() ? history[n].row_residual : std::nan("");
+      };
+      std::printf("| %s | %s | %d constraints | %.3g, %.3g, %.3g, %.3g |\n", c.name,
+                  alsim::NsnLinearSolverName(solver), most, at(1), at(5), at(10),
+                  at(history.size() - 1));
+    }
+    std::fflush(stdout);
+  }
+  std::fclose(csv);
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string which = argc > 1 ? argv[1] : "all";
+  if (argc > 2) g_dir = argv[2];
+  if (argc > 3) g_step_scale = std::atof(argv[3]);
+  std::system(("mkdir -p '" + g_dir + "'").c_str());
+  bool ok = true;
+  if (which == "table2" || which == "all") ok = Table2() && ok;
+  if (which == "heavy" || which == "all") ok = Heavy() && ok;
+  if (which == "fig18" || which == "all") ok = Fig18() && ok;
+  return ok ? 0 : 1;
+}
