@@ -1,0 +1,114 @@
+#!/usr/bin/python3
+"""Plots bench/nsn_experiments' CSVs: Figs. 17 and 18 of the non-smooth Newton paper (Macklin et
+al. 2019, seed 002; digest seed-002-nsn.md 9.3, tests 10 and 14).
+
+fig17.png: the heavy stack (a box of M kg on two 1 kg boxes, heavy_stack.csv): the largest
+interpenetration over 1 s (120 steps of 8.3 ms) as the next step's collision detection measures
+it, against M, one panel per complementarity scaling (columns: effective mass, h^2, identity)
+and budget (rows: 4 Newton x 20 and x 200 linear iterations), one line per linear solver.
+Penetrations are clipped to [1e-6, 10] m so that a collapsed run stays on the plot.
+
+fig18.png: one step per scene at 30 Newton x 40 linear iterations (fig18.csv): the weighted row
+residual (top) and the momentum residual |g|_inf (bottom) at every Newton iterate, one line per
+linear solver. Non-finite and huge values are clipped to 1e12 (the undamped Jacobi iteration
+diverges).
+
+Usage: /usr/bin/python3 bench/plot_nsn.py DIR OUTDIR
+(DIR holds heavy_stack.csv and fig18.csv; matplotlib from Debian's python3-matplotlib.)
+"""
+
+import csv
+import math
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+# (name, colour, marker, line style, marker size): PCG dashed and smaller, since on these small
+# islands it often lands exactly on PCR's line.
+SOLVERS = (("pcr", "C3", "o", "-", 8), ("pcg", "C2", "s", "--", 4), ("jacobi", "C0", "v", "-", 6),
+           ("gauss-seidel", "C1", "^", "-", 6))
+SCALINGS = (("effective-mass", "r = effective mass (66)"), ("h2", "r = h^2"),
+            ("identity", "r = 1"))
+
+
+def clip(x, low, high):
+    x = float(x)
+    if not math.isfinite(x):
+        return high
+    return min(max(x, low), high)
+
+
+def fig17(rows, path):
+    budgets = sorted({int(r["linear"]) for r in rows})
+    fig, axes = plt.subplots(len(budgets), len(SCALINGS), figsize=(13, 4 * len(budgets)),
+                             sharex=True, sharey=True, squeeze=False)
+    for i, linear in enumerate(budgets):
+        for j, (scaling, label) in enumerate(SCALINGS):
+            ax = axes[i][j]
+            for solver, color, marker, style, size in SOLVERS:
+                subset = [r for r in rows if r["stack"] != "geometric" and r["solver"] == solver
+                          and r["scaling"] == scaling and int(r["linear"]) == linear]
+                subset.sort(key=lambda r: float(r["stack"]))
+                ax.plot([float(r["stack"]) for r in subset],
+                        [clip(r["max_collision_penetration"], 1e-6, 10) for r in subset],
+                        color=color, marker=marker, linestyle=style, markersize=size,
+                        label=solver)
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_title("%s, 4 x %d" % (label, linear))
+            ax.grid(True, which="both", alpha=0.3)
+            if i == len(budgets) - 1:
+                ax.set_xlabel("heavy box mass M, kg (on two 1 kg boxes)")
+            if j == 0:
+                ax.set_ylabel("max interpenetration over 1 s, m")
+    axes[0][0].legend()
+    fig.suptitle("Heavy stack (Fig. 17 / test 10): nsn, h = 8.3 ms, mu 0.5")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+
+
+def fig18(rows, path):
+    scenes = []
+    for r in rows:
+        if r["scene"] not in scenes:
+            scenes.append(r["scene"])
+    fig, axes = plt.subplots(2, len(scenes), figsize=(5 * len(scenes), 8), squeeze=False)
+    for j, scene in enumerate(scenes):
+        for solver, color, marker, style, size in SOLVERS:
+            subset = [r for r in rows if r["scene"] == scene and r["solver"] == solver]
+            subset.sort(key=lambda r: int(r["iterate"]))
+            n = [int(r["iterate"]) for r in subset]
+            for i, column in enumerate(("row_residual", "momentum_residual")):
+                axes[i][j].plot(n, [clip(r[column], 1e-16, 1e12) for r in subset], color=color,
+                                marker=marker, linestyle=style, markersize=size / 2,
+                                label=solver)
+        for i, label in enumerate(("weighted row residual |h|_inf, m/s",
+                                   "momentum residual |g|_inf, N s")):
+            ax = axes[i][j]
+            ax.set_yscale("log")
+            ax.grid(True, which="both", alpha=0.3)
+            ax.set_ylabel(label)
+            ax.set_xlabel("Newton iterate")
+        axes[0][j].set_title(scene.replace("_", " "))
+    axes[0][0].legend()
+    fig.suptitle("Linear solvers inside Newton (Fig. 18 / test 14): one step, 40 linear "
+                 "iterations per Newton iteration")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+
+
+def main():
+    src, out = sys.argv[1], sys.argv[2]
+    os.makedirs(out, exist_ok=True)
+    fig17(list(csv.DictReader(open(os.path.join(src, "heavy_stack.csv")))),
+          os.path.join(out, "fig17.png"))
+    fig18(list(csv.DictReader(open(os.path.join(src, "fig18.csv")))),
+          os.path.join(out, "fig18.png"))
+
+
+if __name__ == "__main__":
+    main()
