@@ -33,6 +33,20 @@ struct Contact {
   int explicit_pair = -1;
 };
 
+// A deformable's vertex near a rigid geom (issue 48; engine/collision/deformable_contacts.h): the
+// geom's outward normal and closest surface point at the step's start, the point kept in the
+// geom's body frame (world frame for the world's and static bodies' geoms) so that a solver can
+// re-evaluate the gap C = n . (x_v - p) - thickness where the bodies are (the paper's contact
+// points fixed on the bodies, normal fixed for the step).
+struct VertexContact {
+  int vertex = -1;
+  int geom = -1;
+  double dist = 0;              // C at the step's start, m (< 0: the vertex is inside the layer)
+  Vec3 normal = Vec3::UnitZ();  // the geom's outward unit normal, world
+  Vec3 anchor = Vec3::Zero();   // the geom's closest point, in its body's frame
+  double friction = 0;          // mu: the larger of the geom's and the deformable's
+};
+
 // A geom pair for the narrowphase, chosen by the broadphase; geom1 < geom2.
 struct CollisionCandidate {
   int geom1 = -1;

@@ -82,6 +82,9 @@ struct Data {
   // (PlaceAttachedVertices, engine/sim/reset.h). Nothing steps them yet. (nvert each)
   std::vector<Vec3> vert_xpos;  // vertex positions, world, m (nvert)
   std::vector<Vec3> vert_xvel;  // vertex velocities, world, m/s (nvert)
+  // Deformable vertices near rigid geoms this step (DeformableCollision), by deformable, geom,
+  // vertex.
+  std::vector<VertexContact> vertex_contact;
 
   // ---- Kinematics() (engine/dynamics/kinematics.h)
   std::vector<Vec3> xpos;            // body frame origin, world (nbody)

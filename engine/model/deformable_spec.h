@@ -15,10 +15,11 @@
 // The mesh is TetGen's .node and .ele files (among the scene's assets; first index 0 or 1, as
 // TetGen numbers; 4-node tets; attributes and boundary markers ignored), or inline:
 //   <tetmesh vertices="x y z ..." tets="a b c d ..."/>   (0-based)
-// Attributes and defaults: material linear | corotated | neohookean (default neohookean); young
-// (Pa, > 0) and density (kg/m^3, > 0) required; poisson in [0, 0.5) (default 0.3); friction >= 0
-// (default 0.5); thickness >= 0, m (default 0); rgba in [0, 1] (default 0.8 0.5 0.3 1); pos (m)
-// and scale (> 0) map the mesh's coordinates to the world's: x = pos + scale x_mesh.
+// Attributes and defaults: material linear | corotated | neohookean (default corotated: the
+// Neo-Hookean rows do not converge yet in the Newton loop, engine/solver/nsn/particle_newton.h);
+// young (Pa, > 0) and density (kg/m^3, > 0) required; poisson in [0, 0.5) (default 0.3); friction
+// >= 0 (default 0.5); thickness >= 0, m (default 0); rgba in [0, 1] (default 0.8 0.5 0.3 1); pos
+// (m) and scale (> 0) map the mesh's coordinates to the world's: x = pos + scale x_mesh.
 //
 // Every error names the file and line: unknown elements and attributes, bad numbers (NaN, inf),
 // out-of-range values, vertex or tet indices out of range, a degenerate or inverted tet (its
@@ -51,10 +52,10 @@ struct DeformableSpec {
   };
 
   std::string name;
-  DeformableMaterial material = DeformableMaterial::kNeoHookean;
-  double young = 0;      // Young's modulus Y, Pa
-  double poisson = 0.3;  // nu
-  double density = 0;    // rho, kg/m^3
+  DeformableMaterial material = DeformableMaterial::kCorotated;  // [OURS] (above)
+  double young = 0;                                              // Young's modulus Y, Pa
+  double poisson = 0.3;                                          // nu
+  double density = 0;                                            // rho, kg/m^3
   double friction = 0.5;
   double thickness = 0;  // m, kept between its surface and what it touches
   std::array<float, 4> rgba{0.8f, 0.5f, 0.3f, 1.0f};

@@ -7,6 +7,7 @@
 
 #include "engine/collision/broadphase.h"
 #include "engine/collision/collision.h"
+#include "engine/collision/deformable_contacts.h"
 #include "engine/core/parallel.h"
 #include "engine/dynamics/actuation.h"
 #include "engine/dynamics/applied_forces.h"
@@ -235,6 +236,7 @@ void PrepareConstraintSolve(const Model& m, Data& d, const StepOptions& options)
   // constraints: v_hat from the solver
   if (m.constraints_enabled) {
     Collision(m, d, /*boxes_ready=*/true);
+    if (m.nvert > 0) DeformableCollision(m, d, h);
     BuildConstraints(m, d, options.constraints, h, SolverConstraintModel(options.solver.type));
   } else {
     d.contact.clear();
@@ -290,7 +292,10 @@ StepStatus Step(const Model& m, Data& d, const StepOptions& options, AfterSolve 
   const double budget_us = options.solver.time_budget_us;
   const double start_us = budget_us > 0 ? SteadyMicroseconds() : 0;
   const bool split = d.constraints.split;
-  if (d.constraints.constraints.empty()) {
+  // Deformables move with the non-smooth Newton solver only (the others refuse free vertices,
+  // SolverRefusesModel), which solves them whether or not any rigid constraint exists.
+  const bool deformables = m.nvert > 0 && options.solver.type == SolverType::kNsn;
+  if (d.constraints.constraints.empty() && !deformables) {
     d.solver_statistics = SolverStatistics{};
   } else {
     const double deadline_us = budget_us > 0 ? start_us + budget_us : 0;
@@ -319,6 +324,9 @@ StepStatus Step(const Model& m, Data& d, const StepOptions& options, AfterSolve 
   for (int i = 0; i < m.nv; ++i) d.qvel[i] += (d.v_hat[i] - d.qvel[i]) / (1.0 - theta);
   IntegratePositions(m, split || blend ? d.v_position.data() : d.qvel.data(), (1.0 - theta) * h,
                      d.qpos.data());
+  if (deformables) {  // x+ = x- + h u: the solver's last iterate (nsn_solver.h)
+    for (int v = 0; v < m.nvert; ++v) d.vert_xpos[v] += h * d.vert_xvel[v];
+  }
   d.time += h;
 
   return AllFinite(d.qpos) && AllFinite(d.qvel) ? StepStatus::kOk : StepStatus::kDiverged;

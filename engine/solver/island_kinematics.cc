@@ -19,20 +19,23 @@ void IslandKinematics::Begin(const Model& /*m*/, const Data& d) {
 void IslandKinematics::Place(const Model& m, const Data& d, const Islands& islands, int island,
                              const double* u, double dt) {
   for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
-    const int j = islands.subsystems[s];
-    const int body_begin = m.subsystem_body_adr[j];
-    const int body_end = body_begin + m.subsystem_body_num[j];
-    for (int b = body_begin; b < body_end; ++b) {
-      for (int k = m.body_jnt_adr[b]; k < m.body_jnt_adr[b] + m.body_jnt_num[b]; ++k) {
-        const int adr = m.jnt_qpos_adr[k];
-        const int size = JointQposSize(m.jnt_type[k]);
-        std::copy(d.qpos.begin() + adr, d.qpos.begin() + adr + size, data_.qpos.begin() + adr);
-        IntegrateJointPosition(m, k, u, dt, data_.qpos.data());
-      }
-    }
-    const int dof = m.subsystem_dof_adr[j];
-    KinematicsOfTrees(m, data_, TreeRange{body_begin, body_end, dof, dof + m.subsystem_dof_num[j]});
+    PlaceTree(m, d, islands.subsystems[s], u, dt);
   }
+}
+
+void IslandKinematics::PlaceTree(const Model& m, const Data& d, int j, const double* u, double dt) {
+  const int body_begin = m.subsystem_body_adr[j];
+  const int body_end = body_begin + m.subsystem_body_num[j];
+  for (int b = body_begin; b < body_end; ++b) {
+    for (int k = m.body_jnt_adr[b]; k < m.body_jnt_adr[b] + m.body_jnt_num[b]; ++k) {
+      const int adr = m.jnt_qpos_adr[k];
+      const int size = JointQposSize(m.jnt_type[k]);
+      std::copy(d.qpos.begin() + adr, d.qpos.begin() + adr + size, data_.qpos.begin() + adr);
+      IntegrateJointPosition(m, k, u, dt, data_.qpos.data());
+    }
+  }
+  const int dof = m.subsystem_dof_adr[j];
+  KinematicsOfTrees(m, data_, TreeRange{body_begin, body_end, dof, dof + m.subsystem_dof_num[j]});
 }
 
 }  // namespace alsim

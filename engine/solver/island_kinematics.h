@@ -25,6 +25,8 @@ class IslandKinematics {
   // and their kinematics (KinematicsOfTrees: poses, cdof, inertias).
   void Place(const Model& m, const Data& d, const Islands& islands, int island, const double* u,
              double dt);
+  // The same for one tree (subsystem j).
+  void PlaceTree(const Model& m, const Data& d, int j, const double* u, double dt);
 
   // The trial configuration's data: qpos, xpos, xquat, xmat, cdof and the rest of Kinematics'.
   Data& data() { return data_; }

@@ -236,16 +236,23 @@ std::string SolverRefusesModel(const Model& m, SolverType type) {
       const int joint = m.dof_jnt[dof];
       const std::string name = m.jnt_name[joint].empty() ? "joint " + std::to_string(joint)
                                                          : "joint '" + m.jnt_name[joint] + "'";
-      return std::string("solver '") + entry->name + "' has no spring law for the dry friction " +
+      return std::string("solver '") + entry->name + "' has no law for the dry friction " +
              "(frictionloss) of " + name + others;
     }
     for (int a = 0; a < m.nu; ++a) {
       if (!m.actuator_servo_shaped[a] || !m.actuator_force_limited[a]) continue;
       const std::string name = m.actuator_name[a].empty() ? "actuator " + std::to_string(a)
                                                           : "actuator '" + m.actuator_name[a] + "'";
-      return std::string("solver '") + entry->name + "' has no spring law for the force " +
+      return std::string("solver '") + entry->name + "' has no law for the force " +
              "limits (forcerange) of the servo " + name + others;
     }
+  }
+  // Only nsn moves deformables (Step leaves other solvers' vertices where they are); a deformable
+  // pinned at every vertex never moves and is served by any.
+  for (int v = 0; v < m.nvert && type != SolverType::kNsn; ++v) {
+    if (m.vert_body[v] == 0) continue;
+    return std::string("solver '") + SolverName(type) + "' cannot move the deformable '" +
+           m.deform_name[m.vert_deform[v]] + "'; use solver 'nsn'";
   }
   if (m.high_condim_geom < 0 || SolverSupportsHighCondim(type)) return "";
   const int g = m.high_condim_geom;

@@ -47,7 +47,7 @@ TEST(DeformableSpecTest, ReadsTetGenFilesWithTheDefaultsAndPlacesTheMesh) {
   ASSERT_EQ(specs.size(), 1u);
   const DeformableSpec& s = specs[0];
   EXPECT_EQ(s.name, "ball");
-  EXPECT_EQ(s.material, DeformableMaterial::kNeoHookean);
+  EXPECT_EQ(s.material, DeformableMaterial::kCorotated);
   EXPECT_EQ(s.young, 1e5);
   EXPECT_EQ(s.poisson, 0.3);
   EXPECT_EQ(s.density, 1000);

@@ -8,6 +8,11 @@
 #include <Eigen/Cholesky>
 
 #include "engine/constraint/build_constraints.h"
+#include "engine/core/parallel.h"
+#include "engine/dynamics/jacobian.h"
+#include "engine/model/deformable_spec.h"
+#include "engine/solver/island_schedule.h"
+#include "engine/solver/nsn/tet_rows.h"
 #include "engine/solver/stop_test.h"
 
 namespace alsim {
@@ -25,14 +30,57 @@ void Grow(std::vector<T>& v, int n) {
   if (static_cast<int>(v.size()) < n) v.resize(n);
 }
 
+// A tangent basis of a contact normal: d1 orthogonal to n and to the axis least aligned with it,
+// d2 = n x d1.
+void TangentBasis(const Vec3& n, Vec3* d1, Vec3* d2) {
+  int axis = 0;
+  for (int c = 1; c < 3; ++c) {
+    if (std::abs(n[c]) < std::abs(n[axis])) axis = c;
+  }
+  *d1 = n.cross(Vec3::Unit(axis)).normalized();
+  *d2 = n.cross(*d1);
+}
+
+int Find(std::vector<int>& parent, int x) {
+  while (parent[x] != x) x = parent[x] = parent[parent[x]];
+  return x;
+}
+
+// Joins the sets of a and b under the smaller root, so that roots are deterministic.
+void Union(std::vector<int>& parent, int a, int b) {
+  a = Find(parent, a);
+  b = Find(parent, b);
+  if (a != b) parent[std::max(a, b)] = std::min(a, b);
+}
+
+int TetRowCount(const Model& m, int tet) {
+  const auto material =
+      static_cast<DeformableMaterial>(m.deform_material[m.vert_deform[m.tet_vert[tet][0]]]);
+  return material == DeformableMaterial::kNeoHookean ? 3 : 6;
+}
+
 }  // namespace
 
 NsnSolver::NsnSolver(const Model& m) : IslandSolver(m), kinematics_(m) {
   jacobian_.Reserve(m, MaxConstraints(m));
   local_dof_.resize(m.nv);
+  local_vertex_.assign(m.nvert, -1);
   trial_velocity_.assign(m.nv, 0.0);
   anchor1_.reserve(MaxConstraints(m));
   anchor2_.reserve(MaxConstraints(m));
+  tet_rest_.resize(m.ntet);
+  for (int e = 0; e < m.ntet; ++e) {
+    TetVertices x;
+    for (int a = 0; a < 4; ++a) x.col(a) = m.vert_pos0[m.tet_vert[e][a]];
+    MakeTetRest(x, &tet_rest_[e]);  // the importer refused degenerate and inverted tets
+  }
+  for (int k = 0; k < m.ndeform; ++k) {
+    deform_linear_.push_back(
+        LinearMaterialFromYoungPoisson(m.deform_young[k], m.deform_poisson[k]));
+    deform_neo_hookean_.push_back(
+        NeoHookeanFromYoungPoisson(m.deform_young[k], m.deform_poisson[k]));
+  }
+  contact_adr_.assign(m.ndeform + 1, 0);
 }
 
 void NsnSolver::Prepare(const Model& m, Data& d, const SolverOptions& /*options*/) {
@@ -44,116 +92,357 @@ void NsnSolver::Prepare(const Model& m, Data& d, const SolverOptions& /*options*
   trial.blocks = d.constraints.blocks;
   anchor1_.resize(d.constraints.constraints.size());
   anchor2_.resize(d.constraints.constraints.size());
-  island_statistics_.assign(d.islands.num, NsnStatistics{});
-  while (static_cast<int>(work_.size()) < d.islands.num) {
-    work_.push_back(std::make_unique<IslandWork>());
+
+  // The systems: with no deformable, each island; otherwise the islands no deformable touches,
+  // then one group per set of deformables, islands and free trees joined by vertex contacts and
+  // attachments (union-find, roots the smallest node: islands, deformables, free trees).
+  const int islands = d.islands.num;
+  systems_.clear();
+  system_island_.clear();
+  system_tree_.clear();
+  system_deform_.clear();
+  const auto tree_node = [&](int j) {
+    const int k = islands > 0 ? d.islands.subsystem_island[j] : -1;
+    return k >= 0 ? k : islands + m.ndeform + j;
+  };
+  if (m.ndeform > 0) {
+    vertex_contact_impulse_.assign(d.vertex_contact.size(), 0.0);
+    group_root_.resize(islands + m.ndeform + m.nsubsystem);
+    for (size_t x = 0; x < group_root_.size(); ++x) group_root_[x] = static_cast<int>(x);
+    std::fill(contact_adr_.begin(), contact_adr_.end(), 0);
+    for (const VertexContact& contact : d.vertex_contact) {
+      const int k = m.vert_deform[contact.vertex];
+      ++contact_adr_[k + 1];
+      const int j = m.body_subsystem[m.geom_body[contact.geom]];
+      if (j >= 0) Union(group_root_, islands + k, tree_node(j));
+    }
+    for (int k = 0; k < m.ndeform; ++k) contact_adr_[k + 1] += contact_adr_[k];
+    for (int v = 0; v < m.nvert; ++v) {
+      const int body = m.vert_body[v];
+      const int j = body > 0 ? m.body_subsystem[body] : -1;
+      if (j >= 0) Union(group_root_, islands + m.vert_deform[v], tree_node(j));
+    }
   }
+  for (int k = 0; k < islands; ++k) {
+    if (m.ndeform > 0 && Find(group_root_, k) != k) continue;
+    bool touched = false;
+    for (int x = islands; m.ndeform > 0 && x < islands + m.ndeform; ++x) {
+      touched = touched || Find(group_root_, x) == k;
+    }
+    if (touched) continue;
+    System system;
+    system.island_adr = static_cast<int>(system_island_.size());
+    system.island_num = 1;
+    system_island_.push_back(k);
+    system.tree_adr = static_cast<int>(system_tree_.size());
+    system.deform_adr = static_cast<int>(system_deform_.size());
+    systems_.push_back(system);
+  }
+  for (int k = 0; k < m.ndeform; ++k) {
+    const int root = Find(group_root_, islands + k);
+    bool first = true;  // the group's first deformable opens it
+    for (int x = 0; x < islands + k; ++x) {
+      if (x >= islands && Find(group_root_, x) == root) first = false;
+    }
+    if (!first) continue;
+    System system;
+    system.island_adr = static_cast<int>(system_island_.size());
+    for (int x = 0; x < islands; ++x) {
+      if (Find(group_root_, x) == root) system_island_.push_back(x);
+    }
+    system.island_num = static_cast<int>(system_island_.size()) - system.island_adr;
+    system.tree_adr = static_cast<int>(system_tree_.size());
+    for (int j = 0; j < m.nsubsystem; ++j) {
+      const int node = islands + m.ndeform + j;
+      if (tree_node(j) == node && Find(group_root_, node) == root) system_tree_.push_back(j);
+    }
+    system.tree_num = static_cast<int>(system_tree_.size()) - system.tree_adr;
+    system.deform_adr = static_cast<int>(system_deform_.size());
+    for (int x = k; x < m.ndeform; ++x) {
+      if (Find(group_root_, islands + x) == root) system_deform_.push_back(x);
+    }
+    system.deform_num = static_cast<int>(system_deform_.size()) - system.deform_adr;
+    systems_.push_back(system);
+  }
+  const int slots = std::max(static_cast<int>(systems_.size()), islands);
+  system_statistics_.assign(slots, NsnStatistics{});
+  system_results_.assign(slots, IslandSolveResult{});
+  while (static_cast<int>(work_.size()) < slots) work_.push_back(std::make_unique<SystemWork>());
 }
 
-void NsnSolver::ApplyJ(const IslandWork& work, const double* x, double* y) const {
-  const int rows = static_cast<int>(work.source.size());
+void NsnSolver::SolveIslands(const Model& m, Data& d, const SolverOptions& options,
+                             double deadline_us) {
+  const int count = static_cast<int>(systems_.size());
+  ParallelFor(0, count, 1, [&](int s) {
+    const System& system = systems_[s];
+    SolveSystem(m, d, options.nsn, deadline_us, system, *work_[s], system_results_[s],
+                system_statistics_[s]);
+    for (int x = system.island_adr; x < system.island_adr + system.island_num; ++x) {
+      const int k = system_island_[x];
+      island_results_[k] = system_results_[s];
+      if (options.compute_residual) {
+        island_results_[k].residual_squares =
+            IslandResidualSquares(m, d, subsystem_blocks_, k, residual_);
+      }
+    }
+  });
+}
+
+void NsnSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& options,
+                            double deadline_us, int island) {
+  // Without deformables system k is island k (Prepare); with them the islands are solved in
+  // their groups by SolveIslands only.
+  SolveSystem(m, d, options.nsn, deadline_us, systems_[island], *work_[island],
+              island_results_[island], system_statistics_[island]);
+}
+
+void NsnSolver::ApplyJ(const SystemWork& work, const double* x, double* y) {
+  const int rows = static_cast<int>(work.kind.size());
   for (int k = 0; k < rows; ++k) {
-    const int i = work.constraint[k], r = work.row[k];
     double sum = 0;
-    for (int e = jacobian_.entry_adr[i]; e < jacobian_.entry_adr[i] + jacobian_.entry_num[i]; ++e) {
-      sum += jacobian_.At(e, r) * x[local_dof_[jacobian_.dof[e]]];
+    for (int e = work.row_adr[k]; e < work.row_adr[k + 1]; ++e) {
+      sum += work.entry_value[e] * x[work.entry_dof[e]];
     }
     y[k] = work.scale[k] * sum;
   }
 }
 
-void NsnSolver::ApplyJT(const IslandWork& work, const double* x, double* y) const {
-  const int n = static_cast<int>(work.global.size());
-  const int rows = static_cast<int>(work.source.size());
+void NsnSolver::ApplyJT(const SystemWork& work, const double* x, double* y) {
+  const int n = work.trees + 3 * static_cast<int>(work.vertex.size());
+  const int rows = static_cast<int>(work.kind.size());
   std::fill(y, y + n, 0.0);
   for (int k = 0; k < rows; ++k) {
     const double value = work.scale[k] * x[k];
     if (value == 0) continue;
-    const int i = work.constraint[k], r = work.row[k];
-    for (int e = jacobian_.entry_adr[i]; e < jacobian_.entry_adr[i] + jacobian_.entry_num[i]; ++e) {
-      y[local_dof_[jacobian_.dof[e]]] += jacobian_.At(e, r) * value;
+    for (int e = work.row_adr[k]; e < work.row_adr[k + 1]; ++e) {
+      y[work.entry_dof[e]] += work.entry_value[e] * value;
     }
   }
 }
 
-void NsnSolver::ApplyInverse(const IslandWork& work, const double* x, double* y) {
-  const int n = static_cast<int>(work.global.size());
-  Eigen::Map<const Eigen::MatrixXd> inverse(work.inverse.data(), n, n);
-  Eigen::Map<const Eigen::VectorXd> in(x, n);
-  Eigen::Map<Eigen::VectorXd> out(y, n);
-  out.noalias() = inverse * in;
+void NsnSolver::ApplyInverse(const SystemWork& work, const double* x, double* y) {
+  const int trees = work.trees;
+  const int n = trees + 3 * static_cast<int>(work.vertex.size());
+  Eigen::Map<const Eigen::MatrixXd> inverse(work.inverse.data(), trees, trees);
+  Eigen::Map<Eigen::VectorXd>(y, trees).noalias() =
+      inverse * Eigen::Map<const Eigen::VectorXd>(x, trees);
+  for (int i = trees; i < n; ++i) y[i] = x[i] / work.mass[i];
 }
 
-void NsnSolver::Evaluate(const Model& m, const Data& d, const NsnParameters& p, int island,
-                         IslandWork& work, bool first) {
+void NsnSolver::AddCompliance(const SystemWork& work, double regularization, const double* x,
+                              double* y) {
+  const int rows = static_cast<int>(work.kind.size());
+  for (int k = 0; k < rows; ++k) {
+    if (work.kind[k] != RowKind::kElement) y[k] += (work.compliance[k] + regularization) * x[k];
+  }
+  for (size_t e = 0; e < work.element_row.size(); ++e) {
+    const int first = work.element_row[e], count = work.element_rows[e];
+    const double* block = work.element_compliance.data() + 36 * e;
+    for (int r = 0; r < count; ++r) {
+      double sum = regularization * x[first + r];
+      for (int c = 0; c < count; ++c) sum += block[r * count + c] * x[first + c];  // E / h^2
+      y[first + r] += sum;
+    }
+  }
+}
+
+void NsnSolver::AddPointEntries(const Model& m, int body, const Vec3& point, const Vec3& direction,
+                                double sign, SystemWork& work) const {
+  if (m.body_subsystem[body] < 0) return;  // the world or a static body: no dofs
+  const Data& trial = kinematics_.data();
+  const int count = BodyPathDofs(trial, body, work.path.data());
+  const Vec3 lever = point - SpatialReferencePoint(m, trial, body);
+  for (int t = count - 1; t >= 0; --t) {  // increasing dof order
+    const int dof = work.path[t];
+    const Vec6& motion = trial.cdof[dof];  // (angular, linear) at the tree's reference point
+    const Vec3 velocity = motion.head<3>().cross(lever) + motion.tail<3>();
+    work.entry_dof.push_back(local_dof_[dof]);
+    work.entry_value.push_back(sign * direction.dot(velocity));
+  }
+}
+
+void NsnSolver::Evaluate(const Model& m, const Data& d, const NsnParameters& p,
+                         const System& system, SystemWork& work, bool first) {
   const double h = m.timestep;
-  const int n = static_cast<int>(work.global.size());
-  const int rows = static_cast<int>(work.source.size());
-  for (int a = 0; a < n; ++a) trial_velocity_[work.global[a]] = work.u[a];
-  kinematics_.Place(m, d, d.islands, island, trial_velocity_.data(), h);
+  const int trees = work.trees;
+  const int vertices = static_cast<int>(work.vertex.size());
+  const int n = trees + 3 * vertices;
+  const int rows = static_cast<int>(work.kind.size());
+  for (int a = 0; a < trees; ++a) trial_velocity_[work.global[a]] = work.u[a];
+  for (int x = system.island_adr; x < system.island_adr + system.island_num; ++x) {
+    kinematics_.Place(m, d, d.islands, system_island_[x], trial_velocity_.data(), h);
+  }
+  for (int x = system.tree_adr; x < system.tree_adr + system.tree_num; ++x) {
+    kinematics_.PlaceTree(m, d, system_tree_[x], trial_velocity_.data(), h);
+  }
+  for (int k = 0; k < vertices; ++k) {
+    const int v = work.vertex[k];
+    work.position[k] = d.vert_xpos[v] + h * Vec3(work.u[trees + 3 * k], work.u[trees + 3 * k + 1],
+                                                 work.u[trees + 3 * k + 2]);
+  }
   Data& trial = kinematics_.data();
   ConstraintSet& trial_set = trial.constraints;
 
-  // Contacts and equalities at q^n: their values, maps and Jacobians.
-  for (int k = 0; k < rows; ++k) {
-    if (work.row[k] != 0) continue;
-    const int i = work.constraint[k];
-    const Constraint& c = trial_set.constraints[i];
-    if (c.type == ConstraintType::kContact) {
-      const Contact& contact = d.contact[c.contact];
-      const int body1 = m.geom_body[contact.geom1], body2 = m.geom_body[contact.geom2];
-      const Vec3 p1 = trial.xpos[body1] + trial.xmat[body1] * anchor1_[i];
-      const Vec3 p2 = trial.xpos[body2] + trial.xmat[body2] * anchor2_[i];
-      work.value[k] = contact.frame.col(0).dot(p2 - p1);
-      const Vec3 point = 0.5 * (p1 + p2);
-      if (p.contact_rows_at_start) continue;  // J stays the one filled at q-
-      for (int b = c.block_adr; b < c.block_adr + c.block_num; ++b) {
-        ConstraintBlock& block = trial_set.blocks[b];
-        SetPointBlockMap(contact.frame.transpose(),
-                         point - SpatialReferencePoint(m, trial, block.body),
-                         block.body == body2 ? 1.0 : -1.0, block);
-      }
-      jacobian_.Fill(m, trial, i);
-    } else if (c.type == ConstraintType::kEquality) {
-      const int eq = c.key.a;
-      const EqualityError error = EqualityErrors(m, trial, eq);
-      const bool rotation = c.key.b == 1;
-      for (int r = 0; r < 3; ++r) {
-        work.value[k + r] = rotation ? error.rotation[r] : error.position[r];
-      }
-      if (!rotation) {
-        for (int b = c.block_adr; b < c.block_adr + c.block_num; ++b) {
-          ConstraintBlock& block = trial_set.blocks[b];
-          const bool first_body = block.body == m.eq_body1[eq];
-          SetPointBlockMap(Mat3::Identity(),
-                           (first_body ? error.point1 : error.point2) -
-                               SpatialReferencePoint(m, trial, block.body),
-                           first_body ? 1.0 : -1.0, block);
-        }
-      }
-      jacobian_.Fill(m, trial, i);
-    }
-  }
-
-  // The raw rows' J u and diagonals [J A^-1 J^T]_kk.
+  // Every row's raw entries (CSR) and value at the iterate.
+  work.entry_dof.clear();
+  work.entry_value.clear();
+  work.row_adr[0] = 0;
   for (int k = 0; k < rows; ++k) {
     const int i = work.constraint[k], r = work.row[k];
-    const int begin = jacobian_.entry_adr[i], end = begin + jacobian_.entry_num[i];
+    switch (work.origin[k]) {
+      case kSet: {
+        const Constraint& c = trial_set.constraints[i];
+        if (r == 0 && c.type == ConstraintType::kContact) {
+          const Contact& contact = d.contact[c.contact];
+          const int body1 = m.geom_body[contact.geom1], body2 = m.geom_body[contact.geom2];
+          const Vec3 p1 = trial.xpos[body1] + trial.xmat[body1] * anchor1_[i];
+          const Vec3 p2 = trial.xpos[body2] + trial.xmat[body2] * anchor2_[i];
+          work.value[k] = contact.frame.col(0).dot(p2 - p1);
+          if (!p.contact_rows_at_start) {
+            const Vec3 point = 0.5 * (p1 + p2);
+            for (int b = c.block_adr; b < c.block_adr + c.block_num; ++b) {
+              ConstraintBlock& block = trial_set.blocks[b];
+              SetPointBlockMap(contact.frame.transpose(),
+                               point - SpatialReferencePoint(m, trial, block.body),
+                               block.body == body2 ? 1.0 : -1.0, block);
+            }
+            jacobian_.Fill(m, trial, i);
+          }
+        } else if (r == 0 && c.type == ConstraintType::kEquality) {
+          const int eq = c.key.a;
+          const EqualityError error = EqualityErrors(m, trial, eq);
+          const bool rotation = c.key.b == 1;
+          for (int t = 0; t < 3; ++t) {
+            work.value[k + t] = rotation ? error.rotation[t] : error.position[t];
+          }
+          if (!rotation) {
+            for (int b = c.block_adr; b < c.block_adr + c.block_num; ++b) {
+              ConstraintBlock& block = trial_set.blocks[b];
+              const bool first_body = block.body == m.eq_body1[eq];
+              SetPointBlockMap(Mat3::Identity(),
+                               (first_body ? error.point1 : error.point2) -
+                                   SpatialReferencePoint(m, trial, block.body),
+                               first_body ? 1.0 : -1.0, block);
+            }
+          }
+          jacobian_.Fill(m, trial, i);
+        }
+        for (int e = jacobian_.entry_adr[i]; e < jacobian_.entry_adr[i] + jacobian_.entry_num[i];
+             ++e) {
+          work.entry_dof.push_back(local_dof_[jacobian_.dof[e]]);
+          work.entry_value.push_back(jacobian_.At(e, r));
+        }
+        break;
+      }
+      case kVertexContact: {
+        const VertexContact& contact = d.vertex_contact[i];
+        const int v = contact.vertex, local = local_vertex_[v];
+        const int body = m.geom_body[contact.geom];
+        const Vec3 anchor = trial.xpos[body] + trial.xmat[body] * contact.anchor;
+        Vec3 direction = contact.normal;
+        if (r > 0) {
+          Vec3 d1, d2;
+          TangentBasis(contact.normal, &d1, &d2);
+          direction = r == 1 ? d1 : d2;
+        } else {
+          work.value[k] = contact.normal.dot(work.position[local] - anchor) -
+                          m.deform_thickness[m.vert_deform[v]];
+        }
+        for (int c = 0; c < 3; ++c) {
+          work.entry_dof.push_back(trees + 3 * local + c);
+          work.entry_value.push_back(direction[c]);
+        }
+        AddPointEntries(m, body, anchor, direction, -1, work);
+        break;
+      }
+      case kAttachment: {
+        const int v = i, local = local_vertex_[v], body = m.vert_body[v];
+        const Vec3 point = trial.xpos[body] + trial.xmat[body] * m.vert_body_offset[v];
+        work.value[k] = work.position[local][r] - point[r];
+        work.entry_dof.push_back(trees + 3 * local + r);
+        work.entry_value.push_back(1);
+        AddPointEntries(m, body, point, Vec3::Unit(r), -1, work);
+        break;
+      }
+      case kTet: {
+        if (r != 0) break;  // the tet's rows at its first
+        const auto& tet = m.tet_vert[i];
+        const int deform = m.vert_deform[tet[0]];
+        const auto material = static_cast<DeformableMaterial>(m.deform_material[deform]);
+        TetVertices x;
+        for (int a = 0; a < 4; ++a)
+          x.col(a) = VertexPosition(d, work, local_vertex_[tet[a]], tet[a]);
+        const int element = work.normal[k];  // the tet's index in the system
+        double* block = work.element_compliance.data() + 36 * element;
+        const auto store = [&](const auto& result) {
+          constexpr int count = std::decay_t<decltype(result.value)>::RowsAtCompileTime;
+          for (int t = 0; t < count; ++t) {
+            double sum = 0;
+            for (int j = 0; j < count; ++j) {
+              sum += result.compliance(t, j) * (result.value[j] + work.lambda[k + j]);
+              block[t * count + j] = result.compliance(t, j) / (h * h);
+            }
+            work.residual[k + t] = sum / h;
+            work.compliance[k + t] = result.compliance(t, t) / (h * h);
+            work.value[k + t] = result.value[t];
+            // The row's entries: 3 per vertex that is an unknown.
+            if (t > 0) work.row_adr[k + t] = static_cast<int>(work.entry_dof.size());
+            for (int a = 0; a < 4; ++a) {
+              const int local = local_vertex_[tet[a]];
+              if (local < 0) continue;
+              for (int c = 0; c < 3; ++c) {
+                work.entry_dof.push_back(trees + 3 * local + c);
+                work.entry_value.push_back(result.jacobian(t, 3 * a + c));
+              }
+            }
+            work.row_adr[k + t + 1] = static_cast<int>(work.entry_dof.size());
+          }
+        };
+        if (material == DeformableMaterial::kNeoHookean) {
+          TetRows<3> result;
+          SignedSvd svd;
+          EvaluateNeoHookeanTet(tet_rest_[i], deform_neo_hookean_[deform], x, &result, &svd);
+          OrderNeoHookeanRows(svd, &work.element_frame[element], &result);
+          store(result);
+        } else {
+          TetRows<6> result;
+          if (material == DeformableMaterial::kLinear) {
+            EvaluateLinearTet(tet_rest_[i], deform_linear_[deform], x, &result);
+          } else {
+            EvaluateCorotatedTet(tet_rest_[i], deform_linear_[deform], x, &result);
+          }
+          store(result);
+        }
+        continue;  // store closed every row of the tet
+      }
+    }
+    if (work.origin[k] != kTet) work.row_adr[k + 1] = static_cast<int>(work.entry_dof.size());
+  }
+
+  // The raw rows' J u and diagonals [J H^-1 J^T]_kk.
+  for (int k = 0; k < rows; ++k) {
+    const int begin = work.row_adr[k], end = work.row_adr[k + 1];
     double velocity = 0, diagonal = 0;
     for (int e = begin; e < end; ++e) {
-      const int a = local_dof_[jacobian_.dof[e]];
-      const double value = jacobian_.At(e, r);
+      const int a = work.entry_dof[e];
+      const double value = work.entry_value[e];
       velocity += value * work.u[a];
+      if (a >= trees) {
+        diagonal += value * value / work.mass[a];
+        continue;
+      }
       double sum = 0;
       for (int f = begin; f < end; ++f) {
-        sum += work.inverse[static_cast<size_t>(a) * n + local_dof_[jacobian_.dof[f]]] *
-               jacobian_.At(f, r);
+        const int b = work.entry_dof[f];
+        if (b < trees)
+          sum += work.inverse[static_cast<size_t>(a) * trees + b] * work.entry_value[f];
       }
       diagonal += value * sum;
     }
     work.velocity[k] = velocity;
     work.raw_diagonal[k] = diagonal;
   }
+  (void)n;
   if (first) {  // (66), once per step from the rows at q-
     for (int k = 0; k < rows; ++k) {
       if (work.kind[k] == RowKind::kNormal) {
@@ -168,11 +457,11 @@ void NsnSolver::Evaluate(const Model& m, const Data& d, const NsnParameters& p, 
   // The rows of the system: scale (J = scale times the raw row), C and the h-vector (58).
   const ConstraintSet& set = d.constraints;
   for (int k = 0; k < rows; ++k) {
-    const Constraint& c = set.constraints[work.constraint[k]];
     work.weight[k] = 1;
     switch (work.kind[k]) {
       case RowKind::kNormal: {
-        if (c.type != ConstraintType::kContact) {
+        if (work.origin[k] == kSet &&
+            set.constraints[work.constraint[k]].type != ConstraintType::kContact) {
           work.value[k] = work.start[k] + h * work.velocity[k];  // a limit: linear in q
         }
         const NcpEvaluation ncp = EvaluateNcp(p.ncp, work.value[k], work.lambda[k], work.factor[k]);
@@ -183,8 +472,10 @@ void NsnSolver::Evaluate(const Model& m, const Data& d, const NsnParameters& p, 
       }
       case RowKind::kTangent: {
         if (work.row[k] != 1) break;  // both tangents at the first
+        const double mu = work.origin[k] == kSet ? set.constraints[work.constraint[k]].friction
+                                                 : d.vertex_contact[work.constraint[k]].friction;
         const double slip = std::hypot(work.velocity[k], work.velocity[k + 1]);
-        const double cone = c.friction * work.lambda[work.normal[k]];
+        const double cone = mu * work.lambda[work.normal[k]];
         const double norm = std::hypot(work.lambda[k], work.lambda[k + 1]);
         const double r = work.factor[k];
         FrictionCompliance friction = EvaluateFrictionCompliance(p.ncp, slip, cone, norm, r);
@@ -214,107 +505,169 @@ void NsnSolver::Evaluate(const Model& m, const Data& d, const NsnParameters& p, 
         break;
       case RowKind::kServo: {
         // h lambda = -k e - b J u: J u + (h lambda + k e) / b = 0, C = 1 / b.
+        const Constraint& c = set.constraints[work.constraint[k]];
         const double damping = std::max(c.soft_damping, 1e-12);
         work.scale[k] = 1;
         work.compliance[k] = 1 / damping;
         work.residual[k] = work.velocity[k] + (h * work.lambda[k] + c.soft_bias) / damping;
         break;
       }
+      case RowKind::kElement:  // residual and C set with the entries
+        work.scale[k] = 1;
+        break;
     }
   }
 }
 
-void NsnSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& options,
-                            double deadline_us, int island) {
-  const NsnParameters& p = options.nsn;
+void NsnSolver::SolveSystem(const Model& m, Data& d, const NsnParameters& p, double deadline_us,
+                            const System& system, SystemWork& work, IslandSolveResult& result,
+                            NsnStatistics& stats) {
   ConstraintSet& set = d.constraints;
   const Islands& islands = d.islands;
-  IslandSolveResult& result = island_results_[island];
   result = IslandSolveResult{};
-  NsnStatistics& stats = island_statistics_[island];
   stats = NsnStatistics{};
-  IslandWork& work = *work_[island];
   const double h = m.timestep;
   double clock = SteadyMicroseconds();
 
-  // The island's dofs, subsystem by subsystem (each a contiguous range).
+  // The system's tree dofs (islands' subsystems, then free trees; each a contiguous range), then
+  // its deformables' vertices that are not pinned.
   std::vector<int>& global = work.global;
   global.clear();
-  for (int s = islands.subsystem_adr[island]; s < islands.subsystem_adr[island + 1]; ++s) {
-    const int j = islands.subsystems[s];
+  const auto add_tree = [&](int j) {
     for (int dof = m.subsystem_dof_adr[j]; dof < m.subsystem_dof_adr[j] + m.subsystem_dof_num[j];
          ++dof) {
       local_dof_[dof] = static_cast<int>(global.size());
       global.push_back(dof);
     }
+  };
+  for (int x = system.island_adr; x < system.island_adr + system.island_num; ++x) {
+    const int k = system_island_[x];
+    for (int s = islands.subsystem_adr[k]; s < islands.subsystem_adr[k + 1]; ++s) {
+      add_tree(islands.subsystems[s]);
+    }
   }
-  const int n = static_cast<int>(global.size());
+  for (int x = system.tree_adr; x < system.tree_adr + system.tree_num; ++x) {
+    add_tree(system_tree_[x]);
+  }
+  const int trees = static_cast<int>(global.size());
+  work.trees = trees;
+  work.vertex.clear();
+  for (int x = system.deform_adr; x < system.deform_adr + system.deform_num; ++x) {
+    const int k = system_deform_[x];
+    for (int v = m.deform_vert_adr[k]; v < m.deform_vert_adr[k] + m.deform_vert_num[k]; ++v) {
+      local_vertex_[v] = m.vert_body[v] == 0 ? -1 : static_cast<int>(work.vertex.size());
+      if (m.vert_body[v] != 0) work.vertex.push_back(v);
+    }
+  }
+  const int vertices = static_cast<int>(work.vertex.size());
+  const int n = trees + 3 * vertices;
 
-  // The rows, in constraint order; contacts' points fixed on their bodies at q-.
+  // The rows: the islands' constraints (contacts' points fixed on their bodies at q-), then per
+  // deformable its vertex contacts, attachments and tets.
   work.source.clear();
   work.constraint.clear();
   work.row.clear();
   work.kind.clear();
+  work.origin.clear();
   work.normal.clear();
   work.start.clear();
-  const auto add = [&](int i, int r, RowKind kind, int normal) {
-    work.source.push_back(set.constraints[i].row_adr + r);
+  work.element_row.clear();
+  work.element_rows.clear();
+  const auto add = [&](Origin origin, int i, int r, RowKind kind, int normal, int source,
+                       double start) {
+    work.origin.push_back(origin);
+    work.source.push_back(source);
     work.constraint.push_back(i);
     work.row.push_back(r);
     work.kind.push_back(kind);
     work.normal.push_back(normal);
-    work.start.push_back(set.bias[set.constraints[i].row_adr + r]);
+    work.start.push_back(start);
   };
-  for (int s = islands.constraint_adr[island]; s < islands.constraint_adr[island + 1]; ++s) {
-    const int i = islands.constraints[s];
-    const Constraint& c = set.constraints[i];
-    for (int r = 0; r < c.dim; ++r) set.lambda[c.row_adr + r] = 0;
-    jacobian_.Fill(m, d, i);
-    switch (c.type) {
-      case ConstraintType::kContact: {
-        const Contact& contact = d.contact[c.contact];
-        const int body1 = m.geom_body[contact.geom1], body2 = m.geom_body[contact.geom2];
-        const Vec3 half = 0.5 * contact.dist * contact.frame.col(0);
-        anchor1_[i] = d.xmat[body1].transpose() * (contact.pos - half - d.xpos[body1]);
-        anchor2_[i] = d.xmat[body2].transpose() * (contact.pos + half - d.xpos[body2]);
-        const int normal = static_cast<int>(work.source.size());
-        add(i, 0, RowKind::kNormal, -1);
-        add(i, 1, RowKind::kTangent, normal);
-        add(i, 2, RowKind::kTangent, normal);
-        break;
+  for (int x = system.island_adr; x < system.island_adr + system.island_num; ++x) {
+    const int island = system_island_[x];
+    for (int s = islands.constraint_adr[island]; s < islands.constraint_adr[island + 1]; ++s) {
+      const int i = islands.constraints[s];
+      const Constraint& c = set.constraints[i];
+      for (int r = 0; r < c.dim; ++r) set.lambda[c.row_adr + r] = 0;
+      jacobian_.Fill(m, d, i);
+      const auto add_row = [&](int r, RowKind kind, int normal) {
+        add(kSet, i, r, kind, normal, c.row_adr + r, set.bias[c.row_adr + r]);
+      };
+      switch (c.type) {
+        case ConstraintType::kContact: {
+          const Contact& contact = d.contact[c.contact];
+          const int body1 = m.geom_body[contact.geom1], body2 = m.geom_body[contact.geom2];
+          const Vec3 half = 0.5 * contact.dist * contact.frame.col(0);
+          anchor1_[i] = d.xmat[body1].transpose() * (contact.pos - half - d.xpos[body1]);
+          anchor2_[i] = d.xmat[body2].transpose() * (contact.pos + half - d.xpos[body2]);
+          const int normal = static_cast<int>(work.kind.size());
+          add_row(0, RowKind::kNormal, -1);
+          add_row(1, RowKind::kTangent, normal);
+          add_row(2, RowKind::kTangent, normal);
+          break;
+        }
+        case ConstraintType::kLimit:
+          add_row(0, RowKind::kNormal, -1);
+          break;
+        case ConstraintType::kEquality:
+          for (int r = 0; r < c.dim; ++r) add_row(r, RowKind::kBilateral, -1);
+          break;
+        case ConstraintType::kSoft:
+          add_row(0, RowKind::kServo, -1);
+          break;
+        case ConstraintType::kFriction:  // refused (SolverRefusesModel)
+          break;
       }
-      case ConstraintType::kLimit:
-        add(i, 0, RowKind::kNormal, -1);
-        break;
-      case ConstraintType::kEquality:
-        for (int r = 0; r < c.dim; ++r) add(i, r, RowKind::kBilateral, -1);
-        break;
-      case ConstraintType::kSoft:
-        add(i, 0, RowKind::kServo, -1);
-        break;
-      case ConstraintType::kFriction:  // refused (SolverRefusesModel)
-        break;
     }
   }
-  const int rows = static_cast<int>(work.source.size());
+  for (int x = system.deform_adr; x < system.deform_adr + system.deform_num; ++x) {
+    const int k = system_deform_[x];
+    for (int c = contact_adr_[k]; c < contact_adr_[k + 1]; ++c) {
+      const int normal = static_cast<int>(work.kind.size());
+      add(kVertexContact, c, 0, RowKind::kNormal, -1, -1, d.vertex_contact[c].dist);
+      add(kVertexContact, c, 1, RowKind::kTangent, normal, -1, 0);
+      add(kVertexContact, c, 2, RowKind::kTangent, normal, -1, 0);
+    }
+    for (int v = m.deform_vert_adr[k]; v < m.deform_vert_adr[k] + m.deform_vert_num[k]; ++v) {
+      if (m.vert_body[v] <= 0) continue;
+      for (int r = 0; r < 3; ++r) add(kAttachment, v, r, RowKind::kBilateral, -1, -1, 0);
+    }
+    for (int e = m.deform_tet_adr[k]; e < m.deform_tet_adr[k] + m.deform_tet_num[k]; ++e) {
+      const int element = static_cast<int>(work.element_row.size());
+      const int count = TetRowCount(m, e);
+      work.element_row.push_back(static_cast<int>(work.kind.size()));
+      work.element_rows.push_back(count);
+      for (int r = 0; r < count; ++r) add(kTet, e, r, RowKind::kElement, element, -1, 0);
+    }
+  }
+  const int rows = static_cast<int>(work.kind.size());
   for (std::vector<double>* v :
        {&work.value, &work.velocity, &work.scale, &work.compliance, &work.factor, &work.weight,
         &work.raw_diagonal, &work.residual, &work.lambda, &work.dlambda, &work.diagonal, &work.rhs,
-        &work.previous_w}) {
+        &work.previous_w, &work.row_scratch}) {
     Grow(*v, rows);
   }
-  for (std::vector<double>* v : {&work.u, &work.g, &work.du, &work.work, &work.work2}) {
+  Grow(work.row_adr, rows + 1);
+  for (std::vector<double>* v :
+       {&work.u, &work.g, &work.du, &work.work, &work.work2, &work.free_velocity, &work.mass}) {
     Grow(*v, std::max(n, rows));
   }
-  Grow(work.a, n * n);
-  Grow(work.inverse, n * n);
-  Grow(work.factorization, n * n);
+  Grow(work.path, m.nv);
+  Grow(work.position, vertices);
+  const int elements = static_cast<int>(work.element_row.size());
+  Grow(work.element_compliance, 36 * elements);
+  Grow(work.element_frame, elements);
+  std::fill(work.element_frame.begin(), work.element_frame.begin() + elements, Mat3::Identity());
+  Grow(work.a, trees * trees);
+  Grow(work.inverse, trees * trees);
+  Grow(work.factorization, trees * trees);
 
-  // A over the island's dofs from its tree-sparse storage, its LLT, and A^-1.
+  // A over the tree dofs from its tree-sparse storage, its LLT, and A^-1; the vertices' masses
+  // and free velocities u~ = v- + h g.
   const TreeSparseLayout& layout = d.mass_layout;
-  Eigen::Map<Eigen::MatrixXd> a(work.a.data(), n, n);
+  Eigen::Map<Eigen::MatrixXd> a(work.a.data(), trees, trees);
   a.setZero();
-  for (int i = 0; i < n; ++i) {
+  for (int i = 0; i < trees; ++i) {
     const int dof = global[i];
     for (int t = 0; t < layout.row_nnz[dof]; ++t) {
       const int j = local_dof_[layout.column[layout.row_adr[dof] + t]];
@@ -323,57 +676,65 @@ void NsnSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& option
       a(j, i) = value;
     }
   }
-  Eigen::Map<Eigen::MatrixXd> factorization(work.factorization.data(), n, n);
+  Eigen::Map<Eigen::MatrixXd> factorization(work.factorization.data(), trees, trees);
   factorization = a;
   Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> llt(factorization);
-  Eigen::Map<Eigen::MatrixXd> inverse(work.inverse.data(), n, n);
+  Eigen::Map<Eigen::MatrixXd> inverse(work.inverse.data(), trees, trees);
   inverse.setIdentity();
   llt.solveInPlace(inverse);
+  for (int k = 0; k < vertices; ++k) {
+    const int v = work.vertex[k];
+    for (int c = 0; c < 3; ++c) {
+      work.mass[trees + 3 * k + c] = m.vert_mass[v];
+      work.free_velocity[trees + 3 * k + c] = d.vert_xvel[v][c] + h * m.gravity[c];
+    }
+  }
 
   work.history.clear();
   // u^0 = 0, lambda^0 = 0 (67)-(68).
   std::fill(work.u.begin(), work.u.begin() + n, 0.0);
   std::fill(work.lambda.begin(), work.lambda.begin() + rows, 0.0);
   double momentum_scale = 1;
-  for (int i = 0; i < n; ++i)
+  for (int i = 0; i < trees; ++i) {
     momentum_scale = std::max(momentum_scale, std::abs(d.solver_rhs[global[i]]));
+  }
+  for (int i = trees; i < n; ++i) {
+    momentum_scale = std::max(momentum_scale, std::abs(work.mass[i] * work.free_velocity[i]));
+  }
 
   const auto apply = [&](const double* x, double* y) {
     ApplyJT(work, x, work.work.data());
     ApplyInverse(work, work.work.data(), work.work2.data());
     ApplyJ(work, work.work2.data(), y);
-    for (int k = 0; k < rows; ++k) y[k] += (work.compliance[k] + p.regularization) * x[k];
+    AddCompliance(work, p.regularization, x, y);
   };
-  const auto row_product = [&](int k, const double* x) {
-    ApplyJT(work, x, work.work.data());
-    ApplyInverse(work, work.work.data(), work.work2.data());
-    const int i = work.constraint[k], r = work.row[k];
-    double sum = 0;
-    for (int e = jacobian_.entry_adr[i]; e < jacobian_.entry_adr[i] + jacobian_.entry_num[i]; ++e) {
-      sum += jacobian_.At(e, r) * work.work2[local_dof_[jacobian_.dof[e]]];
-    }
-    return work.scale[k] * sum + (work.compliance[k] + p.regularization) * x[k];
+  const auto row_product = [&](int k, const double* x) {  // Gauss-Seidel's ablation: row k of A x
+    apply(x, work.row_scratch.data());
+    return work.row_scratch[k];
   };
   KrylovOptions krylov;
   krylov.max_iterations = p.linear_iterations;
   krylov.relative_tolerance = p.linear_tolerance;
 
   for (int iteration = 0;; ++iteration) {
-    Evaluate(m, d, p, island, work, iteration == 0);
-    // g = A (u - v_free) - h J^T lambda (57), with A v_free = b.
+    Evaluate(m, d, p, system, work, iteration == 0);
+    // g = H (u - u~) - h J^T lambda (57); over the trees H u~ = A v_free = b.
     ApplyJT(work, work.lambda.data(), work.work.data());
-    Eigen::Map<const Eigen::VectorXd> u(work.u.data(), n);
-    Eigen::Map<Eigen::VectorXd> g(work.g.data(), n);
-    g.noalias() = a * u;
-    for (int i = 0; i < n; ++i) work.g[i] -= d.solver_rhs[global[i]] + h * work.work[i];
+    Eigen::Map<const Eigen::VectorXd> u(work.u.data(), trees);
+    Eigen::Map<Eigen::VectorXd>(work.g.data(), trees).noalias() = a * u;
+    for (int i = 0; i < trees; ++i) work.g[i] -= d.solver_rhs[global[i]] + h * work.work[i];
+    for (int i = trees; i < n; ++i) {
+      work.g[i] = work.mass[i] * (work.u[i] - work.free_velocity[i]) - h * work.work[i];
+    }
     stats.momentum_residual = MaxAbs(work.g, n);
     stats.row_residual = 0;
     for (int k = 0; k < rows; ++k) {
       stats.row_residual =
           std::max(stats.row_residual, std::abs(work.residual[k]) * work.weight[k]);
     }
-    if (record_history_)
+    if (record_history_) {
       work.history.push_back({stats.momentum_residual, stats.row_residual, 0, 0});
+    }
     const double now = SteadyMicroseconds();
     stats.assembly_seconds += 1e-6 * (now - clock);
     clock = now;
@@ -385,7 +746,7 @@ void NsnSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& option
     if (iteration == p.newton_iterations) break;
     if (deadline_us > 0 && now > deadline_us) break;
     ++stats.newton_iterations;
-    // b = (1/h) (J A^-1 g - h-vector) (59) and the Jacobi diagonal.
+    // b = (1/h) (J H^-1 g - h-vector) (59) and the Jacobi diagonal.
     ApplyInverse(work, work.g.data(), work.work.data());
     ApplyJ(work, work.work.data(), work.rhs.data());
     for (int k = 0; k < rows; ++k) {
@@ -419,7 +780,7 @@ void NsnSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& option
       work.history.back().linear_residual =
           solve.initial_residual > 0 ? solve.residual / solve.initial_residual : 0;
     }
-    // du = A^-1 (h J^T dlambda - g) (60); lambda += t dlambda, u += t du (61)-(62).
+    // du = H^-1 (h J^T dlambda - g) (60); lambda += t dlambda, u += t du (61)-(62).
     ApplyJT(work, work.dlambda.data(), work.work.data());
     for (int i = 0; i < n; ++i) work.work[i] = h * work.work[i] - work.g[i];
     ApplyInverse(work, work.work.data(), work.du.data());
@@ -430,9 +791,21 @@ void NsnSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& option
     clock = after;
   }
 
-  for (int i = 0; i < n; ++i) d.v_hat[global[i]] = work.u[i];
+  for (int i = 0; i < trees; ++i) d.v_hat[global[i]] = work.u[i];
+  for (int x = system.deform_adr; x < system.deform_adr + system.deform_num; ++x) {
+    const int k = system_deform_[x];
+    for (int v = m.deform_vert_adr[k]; v < m.deform_vert_adr[k] + m.deform_vert_num[k]; ++v) {
+      const int local = local_vertex_[v];
+      d.vert_xvel[v] = local < 0 ? Vec3::Zero()
+                                 : Vec3(work.u[trees + 3 * local], work.u[trees + 3 * local + 1],
+                                        work.u[trees + 3 * local + 2]);
+    }
+  }
   for (int k = 0; k < rows; ++k) {
-    set.lambda[work.source[k]] = h * work.lambda[k];
+    if (work.origin[k] == kSet) set.lambda[work.source[k]] = h * work.lambda[k];
+    if (work.origin[k] == kVertexContact && work.row[k] == 0) {
+      vertex_contact_impulse_[work.constraint[k]] = h * work.lambda[k];
+    }
     if (work.kind[k] == RowKind::kNormal) {
       stats.max_penetration = std::max(stats.max_penetration, -work.value[k]);
     }
@@ -446,17 +819,18 @@ void NsnSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& option
 
 void NsnSolver::AddFigures(SolverStatistics* stats) const {
   statistics_ = NsnStatistics{};
-  for (const NsnStatistics& s : island_statistics_) {
-    statistics_.newton_iterations += s.newton_iterations;
+  for (size_t s = 0; s < systems_.size(); ++s) {
+    const NsnStatistics& x = system_statistics_[s];
+    statistics_.newton_iterations += x.newton_iterations;
     statistics_.max_newton_iterations =
-        std::max(statistics_.max_newton_iterations, s.max_newton_iterations);
-    statistics_.linear_iterations += s.linear_iterations;
-    statistics_.unconverged_islands += s.unconverged_islands;
-    statistics_.momentum_residual = std::max(statistics_.momentum_residual, s.momentum_residual);
-    statistics_.row_residual = std::max(statistics_.row_residual, s.row_residual);
-    statistics_.max_penetration = std::max(statistics_.max_penetration, s.max_penetration);
-    statistics_.assembly_seconds += s.assembly_seconds;
-    statistics_.linear_seconds += s.linear_seconds;
+        std::max(statistics_.max_newton_iterations, x.max_newton_iterations);
+    statistics_.linear_iterations += x.linear_iterations;
+    statistics_.unconverged_islands += x.unconverged_islands;
+    statistics_.momentum_residual = std::max(statistics_.momentum_residual, x.momentum_residual);
+    statistics_.row_residual = std::max(statistics_.row_residual, x.row_residual);
+    statistics_.max_penetration = std::max(statistics_.max_penetration, x.max_penetration);
+    statistics_.assembly_seconds += x.assembly_seconds;
+    statistics_.linear_seconds += x.linear_seconds;
   }
   stats->AddFigure("newton_iterations", statistics_.newton_iterations);
   stats->AddFigure("max_newton_iterations", statistics_.max_newton_iterations);

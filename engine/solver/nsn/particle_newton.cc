@@ -6,6 +6,8 @@
 
 #include <Eigen/Geometry>
 
+#include "engine/solver/nsn/tet_rows.h"
+
 namespace alsim {
 namespace {
 
@@ -84,33 +86,8 @@ void ParticleNewtonStep::Evaluate(double h, const ParticleNewtonParameters& para
       TetRows<3> rows;
       SignedSvd svd;
       EvaluateNeoHookeanTet(tet.rest, tet.neo_hookean, x, &rows, &svd);
-      // Row i belongs to the principal direction v_i, and the SVD orders them by stretch, which
-      // changes as the tet deforms (all stretches are equal at rest): each row keeps the direction
-      // nearest its previous one, so that lambda_i stays that direction's multiplier.
-      static constexpr int kPermutations[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
-                                                  {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
-      int best = 0;
-      double best_overlap = -1;
-      for (int k = 0; k < 6; ++k) {
-        double overlap = 0;
-        for (int i = 0; i < 3; ++i) {
-          overlap += std::abs(tet_frame_[e].col(i).dot(svd.v.col(kPermutations[k][i])));
-        }
-        if (overlap > best_overlap) {
-          best_overlap = overlap;
-          best = k;
-        }
-      }
-      const int* order = kPermutations[best];
-      TetRows<3> permuted = rows;
-      for (int i = 0; i < 3; ++i) {
-        permuted.strain[i] = rows.strain[order[i]];
-        permuted.value[i] = rows.value[order[i]];
-        permuted.jacobian.row(i) = rows.jacobian.row(order[i]);
-        for (int j = 0; j < 3; ++j) permuted.compliance(i, j) = rows.compliance(order[i], order[j]);
-        tet_frame_[e].col(i) = svd.v.col(order[i]);
-      }
-      store(permuted);
+      OrderNeoHookeanRows(svd, &tet_frame_[e], &rows);  // tet_rows.h
+      store(rows);
     } else {
       TetRows<6> rows;
       if (tet.material == DeformableMaterial::kLinear) {

@@ -1,0 +1,27 @@
+// Contacts of deformables' vertices with rigid geoms (issue 48; Macklin et al. 2019, seed 002,
+// Sec 3.3 and 10.1: candidates once per step within a proximity threshold, the normal and the
+// closest points from the step's start). Self-collision and deformable-deformable pairs are not
+// modelled yet.
+//
+// Every vertex that is not pinned is tested against every geom that collides at all (contype or
+// conaffinity nonzero) whose bounding box (Data::geom_aabb_lo/hi, planes unbounded) meets the
+// deformable's vertex box grown by the threshold. A vertex within
+//   threshold = thickness + 2 h |v_v| + kDeformableContactSlack
+// of a geom's surface (the layer of the deformable's thickness, what the vertex covers in two
+// steps at its speed, and a fixed slack; [OURS]: the paper gives no threshold) gets a
+// VertexContact with the geom's outward normal and closest point (PointGeomDistance). Geoms whose
+// distance the collision layer does not model (ellipsoids, height fields, SDFs) are skipped.
+#pragma once
+
+#include "engine/data/data.h"
+#include "engine/model/model.h"
+
+namespace alsim {
+
+inline constexpr double kDeformableContactSlack = 0.002;  // m
+
+// Fills d.vertex_contact for the vertices' positions d.vert_xpos and velocities d.vert_xvel and
+// the geoms' poses (needs Kinematics() and the geoms' bounding boxes); h is the step.
+void DeformableCollision(const Model& m, Data& d, double h);
+
+}  // namespace alsim
