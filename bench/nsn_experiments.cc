@@ -364,7 +364,8 @@ bool Fig18() {
         alsim::Step(m, d, Options(kNewton, kLinear, solver));
         nsn->set_record_history(false);
       });
-      // The island with the most constraints.
+      // The island with the most constraints; without deformables nsn's system k is island k
+      // (NsnSolver::history).
       int island = 0, most = -1;
       for (int k = 0; k < d.islands.num; ++k) {
         const int count = d.islands.constraint_adr[k + 1] - d.islands.constraint_adr[k];
