@@ -145,6 +145,13 @@ std::string FrameJson(const alsim::v1::StateFrame& frame, std::uint64_t viewer_d
       AppendNumbers(&out, name, values.data(), values.size());
     }
   }
+  // The deformables' vertices only for a scene that has some: other scenes' frames stay as they
+  // were.
+  std::vector<double> vertices;
+  if (command::ObservationValues(frame.observations(), "deformable_vertices", &vertices).ok() &&
+      !vertices.empty()) {
+    AppendNumbers(&out, "deformable_vertices", vertices.data(), vertices.size());
+  }
   out += ",\"details\":[";
   for (int k = 0; k < frame.details_size(); ++k) {
     const alsim::v1::InstanceFrameDetails& d = frame.details(k);
@@ -292,6 +299,8 @@ class Viewer {
     stream_request.set_rate_hz(rate);
     stream_request.add_observations(alsim::v1::OBSERVATION_BODY_POSES);
     stream_request.add_observations(alsim::v1::OBSERVATION_TIME);
+    // Always asked for: a scene without deformables sends an empty tensor ([K, 0, 3]).
+    stream_request.add_observations(alsim::v1::OBSERVATION_DEFORMABLE_VERTICES);
     stream_request.set_include_diagnostics(true);
     stream_request.set_include_contacts(with_contacts);
 

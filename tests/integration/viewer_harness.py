@@ -74,7 +74,8 @@ def http_json(address, path):
 class Stepper:
     """Steps a group of `count` instances with random controls in a thread, at most `rate` Step
     calls per second of `substeps` steps each, so that a test's browser and server share the
-    machine. Use as a context manager; `error` holds a failed call's RpcError."""
+    machine. A scene without actuators (nu 0) is stepped without actions. Use as a context
+    manager; `error` holds a failed call's RpcError."""
 
     def __init__(self, stub, group, count, nu, rate=60, substeps=4):
         self.stub, self.group, self.count, self.nu = stub, group, count, nu
@@ -98,12 +99,13 @@ class Stepper:
         try:
             while not self._stop.is_set():
                 started = time.monotonic()
-                actions = rng.uniform(-1, 1, size=(self.count, self.nu))
-                self.stub.Step(alsim_pb2.StepRequest(
-                    instances=selection, substeps=self.substeps,
-                    actions=alsim_pb2.Tensor(dtype=alsim_pb2.DTYPE_FLOAT64, shape=actions.shape,
-                                             data=actions.astype("<f8").tobytes())),
-                    timeout=30)
+                request = alsim_pb2.StepRequest(instances=selection, substeps=self.substeps)
+                if self.nu:
+                    actions = rng.uniform(-1, 1, size=(self.count, self.nu))
+                    request.actions.CopyFrom(alsim_pb2.Tensor(
+                        dtype=alsim_pb2.DTYPE_FLOAT64, shape=actions.shape,
+                        data=actions.astype("<f8").tobytes()))
+                self.stub.Step(request, timeout=30)
                 self.calls += 1
                 self._stop.wait(max(0.0, self.period - (time.monotonic() - started)))
         except grpc.RpcError as e:  # the test reads it

@@ -1,7 +1,8 @@
 // The page of `alsim view`: lists the server's live instances, draws the chosen ones with
 // three.js from their scene's geometry (/api/scene) and moves their bodies with the poses of a
-// server-sent-events stream per scene (/api/stream). MuJoCo's frame: z is up, quaternions are
-// w x y z. Instance ids stay strings: they exceed JavaScript's exact integers.
+// server-sent-events stream per scene (/api/stream), and their tetrahedral deformables' surfaces
+// with the same stream's vertex positions. MuJoCo's frame: z is up, quaternions are w x y z.
+// Instance ids stay strings: they exceed JavaScript's exact integers.
 import * as THREE from 'three';
 import { OrbitControls } from './OrbitControls.js';
 
@@ -98,6 +99,41 @@ function meshGeometry(m) {
   return flat;
 }
 
+// A deformable's surface: its triangles (local vertex indices) over a position attribute that
+// frames overwrite in place (setDeformable), so that a moving deformable allocates nothing.
+// Hidden until the first frame: the scene carries the faces, the stream the positions.
+function deformableObject(d) {
+  const g = new THREE.BufferGeometry();
+  const position = new THREE.BufferAttribute(new Float32Array(3 * d.vertex_count), 3);
+  position.setUsage(THREE.DynamicDrawUsage);
+  g.setAttribute('position', position);
+  g.setIndex(d.faces);
+  const [red, green, blue, a] = d.rgba;
+  const mesh = new THREE.Mesh(g, new THREE.MeshStandardMaterial({
+    color: new THREE.Color(red, green, blue), transparent: a < 1, opacity: a, roughness: 0.7 }));
+  mesh.name = d.name;
+  mesh.castShadow = true;
+  mesh.receiveShadow = true;
+  mesh.visible = false;
+  mesh.userData = { start: d.vertex_start, count: d.vertex_count, updates: 0 };
+  return mesh;
+}
+
+// Writes rows [start, start + count) of `vertices` (a frame's flat array, from `offset`) into
+// the mesh's positions; smooth normals and the bounding sphere (culling) follow the new shape.
+function setDeformable(mesh, vertices, offset) {
+  const { start, count } = mesh.userData;
+  const g = mesh.geometry;
+  const position = g.getAttribute('position');
+  const from = offset + 3 * start;
+  for (let i = 0; i < 3 * count; ++i) position.array[i] = vertices[from + i];
+  position.needsUpdate = true;
+  g.computeVertexNormals();
+  g.computeBoundingSphere();
+  mesh.visible = true;
+  ++mesh.userData.updates;
+}
+
 // Viewed instances stand on a square grid, SPACING metres apart.
 const SPACING = 4;
 function place(root, slot, columns) {
@@ -123,6 +159,12 @@ class InstanceView {
       object.quaternion.set(geom.quat[1], geom.quat[2], geom.quat[3], geom.quat[0]);
       this.bodies[geom.body].add(object);
     }
+    // Deformables live in the world frame, so under the root; the instance's vertex rows are
+    // every deformable's together (nvert per instance in a frame).
+    this.deformables = (sceneInfo.deformables || []).map(deformableObject);
+    for (const mesh of this.deformables) this.root.add(mesh);
+    this.nvert = this.deformables.reduce(
+        (n, m) => Math.max(n, m.userData.start + m.userData.count), 0);
     this.contactPoints = new THREE.Points(new THREE.BufferGeometry(),
                                           new THREE.PointsMaterial({ color: 0xff3030, size: 6,
                                                                      sizeAttenuation: false }));
@@ -143,6 +185,11 @@ class InstanceView {
       this.bodies[b].position.set(frame.body_pos[p], frame.body_pos[p + 1], frame.body_pos[p + 2]);
       this.bodies[b].quaternion.set(frame.body_quat[q + 1], frame.body_quat[q + 2],
                                     frame.body_quat[q + 3], frame.body_quat[q]);
+    }
+    if (this.nvert && frame.deformable_vertices) {
+      for (const mesh of this.deformables) {
+        setDeformable(mesh, frame.deformable_vertices, 3 * k * this.nvert);
+      }
     }
     const d = frame.details[k] || {};
     // Steps per second over at least half a second of the server's stream clock (the browser's
@@ -362,6 +409,15 @@ state.shownIds = () => currentIds();
 state.contactPointsShown = () => [...views.values()].reduce(
     (n, v) => n + (v.contactPoints.geometry.getAttribute('position')?.count || 0), 0);
 state.shadows = () => renderer.shadowMap.enabled;
+// Each shown deformable: its instance, name, vertex and triangle counts, frames applied to it,
+// and its vertex positions as drawn (the simulation's world frame, before the page places the
+// instance on its grid slot).
+state.deformables = () => [...views.values()].flatMap((v) => v.deformables.map((m) => ({
+  id: v.id, name: m.name, vertices: m.geometry.getAttribute('position').count,
+  faces: m.geometry.getIndex().count / 3, updates: m.userData.updates, visible: m.visible,
+  positions: Array.from(m.geometry.getAttribute('position').array) })));
+// The deformables' three.js meshes themselves (a test checks that updates keep their arrays).
+state.deformableMeshes = () => [...views.values()].flatMap((v) => v.deformables);
 state.background = '#' + scene.background.getHexString();  // sRGB, as drawn
 state.screenPoints = () => {
   const rect = renderer.domElement.getBoundingClientRect();
@@ -370,7 +426,7 @@ state.screenPoints = () => {
     return { x: rect.left + (p.x + 1) / 2 * rect.width, y: rect.top + (1 - p.y) / 2 * rect.height,
              visible: Math.abs(p.x) < 0.98 && Math.abs(p.y) < 0.98 && p.z > -1 && p.z < 1 };
   };
-  const bodies = [], floor = [];
+  const bodies = [], floor = [], deformables = [];
   scene.updateMatrixWorld();
   for (const v of views.values()) {
     for (let b = 1; b < v.bodies.length; ++b) {
@@ -379,8 +435,13 @@ state.screenPoints = () => {
     for (const [x, y] of [[1.2, 1.2], [-1.2, 1.2], [1.2, -1.2], [-1.2, -1.2]]) {
       floor.push(project(v.root.localToWorld(new THREE.Vector3(x, y, 0))));
     }
+    for (const m of v.deformables) {  // the centre of the surface's bounding box
+      m.geometry.computeBoundingBox();
+      deformables.push(project(m.localToWorld(m.geometry.boundingBox.getCenter(
+          new THREE.Vector3()))));
+    }
   }
-  return { bodies, floor };
+  return { bodies, floor, deformables };
 };
 
 refresh();
