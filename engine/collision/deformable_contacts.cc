@@ -17,10 +17,70 @@ bool Overlap(const Vec3& lo1, const Vec3& hi1, const Vec3& lo2, const Vec3& hi2)
   return true;
 }
 
+// Whether geom g collides with deformables through their surface triangles instead of their
+// vertices: a sphere or capsule (a round surface between the vertices).
+bool AgainstTriangles(const Model& m, int g) {
+  return m.geom_type[g] == GeomType::kSphere || m.geom_type[g] == GeomType::kCapsule;
+}
+
+// Geom g (a sphere or capsule) against deformable k's surface triangles, within `threshold` of
+// their layer; a point already found for this geom (a vertex or edge the nearest of several
+// triangles) is kept once.
+void TriangleContacts(const Model& m, Data& d, int k, int g, double threshold) {
+  const GeomShape shape = ShapeOfGeom(m, d, g);
+  const double radius = shape.size[0];
+  const double half = m.geom_type[g] == GeomType::kCapsule ? shape.size[1] : 0;
+  const Vec3 p0 = shape.pos - half * shape.rot.col(2), p1 = shape.pos + half * shape.rot.col(2);
+  const int body = m.geom_body[g];
+  const double thickness = m.deform_thickness[k];
+  const size_t first = d.triangle_contact.size();
+  for (int t = m.deform_tri_adr[k]; t < m.deform_tri_adr[k] + m.deform_tri_num[k]; ++t) {
+    const auto& tri = m.tri_vert[t];
+    const Vec3& a = d.vert_xpos[tri[0]];
+    const Vec3& b = d.vert_xpos[tri[1]];
+    const Vec3& c = d.vert_xpos[tri[2]];
+    double along = 0;
+    Vec3 weights;
+    double distance = 0;
+    if (half > 0) {
+      distance = ClosestSegmentTriangle(p0, p1, a, b, c, &along, &weights);
+    } else {  // a sphere: its centre against the triangle
+      distance = (ClosestPointOnTriangle(p0, a, b, c, &weights) - p0).norm();
+    }
+    const double gap = distance - radius - thickness;
+    if (!(gap < threshold)) continue;
+    const Vec3 point = weights[0] * a + weights[1] * b + weights[2] * c;
+    bool seen = false;
+    for (size_t x = first; x < d.triangle_contact.size() && !seen; ++x) {
+      const TriangleContact& other = d.triangle_contact[x];
+      const auto& o = m.tri_vert[other.triangle];
+      const Vec3 q = other.barycentric[0] * d.vert_xpos[o[0]] +
+                     other.barycentric[1] * d.vert_xpos[o[1]] +
+                     other.barycentric[2] * d.vert_xpos[o[2]];
+      seen = (q - point).norm() <= 1e-9;
+    }
+    if (seen) continue;
+    const Vec3 axis = p0 + along * (p1 - p0);
+    Vec3 normal = axis - point;
+    // On the triangle (the axis crosses it): its outward normal.
+    normal =
+        normal.norm() > 1e-12 ? Vec3(normal.normalized()) : Vec3((b - a).cross(c - a).normalized());
+    TriangleContact& contact = d.triangle_contact.emplace_back();
+    contact.triangle = t;
+    contact.geom = g;
+    contact.dist = gap;
+    contact.barycentric = weights;
+    contact.normal = normal;
+    contact.anchor = d.xmat[body].transpose() * (axis - d.xpos[body]);
+    contact.friction = std::max(m.geom_friction[g][0], m.deform_friction[k]);
+  }
+}
+
 }  // namespace
 
 void DeformableCollision(const Model& m, Data& d, double h) {
   d.vertex_contact.clear();
+  d.triangle_contact.clear();
   for (int k = 0; k < m.ndeform; ++k) {
     const int begin = m.deform_vert_adr[k], end = begin + m.deform_vert_num[k];
     const double thickness = m.deform_thickness[k];
@@ -40,6 +100,10 @@ void DeformableCollision(const Model& m, Data& d, double h) {
       if (m.geom_contype[g] == 0 && m.geom_conaffinity[g] == 0) continue;
       if (m.geom_type[g] != GeomType::kPlane &&
           !Overlap(lo, hi, d.geom_aabb_lo[g], d.geom_aabb_hi[g])) {
+        continue;
+      }
+      if (AgainstTriangles(m, g)) {
+        TriangleContacts(m, d, k, g, threshold - thickness);
         continue;
       }
       const GeomShape shape = ShapeOfGeom(m, d, g);

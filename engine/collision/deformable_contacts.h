@@ -11,6 +11,10 @@
 // steps at its speed, and a fixed slack; [OURS]: the paper gives no threshold) gets a
 // VertexContact with the geom's outward normal and closest point (PointGeomDistance). Geoms whose
 // distance the collision layer does not model (ellipsoids, height fields, SDFs) are skipped.
+// Spheres and capsules, round between the vertices, are tested against the deformable's surface
+// triangles instead (ClosestSegmentTriangle): a TriangleContact per triangle within the threshold
+// of the geom's surface, its closest point kept once per geom (a vertex or an edge shared by
+// triangles). Boxes and meshes against triangles, and deformables against each other, not yet.
 #pragma once
 
 #include "engine/data/data.h"
@@ -20,8 +24,9 @@ namespace alsim {
 
 inline constexpr double kDeformableContactSlack = 0.002;  // m
 
-// Fills d.vertex_contact for the vertices' positions d.vert_xpos and velocities d.vert_xvel and
-// the geoms' poses (needs Kinematics() and the geoms' bounding boxes); h is the step.
+// Fills d.vertex_contact and d.triangle_contact for the vertices' positions d.vert_xpos and
+// velocities d.vert_xvel and the geoms' poses (needs Kinematics() and the geoms' bounding boxes); h
+// is the step.
 void DeformableCollision(const Model& m, Data& d, double h);
 
 }  // namespace alsim

@@ -47,6 +47,21 @@ struct VertexContact {
   double friction = 0;          // mu: the larger of the geom's and the deformable's
 };
 
+// A sphere or capsule near a deformable's surface triangle (issue 48): the triangle's closest
+// point as barycentric weights of its vertices (fixed for the step), the unit normal from that
+// point toward the geom, and the geom's nearest axis point (a sphere's centre, a point of a
+// capsule's segment) kept in the geom's body frame; the gap
+// C = n . (p - sum_i w_i x_i) - radius - thickness.
+struct TriangleContact {
+  int triangle = -1;  // index into Model::tri_vert
+  int geom = -1;
+  double dist = 0;                  // C at the step's start, m
+  Vec3 barycentric = Vec3::Zero();  // w_i of the triangle's vertices
+  Vec3 normal = Vec3::UnitZ();      // from the triangle toward the geom, world
+  Vec3 anchor = Vec3::Zero();       // the geom's axis point, in its body's frame
+  double friction = 0;              // mu: the larger of the geom's and the deformable's
+};
+
 // A geom pair for the narrowphase, chosen by the broadphase; geom1 < geom2.
 struct CollisionCandidate {
   int geom1 = -1;

@@ -85,6 +85,9 @@ struct Data {
   // Deformable vertices near rigid geoms this step (DeformableCollision), by deformable, geom,
   // vertex.
   std::vector<VertexContact> vertex_contact;
+  // Spheres and capsules near deformables' surface triangles this step, by deformable, geom,
+  // triangle.
+  std::vector<TriangleContact> triangle_contact;
 
   // ---- Kinematics() (engine/dynamics/kinematics.h)
   std::vector<Vec3> xpos;            // body frame origin, world (nbody)

@@ -342,7 +342,7 @@ std::vector<SolverOptionSpec> MakeTable() {
       {"nsn_contact_rows_at_start", "--nsn-contact-rows-at-start", "on/off", "nsn", K::kBoolean, 0,
        0, false, false, "",
        "keep contacts' Jacobian rows at the step's start while their gaps follow the iterate "
-       "(off: rows at the iterate through points fixed on the bodies, the paper's)",
+       "(off: rows at the iterate, each body's at its own surface point, the paper's)",
        ALSIM_BOOLEAN_FIELD(nsn.contact_rows_at_start)},
       {"nsn_linear_iterations", "--nsn-linear-iterations", "M", "nsn", K::kInteger, 1, kMaxCount,
        false, false, "", "most linear iterations per Newton iteration (the paper's fixed count M)",

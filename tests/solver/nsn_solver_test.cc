@@ -204,16 +204,13 @@ std::shared_ptr<const Model> TiltedSphere(double mu, double theta, double phi, d
                 "size='0.1' mass='1' friction='" + Num(mu) + "'/></body></worldbody></mujoco>");
 }
 
-// The ablations (NCP function, linear solver, complementarity scaling h^2, undamped steps) solve
-// the same problems to 1e-6: a sphere on a slope of tan 0.6 rolls at a = (5/7) g sin theta with
-// mu = 0.5 (the contact sticks: mu >= (2/7) tan theta) and slides at g (sin - mu cos) with
-// mu = 0.1. With the contact rows at the step's start the speed after 20 steps is a N h within
-// 1e-4; with the paper's rows at the iterate (points fixed on the bodies) the rolling sphere's
-// contact point leaves along its cycloid within each step, the normal force gains a lever arm of
-// about v h, and the rolling speed is 1.6% fast (nsn_parameters.h), while sliding matches. Either
-// way the sphere sinks by at most its chord's sag r (v h / r)^2 / 2 within a step (<= 2.2e-5 m
-// here), which the next step's contact corrects. r = 1 (Sec 10.2: "fails badly ... with large
-// sliding velocities") does not converge on the sliding sphere.
+// The ablations (NCP function, linear solver, complementarity scaling h^2, undamped steps, contact
+// rows kept at the step's start) solve the same problems to 1e-5 m/s: a sphere on a slope of tan
+// 0.6 rolls at a = (5/7) g sin theta with mu = 0.5 (the contact sticks: mu >= (2/7) tan theta)
+// and slides at g (sin - mu cos) with mu = 0.1, after 20 steps at a N h within 1e-4. The sphere's
+// side of the contact is its centre (its point of curvature, nsn_solver.h), so it neither sinks
+// nor gains a lever arm while it turns within a step. r = 1 (Sec 10.2: "fails badly ... with
+// large sliding velocities") does not converge on the sliding sphere.
 TEST(NsnSolverTest, TheAblationsSolveTheSameProblem) {
   const double h = 0.005, theta = std::atan(0.6), phi = 0.3;
   for (const double mu : {0.5, 0.1}) {
@@ -224,7 +221,7 @@ TEST(NsnSolverTest, TheAblationsSolveTheSameProblem) {
     const auto run = [&](const StepOptions& options, int variant) {
       Data d(*model);
       for (int n = 0; n < 20; ++n) EXPECT_EQ(Step(*model, d, options), StepStatus::kOk);
-      EXPECT_NEAR(d.qpos[2], 0.1, 2.2e-5) << mu << " " << variant;
+      EXPECT_NEAR(d.qpos[2], 0.1, 1e-6) << mu << " " << variant;
       return d;
     };
     const auto along = [&](const Data& d) {
@@ -232,7 +229,7 @@ TEST(NsnSolverTest, TheAblationsSolveTheSameProblem) {
     };
     const Data paper = run(TightNsn(), -1);
     EXPECT_EQ(Figure(paper, "unconverged_islands"), 0) << mu;
-    EXPECT_NEAR(along(paper), a * 20 * h, (rolls ? 0.02 : 1e-4) * a * 20 * h) << mu;
+    EXPECT_NEAR(along(paper), a * 20 * h, 1e-4 * a * 20 * h) << mu;
     Eigen::VectorXd reference;
     for (int variant = 0; variant < 7; ++variant) {
       StepOptions options = TightNsn();
@@ -257,7 +254,7 @@ TEST(NsnSolverTest, TheAblationsSolveTheSameProblem) {
       EXPECT_NEAR(along(d), a * 20 * h, 1e-4 * a * 20 * h) << mu << " " << variant;
       const Eigen::VectorXd state = Eigen::Map<const Eigen::VectorXd>(d.qvel.data(), model->nv);
       if (variant == 0) reference = state;
-      EXPECT_LT((state - reference).lpNorm<Eigen::Infinity>(), 1e-6) << mu << " " << variant;
+      EXPECT_LT((state - reference).lpNorm<Eigen::Infinity>(), 1e-5) << mu << " " << variant;
     }
   }
 }

@@ -52,10 +52,8 @@ struct NsnParameters {
   // current iterate alone.
   double friction_memory = 0.5;
   // [OURS] Contacts' Jacobian rows (normal and tangents) stay those of q-, while their gap is
-  // still evaluated at every iterate. Off (the paper's): the rows at the iterate, through the
-  // contact's points fixed on the two bodies (digest 6, step 1), where a rolling body's point
-  // leaves the contact along its cycloid within a step and the normal force gains a lever arm of
-  // about v h: a sphere rolling down a slope accelerates too fast by O(v h / r) (nsn_solver.h).
+  // still evaluated at every iterate (an ablation). Off (the paper's): the rows at the iterate,
+  // each body's at its own surface point (nsn_solver.h).
   bool contact_rows_at_start = false;
   NcpFunction ncp = NcpFunction::kFischerBurmeister;  // the paper's default; min-map: (96)-(98)
   ComplementarityScaling scaling = ComplementarityScaling::kEffectiveMass;  // (66); ablations

@@ -53,6 +53,14 @@ void Union(std::vector<int>& parent, int a, int b) {
   if (a != b) parent[std::max(a, b)] = std::min(a, b);
 }
 
+// The radius of curvature of geom g's surface at a contact, the same everywhere on it: a
+// sphere's, a capsule's (its sides and caps); 0 for the others (flat faces, edges and corners,
+// where the surface point itself is the point fixed on the body).
+double CurvatureRadius(const Model& m, int g) {
+  const GeomType type = m.geom_type[g];
+  return type == GeomType::kSphere || type == GeomType::kCapsule ? m.geom_size[g][0] : 0;
+}
+
 int TetRowCount(const Model& m, int tet) {
   const auto material =
       static_cast<DeformableMaterial>(m.deform_material[m.vert_deform[m.tet_vert[tet][0]]]);
@@ -81,6 +89,7 @@ NsnSolver::NsnSolver(const Model& m) : IslandSolver(m), kinematics_(m) {
         NeoHookeanFromYoungPoisson(m.deform_young[k], m.deform_poisson[k]));
   }
   contact_adr_.assign(m.ndeform + 1, 0);
+  triangle_adr_.assign(m.ndeform + 1, 0);
 }
 
 void NsnSolver::Prepare(const Model& m, Data& d, const SolverOptions& /*options*/) {
@@ -117,6 +126,15 @@ void NsnSolver::Prepare(const Model& m, Data& d, const SolverOptions& /*options*
       if (j >= 0) Union(group_root_, islands + k, tree_node(j));
     }
     for (int k = 0; k < m.ndeform; ++k) contact_adr_[k + 1] += contact_adr_[k];
+    triangle_contact_impulse_.assign(d.triangle_contact.size(), 0.0);
+    std::fill(triangle_adr_.begin(), triangle_adr_.end(), 0);
+    for (const TriangleContact& contact : d.triangle_contact) {
+      const int k = m.vert_deform[m.tri_vert[contact.triangle][0]];
+      ++triangle_adr_[k + 1];
+      const int j = m.body_subsystem[m.geom_body[contact.geom]];
+      if (j >= 0) Union(group_root_, islands + k, tree_node(j));
+    }
+    for (int k = 0; k < m.ndeform; ++k) triangle_adr_[k + 1] += triangle_adr_[k];
     for (int v = 0; v < m.nvert; ++v) {
       const int body = m.vert_body[v];
       const int j = body > 0 ? m.body_subsystem[body] : -1;
@@ -295,16 +313,23 @@ void NsnSolver::Evaluate(const Model& m, const Data& d, const NsnParameters& p,
         if (r == 0 && c.type == ConstraintType::kContact) {
           const Contact& contact = d.contact[c.contact];
           const int body1 = m.geom_body[contact.geom1], body2 = m.geom_body[contact.geom2];
-          const Vec3 p1 = trial.xpos[body1] + trial.xmat[body1] * anchor1_[i];
-          const Vec3 p2 = trial.xpos[body2] + trial.xmat[body2] * anchor2_[i];
-          work.value[k] = contact.frame.col(0).dot(p2 - p1);
+          const Vec3& normal = contact.frame.col(0);
+          const double r1 = CurvatureRadius(m, contact.geom1);
+          const double r2 = CurvatureRadius(m, contact.geom2);
+          const Vec3 c1 = trial.xpos[body1] + trial.xmat[body1] * anchor1_[i];
+          const Vec3 c2 = trial.xpos[body2] + trial.xmat[body2] * anchor2_[i];
+          work.value[k] = normal.dot(c2 - c1) - r1 - r2;
           if (!p.contact_rows_at_start) {
-            const Vec3 point = 0.5 * (p1 + p2);
+            // Each body's rows at its own surface point: n . (v2(p2) - v1(p1)) is the gap's
+            // exact rate (a sphere's centre and its surface point move alike along n), and no
+            // body feels the force off its own surface.
+            const Vec3 p1 = c1 + r1 * normal, p2 = c2 - r2 * normal;
             for (int b = c.block_adr; b < c.block_adr + c.block_num; ++b) {
               ConstraintBlock& block = trial_set.blocks[b];
+              const bool second = block.body == body2;
               SetPointBlockMap(contact.frame.transpose(),
-                               point - SpatialReferencePoint(m, trial, block.body),
-                               block.body == body2 ? 1.0 : -1.0, block);
+                               (second ? p2 : p1) - SpatialReferencePoint(m, trial, block.body),
+                               second ? 1.0 : -1.0, block);
             }
             jacobian_.Fill(m, trial, i);
           }
@@ -353,6 +378,38 @@ void NsnSolver::Evaluate(const Model& m, const Data& d, const NsnParameters& p,
           work.entry_value.push_back(direction[c]);
         }
         AddPointEntries(m, body, anchor, direction, -1, work);
+        break;
+      }
+      case kTriangleContact: {
+        const TriangleContact& contact = d.triangle_contact[i];
+        const auto& tri = m.tri_vert[contact.triangle];
+        const int body = m.geom_body[contact.geom];
+        const double radius = CurvatureRadius(m, contact.geom);
+        const Vec3 centre = trial.xpos[body] + trial.xmat[body] * contact.anchor;
+        const Vec3 anchor = centre - radius * contact.normal;  // the geom's surface point
+        Vec3 direction = contact.normal;
+        if (r > 0) {
+          Vec3 d1, d2;
+          TangentBasis(contact.normal, &d1, &d2);
+          direction = r == 1 ? d1 : d2;
+        } else {
+          Vec3 point = Vec3::Zero();
+          for (int a = 0; a < 3; ++a) {
+            point +=
+                contact.barycentric[a] * VertexPosition(d, work, local_vertex_[tri[a]], tri[a]);
+          }
+          work.value[k] = contact.normal.dot(centre - point) - radius -
+                          m.deform_thickness[m.vert_deform[tri[0]]];
+        }
+        for (int a = 0; a < 3; ++a) {
+          const int local = local_vertex_[tri[a]];
+          if (local < 0) continue;
+          for (int c = 0; c < 3; ++c) {
+            work.entry_dof.push_back(trees + 3 * local + c);
+            work.entry_value.push_back(-contact.barycentric[a] * direction[c]);
+          }
+        }
+        AddPointEntries(m, body, anchor, direction, 1, work);
         break;
       }
       case kAttachment: {
@@ -450,6 +507,11 @@ void NsnSolver::Evaluate(const Model& m, const Data& d, const NsnParameters& p,
       } else if (work.kind[k] == RowKind::kTangent && work.row[k] == 1) {
         work.factor[k] = work.factor[k + 1] = FrictionComplementarityFactor(
             p.scaling, h, work.raw_diagonal[k], work.raw_diagonal[k + 1]);
+        // The stopping test weighs friction rows by the effective-mass factor whatever the
+        // scaling, so that an ablation's r does not loosen it (nsn_parameters.h).
+        work.weight_factor[k] =
+            FrictionComplementarityFactor(ComplementarityScaling::kEffectiveMass, h,
+                                          work.raw_diagonal[k], work.raw_diagonal[k + 1]);
       }
     }
   }
@@ -457,7 +519,7 @@ void NsnSolver::Evaluate(const Model& m, const Data& d, const NsnParameters& p,
   // The rows of the system: scale (J = scale times the raw row), C and the h-vector (58).
   const ConstraintSet& set = d.constraints;
   for (int k = 0; k < rows; ++k) {
-    work.weight[k] = 1;
+    if (work.kind[k] != RowKind::kTangent) work.weight[k] = 1;  // tangents: set in pairs below
     switch (work.kind[k]) {
       case RowKind::kNormal: {
         if (work.origin[k] == kSet &&
@@ -473,7 +535,9 @@ void NsnSolver::Evaluate(const Model& m, const Data& d, const NsnParameters& p,
       case RowKind::kTangent: {
         if (work.row[k] != 1) break;  // both tangents at the first
         const double mu = work.origin[k] == kSet ? set.constraints[work.constraint[k]].friction
-                                                 : d.vertex_contact[work.constraint[k]].friction;
+                          : work.origin[k] == kVertexContact
+                              ? d.vertex_contact[work.constraint[k]].friction
+                              : d.triangle_contact[work.constraint[k]].friction;
         const double slip = std::hypot(work.velocity[k], work.velocity[k + 1]);
         const double cone = mu * work.lambda[work.normal[k]];
         const double norm = std::hypot(work.lambda[k], work.lambda[k + 1]);
@@ -488,12 +552,12 @@ void NsnSolver::Evaluate(const Model& m, const Data& d, const NsnParameters& p,
             work.scale[t] = 1;
             work.compliance[t] = friction.w / h;
             work.residual[t] = work.velocity[t] + friction.w * work.lambda[t];
-            work.weight[t] = r / (r + friction.w);
+            work.weight[t] = work.weight_factor[k] / (work.weight_factor[k] + friction.w);
           } else {
             work.scale[t] = 0;
             work.compliance[t] = 1 / h;
             work.residual[t] = work.lambda[t];
-            work.weight[t] = r;
+            work.weight[t] = work.weight_factor[k];
           }
         }
         break;
@@ -598,8 +662,14 @@ void NsnSolver::SolveSystem(const Model& m, Data& d, const NsnParameters& p, dou
           const Contact& contact = d.contact[c.contact];
           const int body1 = m.geom_body[contact.geom1], body2 = m.geom_body[contact.geom2];
           const Vec3 half = 0.5 * contact.dist * contact.frame.col(0);
-          anchor1_[i] = d.xmat[body1].transpose() * (contact.pos - half - d.xpos[body1]);
-          anchor2_[i] = d.xmat[body2].transpose() * (contact.pos + half - d.xpos[body2]);
+          // Each side's point is its surface point moved in by the geom's radius of curvature
+          // (nsn_solver.h): the centre of a sphere or a capsule's axis, the surface point itself
+          // on flat geoms.
+          const Vec3& axis = contact.frame.col(0);
+          const Vec3 c1 = contact.pos - half - CurvatureRadius(m, contact.geom1) * axis;
+          const Vec3 c2 = contact.pos + half + CurvatureRadius(m, contact.geom2) * axis;
+          anchor1_[i] = d.xmat[body1].transpose() * (c1 - d.xpos[body1]);
+          anchor2_[i] = d.xmat[body2].transpose() * (c2 - d.xpos[body2]);
           const int normal = static_cast<int>(work.kind.size());
           add_row(0, RowKind::kNormal, -1);
           add_row(1, RowKind::kTangent, normal);
@@ -628,6 +698,12 @@ void NsnSolver::SolveSystem(const Model& m, Data& d, const NsnParameters& p, dou
       add(kVertexContact, c, 1, RowKind::kTangent, normal, -1, 0);
       add(kVertexContact, c, 2, RowKind::kTangent, normal, -1, 0);
     }
+    for (int c = triangle_adr_[k]; c < triangle_adr_[k + 1]; ++c) {
+      const int normal = static_cast<int>(work.kind.size());
+      add(kTriangleContact, c, 0, RowKind::kNormal, -1, -1, d.triangle_contact[c].dist);
+      add(kTriangleContact, c, 1, RowKind::kTangent, normal, -1, 0);
+      add(kTriangleContact, c, 2, RowKind::kTangent, normal, -1, 0);
+    }
     for (int v = m.deform_vert_adr[k]; v < m.deform_vert_adr[k] + m.deform_vert_num[k]; ++v) {
       if (m.vert_body[v] <= 0) continue;
       for (int r = 0; r < 3; ++r) add(kAttachment, v, r, RowKind::kBilateral, -1, -1, 0);
@@ -644,7 +720,7 @@ void NsnSolver::SolveSystem(const Model& m, Data& d, const NsnParameters& p, dou
   for (std::vector<double>* v :
        {&work.value, &work.velocity, &work.scale, &work.compliance, &work.factor, &work.weight,
         &work.raw_diagonal, &work.residual, &work.lambda, &work.dlambda, &work.diagonal, &work.rhs,
-        &work.previous_w, &work.row_scratch}) {
+        &work.previous_w, &work.row_scratch, &work.weight_factor}) {
     Grow(*v, rows);
   }
   Grow(work.row_adr, rows + 1);
@@ -805,6 +881,9 @@ void NsnSolver::SolveSystem(const Model& m, Data& d, const NsnParameters& p, dou
     if (work.origin[k] == kSet) set.lambda[work.source[k]] = h * work.lambda[k];
     if (work.origin[k] == kVertexContact && work.row[k] == 0) {
       vertex_contact_impulse_[work.constraint[k]] = h * work.lambda[k];
+    }
+    if (work.origin[k] == kTriangleContact && work.row[k] == 0) {
+      triangle_contact_impulse_[work.constraint[k]] = h * work.lambda[k];
     }
     if (work.kind[k] == RowKind::kNormal) {
       stats.max_penetration = std::max(stats.max_penetration, -work.value[k]);

@@ -22,8 +22,15 @@
 //
 // Rows (BuildConstraints with ConstraintModel::kSap: each bias holds the row's position value at
 // q-), each with its J the one in the momentum equation, so the system is symmetric:
-//   contact normal   a = C_n(q^n) = n . (p2(q^n) - p1(q^n)), p1 and p2 the closest surface points
-//                    fixed on their bodies at q- and n fixed for the step (digest 6, step 1);
+//   contact normal   a = C_n(q^n) = n . (c2(q^n) - c1(q^n)) - r1 - r2, n fixed for the step and
+//                    each side's point fixed on its body at q- (digest 6, step 1): [OURS] its
+//                    centre of curvature (a sphere's centre, a capsule's axis point; r its radius)
+//                    or, on flat geoms (r = 0), the closest surface point itself. The paper's
+//                    surface points on a turning sphere leave the contact along their cycloid
+//                    within a step: the sphere sank by the chord's sag and its normal force gained
+//                    a lever arm of about v h (a ball rolling down a slope 1.6% fast, one rolling
+//                    on the floor at omega h = 0.5 spun up without bound). Each body's rows are
+//                    taken at its own surface point c -+ r n, so n . J u is the gap's exact rate;
 //                    phi_n = NCP(a, r lambda_n) (FB (93)-(95) or min-map (96)-(98)), J = alpha
 //                    times the geometric row, C = beta r / h^2 (54); speculative contacts
 //                    (C_n > 0 at q-) are rows too, and stay at lambda_n = 0 unless the step closes
@@ -92,8 +99,10 @@ class NsnSolver final : public IslandSolver {
   void set_record_history(bool record) { record_history_ = record; }
   const std::vector<Iterate>& history(int system) const { return work_[system]->history; }
 
-  // The last step's normal impulse of each of d.vertex_contact's contacts, N s.
+  // The last step's normal impulse of each of d.vertex_contact's and d.triangle_contact's
+  // contacts, N s.
   const std::vector<double>& vertex_contact_impulse() const { return vertex_contact_impulse_; }
+  const std::vector<double>& triangle_contact_impulse() const { return triangle_contact_impulse_; }
 
  private:
   void Prepare(const Model& m, Data& d, const SolverOptions& options) override;
@@ -105,7 +114,7 @@ class NsnSolver final : public IslandSolver {
 
   enum class RowKind : std::uint8_t { kNormal, kTangent, kBilateral, kServo, kElement };
   // Where a row comes from: the constraint set, a vertex contact, a vertex's attachment, a tet.
-  enum Origin : std::uint8_t { kSet, kVertexContact, kAttachment, kTet };
+  enum Origin : std::uint8_t { kSet, kVertexContact, kTriangleContact, kAttachment, kTet };
 
   // What one system holds: islands [island_adr, + island_num) of system_island_, free trees
   // (subsystems in no island) and deformables likewise.
@@ -126,16 +135,17 @@ class NsnSolver final : public IslandSolver {
     std::vector<int> constraint;  // its constraint in the set, its vertex contact, or its tet
     std::vector<int> row;         // its row within that
     std::vector<RowKind> kind;
-    std::vector<std::uint8_t> origin;  // Origin
-    std::vector<int> normal;           // tangent rows: their contact's normal row
-    std::vector<double> start;         // the set's bias: the row's value at q-
-    std::vector<double> value;         // normal rows: C(q^n); bilateral rows: C_b(q^n)
-    std::vector<double> velocity;      // J u^n of the raw row
-    std::vector<double> scale;         // the row of J in the system: scale times the raw row
-    std::vector<double> compliance;    // C's diagonal (element rows: their block's diagonal)
-    std::vector<double> factor;        // r of (66)
-    std::vector<double> weight;        // the stopping test's weight (nsn_parameters.h)
-    std::vector<double> previous_w;    // a contact's first tangent row: its last W
+    std::vector<std::uint8_t> origin;   // Origin
+    std::vector<int> normal;            // tangent rows: their contact's normal row
+    std::vector<double> start;          // the set's bias: the row's value at q-
+    std::vector<double> value;          // normal rows: C(q^n); bilateral rows: C_b(q^n)
+    std::vector<double> velocity;       // J u^n of the raw row
+    std::vector<double> scale;          // the row of J in the system: scale times the raw row
+    std::vector<double> compliance;     // C's diagonal (element rows: their block's diagonal)
+    std::vector<double> factor;         // r of (66)
+    std::vector<double> weight;         // the stopping test's weight (nsn_parameters.h)
+    std::vector<double> previous_w;     // a contact's first tangent row: its last W
+    std::vector<double> weight_factor;  // a contact's first tangent row: r by effective mass
     std::vector<double> raw_diagonal, residual, lambda, dlambda, diagonal, rhs;
     // The raw rows' entries (CSR over local dofs), rebuilt at every iterate.
     std::vector<int> row_adr, entry_dof;
@@ -187,8 +197,9 @@ class NsnSolver final : public IslandSolver {
   std::vector<TetRest> tet_rest_;
   std::vector<LinearMaterial> deform_linear_;
   std::vector<NeoHookeanMaterial> deform_neo_hookean_;
-  std::vector<int> contact_adr_;  // per deformable: its first vertex contact (ndeform + 1)
-  std::vector<double> vertex_contact_impulse_;
+  std::vector<int> contact_adr_;   // per deformable: its first vertex contact (ndeform + 1)
+  std::vector<int> triangle_adr_;  // per deformable: its first triangle contact (ndeform + 1)
+  std::vector<double> vertex_contact_impulse_, triangle_contact_impulse_;
   // The step's systems: islands not touched by a deformable, each on its own, then the groups.
   std::vector<System> systems_;
   std::vector<int> system_island_, system_tree_, system_deform_;
