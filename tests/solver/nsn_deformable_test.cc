@@ -22,6 +22,7 @@
 #include "engine/solver/solver.h"
 #include "tests/support/allocation_counter.h"
 #include "tests/support/kuhn_grid.h"
+#include "tests/support/solver_figures.h"
 
 namespace alsim {
 namespace {
@@ -60,14 +61,7 @@ StepOptions TightNsn() {
   return options;
 }
 
-double Figure(const Data& d, const std::string& name) {
-  const SolverStatistics& s = d.solver_statistics;
-  for (int k = 0; k < s.num_figures; ++k) {
-    if (name == s.figures[k].name) return s.figures[k].value;
-  }
-  ADD_FAILURE() << "no figure " << name;
-  return 0;
-}
+using testing::Figure;
 
 const NsnSolver& Solver(const Data& d) { return static_cast<const NsnSolver&>(*d.solver); }
 

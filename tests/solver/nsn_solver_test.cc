@@ -23,6 +23,7 @@
 #include "engine/sim/step.h"
 #include "engine/solver/solver.h"
 #include "tests/support/allocation_counter.h"
+#include "tests/support/solver_figures.h"
 
 namespace alsim {
 namespace {
@@ -57,14 +58,7 @@ StepOptions TightNsn() {
   return options;
 }
 
-double Figure(const Data& d, const std::string& name) {
-  const SolverStatistics& s = d.solver_statistics;
-  for (int k = 0; k < s.num_figures; ++k) {
-    if (name == s.figures[k].name) return s.figures[k].value;
-  }
-  ADD_FAILURE() << "no figure " << name;
-  return 0;
-}
+using testing::Figure;
 
 // A 0.2 x 0.2 x 0.1 m box of 1 kg resting on a floor (friction mu) under gravity tilted by theta
 // towards the azimuth phi: the incline without rotating the geometry.
