@@ -253,6 +253,45 @@ TEST(NsnSolverTest, TheAblationsSolveTheSameProblem) {
   }
 }
 
+// Digest 14 (coupling): a chain of 16 links (l = 0.1 m, 0.003 kg each, the paper's beam) on
+// hinges of stiffness k = 250 N m/rad, its base welded to the world (the weld's rows put it in an
+// island, solved by nsn), without gravity, under a load P = 0.01 N across it at the last link's
+// centre of mass, settles with that point deflected by (P / k) sum_i L_i^2, L_i = (j + 1/2) l its
+// lever from hinge i (small angles; 1%): the digest's (P l^2 / k) sum i^2 at the link centres. The
+// springs are implicit (integrator implicit-euler: A holds h^2 K, the Schur complement of a
+// compliance row E = 1 / k).
+TEST(NsnSolverTest, AHingeChainUnderATipLoadDeflectsAsTheStaticBeam) {
+  const double l = 0.1, k = 250, force = 0.01;
+  std::string chain =
+      "<body name='base' pos='0 0 1'><freejoint/><geom type='box' "
+      "size='0.02 0.02 0.02' mass='0.003' contype='0' conaffinity='0'/>";
+  for (int i = 0; i < 16; ++i) {
+    chain += "<body name='link" + std::to_string(i) + "' pos='" + Num(i == 0 ? 0 : l) +
+             " 0 0'><joint type='hinge' axis='0 1 0' stiffness='" + Num(k) +
+             "' damping='0.01'/><geom type='capsule' fromto='0 0 0 " + Num(l) +
+             " 0 0' size='0.005' mass='0.003' contype='0' conaffinity='0'/>";
+  }
+  for (int i = 0; i < 17; ++i) chain += "</body>";
+  const auto model =
+      Import("<mujoco><option timestep='0.0083' gravity='0 0 0'/><worldbody>" + chain +
+             "</worldbody><equality><weld body1='base'/></equality></mujoco>");
+  ASSERT_NE(model, nullptr);
+  Data d(*model);
+  StepOptions options = TightNsn();
+  options.solver.integrator = Integrator::kImplicitEuler;
+  const int tip = model->nbody - 1;
+  for (int n = 0; n < 600; ++n) {
+    d.xfrc_applied[tip][2] = -force;  // MuJoCo's order: force first, at the centre of mass
+    ASSERT_EQ(Step(*model, d, options), StepStatus::kOk) << n;
+  }
+  double sum = 0;
+  for (int j = 0; j < 16; ++j) sum += (j + 0.5) * (j + 0.5);
+  const double expected = force * l * l / k * sum;
+  Kinematics(*model, d);
+  EXPECT_NEAR(1 - d.xipos[tip].z(), expected, 0.01 * expected);
+  EXPECT_GT(d.islands.num, 0);
+}
+
 TEST(NsnSolverTest, RefusesBoxRowsHighCondimAndOtherTimeStepping) {
   const auto friction = Import(
       "<mujoco><worldbody><body><joint name='elbow' type='hinge' frictionloss='0.5'/><geom "
