@@ -360,9 +360,8 @@ std::vector<SolverOptionSpec> MakeTable() {
        [](SolverOptions* o, std::string_view v) {
          ParseNsnLinearSolverName(std::string(v).c_str(), &o->nsn.linear_solver);
        }},
-      {"nsn_ncp", "--nsn-ncp", "F", "nsn", K::kChoice, 0, 0, false, false,
-       "fischer-burmeister, min-map",
-       "the NCP function of contact normals and friction: Fischer-Burmeister (the paper's) or "
+      {"nsn_ncp", "--nsn-ncp", "F", "nsn", K::kChoice, 0, 0, false, false, "fb, min-map",
+       "the NCP function of contact normals and friction: Fischer-Burmeister (fb, the paper's) or "
        "the minimum map",
        [](const SolverOptions& o) { return std::string(NcpFunctionName(o.nsn.ncp)); },
        [](SolverOptions* o, std::string_view v) {

@@ -13,11 +13,14 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "engine/data/data.h"
 #include "engine/model/model_import.h"
 #include "engine/sim/step.h"
 #include "engine/solver/solver.h"
+#include "tests/support/allocation_counter.h"
 
 namespace alsim {
 namespace {
@@ -317,4 +320,35 @@ TEST(SolverRegistry, EverySolverSteps1000StepsOfTheSpringLinkageBiped) {
 }
 
 }  // namespace
+
+// Step validates its options once per thread (engine/sim/step.cc), inside a step that must not
+// allocate: validating any valid value of any option allocates nothing. (A choice longer than
+// std::string's small buffer, "fischer-burmeister", made every new thread's first step allocate.)
+TEST(SolverOptionTable, ValidatingValidOptionsAllocatesNothing) {
+  for (const SolverOptionSpec& spec : SolverOptionTable()) {
+    std::vector<std::string> values = {SolverOptionDefault(spec)};
+    if (spec.kind == SolverOptionKind::kChoice) {
+      std::string_view choices = spec.choices;
+      values.clear();
+      while (!choices.empty()) {
+        const size_t comma = choices.find(", ");
+        values.emplace_back(choices.substr(0, comma));
+        if (comma == std::string_view::npos) break;
+        choices.remove_prefix(comma + 2);
+      }
+    }
+    for (const std::string& value : values) {
+      SolverOptions options;
+      ASSERT_EQ(SetSolverOption(spec, value, &options), "") << spec.name << " " << value;
+      long count = 0;
+      {
+        const testing::AllocationCounter allocations;
+        EXPECT_EQ(ValidateSolverOptions(options), "");
+        count = allocations.count();
+      }
+      EXPECT_EQ(count, 0) << spec.name << " " << value;
+    }
+  }
+}
+
 }  // namespace alsim

@@ -15,8 +15,10 @@ enum class NsnLinearSolver {
   kGaussSeidel,        // Gauss-Seidel sweeps
 };
 
-// Option names: "pcr", "pcg", "jacobi", "gauss-seidel"; "fischer-burmeister", "min-map";
-// "effective-mass", "identity", "h2". Parse* return false for an unknown name.
+// Option names: "pcr", "pcg", "jacobi", "gauss-seidel"; "fb" (Fischer-Burmeister), "min-map";
+// "effective-mass", "identity", "h2". Parse* return false for an unknown name. Each fits in
+// std::string's small buffer (15 characters), so that validating options allocates nothing
+// (Step validates once per thread).
 const char* NsnLinearSolverName(NsnLinearSolver solver);
 bool ParseNsnLinearSolverName(const char* name, NsnLinearSolver* solver);
 const char* NcpFunctionName(NcpFunction function);

@@ -952,7 +952,7 @@ constexpr std::pair<NsnLinearSolver, const char*> kLinearSolverNames[] = {
     {NsnLinearSolver::kJacobi, "jacobi"},
     {NsnLinearSolver::kGaussSeidel, "gauss-seidel"}};
 constexpr std::pair<NcpFunction, const char*> kNcpNames[] = {
-    {NcpFunction::kFischerBurmeister, "fischer-burmeister"}, {NcpFunction::kMinimumMap, "min-map"}};
+    {NcpFunction::kFischerBurmeister, "fb"}, {NcpFunction::kMinimumMap, "min-map"}};
 constexpr std::pair<ComplementarityScaling, const char*> kScalingNames[] = {
     {ComplementarityScaling::kEffectiveMass, "effective-mass"},
     {ComplementarityScaling::kIdentity, "identity"},
