@@ -57,6 +57,11 @@ double Clamp(bool limited, double value, double lower, double upper) {
 void ApplyActuator(const Model& m, Data& d, int i) {
   const double gear = m.actuator_gear[i];
   const ActuatorTransmission transmission = m.actuator_transmission[i];
+  if (transmission == ActuatorTransmission::kActivation) {  // acts on its tets' rest shapes only
+    d.actuator_length[i] = 0;
+    d.actuator_force[i] = 0;
+    return;
+  }
   const bool joint = transmission == ActuatorTransmission::kJoint;
   const int dof = joint ? m.jnt_dof_adr[m.actuator_jnt[i]] : -1;
   const int tendon = m.actuator_tendon[i];

@@ -371,6 +371,7 @@ std::string ParseOne(const tinyxml2::XMLElement* e, const std::string& file,
   const long long num_vertices = static_cast<long long>(spec->vertices.size());
   std::vector<char> held(spec->vertices.size(), 0);
   std::set<std::string> activation_names;
+  std::vector<char> activated(spec->tets.size(), 0);
   for (const auto* child = e->FirstChildElement(); child != nullptr;
        child = child->NextSiblingElement()) {
     const std::string kind = child->Name();
@@ -434,6 +435,14 @@ std::string ParseOne(const tinyxml2::XMLElement* e, const std::string& file,
           !error.empty()) {
         return error;
       }
+      for (const int t : activation.tets) {
+        if (activated[t]) {
+          return At(file, child_line,
+                    element + ": tet " + std::to_string(t) +
+                        " is in two activations (or twice in one); a tet grows by one activation");
+        }
+        activated[t] = 1;
+      }
       if (const char* range = child->Attribute("range"); range != nullptr) {
         if (std::string error =
                 Numbers(file, child_line, element + " activation range", range, 2, &values);
@@ -442,6 +451,11 @@ std::string ParseOne(const tinyxml2::XMLElement* e, const std::string& file,
         }
         if (!(values[0] < values[1])) {
           return At(file, child_line, element + ": an activation's range is lower < upper");
+        }
+        if (!(values[0] > -1)) {
+          return At(file, child_line,
+                    element + ": an activation's lower bound must be above -1 (its tets' rest " +
+                        "shape scales by 1 + a, which must stay positive)");
         }
         activation.lower = values[0];
         activation.upper = values[1];

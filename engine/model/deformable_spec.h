@@ -9,7 +9,8 @@
 //                 rgba="0.8 0.1 0.1 1" pos="0 0 0.1" scale="1">
 //       <pin vertices="0 1 2"/>                       <!-- fixed in the world -->
 //       <attach body="finger" vertices="3 4"/>        <!-- carried by a body -->
-//       <activation name="inflate" tets="0 1" range="0 1"/>  <!-- a control's tet set -->
+//       <activation name="inflate" tets="0 1" range="0 1"/>  <!-- a control: rest shape x (1 + a)
+//       -->
 //     </deformable>
 //   </deformables>
 // The mesh is TetGen's .node and .ele files (among the scene's assets; first index 0 or 1, as

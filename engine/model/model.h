@@ -56,6 +56,8 @@ enum class ActuatorTransmission : std::uint8_t {
   kJoint,        // a hinge or slide joint: length = q, moment arm = 1
   kSliderCrank,  // a crank site driven by a rod of fixed length from a slider site
   kTendon,       // a fixed tendon: length = the tendon's length L, moment arm = its coefficients
+  kActivation,   // a deformable's activation (Model::activation_*): no force on the dofs; its
+                 // control is the activation a of its tets (alsim's, not MuJoCo's)
 };
 
 // Values equal MuJoCo's mjtEq (only the kinds alsim supports).
@@ -258,7 +260,11 @@ struct Model {
   // in the world, else the body that carries it at vert_body_offset (its body frame, at qpos0).
   // A tet's rest volume V_e and Dm^-1 (Dm = [X1 - X0, X2 - X0, X3 - X0], positive volume) give
   // F = Ds Dm^-1; surface triangles are the faces of exactly one tet, wound outward.
-  // Activation a (a control's column) scales the rest shape of its tets (activation_tet).
+  // Activation k is actuator activation_actuator[k] (ActuatorTransmission::kActivation, appended
+  // after MuJoCo's actuators, ctrl range = activation_range): its control a grows the rest shape
+  // of its tets (activation_tet) by 1 + a in every direction about each tet's centroid (a
+  // uniform internal volumetric stress, the paper's PneuNet inflation, Sec 10.1.4). A tet
+  // belongs to at most one activation; lower > -1.
   int ndeform = 0;
   int nvert = 0;
   int ntet = 0;
@@ -287,6 +293,7 @@ struct Model {
   std::vector<std::array<double, 2>> activation_range;
   std::vector<int> activation_tet_adr, activation_tet_num;
   std::vector<int> activation_tet;
+  std::vector<int> activation_actuator;
   // SDF geoms and concave meshes (custom text alsim:sdf:GEOM and alsim:concave:GEOM,
   // docs/engine.md). geom_sdf: the geom's index into the sdf_* arrays, -1 for other geoms.
   // geom_concave: a mesh geom that collides by its triangles (mesh_face), not its convex hull.
@@ -394,6 +401,7 @@ struct Model {
   std::vector<int> actuator_tendon;       // kTendon: the fixed tendon driven; -1 otherwise
   std::vector<int> actuator_crank_site;   // kSliderCrank: site the rod pulls; -1 otherwise
   std::vector<int> actuator_slider_site;  // kSliderCrank: rod end, sliding along the site's z axis
+  std::vector<int> actuator_activation;   // kActivation: its index in activation_*; -1 otherwise
   std::vector<double> actuator_crank_length;  // kSliderCrank: rod length, m
   std::vector<double> actuator_gear;
   std::vector<double> actuator_gain;

@@ -623,6 +623,7 @@ void ConvertActuators(const mjModel* m, Model& model) {
     model.actuator_tendon.push_back(tendon ? m->actuator_trnid[2 * i] : -1);
     model.actuator_crank_site.push_back(slider_crank ? m->actuator_trnid[2 * i] : -1);
     model.actuator_slider_site.push_back(slider_crank ? m->actuator_trnid[2 * i + 1] : -1);
+    model.actuator_activation.push_back(-1);
     model.actuator_crank_length.push_back(slider_crank ? m->actuator_cranklength[i] : 0.0);
     model.actuator_gear.push_back(m->actuator_gear[6 * i]);
     model.actuator_gain.push_back(m->actuator_gainprm[i * mjNGAIN]);
@@ -663,6 +664,7 @@ int ActuatorSubsystem(const Model& model, int a) {
       return subsystem;
     }
     case ActuatorTransmission::kSliderCrank:
+    case ActuatorTransmission::kActivation:
       return -1;
   }
   return -1;
@@ -1261,6 +1263,48 @@ DeformableFileLookup DiskLookup(const std::string& directory,
   };
 }
 
+// Each activation becomes an actuator after MuJoCo's (ActuatorTransmission::kActivation): an
+// action column with its name and range, no force, no subsystem. Keyframes' controls are
+// re-strided to the new nu with the activations at 0 clamped into their ranges.
+void AddActivationActuators(Model& model) {
+  const int activations = static_cast<int>(model.activation_name.size());
+  if (activations == 0) return;
+  const int old_nu = model.nu;
+  model.activation_actuator.clear();
+  for (int k = 0; k < activations; ++k) {
+    model.activation_actuator.push_back(model.nu++);
+    model.actuator_name.push_back(model.activation_name[k]);
+    model.actuator_transmission.push_back(ActuatorTransmission::kActivation);
+    model.actuator_jnt.push_back(-1);
+    model.actuator_tendon.push_back(-1);
+    model.actuator_crank_site.push_back(-1);
+    model.actuator_slider_site.push_back(-1);
+    model.actuator_activation.push_back(k);
+    model.actuator_crank_length.push_back(0);
+    model.actuator_gear.push_back(1);
+    model.actuator_gain.push_back(0);
+    model.actuator_bias0.push_back(0);
+    model.actuator_bias1.push_back(0);
+    model.actuator_bias2.push_back(0);
+    model.actuator_servo_shaped.push_back(false);
+    model.actuator_ctrl_limited.push_back(true);
+    model.actuator_ctrl_lower.push_back(model.activation_range[k][0]);
+    model.actuator_ctrl_upper.push_back(model.activation_range[k][1]);
+    model.actuator_force_limited.push_back(false);
+    model.actuator_force_lower.push_back(0);
+    model.actuator_force_upper.push_back(0);
+  }
+  std::vector<double> key_ctrl(static_cast<std::size_t>(model.nkey) * model.nu);
+  for (int key = 0; key < model.nkey; ++key) {
+    for (int a = 0; a < model.nu; ++a) {
+      key_ctrl[static_cast<std::size_t>(key) * model.nu + a] =
+          a < old_nu ? model.key_ctrl[static_cast<std::size_t>(key) * old_nu + a]
+                     : std::clamp(0.0, model.actuator_ctrl_lower[a], model.actuator_ctrl_upper[a]);
+    }
+  }
+  model.key_ctrl = std::move(key_ctrl);
+}
+
 // The Model's deformable arrays from the parsed specs (model.h): lumped masses, rest volumes and
 // Dm^-1, outward surface triangles, attachments resolved to bodies at qpos0, activations.
 std::string ConvertDeformables(const mjModel* m, const std::vector<DeformableSpec>& specs,
@@ -1362,6 +1406,7 @@ std::string ConvertDeformables(const mjModel* m, const std::vector<DeformableSpe
       for (const int t : activation.tets) model.activation_tet.push_back(tet_adr + t);
     }
   }
+  AddActivationActuators(model);
   return "";
 }
 

@@ -205,6 +205,7 @@ bool StepGradients::AnalyticPartials(const Model& m, const StepOptions& options,
       fn(m.jnt_dof_adr[m.actuator_jnt[a]], 1.0);
       return;
     }
+    if (m.actuator_transmission[a] == ActuatorTransmission::kActivation) return;  // no force
     const int t = m.actuator_tendon[a];
     for (int k = m.tendon_wrap_adr[t]; k < m.tendon_wrap_adr[t] + m.tendon_wrap_num[t]; ++k) {
       fn(m.wrap_dof[k], m.wrap_coef[k]);

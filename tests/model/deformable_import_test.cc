@@ -98,6 +98,44 @@ TEST(DeformableImportTest, PinsAndAttachmentsResolveToBodiesAtQpos0) {
   EXPECT_EQ(m.activation_name[0], "squeeze");
   EXPECT_EQ(m.activation_range[0][1], 2);
   EXPECT_EQ(m.activation_tet_num[0], 1);
+  // The activation is the scene's action column after MuJoCo's actuators (here none): a named
+  // actuator with its range and no force.
+  ASSERT_EQ(m.nu, 1);
+  EXPECT_EQ(m.activation_actuator[0], 0);
+  EXPECT_EQ(m.actuator_name[0], "squeeze");
+  EXPECT_EQ(m.actuator_transmission[0], ActuatorTransmission::kActivation);
+  EXPECT_EQ(m.actuator_activation[0], 0);
+  EXPECT_TRUE(m.actuator_ctrl_limited[0]);
+  EXPECT_EQ(m.actuator_ctrl_lower[0], 0);
+  EXPECT_EQ(m.actuator_ctrl_upper[0], 2);
+}
+
+// Activations follow MuJoCo's actuators in the action and keyframes keep their controls, the
+// activations' at 0 clamped into range.
+TEST(DeformableImportTest, ActivationsAreActionColumnsAfterTheActuators) {
+  const std::string scene =
+      "<mujoco><custom><text name='alsim:deformables' data='soft.xml'/></custom><worldbody>"
+      "<body><joint name='j' type='slide'/><geom type='sphere' size='.1'/></body></worldbody>"
+      "<actuator><motor name='push' joint='j' ctrlrange='-1 1' ctrllimited='true'/></actuator>"
+      "<keyframe><key name='k' ctrl='0.5'/></keyframe></mujoco>";
+  const ModelImport imported = ImportWith(
+      "<deformables><deformable name='d' young='1e5' density='1000'>"
+      "<tetmesh vertices='0 0 1 1 0 1 0 1 1 0 0 2' tets='0 1 2 3'/>"
+      "<activation name='grow' tets='0' range='0.25 1'/></deformable></deformables>",
+      scene);
+  ASSERT_TRUE(imported) << imported.error;
+  const Model& m = *imported.model;
+  ASSERT_EQ(m.nu, 2);
+  EXPECT_EQ(m.actuator_name[0], "push");
+  EXPECT_EQ(m.actuator_transmission[0], ActuatorTransmission::kJoint);
+  EXPECT_EQ(m.actuator_activation[0], -1);
+  EXPECT_EQ(m.actuator_name[1], "grow");
+  EXPECT_EQ(m.actuator_transmission[1], ActuatorTransmission::kActivation);
+  EXPECT_EQ(m.actuator_ctrl_lower[1], 0.25);
+  ASSERT_EQ(m.key_ctrl.size(), 2u);
+  EXPECT_EQ(m.key_ctrl[0], 0.5);
+  EXPECT_EQ(m.key_ctrl[1], 0.25);
+  EXPECT_TRUE(m.actuators_in_trees);  // an activation drives no tree
 }
 
 TEST(DeformableImportTest, ErrorsNameTheSceneOrTheCompanionFile) {

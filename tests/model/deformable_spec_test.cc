@@ -67,7 +67,7 @@ TEST(DeformableSpecTest, ReadsAnInlineMeshWithPinsAttachmentsAndActivations) {
                   "rgba='0.1 0.2 0.3 1'>"
                   "<tetmesh vertices='0 0 0  1 0 0  0 1 0  0 0 1  1 1 1' tets='0 1 2 3  1 2 3 4'/>"
                   "<pin vertices='0'/><attach body='palm' vertices='1 2'/>"
-                  "<activation name='curl' tets='1' range='-1 2'/>"
+                  "<activation name='curl' tets='1' range='-0.5 2'/>"
                   "</deformable></deformables>",
                   &specs),
             "");
@@ -83,7 +83,7 @@ TEST(DeformableSpecTest, ReadsAnInlineMeshWithPinsAttachmentsAndActivations) {
   ASSERT_EQ(s.activations.size(), 1u);
   EXPECT_EQ(s.activations[0].name, "curl");
   EXPECT_EQ(s.activations[0].tets, std::vector<int>{1});
-  EXPECT_EQ(s.activations[0].lower, -1);
+  EXPECT_EQ(s.activations[0].lower, -0.5);
   EXPECT_EQ(s.activations[0].upper, 2);
 }
 
@@ -128,6 +128,13 @@ TEST(DeformableSpecTest, RefusesBadInputNamingTheFileAndLine) {
        "soft.xml:3: deformable 'd': vertex 0 is pinned or attached twice"},
       {head + ">" + mesh + "\n<activation name='a' tets='1'/></deformable></deformables>",
        "soft.xml:3: deformable 'd' activation tets: tet 1 is out of range"},
+      {head + ">" + mesh +
+           "\n<activation name='a' tets='0' range='-1 1'/></deformable></deformables>",
+       "soft.xml:3: deformable 'd': an activation's lower bound must be above -1"},
+      {head + ">" + mesh +
+           "\n<activation name='a' tets='0'/>\n<activation name='b' tets='0'/>"
+           "</deformable></deformables>",
+       "soft.xml:4: deformable 'd': tet 0 is in two activations"},
       {head + ">" + mesh + "\n<spring/></deformable></deformables>",
        "soft.xml:3: unknown element <spring>"},
       {head + "node='none.node' ele='tet.ele'/></deformables>", "no file 'none.node'"},

@@ -37,10 +37,10 @@ std::string Num(double x) {
 
 // A scene whose custom text names the companion file soft.xml.
 std::shared_ptr<const Model> Import(const std::string& bodies, const std::string& companion,
-                                    double h) {
+                                    double h, const std::string& option = "") {
   const std::string scene =
-      "<mujoco><option timestep='" + Num(h) +
-      "'/><custom><text name='alsim:deformables' data='soft.xml'/></custom><worldbody>" + bodies +
+      "<mujoco><option timestep='" + Num(h) + "' " + option +
+      "/><custom><text name='alsim:deformables' data='soft.xml'/></custom><worldbody>" + bodies +
       "</worldbody></mujoco>";
   const ModelImport imported = ImportModelFromString(scene, {{"soft.xml", companion}}, "s.xml");
   EXPECT_TRUE(imported) << imported.error;
@@ -280,6 +280,100 @@ std::uint64_t HashAfterSteps(const Model& model, int threads) {
     for (int n = 0; n < 100; ++n) EXPECT_EQ(Step(model, d, options), StepStatus::kOk);
   });
   return StateHash(model, d);
+}
+
+// Activations (Model's activation comment): a control a grows its tets' rest shape by 1 + a. A
+// free cube (2 x 2 x 2 cells of 0.05 m, no gravity) with every tet activated at a = 0.1 settles
+// at its rest shape scaled by 1.1 about its centroid: every tet edge 1.1 times its rest length
+// (1e-6), the centroid where it was (no external force), for the linear and corotated materials
+// (both stress-free there: no rotation). The activation is the scene's action column "grow".
+TEST(NsnDeformableTest, AnActivatedCubeGrowsToItsScaledRestShape) {
+  const testing::KuhnGrid grid = testing::MakeKuhnGrid(2, 2, 2, 0.05, 0.05, 0.05);
+  std::string tets;
+  for (size_t e = 0; e < grid.tets.size(); ++e) tets += std::to_string(e) + " ";
+  for (const char* material : {"linear", "corotated"}) {
+    const auto model =
+        Import("",
+               "<deformables>" +
+                   Deformable("cube", grid,
+                              std::string("material='") + material +
+                                  "' young='1e5' poisson='0.3' density='1000' pos='0 0 1'",
+                              "<activation name='grow' tets='" + tets + "' range='-0.5 0.5'/>") +
+                   "</deformables>",
+               0.01, "gravity='0 0 0'");
+    ASSERT_NE(model, nullptr);
+    ASSERT_EQ(model->nu, 1);
+    EXPECT_EQ(model->actuator_name[0], "grow");
+    Data d(*model);
+    const auto centroid = [&] {
+      Vec3 c = Vec3::Zero();
+      for (int v = 0; v < model->nvert; ++v) c += d.vert_xpos[v] / model->nvert;
+      return c;
+    };
+    const Vec3 start = centroid();
+    d.ctrl[0] = 0.1;
+    for (int n = 0; n < 300; ++n) ASSERT_EQ(Step(*model, d, TightNsn()), StepStatus::kOk) << n;
+    double worst = 0;
+    for (const auto& t : model->tet_vert) {
+      for (int a = 0; a < 4; ++a) {
+        for (int b = a + 1; b < 4; ++b) {
+          const double rest = (model->vert_pos0[t[a]] - model->vert_pos0[t[b]]).norm();
+          const double now = (d.vert_xpos[t[a]] - d.vert_xpos[t[b]]).norm();
+          worst = std::max(worst, std::abs(now / rest - 1.1));
+        }
+      }
+    }
+    EXPECT_LT(worst, 1e-6) << material;
+    EXPECT_LT((centroid() - start).norm(), 1e-12) << material;
+    EXPECT_EQ(Figure(d, "unconverged_islands"), 0) << material;
+    // Back to a = 0: the rest shape again; a control below its range is clamped to it.
+    d.ctrl[0] = -3;
+    for (int n = 0; n < 300; ++n) ASSERT_EQ(Step(*model, d, TightNsn()), StepStatus::kOk) << n;
+    const double rest = (model->vert_pos0[0] - model->vert_pos0[1]).norm();
+    EXPECT_NEAR((d.vert_xpos[0] - d.vert_xpos[1]).norm() / rest, 0.5, 1e-6) << material;
+  }
+}
+
+// The paper's PneuNet mechanism (Sec 10.1.4): activating one layer of a bilayer bar (8 x 1 x 2
+// cells of 0.05 m, corotated, nu = 0, free, no gravity) lengthens it and the bar curls away from
+// the activated side: its ends fall below its middle (Timoshenko's bimetal strip), more at a
+// larger activation; the unactivated bar stays straight.
+TEST(NsnDeformableTest, ActivatingOneLayerOfABarBendsItAwayFromThatLayer) {
+  const testing::KuhnGrid grid = testing::MakeKuhnGrid(8, 1, 2, 0.05, 0.05, 0.05);
+  const int per_layer = 6 * 8 * 1;
+  std::string top;
+  for (int e = per_layer; e < 2 * per_layer; ++e) top += std::to_string(e) + " ";
+  const auto model =
+      Import("",
+             "<deformables>" +
+                 Deformable("bar", grid, "young='1e5' poisson='0' density='1000' pos='0 0 1'",
+                            "<activation name='inflate' tets='" + top + "' range='0 0.2'/>") +
+                 "</deformables>",
+             0.01, "gravity='0 0 0'");
+  ASSERT_NE(model, nullptr);
+  // The mid-plane's sag: the middle column's mean z minus the two end columns' mean z.
+  const auto sag = [&](const Data& d) {
+    double middle = 0, ends = 0;
+    for (int z = 0; z <= 2; ++z) {
+      for (int y = 0; y <= 1; ++y) {
+        middle += d.vert_xpos[grid.Id(4, y, z)].z() / 6;
+        ends += (d.vert_xpos[grid.Id(0, y, z)].z() + d.vert_xpos[grid.Id(8, y, z)].z()) / 12;
+      }
+    }
+    return middle - ends;
+  };
+  double previous = 0;
+  for (const double a : {0.0, 0.05, 0.1}) {
+    Data d(*model);
+    d.ctrl[0] = a;
+    for (int n = 0; n < 200; ++n) ASSERT_EQ(Step(*model, d, TightNsn()), StepStatus::kOk) << n;
+    if (a == 0) {
+      EXPECT_LT(std::abs(sag(d)), 1e-12);
+    } else {
+      EXPECT_GT(sag(d), previous + 1e-3) << a;
+    }
+    previous = sag(d);
+  }
 }
 
 TEST(NsnDeformableTest, BitIdenticalForOneTwoAndEightThreads) {

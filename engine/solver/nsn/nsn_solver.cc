@@ -82,6 +82,7 @@ NsnSolver::NsnSolver(const Model& m) : IslandSolver(m), kinematics_(m) {
     for (int a = 0; a < 4; ++a) x.col(a) = m.vert_pos0[m.tet_vert[e][a]];
     MakeTetRest(x, &tet_rest_[e]);  // the importer refused degenerate and inverted tets
   }
+  tet_rest0_ = tet_rest_;
   for (int k = 0; k < m.ndeform; ++k) {
     deform_linear_.push_back(
         LinearMaterialFromYoungPoisson(m.deform_young[k], m.deform_poisson[k]));
@@ -101,6 +102,19 @@ void NsnSolver::Prepare(const Model& m, Data& d, const SolverOptions& /*options*
   trial.blocks = d.constraints.blocks;
   anchor1_.resize(d.constraints.constraints.size());
   anchor2_.resize(d.constraints.constraints.size());
+  // Activations: the rest shape Dm of each activated tet grown by s = 1 + a (Model's activation
+  // comment), so Dm^-1 and the shape gradients scale by 1 / s and V_e by s^3.
+  for (size_t k = 0; k < m.activation_actuator.size(); ++k) {
+    const int a = m.activation_actuator[k];
+    const double s = 1 + std::clamp(d.ctrl[a], m.actuator_ctrl_lower[a], m.actuator_ctrl_upper[a]);
+    for (int x = m.activation_tet_adr[k]; x < m.activation_tet_adr[k] + m.activation_tet_num[k];
+         ++x) {
+      const int e = m.activation_tet[x];
+      tet_rest_[e].dm_inverse = tet_rest0_[e].dm_inverse / s;
+      tet_rest_[e].shape_gradients = tet_rest0_[e].shape_gradients / s;
+      tet_rest_[e].volume = tet_rest0_[e].volume * s * s * s;
+    }
+  }
 
   // The systems: with no deformable, each island; otherwise the islands no deformable touches,
   // then one group per set of deformables, islands and free trees joined by vertex contacts and

@@ -194,7 +194,8 @@ class NsnSolver final : public IslandSolver {
   std::vector<Vec3> anchor1_, anchor2_;  // per constraint: a contact's points in body frames
   std::vector<int> local_vertex_;        // nvert: the vertex's index among its system's vertices
   // Deformables: each tet's rest data and each deformable's materials (from the model).
-  std::vector<TetRest> tet_rest_;
+  std::vector<TetRest> tet_rest_;   // this step's: activated tets' rest shapes grown
+  std::vector<TetRest> tet_rest0_;  // the model's
   std::vector<LinearMaterial> deform_linear_;
   std::vector<NeoHookeanMaterial> deform_neo_hookean_;
   std::vector<int> contact_adr_;   // per deformable: its first vertex contact (ndeform + 1)
