@@ -20,13 +20,18 @@
 //           Newton iteration and 30 Newton iterations, per linear solver, the residuals at every
 //           Newton iterate (NsnSolver::history): the arch's first step, the geometric stack's
 //           first step, and the table pile's step 150 (reached with the default PCR budget).
+//   fig11   Fig. 11: one linear sub-problem (the first Newton iteration's Schur system of a
+//           settled step: the geometric stack and the arch after 10 steps, the table pile after
+//           150, its largest island) under each linear solver after k = 1..60 iterations, each k
+//           its own run of the step (newton_iterations 1), with a check that the k-run is the
+//           k-th iterate of a longer Krylov solve (Fig11's comment).
 // Each writes a CSV into DIR (default /tmp/nsn_out; bench/plot_nsn.py plots them) and prints a
-// Markdown table. No argument runs all three.
+// Markdown table. No argument runs them all.
 //
 // Humanoid100 is edited in memory: its geoms' condim 4 (a cylinder's torsional friction) becomes
 // 3, which nsn requires (SolverRefusesModel), and its step becomes the paper's 0.0083 s.
 //
-// Usage: build/bin/nsn_experiments [table2|heavy|fig18|all] [DIR] [STEP_SCALE]
+// Usage: build/bin/nsn_experiments [table2|heavy|fig18|fig11|all] [DIR] [STEP_SCALE]
 //        (STEP_SCALE multiplies every run's step count, default 1);
 //        /usr/bin/python3 bench/plot_nsn.py DIR docs/img/nsn
 #include <algorithm>
@@ -41,6 +46,7 @@
 #include "client/cli/random_actions.h"
 #include "engine/core/parallel.h"
 #include "engine/model/model_import.h"
+#include "engine/sim/state_snapshot.h"
 #include "engine/sim/step.h"
 #include "engine/solver/nsn/nsn_solver.h"
 #include "engine/solver/solver.h"
@@ -391,6 +397,132 @@ bool Fig18() {
   return true;
 }
 
+// Fig. 11: one linear sub-problem (the Schur system (59) of the first Newton iteration of a
+// scene's first step, its largest island) solved by each linear solver with k = 1 .. kMax
+// iterations: the step is re-run with newton_iterations = 1 and linear_iterations = k (no
+// tolerances), and the first iterate's linear_residual (NsnSolver::history: the preconditioned
+// residual ||r_k||_{P^-1} over ||b||_{P^-1}, the norm all four solvers report) is the k-th point
+// of the curve. The system does not depend on k (it is assembled before the solve), and the
+// solvers' iterations do not depend on their budget, so the k-run's residual is the k-th iterate
+// of one long solve. Checked, per solver and k: the same step with linear_iterations = kMax and
+// linear_tolerance = (the k-run's residual) (1 + 1e-9) stops at the first iterate at or under it;
+// where that is iterate k (always for PCR, whose residual is monotone, unless it stagnates), its
+// velocities must equal the k-run's bit for bit (the `check` column: 1 equal, 0 differ, -1 it
+// stopped at another iterate, which PCG's non-monotone residual allows).
+bool Fig11() {
+  struct Case {
+    const char* name;
+    std::string path;
+    int before;  // steps taken first with the Table 2 budget (4 x 20)
+  };
+  // Not the very first step: from lambda = 0 at gap 0 (the scenes start exactly touching) FB's
+  // alpha(0, 0) = 0 zeroes every contact row of the first Newton iteration, so its system is
+  // diagonal (b = 0 on the stack). After a few steps the resting contacts penetrate slightly and
+  // the first iteration's rows are the full coupled system.
+  const Case cases[] = {
+      {"heavy_stack_geometric", Scene("nsn_heavy_stack_geometric.xml"), 10},
+      {"arch", Scene("nsn_arch.xml"), 10},
+      {"table_pile", Scene("nsn_table_pile.xml"), 150},
+  };
+  constexpr int kMax = 60;
+  std::FILE* csv =
+      OpenCsv("fig11.csv", "scene,solver,rows,iterations,linear_residual,stop_iterations,check");
+  std::printf(
+      "| scene | solver | relative residual at 5, 10, 20, 40, 60 iterations | "
+      "k-runs = tolerance-stopped runs |\n|---|---|---|---|\n");
+  for (const Case& c : cases) {
+    const std::shared_ptr<const Model> model = Load(c.path);
+    const Model& m = *model;
+    std::string settled;
+    {
+      Data d(m);
+      alsim::RunWithThreads(1, [&] {
+        for (int k = 0; k < c.before; ++k) alsim::Step(m, d, Options(4, 20));
+      });
+      settled = alsim::SaveStateSnapshot(m, d);
+    }
+    // One step from the settled state; returns the largest island's first linear solve and the
+    // velocities after the step.
+    struct Solve {
+      int rows = 0, iterations = 0;
+      double residual = 0;
+      std::vector<double> qvel;
+    };
+    auto solve = [&](const alsim::StepOptions& options) {
+      Solve s;
+      Data d(m);
+      alsim::StepStatus status = alsim::StepStatus::kOk;
+      alsim::RunWithThreads(1, [&] {
+        alsim::RestoreStateSnapshot(m, settled, d, nullptr);
+        alsim::EnsureSolver(m, d, alsim::SolverType::kNsn);
+        static_cast<NsnSolver*>(d.solver.get())->set_record_history(true);
+        status = alsim::Step(m, d, options);
+      });
+      if (status != alsim::StepStatus::kOk || d.islands.num == 0) {  // diverged (Jacobi)
+        s.residual = INFINITY;
+        s.qvel = d.qvel;
+        return s;
+      }
+      int island = 0, most = -1;
+      for (int k = 0; k < d.islands.num; ++k) {
+        const int count = d.islands.constraint_adr[k + 1] - d.islands.constraint_adr[k];
+        if (count > most) most = count, island = k;
+      }
+      for (int i = d.islands.constraint_adr[island]; i < d.islands.constraint_adr[island + 1];
+           ++i) {
+        s.rows += d.constraints.constraints[d.islands.constraints[i]].dim;
+      }
+      const auto& history = static_cast<const NsnSolver*>(d.solver.get())->history(island);
+      if (!history.empty()) {
+        s.iterations = history[0].linear_iterations;
+        s.residual = history[0].linear_residual;
+      }
+      // The island's velocities only: with a tolerance the other islands stop elsewhere.
+      for (int j = d.islands.subsystem_adr[island]; j < d.islands.subsystem_adr[island + 1]; ++j) {
+        const int tree = d.islands.subsystems[j];
+        for (int i = 0; i < m.subsystem_dof_num[tree]; ++i) {
+          s.qvel.push_back(d.qvel[m.subsystem_dof_adr[tree] + i]);
+        }
+      }
+      return s;
+    };
+    for (const NsnLinearSolver solver : kSolvers) {
+      std::vector<double> curve;
+      int equal = 0, differ = 0, elsewhere = 0, rows = 0;
+      const bool krylov = solver == NsnLinearSolver::kConjugateResidual ||
+                          solver == NsnLinearSolver::kConjugateGradient;
+      for (int k = 1; k <= kMax; ++k) {
+        const Solve run = solve(Options(1, k, solver));
+        int check = -2, stop_iterations = -1;  // -2: not checked (Jacobi, Gauss-Seidel)
+        if (krylov) {
+          alsim::StepOptions stop = Options(1, kMax, solver);
+          stop.solver.nsn.linear_tolerance = run.residual * (1 + 1e-9);
+          const Solve stopped = solve(stop);
+          stop_iterations = stopped.iterations;
+          check = stopped.iterations != run.iterations ? -1 : stopped.qvel == run.qvel ? 1 : 0;
+          (check == 1 ? equal : check == 0 ? differ : elsewhere) += 1;
+        }
+        rows = run.rows;
+        curve.push_back(run.residual);
+        std::fprintf(csv, "%s,%s,%d,%d,%.9g,%d,%d\n", c.name, alsim::NsnLinearSolverName(solver),
+                     run.rows, run.iterations, run.residual, stop_iterations, check);
+      }
+      auto at = [&](int k) { return k <= static_cast<int>(curve.size()) ? curve[k - 1] : NAN; };
+      char checked[96] = "";
+      if (krylov) {
+        std::snprintf(checked, sizeof(checked), "%d equal, %d differ, %d stopped elsewhere", equal,
+                      differ, elsewhere);
+      }
+      std::printf("| %s (%d rows) | %s | %.3g, %.3g, %.3g, %.3g, %.3g | %s |\n", c.name, rows,
+                  alsim::NsnLinearSolverName(solver), at(5), at(10), at(20), at(40), at(60),
+                  checked);
+      std::fflush(stdout);
+    }
+  }
+  std::fclose(csv);
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -402,5 +534,6 @@ int main(int argc, char** argv) {
   if (which == "table2" || which == "all") ok = Table2() && ok;
   if (which == "heavy" || which == "all") ok = Heavy() && ok;
   if (which == "fig18" || which == "all") ok = Fig18() && ok;
+  if (which == "fig11" || which == "all") ok = Fig11() && ok;
   return ok ? 0 : 1;
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Plots bench/nsn_experiments' CSVs: Figs. 17 and 18 of the non-smooth Newton paper (Macklin et
+"""Plots bench/nsn_experiments' CSVs: Figs. 11, 17 and 18 of the non-smooth Newton paper (Macklin et
 al. 2019, seed 002; digest seed-002-nsn.md 9.3, tests 10 and 14).
 
 fig17.png: the heavy stack (a box of M kg on two 1 kg boxes, heavy_stack.csv): the largest
@@ -13,8 +13,14 @@ residual (top) and the momentum residual |g|_inf (bottom) at every Newton iterat
 linear solver. Non-finite and huge values are clipped to 1e12 (the undamped Jacobi iteration
 diverges).
 
+fig11.png: one linear sub-problem per scene (fig11.csv): the first Newton iteration's Schur system
+(59) of a settled step, the relative preconditioned residual ||r_k||_{P^-1} / ||b||_{P^-1} after
+k iterations of each linear solver, k = 1 .. 60 (each k a separate run of the step; residuals
+clipped to [1e-17, 1e12]).
+
 Usage: /usr/bin/python3 bench/plot_nsn.py DIR OUTDIR
-(DIR holds heavy_stack.csv and fig18.csv; matplotlib from Debian's python3-matplotlib.)
+(plots each figure whose CSV DIR holds: heavy_stack.csv, fig18.csv, fig11.csv; matplotlib from
+Debian's python3-matplotlib.)
 """
 
 import csv
@@ -101,13 +107,45 @@ def fig18(rows, path):
     fig.savefig(path, dpi=90)
 
 
+def fig11(rows, path):
+    scenes = []
+    for r in rows:
+        if r["scene"] not in scenes:
+            scenes.append(r["scene"])
+    fig, axes = plt.subplots(1, len(scenes), figsize=(5 * len(scenes), 4.5), squeeze=False)
+    for j, scene in enumerate(scenes):
+        ax = axes[0][j]
+        size = ""
+        for solver, color, marker, style, msize in SOLVERS:
+            subset = [r for r in rows if r["scene"] == scene and r["solver"] == solver]
+            subset.sort(key=lambda r: int(r["iterations"]))
+            if not subset:
+                continue
+            size = subset[0]["rows"]
+            ax.plot([int(r["iterations"]) for r in subset],
+                    [clip(r["linear_residual"], 1e-17, 1e12) for r in subset], color=color,
+                    marker=marker, linestyle=style, markersize=msize / 2, label=solver)
+        ax.set_yscale("log")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.set_xlabel("linear iterations k")
+        ax.set_ylabel("||r_k||_{P^-1} / ||b||_{P^-1}")
+        ax.set_title("%s (%s rows)" % (scene.replace("_", " "), size))
+    axes[0][0].legend()
+    fig.suptitle("One linear sub-problem (Fig. 11): the first Newton iteration's Schur system, "
+                 "Jacobi preconditioner")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+
+
 def main():
     src, out = sys.argv[1], sys.argv[2]
     os.makedirs(out, exist_ok=True)
-    fig17(list(csv.DictReader(open(os.path.join(src, "heavy_stack.csv")))),
-          os.path.join(out, "fig17.png"))
-    fig18(list(csv.DictReader(open(os.path.join(src, "fig18.csv")))),
-          os.path.join(out, "fig18.png"))
+    # Each figure whose CSV is in DIR (the subcommands run separately).
+    for name, plot in (("heavy_stack.csv", fig17), ("fig18.csv", fig18), ("fig11.csv", fig11)):
+        source = os.path.join(src, name)
+        if os.path.exists(source):
+            png = {"heavy_stack.csv": "fig17.png"}.get(name, name.replace(".csv", ".png"))
+            plot(list(csv.DictReader(open(source))), os.path.join(out, png))
 
 
 if __name__ == "__main__":
