@@ -9,7 +9,11 @@
 //           the wall time per step at 1 and at 2 threads (RunWithThreads: the same trajectory,
 //           the solver is deterministic across thread counts), with the solver's own assembly
 //           and linear seconds (summed over islands: CPU time, not wall). Each also with the
-//           paper's friction compliance (friction_memory = 0), and the arch converged.
+//           paper's friction compliance (friction_memory = 0), and the arch converged. And the
+//           Fetch Beam row on our beam (scenes/nsn_beam.xml: 16 links of 0.003 kg on hinges of
+//           250 N m/rad pushed into a slot by a clamp on a driven slide, BeamControl; 6 x 50,
+//           132 steps, integrator implicit-euler for the hinges' springs). NSN_ONLY=PREFIX in
+//           the environment runs only the rows whose name starts with PREFIX.
 //   heavy   Fig. 17 / test 10: the heavy stacks (nsn_heavy_stack_<M>.xml, M = 8..32768, and the
 //           paper's geometric stack) under every linear solver {pcr, pcg, jacobi, gauss-seidel}
 //           and complementarity scaling {effective-mass, h2, identity}, at 4 x 20 and at 4 x 200:
@@ -108,6 +112,27 @@ void RandomControls(const Model& m, long long step, Data& d) {
   }
 }
 
+// The beam's clamp (scenes/nsn_beam.xml, generate_nsn_scenes.py): its servo target goes down at
+// kBeamSpeed until it has moved kBeamTravel, then holds; step k's target is the one at its end.
+constexpr double kBeamSpeed = 0.2;    // m/s, generate_nsn_scenes.py's BEAM_SPEED
+constexpr double kBeamTravel = 0.17;  // m, its BEAM_TRAVEL
+void BeamControl(const Model& m, long long step, Data& d) {
+  d.ctrl[0] = -std::min(kBeamSpeed * m.timestep * static_cast<double>(step + 1), kBeamTravel);
+}
+
+enum class Controls { kNone, kRandom, kBeam };
+
+void ApplyControls(Controls controls, const Model& m, long long step, Data& d) {
+  if (controls == Controls::kRandom) RandomControls(m, step, d);
+  if (controls == Controls::kBeam) BeamControl(m, step, d);
+}
+
+// The step options of a scene: the beam's hinge springs need the implicit integrator.
+alsim::StepOptions ForScene(alsim::StepOptions options, Controls controls) {
+  if (controls == Controls::kBeam) options.solver.integrator = alsim::Integrator::kImplicitEuler;
+  return options;
+}
+
 const NsnStatistics& Statistics(const Data& d) {
   return static_cast<const NsnSolver*>(d.solver.get())->statistics();
 }
@@ -160,7 +185,7 @@ struct Run {
   double top_sink = 0;          // the last body's start height minus its end height, m
 };
 
-Run Simulate(const Model& m, const alsim::StepOptions& options, int steps, bool random_controls,
+Run Simulate(const Model& m, const alsim::StepOptions& options, int steps, Controls controls,
              int threads) {
   Run run;
   Data d(m);
@@ -168,7 +193,7 @@ Run Simulate(const Model& m, const alsim::StepOptions& options, int steps, bool 
     std::vector<alsim::Vec3> origin(d.xpos.size());
     long long newton = 0, linear = 0, islands = 0;
     for (int k = 0; k < steps; ++k) {
-      if (random_controls) RandomControls(m, k, d);
+      ApplyControls(controls, m, k, d);
       const Clock::time_point t0 = Clock::now();
       const alsim::StepStatus status = alsim::Step(m, d, options);
       const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -229,6 +254,7 @@ bool Table2() {
     bool humanoid;
     int newton, linear, steps;
     double memory;
+    Controls controls;
   };
   // Steps: the arch 2 s (the paper's claim: it stands without drift), the pile 2.5 s (dropped
   // from up to 3 m, it lands and settles), the humanoid and its 100 objects 2 s of random
@@ -236,13 +262,17 @@ bool Table2() {
   // reference for the arch. memory: NsnParameters::friction_memory, -1 for nsn's default (0.5,
   // [OURS]); 0 is the paper's W from the current iterate alone.
   const Case cases[] = {
-      {"arch", Scene("nsn_arch.xml"), false, 6, 20, 240, -1},
-      {"arch_paper_w", Scene("nsn_arch.xml"), false, 6, 20, 240, 0},
-      {"arch_converged", Scene("nsn_arch.xml"), false, 0, 0, 240, -1},
-      {"table_pile", Scene("nsn_table_pile.xml"), false, 4, 20, 300, -1},
-      {"table_pile_paper_w", Scene("nsn_table_pile.xml"), false, 4, 20, 300, 0},
-      {"humanoid_run", kHumanoid, true, 4, 10, 240, -1},
-      {"humanoid_run_paper_w", kHumanoid, true, 4, 10, 240, 0},
+      {"arch", Scene("nsn_arch.xml"), false, 6, 20, 240, -1, Controls::kNone},
+      {"arch_paper_w", Scene("nsn_arch.xml"), false, 6, 20, 240, 0, Controls::kNone},
+      {"arch_converged", Scene("nsn_arch.xml"), false, 0, 0, 240, -1, Controls::kNone},
+      {"table_pile", Scene("nsn_table_pile.xml"), false, 4, 20, 300, -1, Controls::kNone},
+      {"table_pile_paper_w", Scene("nsn_table_pile.xml"), false, 4, 20, 300, 0, Controls::kNone},
+      {"humanoid_run", kHumanoid, true, 4, 10, 240, -1, Controls::kRandom},
+      {"humanoid_run_paper_w", kHumanoid, true, 4, 10, 240, 0, Controls::kRandom},
+      // The beam: 132 steps, the paper's Fig. 16 run (the insertion, the tip on the floor).
+      {"beam", Scene("nsn_beam.xml"), false, 6, 50, 132, -1, Controls::kBeam},
+      {"beam_paper_w", Scene("nsn_beam.xml"), false, 6, 50, 132, 0, Controls::kBeam},
+      {"beam_converged", Scene("nsn_beam.xml"), false, 0, 0, 132, -1, Controls::kBeam},
   };
   std::FILE* csv =
       OpenCsv("table2.csv",
@@ -258,15 +288,17 @@ bool Table2() {
       "| max displacement m | ms/step 1 thread | ms/step 2 threads | assembly ms (std) | linear "
       "ms (std) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   bool ok = true;
+  const char* only = std::getenv("NSN_ONLY");  // run only the rows whose name starts with it
   for (const Case& c : cases) {
+    if (only != nullptr && std::string(c.name).rfind(only, 0) != 0) continue;
     const std::shared_ptr<const Model> model = Load(c.path, c.humanoid);
     const Model& m = *model;
-    alsim::StepOptions options = Options(c.newton, c.linear);
+    alsim::StepOptions options = ForScene(Options(c.newton, c.linear), c.controls);
     if (c.newton == 0) options.solver.nsn = alsim::NsnParameters{};
     if (c.memory >= 0) options.solver.nsn.friction_memory = c.memory;
     const int steps = Steps(c.steps);
-    const Run one = Simulate(m, options, steps, c.humanoid, 1);
-    const Run two = Simulate(m, options, steps, c.humanoid, 2);
+    const Run one = Simulate(m, options, steps, c.controls, 1);
+    const Run two = Simulate(m, options, steps, c.controls, 2);
     ok = ok && one.ok && two.ok;
     std::fprintf(csv,
                  "%s,%d,%d,%d,%d,%d,%.6g,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,"
@@ -317,7 +349,8 @@ bool Heavy() {
       const std::shared_ptr<const Model> model = Load(Scene("nsn_heavy_stack_" + mass + ".xml"));
       for (const NsnLinearSolver solver : kSolvers) {
         for (const alsim::ComplementarityScaling scaling : scalings) {
-          const Run run = Simulate(*model, Options(4, linear, solver, scaling), steps, false, 1);
+          const Run run =
+              Simulate(*model, Options(4, linear, solver, scaling), steps, Controls::kNone, 1);
           std::fprintf(csv, "%s,%s,%s,4,%d,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%d\n", mass.c_str(),
                        alsim::NsnLinearSolverName(solver),
                        alsim::ComplementarityScalingName(scaling), linear, run.steps,

@@ -11,6 +11,10 @@ bench/nsn_experiments.cc:
                                  boxes, M = 8, 64, 512, 4096, 32768, mu 0.5
     nsn_heavy_stack_geometric.xml  the paper's own heavy stack (Sec 10.1.5): five boxes of 8, 64,
                                  512, 4096 and 32768 kg, the heaviest on top, mu 0.5
+    nsn_beam.xml                 Fetch Beam without the Fetch (Fig. 7, digest 9.2 item 2): a
+                                 flexible beam of 16 rigid links of 0.003 kg on hinges of bending
+                                 stiffness 250 N m/rad, held at its top by a clamp on a driven
+                                 slide and pushed down through a funnel into a narrow slot
 
 Run from anywhere:
 
@@ -23,6 +27,37 @@ generated files are committed; edit this script, not them.
 Common choices: SI units (m, kg, s), the paper's step h = 0.0083 s (Table 2: every scene), default
 gravity -9.81 m/s^2 along z, MuJoCo 2.2.2's compiler, condim 3 (the nsn solver refuses 4 and 6),
 margin 0, every body its own free joint.
+
+The beam scene (no Fetch robot exists here; every number below is ours unless the paper gives
+it): the paper gives the beam's 16 rigid links, 0.003 kg each, and the joints' bending stiffness
+250 N m (read as N m/rad); its contacts come from inserting the beam into a fixture. Ours:
+- Links: boxes BEAM_LINK_LENGTH long (0.4 m of beam), BEAM_THICKNESS thick in x (the bending
+  direction) and BEAM_WIDTH wide in y, each its own body on a hinge about y at its top end, with
+  stiffness BEAM_STIFFNESS (spring reference 0: straight) and no damping; link 0 hangs from the
+  clamp by the same kind of hinge (16 hinges, as the paper's 16 joints of the beam). Boxes rather
+  than capsules, so that a link lying against a wall touches it at up to four corners (redundant
+  contacts, as a flat beam's). Adjacent links do not collide (MuJoCo's parent filtering).
+- Clamp: a CLAMP_MASS body on a vertical slide joint from the world (it stands in for the robot's
+  gripper: it holds the beam's top fixed in x and y and moves it in z only), driven by a position
+  servo of stiffness CLAMP_KP (an implicit soft row in alsim). Its geom collides with nothing.
+  The drive is the bench's (bench/nsn_experiments.cc, BeamControl): the servo's target goes down
+  at BEAM_SPEED from 0 until it has moved BEAM_TRAVEL, then holds.
+- Fixture: a slot of width SLOT_GAP (the beam's thickness plus 2 mm of clearance each side)
+  between two static walls SLOT_DEPTH high standing on the floor (the slot's bottom), its
+  centre line SLOT_OFFSET to the side of the beam's axis, and above it a 45 deg funnel
+  FUNNEL_WIDTH wide on each side; each side (wall and funnel plate) is one convex mesh prism:
+  with a box plate on a box wall, the tip caught on the wall's top face inside the plate. The beam's tip starts TIP_CLEARANCE above
+  the funnel's top: it lands on the funnel's slope, is steered sideways into the slot (the beam
+  bends into an S between the clamp and the slot), slides down the slot in contact with its
+  walls, and reaches the floor at about BEAM_TRAVEL - BEAM_PUSH, after which the clamp presses it
+  onto the floor by up to BEAM_PUSH through the servo: the contacts carry up to CLAMP_KP
+  BEAM_PUSH (about 20 N) against links of 0.003 kg.
+- Friction BEAM_FRICTION on every geom (the paper gives none for this scene), condim 3.
+- The hinges' stiffness needs an implicit integrator: on links of 0.003 kg and 2.5 cm, 250 N m/rad
+  is far beyond an explicit spring's stable step at h = 0.0083 s, so the bench steps this scene
+  with alsim's integrator implicit-euler (A holds h^2 K; MJCF 2.2.2 cannot say so in the file).
+- Steps: the paper's Fig. 16 runs 132 steps (1.1 s); at BEAM_SPEED the tip lands on the funnel
+  after about 0.05 s, enters the slot at about 0.15 s and reaches the floor at about 0.8 s.
 
 The arch's blocks are convex mesh wedges (8 vertices each), not boxes: a curved arch needs joint
 faces that meet flat, and boxes along a curve touch only at an edge, which makes every joint a
@@ -89,6 +124,27 @@ STACK_FRICTION = 0.5
 LIGHT_MASS = 1.0  # kg
 LIGHT_BOXES = 2
 HEAVY_MASSES = (8, 64, 512, 4096, 32768)  # kg
+
+# Beam (Fig. 7; digest 9.2 item 2 and test 12): see the docstring.
+BEAM_LINKS = 16
+BEAM_LINK_MASS = 0.003  # kg, the paper's
+BEAM_STIFFNESS = 250.0  # N m/rad, the paper's
+BEAM_LINK_LENGTH = 0.025  # m
+BEAM_THICKNESS = 0.004  # m, along x
+BEAM_WIDTH = 0.02  # m, along y
+BEAM_FRICTION = 0.5
+CLAMP_MASS = 0.2  # kg
+CLAMP_HALF = (0.02, 0.02, 0.01)  # m
+CLAMP_KP = 2000.0  # N/m
+BEAM_SPEED = 0.2  # m/s, the servo target's speed (bench/nsn_experiments.cc)
+BEAM_PUSH = 0.01  # m, how far the target goes past the tip's first touch of the floor
+SLOT_GAP = BEAM_THICKNESS + 0.004  # m
+SLOT_DEPTH = 0.12  # m
+SLOT_OFFSET = 0.012  # m, the slot's centre line from the beam's axis, along +x
+SLOT_WALL_HALF = (0.02, 0.05)  # m, half the flat top's width (x) and half the depth (y)
+FUNNEL_WIDTH = 0.03  # m, horizontal reach of each funnel plate from the slot's edge
+TIP_CLEARANCE = 0.01  # m
+BEAM_TRAVEL = SLOT_DEPTH + FUNNEL_WIDTH + TIP_CLEARANCE + BEAM_PUSH  # m
 
 
 def header(model, comment, friction, size=None):
@@ -334,10 +390,88 @@ scenes/generate_nsn_scenes.py; edit the script, not this file.
     stack("nsn_heavy_stack_geometric", list(HEAVY_MASSES), comment)
 
 
+def beam():
+    h = 0.5 * BEAM_LINK_LENGTH
+    tip_z = SLOT_DEPTH + FUNNEL_WIDTH + TIP_CLEARANCE
+    clamp_z = tip_z + BEAM_LINKS * BEAM_LINK_LENGTH + CLAMP_HALF[2]
+    # Each side of the fixture is one convex mesh prism (wall and funnel plate together), so that
+    # no internal face between two static geoms can catch the tip at the slot's mouth (a box wall
+    # under a box plate exposes the wall's top face within the plate). In the xz plane, going
+    # round: the slot's edge at the floor and at SLOT_DEPTH, the funnel's rim, the outer top
+    # corner, the outer foot; SLOT_WALL_HALF[1] deep in y. Vertices relative to their mean (the
+    # geom's pos), as the arch's.
+    statics = ['    <geom name="floor" type="plane" size="0 0 1"/>']
+    assets = []
+    for side, sign in (("left", -1), ("right", 1)):
+        x_in = SLOT_OFFSET + sign * SLOT_GAP / 2
+        x_rim = x_in + sign * FUNNEL_WIDTH
+        x_out = x_rim + sign * 2 * SLOT_WALL_HALF[0]
+        top = SLOT_DEPTH + FUNNEL_WIDTH
+        outline = [(x_in, 0.0), (x_in, SLOT_DEPTH), (x_rim, top), (x_out, top), (x_out, 0.0)]
+        cx = sum(p[0] for p in outline) / len(outline)
+        cz = sum(p[1] for p in outline) / len(outline)
+        verts = []
+        for (px, pz) in outline:
+            for y in (-SLOT_WALL_HALF[1], SLOT_WALL_HALF[1]):
+                verts += [r6(px - cx), r6(y), r6(pz - cz)]
+        assets.append('    <mesh name="fixture_%s" vertex="%s"/>' % (side, " ".join(verts)))
+        statics.append('    <geom name="fixture_%s" type="mesh" mesh="fixture_%s" pos="%s 0 %s"/>'
+                       % (side, side, r6(cx), r6(cz)))
+    bodies = ['    <body name="clamp" pos="0 0 %s">' % r6(clamp_z),
+              '      <joint name="clamp" type="slide" axis="0 0 1"/>',
+              '      <geom name="clamp" type="box" size="%s" mass="%s" contype="0" '
+              'conaffinity="0"/>' % (" ".join(fmt(v) for v in CLAMP_HALF), fmt(CLAMP_MASS))]
+    indent = "      "
+    for i in range(BEAM_LINKS):
+        pos = -CLAMP_HALF[2] if i == 0 else -BEAM_LINK_LENGTH
+        bodies += [indent + '<body name="link%d" pos="0 0 %s">' % (i, r6(pos)),
+                   indent + '  <joint name="hinge%d" type="hinge" axis="0 1 0" stiffness="%s"/>'
+                   % (i, fmt(BEAM_STIFFNESS)),
+                   indent + '  <geom name="link%d" type="box" pos="0 0 %s" size="%s %s %s" '
+                   'mass="%s"/>' % (i, r6(-h), fmt(BEAM_THICKNESS / 2), fmt(BEAM_WIDTH / 2),
+                                    r6(h), fmt(BEAM_LINK_MASS))]
+        indent += "  "
+    for i in range(BEAM_LINKS, -1, -1):
+        bodies.append("    " + "  " * i + "</body>")
+    comment = """
+Fetch Beam of the non-smooth Newton paper without the Fetch robot (Macklin et al. 2019, Fig. 7;
+digest seed-002-nsn.md 9.2 item 2, Table 2, Fig. 16): a flexible beam of {n} rigid links of {m} kg
+on hinges of bending stiffness {k} N m/rad, held at its top by a clamp on a driven vertical slide
+and pushed down through a funnel into a narrow slot. Written by scenes/generate_nsn_scenes.py;
+edit the script, not this file (its docstring explains every choice).
+
+Units: SI (m, kg, s). Timestep {h} s (the paper's, Table 2), gravity -9.81 m/s^2 along z,
+MuJoCo 2.2.2. Step it with alsim's integrator implicit-euler (the hinges' springs implicit).
+
+- Beam: {n} box links {l} x {w} x {t} m (length, y width, x thickness), {m} kg each, each on a
+  hinge about y at its top with stiffness {k} N m/rad (straight at rest), no damping; link 0
+  hangs from the clamp. Initially straight and vertical, its tip at z = {tip}.
+- Clamp: {cm} kg on a vertical slide, position servo kp {kp} N/m (actuator "drive", ctrl in m
+  of slide travel, 0 at the start). The bench lowers the target at {v} m/s by {travel} m, then
+  holds it: the tip reaches the floor {push} m before the target stops.
+- Slot: {gap} m wide between two static walls {depth} m high on the floor, centred at
+  x = {off}; a 45 deg funnel above it reaching {fw} m out on each side; each side's wall and
+  funnel plate are one convex mesh prism (no internal faces at the slot's mouth).
+- Contact: friction {mu} on every geom, condim 3, margin 0; the clamp collides with nothing.
+""".format(n=BEAM_LINKS, m=fmt(BEAM_LINK_MASS), k=fmt(BEAM_STIFFNESS), h=fmt(H),
+           l=fmt(BEAM_LINK_LENGTH), w=fmt(BEAM_WIDTH), t=fmt(BEAM_THICKNESS), tip=r6(tip_z),
+           cm=fmt(CLAMP_MASS), kp=fmt(CLAMP_KP), v=fmt(BEAM_SPEED), travel=r6(BEAM_TRAVEL),
+           push=fmt(BEAM_PUSH), gap=r6(SLOT_GAP), depth=fmt(SLOT_DEPTH), off=fmt(SLOT_OFFSET),
+           fw=fmt(FUNNEL_WIDTH), mu=fmt(BEAM_FRICTION))
+    lines = header("nsn_beam", comment, BEAM_FRICTION)
+    lines += ["  <asset>"] + assets + ["  </asset>"]
+    lines += ["  <worldbody>"] + statics + bodies + ["  </worldbody>", "  <actuator>",
+                                                    '    <position name="drive" joint="clamp" '
+                                                    'kp="%s"/>' % fmt(CLAMP_KP),
+                                                    "  </actuator>", "</mujoco>"]
+    write("nsn_beam.xml", lines)
+
+
 def main():
     arch()
     table_pile()
     heavy_stacks()
+    beam()
 
 
 if __name__ == "__main__":
