@@ -29,13 +29,16 @@
 //           150, its largest island) under each linear solver after k = 1..60 iterations, each k
 //           its own run of the step (newton_iterations 1), with a check that the k-run is the
 //           k-th iterate of a longer Krylov solve (Fig11's comment).
+//   fig16   Fig. 16 / test 13: the beam's 132 steps at 100 Newton x 40 PCR iterations, r =
+//           effective mass (the trajectory) and r = 1 (from a snapshot of the same state before
+//           each step): the row and momentum residuals at every Newton iterate.
 // Each writes a CSV into DIR (default /tmp/nsn_out; bench/plot_nsn.py plots them) and prints a
 // Markdown table. No argument runs them all.
 //
 // Humanoid100 is edited in memory: its geoms' condim 4 (a cylinder's torsional friction) becomes
 // 3, which nsn requires (SolverRefusesModel), and its step becomes the paper's 0.0083 s.
 //
-// Usage: build/bin/nsn_experiments [table2|heavy|fig18|fig11|all] [DIR] [STEP_SCALE]
+// Usage: build/bin/nsn_experiments [table2|heavy|fig18|fig11|fig16|all] [DIR] [STEP_SCALE]
 //        (STEP_SCALE multiplies every run's step count, default 1);
 //        /usr/bin/python3 bench/plot_nsn.py DIR docs/img/nsn
 #include <algorithm>
@@ -556,6 +559,89 @@ bool Fig11() {
   return true;
 }
 
+// Fig. 16 / test 13: the complementarity preconditioner on the beam. The beam's 132 steps at
+// 100 Newton x 40 PCR iterations with the proposed r (66) (effective mass), and from the same
+// state before each step (a snapshot) the step again with r = 1 (scaling identity): both
+// scalings meet the same 132 problems. Per step and Newton iterate the weighted row residual
+// and the momentum residual of the island (the beam's tree is one island from the first step
+// on: the clamp's servo row). The quartiles over the steps per iterate are the figure's.
+bool Fig16() {
+  const std::shared_ptr<const Model> model = Load(Scene("nsn_beam.xml"));
+  const Model& m = *model;
+  constexpr int kNewton = 100, kLinear = 40;
+  const int steps = Steps(132);
+  const alsim::ComplementarityScaling scalings[] = {alsim::ComplementarityScaling::kEffectiveMass,
+                                                    alsim::ComplementarityScaling::kIdentity};
+  std::FILE* csv = OpenCsv("fig16.csv", "scaling,step,iterate,row_residual,momentum_residual");
+  // residual[s][n]: scaling s's row residuals at iterate n over the steps.
+  std::vector<std::vector<double>> residual[2], momentum[2];
+  for (auto& r : residual) r.assign(kNewton + 1, {});
+  for (auto& r : momentum) r.assign(kNewton + 1, {});
+  Data d(m), probe(m);
+  bool ok = true;
+  alsim::RunWithThreads(1, [&] {
+    for (int k = 0; k < steps && ok; ++k) {
+      BeamControl(m, k, d);
+      const std::string before = alsim::SaveStateSnapshot(m, d);
+      for (int s = 1; s >= 0; --s) {  // the probe (identity) first, then the trajectory
+        Data& x = s == 0 ? d : probe;
+        if (s == 1) alsim::RestoreStateSnapshot(m, before, probe, nullptr);
+        alsim::EnsureSolver(m, x, alsim::SolverType::kNsn);
+        static_cast<NsnSolver*>(x.solver.get())->set_record_history(true);
+        const alsim::StepOptions options =
+            ForScene(Options(kNewton, kLinear, NsnLinearSolver::kConjugateResidual, scalings[s]),
+                     Controls::kBeam);
+        if (alsim::Step(m, x, options) != alsim::StepStatus::kOk) {
+          std::fprintf(stderr, "nsn_experiments: fig16 step %d failed (%s)\n", k,
+                       alsim::ComplementarityScalingName(scalings[s]));
+          if (s == 0) ok = false;
+          continue;
+        }
+        int island = 0, most = -1;
+        for (int i = 0; i < x.islands.num; ++i) {
+          const int count = x.islands.constraint_adr[i + 1] - x.islands.constraint_adr[i];
+          if (count > most) most = count, island = i;
+        }
+        if (x.islands.num == 0) continue;
+        const auto& history = static_cast<const NsnSolver*>(x.solver.get())->history(island);
+        for (size_t n = 0; n < history.size(); ++n) {
+          std::fprintf(csv, "%s,%d,%zu,%.6g,%.6g\n", alsim::ComplementarityScalingName(scalings[s]),
+                       k, n, history[n].row_residual, history[n].momentum_residual);
+          if (n <= static_cast<size_t>(kNewton)) {
+            residual[s][n].push_back(history[n].row_residual);
+            momentum[s][n].push_back(history[n].momentum_residual);
+          }
+        }
+      }
+    }
+  });
+  std::fclose(csv);
+  auto quartiles = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    auto at = [&](double q) {
+      return v.empty() ? NAN : v[static_cast<size_t>(q * (v.size() - 1))];
+    };
+    char text[96];
+    std::snprintf(text, sizeof(text), "%.2g / %.2g / %.2g", at(0.25), at(0.5), at(0.75));
+    return std::string(text);
+  };
+  // The row residual is each scaling's own: a normal row's phi(a, r lambda) / h depends on r
+  // away from a root; the momentum residual |g|_inf (N s) does not.
+  std::printf(
+      "| scaling | residual, quartiles over the steps (25%% / median / 75%%) | Newton iterate "
+      "5 | 20 | 50 | 100 |\n|---|---|---|---|---|---|\n");
+  for (int s = 0; s < 2; ++s) {
+    for (int which = 0; which < 2; ++which) {
+      const auto& v = which == 0 ? residual[s] : momentum[s];
+      std::printf("| %s | %s | %s | %s | %s | %s |\n",
+                  alsim::ComplementarityScalingName(scalings[s]),
+                  which == 0 ? "row, m/s" : "momentum, N s", quartiles(v[5]).c_str(),
+                  quartiles(v[20]).c_str(), quartiles(v[50]).c_str(), quartiles(v[100]).c_str());
+    }
+  }
+  return ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -568,5 +654,6 @@ int main(int argc, char** argv) {
   if (which == "heavy" || which == "all") ok = Heavy() && ok;
   if (which == "fig18" || which == "all") ok = Fig18() && ok;
   if (which == "fig11" || which == "all") ok = Fig11() && ok;
+  if (which == "fig16" || which == "all") ok = Fig16() && ok;
   return ok ? 0 : 1;
 }

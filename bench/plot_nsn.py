@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Plots bench/nsn_experiments' CSVs: Figs. 11, 17 and 18 of the non-smooth Newton paper (Macklin et
+"""Plots bench/nsn_experiments' CSVs: Figs. 11, 16, 17 and 18 of the non-smooth Newton paper (Macklin et
 al. 2019, seed 002; digest seed-002-nsn.md 9.3, tests 10 and 14).
 
 fig17.png: the heavy stack (a box of M kg on two 1 kg boxes, heavy_stack.csv): the largest
@@ -18,8 +18,13 @@ fig11.png: one linear sub-problem per scene (fig11.csv): the first Newton iterat
 k iterations of each linear solver, k = 1 .. 60 (each k a separate run of the step; residuals
 clipped to [1e-17, 1e12]).
 
+fig16.png: the beam's 132 steps at 100 Newton x 40 PCR iterations (fig16.csv), r = effective
+mass against r = 1 on the same states: per Newton iterate the median over the steps (line) and
+the quartiles (band) of the weighted row residual (left; each scaling's own NCP values) and of
+the momentum residual (right); values clipped to [1e-18, 1e12].
+
 Usage: /usr/bin/python3 bench/plot_nsn.py DIR OUTDIR
-(plots each figure whose CSV DIR holds: heavy_stack.csv, fig18.csv, fig11.csv; matplotlib from
+(plots each figure whose CSV DIR holds: heavy_stack.csv, fig18.csv, fig11.csv, fig16.csv; from
 Debian's python3-matplotlib.)
 """
 
@@ -137,11 +142,46 @@ def fig11(rows, path):
     fig.savefig(path, dpi=90)
 
 
+def quartiles(values):
+    v = sorted(values)
+    return tuple(v[int(q * (len(v) - 1))] for q in (0.25, 0.5, 0.75))
+
+
+def fig16(rows, path):
+    scalings = (("effective-mass", "C3", "r = effective mass (66)"), ("identity", "C0", "r = 1"))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    for j, (column, label) in enumerate((("row_residual", "weighted row residual, m/s"),
+                                         ("momentum_residual", "momentum residual |g|_inf, N s"))):
+        ax = axes[j]
+        for scaling, color, name in scalings:
+            by_iterate = {}
+            for r in rows:
+                if r["scaling"] == scaling:
+                    by_iterate.setdefault(int(r["iterate"]), []).append(
+                        clip(r[column], 1e-18, 1e12))
+            n = sorted(by_iterate)
+            q = [quartiles(by_iterate[i]) for i in n]
+            ax.fill_between(n, [x[0] for x in q], [x[2] for x in q], color=color, alpha=0.25,
+                            linewidth=0)
+            ax.plot(n, [x[1] for x in q], color=color, label="%s: median, quartiles" % name)
+        ax.set_yscale("log")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.set_xlabel("Newton iterate")
+        ax.set_ylabel(label)
+    axes[0].legend()
+    steps = len({r["step"] for r in rows})
+    fig.suptitle("Complementarity preconditioner on the beam (Fig. 16): %d steps, 40 PCR "
+                 "iterations per Newton iteration, quartiles over the steps" % steps)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+
+
 def main():
     src, out = sys.argv[1], sys.argv[2]
     os.makedirs(out, exist_ok=True)
     # Each figure whose CSV is in DIR (the subcommands run separately).
-    for name, plot in (("heavy_stack.csv", fig17), ("fig18.csv", fig18), ("fig11.csv", fig11)):
+    for name, plot in (("heavy_stack.csv", fig17), ("fig18.csv", fig18), ("fig11.csv", fig11),
+                         ("fig16.csv", fig16)):
         source = os.path.join(src, name)
         if os.path.exists(source):
             png = {"heavy_stack.csv": "fig17.png"}.get(name, name.replace(".csv", ".png"))
