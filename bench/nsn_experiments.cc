@@ -32,13 +32,16 @@
 //   fig16   Fig. 16 / test 13: the beam's 132 steps at 100 Newton x 40 PCR iterations, r =
 //           effective mass (the trajectory) and r = 1 (from a snapshot of the same state before
 //           each step): the row and momentum residuals at every Newton iterate.
+//   noise   Sec 10.3 / test 17: FB against min-map on redundant contacts at rest
+//           (scenes/nsn_redundant.xml: a box on 4 contacts, a table on 16), 240 steps at 4 x 20
+//           and converged: each contact's normal force per step and its spread over the steps.
 // Each writes a CSV into DIR (default /tmp/nsn_out; bench/plot_nsn.py plots them) and prints a
 // Markdown table. No argument runs them all.
 //
 // Humanoid100 is edited in memory: its geoms' condim 4 (a cylinder's torsional friction) becomes
 // 3, which nsn requires (SolverRefusesModel), and its step becomes the paper's 0.0083 s.
 //
-// Usage: build/bin/nsn_experiments [table2|heavy|fig18|fig11|fig16|all] [DIR] [STEP_SCALE]
+// Usage: build/bin/nsn_experiments [table2|heavy|fig18|fig11|fig16|noise|all] [DIR] [STEP_SCALE]
 //        (STEP_SCALE multiplies every run's step count, default 1);
 //        /usr/bin/python3 bench/plot_nsn.py DIR docs/img/nsn
 #include <algorithm>
@@ -642,6 +645,94 @@ bool Fig16() {
   return ok;
 }
 
+// FB against min-map on redundant contacts (digest 9.3, Sec 10.3; test 17): the box and the table
+// of scenes/nsn_redundant.xml at rest, 240 steps at the table pile's budget (4 x 20) with each
+// NCP function (and once converged, nsn's defaults, for both). Per step each contact's normal
+// force lambda_n (the row's impulse over h), the contacts of a body ordered by their position
+// (x, then y: at rest the same points every step). The spread of a contact is the standard
+// deviation of its force over the steps after the first kSettle (the start at gap 0 settles).
+bool Noise() {
+  const std::shared_ptr<const Model> model = Load(Scene("nsn_redundant.xml"));
+  const Model& m = *model;
+  const int steps = Steps(240);
+  constexpr int kSettle = 20;
+  std::FILE* csv = OpenCsv("noise.csv", "ncp,budget,body,step,contact,x,y,force");
+  std::printf(
+      "| NCP | N x M | body | contacts | mean force N (m g / n) | std over steps of a contact's "
+      "force, N: mean / max over contacts | spread of one step's forces, N (mean over steps) "
+      "|\n|---|---|---|---|---|---|---|\n");
+  for (const bool converged : {false, true}) {
+    for (const alsim::NcpFunction ncp :
+         {alsim::NcpFunction::kFischerBurmeister, alsim::NcpFunction::kMinimumMap}) {
+      alsim::StepOptions options = Options(4, 20);
+      if (converged) options.solver.nsn = alsim::NsnParameters{};
+      options.solver.nsn.ncp = ncp;
+      Data d(m);
+      // force[body][contact] over the steps; within-step std per body.
+      std::vector<std::vector<Moments>> force(m.nbody);
+      std::vector<Moments> within(m.nbody);
+      std::vector<int> count(m.nbody, -1);
+      std::vector<double> mass(m.nbody, 0);
+      for (int b = 1; b < m.nbody; ++b) mass[b] = m.body_mass[b];
+      bool ok = true;
+      alsim::RunWithThreads(1, [&] {
+        for (int k = 0; k < steps && ok; ++k) {
+          ok = alsim::Step(m, d, options) == alsim::StepStatus::kOk;
+          struct Point {
+            double x, y, f;
+          };
+          std::vector<std::vector<Point>> points(m.nbody);
+          for (const alsim::Constraint& c : d.constraints.constraints) {
+            if (c.type != alsim::ConstraintType::kContact) continue;
+            const alsim::Contact& contact = d.contact[c.contact];
+            const int b1 = m.geom_body[contact.geom1], b2 = m.geom_body[contact.geom2];
+            const int body = b1 == 0 ? b2 : b1;
+            points[body].push_back(
+                {contact.pos.x(), contact.pos.y(), d.constraints.lambda[c.row_adr] / m.timestep});
+          }
+          for (int b = 1; b < m.nbody; ++b) {
+            auto& p = points[b];
+            std::sort(p.begin(), p.end(), [](const Point& a, const Point& c) {
+              return a.x != c.x ? a.x < c.x : a.y < c.y;
+            });
+            for (size_t i = 0; i < p.size(); ++i) {
+              std::fprintf(csv, "%s,%s,%s,%d,%zu,%.6g,%.6g,%.6g\n", alsim::NcpFunctionName(ncp),
+                           converged ? "converged" : "4x20", m.body_name[b].c_str(), k, i, p[i].x,
+                           p[i].y, p[i].f);
+            }
+            if (k < kSettle) continue;
+            if (count[b] < 0) count[b] = static_cast<int>(p.size());
+            if (static_cast<int>(p.size()) != count[b]) count[b] = -2;  // the set changed
+            force[b].resize(std::max(force[b].size(), p.size()));
+            Moments step;
+            for (size_t i = 0; i < p.size(); ++i) {
+              force[b][i].Add(p[i].f);
+              step.Add(p[i].f);
+            }
+            within[b].Add(step.Std());
+          }
+        }
+      });
+      for (int b = 1; b < m.nbody; ++b) {
+        double mean = 0, worst = 0, sum = 0;
+        for (const Moments& f : force[b]) {
+          mean += f.Std() / static_cast<double>(force[b].size());
+          worst = std::max(worst, f.Std());
+          sum += f.Mean();
+        }
+        std::printf("| %s | %s | %s | %d | %.4g (%.4g) | %.3g / %.3g | %.3g |%s\n",
+                    alsim::NcpFunctionName(ncp), converged ? "converged" : "4 x 20",
+                    m.body_name[b].c_str(), count[b], sum / std::max<size_t>(1, force[b].size()),
+                    mass[b] * 9.81 / std::max<size_t>(1, force[b].size()), mean, worst,
+                    within[b].Mean(), ok ? "" : " (failed)");
+      }
+      std::fflush(stdout);
+    }
+  }
+  std::fclose(csv);
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -655,5 +746,6 @@ int main(int argc, char** argv) {
   if (which == "fig18" || which == "all") ok = Fig18() && ok;
   if (which == "fig11" || which == "all") ok = Fig11() && ok;
   if (which == "fig16" || which == "all") ok = Fig16() && ok;
+  if (which == "noise" || which == "all") ok = Noise() && ok;
   return ok ? 0 : 1;
 }

@@ -23,8 +23,13 @@ mass against r = 1 on the same states: per Newton iterate the median over the st
 the quartiles (band) of the weighted row residual (left; each scaling's own NCP values) and of
 the momentum residual (right); values clipped to [1e-18, 1e12].
 
+noise.png: the table of scenes/nsn_redundant.xml at rest on its 16 foot contacts (noise.csv):
+each contact's normal force over the steps, Fischer-Burmeister (left) against min-map (right),
+at 4 x 20 (top) and converged (bottom); y from 2 to 3.6 N (m g / 16 = 2.88 N).
+
 Usage: /usr/bin/python3 bench/plot_nsn.py DIR OUTDIR
-(plots each figure whose CSV DIR holds: heavy_stack.csv, fig18.csv, fig11.csv, fig16.csv; from
+(plots each figure whose CSV DIR holds: heavy_stack.csv, fig18.csv, fig11.csv, fig16.csv,
+noise.csv; from
 Debian's python3-matplotlib.)
 """
 
@@ -176,12 +181,38 @@ def fig16(rows, path):
     fig.savefig(path, dpi=90)
 
 
+def noise(rows, path):
+    budgets = []
+    for r in rows:
+        if r["budget"] not in budgets:
+            budgets.append(r["budget"])
+    fig, axes = plt.subplots(len(budgets), 2, figsize=(12, 4 * len(budgets)), squeeze=False)
+    for i, budget in enumerate(budgets):
+        for j, ncp in enumerate(("fb", "min-map")):
+            ax = axes[i][j]
+            subset = [r for r in rows if r["budget"] == budget and r["ncp"] == ncp
+                      and r["body"] == "table"]
+            for c in sorted({int(r["contact"]) for r in subset}):
+                points = sorted((int(r["step"]), float(r["force"])) for r in subset
+                                if int(r["contact"]) == c)
+                ax.plot([p[0] for p in points], [p[1] for p in points], linewidth=0.8)
+            ax.set_title("table on 16 contacts, %s, %s" % (ncp, budget.replace("x", " x ")))
+            ax.set_xlabel("step (8.3 ms)")
+            ax.set_ylabel("normal force per contact, N")
+            ax.grid(True, alpha=0.3)
+            ax.set_ylim(2.0, 3.6)
+    fig.suptitle("FB against min-map on a redundant contact set at rest (Sec 10.3): one line per "
+                 "contact")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+
+
 def main():
     src, out = sys.argv[1], sys.argv[2]
     os.makedirs(out, exist_ok=True)
     # Each figure whose CSV is in DIR (the subcommands run separately).
     for name, plot in (("heavy_stack.csv", fig17), ("fig18.csv", fig18), ("fig11.csv", fig11),
-                         ("fig16.csv", fig16)):
+                         ("fig16.csv", fig16), ("noise.csv", noise)):
         source = os.path.join(src, name)
         if os.path.exists(source):
             png = {"heavy_stack.csv": "fig17.png"}.get(name, name.replace(".csv", ".png"))

@@ -11,6 +11,9 @@ bench/nsn_experiments.cc:
                                  boxes, M = 8, 64, 512, 4096, 32768, mu 0.5
     nsn_heavy_stack_geometric.xml  the paper's own heavy stack (Sec 10.1.5): five boxes of 8, 64,
                                  512, 4096 and 32768 kg, the heaviest on top, mu 0.5
+    nsn_redundant.xml            redundant contact sets at rest (digest 9.3, Sec 10.3 and test 17):
+                                 a box on the floor (4 corner contacts) and one of the table pile's
+                                 tables standing on its four legs (16), mu 0.7
     nsn_beam.xml                 Fetch Beam without the Fetch (Fig. 7, digest 9.2 item 2): a
                                  flexible beam of 16 rigid links of 0.003 kg on hinges of bending
                                  stiffness 250 N m/rad, held at its top by a clamp on a driven
@@ -124,6 +127,10 @@ STACK_FRICTION = 0.5
 LIGHT_MASS = 1.0  # kg
 LIGHT_BOXES = 2
 HEAVY_MASSES = (8, 64, 512, 4096, 32768)  # kg
+
+# Redundant contacts (Sec 10.3; digest test 17): a box and a table (the pile's) at rest.
+REDUNDANT_BOX_HALF = 0.1  # m: a 0.2 m cube
+REDUNDANT_BOX_MASS = 1.0  # kg
 
 # Beam (Fig. 7; digest 9.2 item 2 and test 12): see the docstring.
 BEAM_LINKS = 16
@@ -467,11 +474,60 @@ MuJoCo 2.2.2. Step it with alsim's integrator implicit-euler (the hinges' spring
     write("nsn_beam.xml", lines)
 
 
+def redundant():
+    """A box and a table at rest on the floor, for FB against min-map force noise (Sec 10.3)."""
+    top_volume = 8 * TOP_HALF[0] * TOP_HALF[1] * TOP_HALF[2]
+    leg_volume = 8 * LEG_HALF_WIDTH * LEG_HALF_WIDTH * LEG_HALF_LENGTH
+    density = TABLE_MASS / (top_volume + 4 * leg_volume)
+    leg_x = TOP_HALF[0] - LEG_INSET
+    leg_y = TOP_HALF[1] - LEG_INSET
+    table_z = 2 * LEG_HALF_LENGTH + TOP_HALF[2]  # the legs' feet exactly on the floor
+    bodies = ['    <body name="box" pos="-0.6 0 %s">' % fmt(REDUNDANT_BOX_HALF),
+              '      <freejoint name="box"/>',
+              '      <geom name="box" type="box" size="%s %s %s" mass="%s"/>'
+              % (fmt(REDUNDANT_BOX_HALF), fmt(REDUNDANT_BOX_HALF), fmt(REDUNDANT_BOX_HALF),
+                 fmt(REDUNDANT_BOX_MASS)),
+              "    </body>",
+              '    <body name="table" pos="0.6 0 %s">' % r6(table_z),
+              '      <freejoint name="table"/>',
+              '      <geom name="table_top" type="box" size="%s" mass="%s"/>'
+              % (" ".join(fmt(v) for v in TOP_HALF), r6(density * top_volume))]
+    for k, (sx, sy) in enumerate(((1, 1), (-1, 1), (-1, -1), (1, -1))):
+        bodies.append('      <geom name="table_leg%d" type="box" pos="%s %s %s" size="%s %s %s" '
+                      'mass="%s"/>' % (k, r6(sx * leg_x), r6(sy * leg_y),
+                                       r6(-TOP_HALF[2] - LEG_HALF_LENGTH), fmt(LEG_HALF_WIDTH),
+                                       fmt(LEG_HALF_WIDTH), fmt(LEG_HALF_LENGTH),
+                                       r6(density * leg_volume)))
+    bodies.append("    </body>")
+    comment = """
+Redundant contact sets at rest for the non-smooth Newton paper's NCP-function comparison
+(Macklin et al. 2019, Sec 10.3; digest seed-002-nsn.md 9.3 and test 17: min-map gives noisy
+contact force distributions on redundant contacts, Fischer-Burmeister smooth ones). Written by
+scenes/generate_nsn_scenes.py; edit the script, not this file.
+
+Units: SI (m, kg, s). Timestep {h} s (the paper's, Table 2), gravity -9.81 m/s^2 along z,
+MuJoCo 2.2.2.
+
+- Box: a {b} m cube of {bm} kg resting on the floor (gap 0): four corner contacts carry its
+  weight, statically indeterminate.
+- Table: one of the table pile's tables ({m} kg: a {tx} x {ty} m top on four {lw} m square legs
+  {ll} m long), standing on its legs exactly on the floor: four contacts per foot, 16 in all.
+- Contact: friction {mu} on every geom (the pile's), condim 3, margin 0.
+""".format(h=fmt(H), b=fmt(2 * REDUNDANT_BOX_HALF), bm=fmt(REDUNDANT_BOX_MASS),
+           m=fmt(TABLE_MASS), tx=fmt(2 * TOP_HALF[0]), ty=fmt(2 * TOP_HALF[1]),
+           lw=fmt(2 * LEG_HALF_WIDTH), ll=fmt(2 * LEG_HALF_LENGTH), mu=fmt(TABLE_FRICTION))
+    lines = header("nsn_redundant", comment, TABLE_FRICTION)
+    lines += ["  <worldbody>", '    <geom name="floor" type="plane" size="0 0 1"/>']
+    lines += bodies + ["  </worldbody>", "</mujoco>"]
+    write("nsn_redundant.xml", lines)
+
+
 def main():
     arch()
     table_pile()
     heavy_stacks()
     beam()
+    redundant()
 
 
 if __name__ == "__main__":
