@@ -35,13 +35,17 @@
 //   noise   Sec 10.3 / test 17: FB against min-map on redundant contacts at rest
 //           (scenes/nsn_redundant.xml: a box on 4 contacts, a table on 16), 240 steps at 4 x 20
 //           and converged: each contact's normal force per step and its spread over the steps.
+//   damping the per-step velocity loss (1 - t)^N of damped Newton from u^0 = 0 on a free
+//           sphere: one in the air (in no island) and one with an inactive speculative contact
+//           row, one step at t in {0.5, 0.75, 1} and N = 1..10.
 // Each writes a CSV into DIR (default /tmp/nsn_out; bench/plot_nsn.py plots them) and prints a
 // Markdown table. No argument runs them all.
 //
 // Humanoid100 is edited in memory: its geoms' condim 4 (a cylinder's torsional friction) becomes
 // 3, which nsn requires (SolverRefusesModel), and its step becomes the paper's 0.0083 s.
 //
-// Usage: build/bin/nsn_experiments [table2|heavy|fig18|fig11|fig16|noise|all] [DIR] [STEP_SCALE]
+// Usage: build/bin/nsn_experiments [table2|heavy|fig18|fig11|fig16|noise|damping|all] [DIR]
+// [STEP_SCALE]
 //        (STEP_SCALE multiplies every run's step count, default 1);
 //        /usr/bin/python3 bench/plot_nsn.py DIR docs/img/nsn
 #include <algorithm>
@@ -733,6 +737,80 @@ bool Noise() {
   return true;
 }
 
+// The per-step velocity loss of damped Newton from u^0 = 0 (digest 5.2; issue 48's test): on a
+// body with no active row each Newton iteration solves its momentum equation H (u - u~) = 0
+// exactly and moves u by the fraction t of the way, so after N iterations
+// u = (1 - (1 - t)^N) u~. Two free spheres with the same start velocity v0: "air", 1 m above the
+// floor (no contact, in no island), and "near", 0.5 mm above the floor and moving up (a
+// speculative contact row within the slop, inactive: FB's alpha(a > 0, 0) = 0). One step each at
+// t in {0.5, 0.75, 1}, N = 1..10 (20 PCR iterations, no tolerances); measured: the velocity
+// after the step projected on u~ = v0 + h g, over |u~|^2.
+bool Damping() {
+  const alsim::ModelImport imported = alsim::ImportModelFromString(
+      "<mujoco><option timestep='0.0083'/><worldbody><geom name='floor' type='plane' "
+      "size='0 0 1'/><body name='air' pos='0 0 1'><freejoint/><geom type='sphere' size='0.1' "
+      "mass='1'/></body><body name='near' pos='1 0 0.1005'><freejoint/><geom type='sphere' "
+      "size='0.1' mass='1'/></body></worldbody></mujoco>");
+  if (!imported) {
+    std::fprintf(stderr, "nsn_experiments: %s\n", imported.error.c_str());
+    return false;
+  }
+  const Model& m = *imported.model;
+  const double v0[3] = {0.3, 0, 0.5};  // m/s, each sphere's linear velocity at the start
+  std::FILE* csv = OpenCsv("damping.csv", "body,t,N,measured,formula,rows,island");
+  std::printf(
+      "| body (rows in its island) | t | measured u.u~ / |u~|^2 at N = 1, 2, 3, 5, 10 | "
+      "formula 1 - (1 - t)^N | largest difference |\n|---|---|---|---|---|\n");
+  bool ok = true;
+  for (int b = 1; b < m.nbody; ++b) {
+    const int adr = m.subsystem_dof_adr[m.body_subsystem[b]];
+    for (const double t : {0.5, 0.75, 1.0}) {
+      std::vector<double> measured, formula;
+      int rows = 0, island = -1;
+      for (int n = 1; n <= 10; ++n) {
+        Data d(m);
+        for (int b2 = 1; b2 < m.nbody; ++b2) {
+          const int a2 = m.subsystem_dof_adr[m.body_subsystem[b2]];
+          for (int i = 0; i < 3; ++i) d.qvel[a2 + i] = v0[i];  // a free joint's linear dofs
+        }
+        alsim::StepOptions options = Options(n, 20);
+        options.solver.nsn.step_fraction = t;
+        alsim::RunWithThreads(
+            1, [&] { ok = alsim::Step(m, d, options) == alsim::StepStatus::kOk && ok; });
+        double dot = 0, norm2 = 0;
+        for (int i = 0; i < 3; ++i) {
+          const double free = v0[i] + m.timestep * m.gravity[i];
+          dot += d.qvel[adr + i] * free;
+          norm2 += free * free;
+        }
+        island = d.islands.subsystem_island[m.body_subsystem[b]];
+        rows = 0;
+        if (island >= 0) {
+          for (int i = d.islands.constraint_adr[island]; i < d.islands.constraint_adr[island + 1];
+               ++i) {
+            rows += d.constraints.constraints[d.islands.constraints[i]].dim;
+          }
+        }
+        measured.push_back(dot / norm2);
+        formula.push_back(1 - std::pow(1 - t, n));
+        std::fprintf(csv, "%s,%g,%d,%.12g,%.12g,%d,%d\n", m.body_name[b].c_str(), t, n,
+                     measured.back(), formula.back(), rows, island);
+      }
+      double worst = 0;
+      for (size_t i = 0; i < measured.size(); ++i) {
+        worst = std::max(worst, std::abs(measured[i] - formula[i]));
+      }
+      std::printf(
+          "| %s (%d) | %g | %.4f, %.4f, %.4f, %.4f, %.4f | %.4f, %.4f, %.4f, %.4f, %.4f | "
+          "%.2g |\n",
+          m.body_name[b].c_str(), rows, t, measured[0], measured[1], measured[2], measured[4],
+          measured[9], formula[0], formula[1], formula[2], formula[4], formula[9], worst);
+    }
+  }
+  std::fclose(csv);
+  return ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -747,5 +825,6 @@ int main(int argc, char** argv) {
   if (which == "fig11" || which == "all") ok = Fig11() && ok;
   if (which == "fig16" || which == "all") ok = Fig16() && ok;
   if (which == "noise" || which == "all") ok = Noise() && ok;
+  if (which == "damping" || which == "all") ok = Damping() && ok;
   return ok ? 0 : 1;
 }

@@ -27,9 +27,14 @@ noise.png: the table of scenes/nsn_redundant.xml at rest on its 16 foot contacts
 each contact's normal force over the steps, Fischer-Burmeister (left) against min-map (right),
 at 4 x 20 (top) and converged (bottom); y from 2 to 3.6 N (m g / 16 = 2.88 N).
 
+damping.png: the velocity a free sphere loses in one step, 1 - u.u~ / |u~|^2 (damping.csv),
+against N Newton iterations at t = 0.5, 0.75, 1: the formula (1 - t)^N (lines), measured on a
+sphere with an inactive speculative contact row (filled) and one in the air in no island
+(open; a loss of 0 is drawn at 1e-17).
+
 Usage: /usr/bin/python3 bench/plot_nsn.py DIR OUTDIR
 (plots each figure whose CSV DIR holds: heavy_stack.csv, fig18.csv, fig11.csv, fig16.csv,
-noise.csv; from
+noise.csv, damping.csv; from
 Debian's python3-matplotlib.)
 """
 
@@ -207,12 +212,38 @@ def noise(rows, path):
     fig.savefig(path, dpi=90)
 
 
+def damping(rows, path):
+    fig, ax = plt.subplots(1, 1, figsize=(7, 4.5))
+    for t, color in (("0.5", "C0"), ("0.75", "C3"), ("1", "C2")):
+        for body, marker, fill in (("near", "o", "full"), ("air", "s", "none")):
+            subset = sorted(((int(r["N"]), r) for r in rows
+                             if r["t"] == t and r["body"] == body), key=lambda p: p[0])
+            n = [p[0] for p in subset]
+            if body == "near":
+                ax.plot(n, [1 - float(p[1]["formula"]) for p in subset], color=color,
+                        label="formula (1 - t)^N, t = %s" % t)
+            ax.plot(n, [max(1 - float(p[1]["measured"]), 1e-17) for p in subset], color=color,
+                    marker=marker, fillstyle=fill, linestyle="none",
+                    label="measured, %s (%s rows), t = %s" % (
+                        body, subset[0][1]["rows"] if subset else "?", t))
+    ax.set_yscale("log")
+    ax.set_xlabel("Newton iterations N")
+    ax.set_ylabel("velocity lost in one step: 1 - u.u~ / |u~|^2")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    ax.set_title("Damped Newton from u = 0: one step of a free sphere\n"
+                 "(loss 0 drawn at 1e-17; t = 1: none)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+
+
 def main():
     src, out = sys.argv[1], sys.argv[2]
     os.makedirs(out, exist_ok=True)
     # Each figure whose CSV is in DIR (the subcommands run separately).
     for name, plot in (("heavy_stack.csv", fig17), ("fig18.csv", fig18), ("fig11.csv", fig11),
-                         ("fig16.csv", fig16), ("noise.csv", noise)):
+                         ("fig16.csv", fig16), ("noise.csv", noise),
+                         ("damping.csv", damping)):
         source = os.path.join(src, name)
         if os.path.exists(source):
             png = {"heavy_stack.csv": "fig17.png"}.get(name, name.replace(".csv", ".png"))
