@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""Plots bench/nsn_experiments' CSVs: Figs. 11, 16, 17 and 18 of the non-smooth Newton paper (Macklin et
-al. 2019, seed 002; digest seed-002-nsn.md 9.3, tests 10 and 14).
+"""Plots bench/nsn_experiments' CSVs: Figs. 11, 16, 17 and 18 of the non-smooth Newton paper
+(Macklin et al. 2019, seed 002; digest seed-002-nsn.md 9.3, tests 10, 13, 14 and 17), FB against
+min-map force noise and the damping's per-step velocity loss.
 
 fig17.png: the heavy stack (a box of M kg on two 1 kg boxes, heavy_stack.csv): the largest
 interpenetration over 1 s (120 steps of 8.3 ms) as the next step's collision detection measures

@@ -49,18 +49,19 @@ it): the paper gives the beam's 16 rigid links, 0.003 kg each, and the joints' b
   between two static walls SLOT_DEPTH high standing on the floor (the slot's bottom), its
   centre line SLOT_OFFSET to the side of the beam's axis, and above it a 45 deg funnel
   FUNNEL_WIDTH wide on each side; each side (wall and funnel plate) is one convex mesh prism:
-  with a box plate on a box wall, the tip caught on the wall's top face inside the plate. The beam's tip starts TIP_CLEARANCE above
-  the funnel's top: it lands on the funnel's slope, is steered sideways into the slot (the beam
-  bends into an S between the clamp and the slot), slides down the slot in contact with its
-  walls, and reaches the floor at about BEAM_TRAVEL - BEAM_PUSH, after which the clamp presses it
-  onto the floor by up to BEAM_PUSH through the servo: the contacts carry up to CLAMP_KP
-  BEAM_PUSH (about 20 N) against links of 0.003 kg.
+  with a box plate on a box wall, the tip caught on the wall's top face inside the plate. The
+  beam's tip starts TIP_CLEARANCE above the funnel's top: it lands on the funnel's slope, is
+  steered sideways into the slot (the beam bends into an S between the clamp and the slot),
+  slides down the slot in contact with its walls, and reaches the floor at about BEAM_TRAVEL -
+  BEAM_PUSH, after which the clamp presses it onto the floor by up to BEAM_PUSH through the
+  servo: the contacts carry up to CLAMP_KP BEAM_PUSH (about 20 N) against links of 0.003 kg.
 - Friction BEAM_FRICTION on every geom (the paper gives none for this scene), condim 3.
 - The hinges' stiffness needs an implicit integrator: on links of 0.003 kg and 2.5 cm, 250 N m/rad
   is far beyond an explicit spring's stable step at h = 0.0083 s, so the bench steps this scene
   with alsim's integrator implicit-euler (A holds h^2 K; MJCF 2.2.2 cannot say so in the file).
-- Steps: the paper's Fig. 16 runs 132 steps (1.1 s); at BEAM_SPEED the tip lands on the funnel
-  after about 0.05 s, enters the slot at about 0.15 s and reaches the floor at about 0.8 s.
+- Steps: the paper's Fig. 16 runs 132 steps (1.1 s). By the geometry, at BEAM_SPEED the tip
+  meets the funnel's slope after 0.032 m of travel (0.16 s) and the floor after 0.16 m (0.8 s):
+  the run holds the pressed beam for its last 0.25 s.
 
 The arch's blocks are convex mesh wedges (8 vertices each), not boxes: a curved arch needs joint
 faces that meet flat, and boxes along a curve touch only at an edge, which makes every joint a
