@@ -76,6 +76,119 @@ void TriangleContacts(const Model& m, Data& d, int k, int g, double threshold) {
   }
 }
 
+// The point of deformable k's surface nearest p: its triangle, barycentric weights, the unit
+// normal from it toward p (the triangle's outward normal where p is on it or behind it) and the
+// signed distance along that normal (negative behind the surface). False without triangles.
+struct SurfacePoint {
+  int triangle = -1;
+  Vec3 weights = Vec3::Zero();
+  Vec3 normal = Vec3::UnitZ();
+  double distance = 0;
+};
+bool NearestSurfacePoint(const Model& m, const Data& d, int k, const Vec3& p, SurfacePoint* out) {
+  double best = std::numeric_limits<double>::infinity();
+  Vec3 closest = Vec3::Zero();
+  for (int t = m.deform_tri_adr[k]; t < m.deform_tri_adr[k] + m.deform_tri_num[k]; ++t) {
+    const auto& tri = m.tri_vert[t];
+    Vec3 weights;
+    const Vec3 q = ClosestPointOnTriangle(p, d.vert_xpos[tri[0]], d.vert_xpos[tri[1]],
+                                          d.vert_xpos[tri[2]], &weights);
+    const double distance = (p - q).norm();
+    if (distance < best) {  // strict: the first of equally near triangles, in model order
+      best = distance;
+      closest = q;
+      out->triangle = t;
+      out->weights = weights;
+    }
+  }
+  if (out->triangle < 0) return false;
+  const auto& tri = m.tri_vert[out->triangle];
+  const Vec3& a = d.vert_xpos[tri[0]];
+  const Vec3 face = (d.vert_xpos[tri[1]] - a).cross(d.vert_xpos[tri[2]] - a).normalized();
+  const Vec3 offset = p - closest;
+  if (face.dot(offset) > 0 && best > 1e-12) {
+    out->normal = offset / best;
+    out->distance = best;
+  } else {
+    out->normal = face;
+    out->distance = face.dot(offset);
+  }
+  return true;
+}
+
+// The corners of box geom g, or the vertices of mesh geom g, against deformable k's surface
+// triangles: each point within `threshold` of the surface's layer gets a TriangleContact with its
+// nearest triangle (the point kept on the geom's body, radius 0).
+void CornerContacts(const Model& m, Data& d, int k, int g, const Vec3& lo, const Vec3& hi,
+                    double threshold) {
+  const GeomShape shape = ShapeOfGeom(m, d, g);
+  const int body = m.geom_body[g];
+  const bool box = m.geom_type[g] == GeomType::kBox;
+  const int count = box ? 8 : shape.vertex_count;
+  for (int i = 0; i < count; ++i) {
+    const Vec3 local =
+        box ? Vec3((i & 1 ? 1 : -1) * shape.size[0], (i & 2 ? 1 : -1) * shape.size[1],
+                   (i & 4 ? 1 : -1) * shape.size[2])
+            : shape.vertices[i];
+    const Vec3 p = shape.pos + shape.rot * local;
+    if (!Overlap(p, p, lo, hi)) continue;
+    SurfacePoint surface;
+    if (!NearestSurfacePoint(m, d, k, p, &surface)) return;
+    const double gap = surface.distance - m.deform_thickness[k];
+    if (!(gap < threshold)) continue;
+    TriangleContact& contact = d.triangle_contact.emplace_back();
+    contact.triangle = surface.triangle;
+    contact.geom = g;
+    contact.dist = gap;
+    contact.barycentric = surface.weights;
+    contact.normal = surface.normal;
+    contact.anchor = d.xmat[body].transpose() * (p - d.xpos[body]);
+    contact.friction = std::max(m.geom_friction[g][0], m.deform_friction[k]);
+  }
+}
+
+// Deformable k's free vertices' box grown by the step's reach: lo, hi and the largest vertex
+// speed. False when it has no free vertex.
+bool DeformableBox(const Model& m, const Data& d, int k, Vec3* lo, Vec3* hi, double* speed) {
+  constexpr double kInfinity = std::numeric_limits<double>::infinity();
+  *lo = Vec3::Constant(kInfinity);
+  *hi = Vec3::Constant(-kInfinity);
+  *speed = 0;
+  bool any = false;
+  for (int v = m.deform_vert_adr[k]; v < m.deform_vert_adr[k] + m.deform_vert_num[k]; ++v) {
+    if (m.vert_body[v] == 0) continue;  // pinned in the world
+    *lo = lo->cwiseMin(d.vert_xpos[v]);
+    *hi = hi->cwiseMax(d.vert_xpos[v]);
+    *speed = std::max(*speed, d.vert_xvel[v].norm());
+    any = true;
+  }
+  return any;
+}
+
+// Deformable k's free vertices against deformable l's surface triangles: each vertex within
+// `threshold` of the two layers gets a VertexTriangleContact with its nearest triangle.
+void DeformablePairContacts(const Model& m, Data& d, int k, int l, const Vec3& lo, const Vec3& hi,
+                            double threshold) {
+  const double thickness = m.deform_thickness[k] + m.deform_thickness[l];
+  const double mu = std::max(m.deform_friction[k], m.deform_friction[l]);
+  for (int v = m.deform_vert_adr[k]; v < m.deform_vert_adr[k] + m.deform_vert_num[k]; ++v) {
+    if (m.vert_body[v] == 0) continue;
+    const Vec3& x = d.vert_xpos[v];
+    if (!Overlap(x, x, lo, hi)) continue;
+    SurfacePoint surface;
+    if (!NearestSurfacePoint(m, d, l, x, &surface)) return;
+    const double gap = surface.distance - thickness;
+    if (!(gap < threshold)) continue;
+    VertexTriangleContact& contact = d.vertex_triangle_contact.emplace_back();
+    contact.vertex = v;
+    contact.triangle = surface.triangle;
+    contact.dist = gap;
+    contact.barycentric = surface.weights;
+    contact.normal = surface.normal;
+    contact.friction = mu;
+  }
+}
+
 }  // namespace
 
 void DeformableCollision(const Model& m, Data& d, double h) {
@@ -106,6 +219,9 @@ void DeformableCollision(const Model& m, Data& d, double h) {
         TriangleContacts(m, d, k, g, threshold - thickness);
         continue;
       }
+      if (m.geom_type[g] == GeomType::kBox || m.geom_type[g] == GeomType::kMesh) {
+        CornerContacts(m, d, k, g, lo, hi, threshold - thickness);
+      }
       const GeomShape shape = ShapeOfGeom(m, d, g);
       const int body = m.geom_body[g];
       const double mu = std::max(m.geom_friction[g][0], m.deform_friction[k]);
@@ -129,6 +245,32 @@ void DeformableCollision(const Model& m, Data& d, double h) {
         contact.anchor = d.xmat[body].transpose() * (distance.surface - d.xpos[body]);
         contact.friction = mu;
       }
+    }
+  }
+  // Deformable pairs, both ways: k's vertices against l's triangles.
+  d.vertex_triangle_contact.clear();
+  for (int k = 0; k < m.ndeform; ++k) {
+    Vec3 lo_k, hi_k;
+    double speed_k = 0;
+    if (!DeformableBox(m, d, k, &lo_k, &hi_k, &speed_k)) continue;
+    for (int l = 0; l < m.ndeform; ++l) {
+      if (l == k) continue;
+      Vec3 lo_l, hi_l;
+      double speed_l = 0;
+      if (!DeformableBox(m, d, l, &lo_l, &hi_l, &speed_l)) {
+        // A fully pinned deformable: its box is all its vertices'.
+        lo_l = Vec3::Constant(std::numeric_limits<double>::infinity());
+        hi_l = -lo_l;
+        for (int v = m.deform_vert_adr[l]; v < m.deform_vert_adr[l] + m.deform_vert_num[l]; ++v) {
+          lo_l = lo_l.cwiseMin(d.vert_xpos[v]);
+          hi_l = hi_l.cwiseMax(d.vert_xpos[v]);
+        }
+      }
+      const double reach = 2 * h * (speed_k + speed_l) + kDeformableContactSlack;
+      const double grow = m.deform_thickness[k] + m.deform_thickness[l] + reach;
+      const Vec3 lo = lo_l - Vec3::Constant(grow), hi = hi_l + Vec3::Constant(grow);
+      if (!Overlap(lo_k, hi_k, lo, hi)) continue;
+      DeformablePairContacts(m, d, k, l, lo, hi, reach);
     }
   }
 }

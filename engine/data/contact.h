@@ -62,6 +62,19 @@ struct TriangleContact {
   double friction = 0;              // mu: the larger of the geom's and the deformable's
 };
 
+// A deformable's vertex near another deformable's surface triangle (issue 48): the triangle's
+// closest point as barycentric weights (fixed for the step) and the unit normal from that point
+// toward the vertex (the triangle's outward normal where the vertex is inside); the gap
+// C = n . (x_v - sum_i w_i x_i) - thickness_v - thickness_t.
+struct VertexTriangleContact {
+  int vertex = -1;
+  int triangle = -1;                // index into Model::tri_vert
+  double dist = 0;                  // C at the step's start, m
+  Vec3 barycentric = Vec3::Zero();  // w_i of the triangle's vertices
+  Vec3 normal = Vec3::UnitZ();      // from the triangle toward the vertex, world
+  double friction = 0;              // mu: the larger of the two deformables'
+};
+
 // A geom pair for the narrowphase, chosen by the broadphase; geom1 < geom2.
 struct CollisionCandidate {
   int geom1 = -1;

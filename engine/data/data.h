@@ -85,9 +85,12 @@ struct Data {
   // Deformable vertices near rigid geoms this step (DeformableCollision), by deformable, geom,
   // vertex.
   std::vector<VertexContact> vertex_contact;
-  // Spheres and capsules near deformables' surface triangles this step, by deformable, geom,
-  // triangle.
+  // Spheres and capsules near deformables' surface triangles, and the corners of boxes and the
+  // vertices of meshes near them, this step, by deformable, geom, triangle (or corner).
   std::vector<TriangleContact> triangle_contact;
+  // Deformables' vertices near other deformables' surface triangles this step, by the vertex's
+  // deformable, the triangle's, vertex.
+  std::vector<VertexTriangleContact> vertex_triangle_contact;
 
   // ---- Kinematics() (engine/dynamics/kinematics.h)
   std::vector<Vec3> xpos;            // body frame origin, world (nbody)

@@ -231,6 +231,72 @@ TEST(NsnDeformableTest, ARigidSphereRestsOnASoftCubesFace) {
   EXPECT_LT(Vec3(d.qvel[0], d.qvel[1], d.qvel[2]).norm(), 0.02);
 }
 
+// A box's corners against a deformable's triangles: a 2 cm box of 0.2 kg set on the middle of one
+// cell of a soft cube's top face (cells of 0.05 m), where no vertex of the cube lies under it,
+// rests on the face by its bottom corners: their normal impulses carry its weight (1%: the face
+// dimples under the corners, so the normals tilt and friction takes a share), the floor's both
+// exactly (1e-5: a plane's normals are vertical), and it stays on the face (within 1 mm), at rest.
+TEST(NsnDeformableTest, ASmallBoxRestsOnASoftFaceByItsCorners) {
+  const testing::KuhnGrid grid = testing::MakeKuhnGrid(2, 2, 2, 0.05, 0.05, 0.05);
+  const auto model = Import(
+      "<geom name='floor' type='plane' size='5 5 0.1' friction='0.5'/><body name='box' "
+      "pos='0.025 0.025 0.11'><freejoint/><geom name='box' type='box' size='0.01 0.01 0.01' "
+      "mass='0.2'/></body>",
+      "<deformables>" +
+          Deformable("cube", grid, "young='1e5' poisson='0.3' density='1000' thickness='0'") +
+          "</deformables>",
+      0.01);
+  ASSERT_NE(model, nullptr);
+  Data d(*model);
+  for (int n = 0; n < 200; ++n) ASSERT_EQ(Step(*model, d, TightNsn()), StepStatus::kOk) << n;
+  const int box = 1;
+  int corners = 0;
+  for (const TriangleContact& contact : d.triangle_contact) corners += contact.geom == box;
+  EXPECT_GE(corners, 4);
+  EXPECT_NEAR(ContactForce(*model, d, box), 0.2 * kGravity, 0.01 * 0.2 * kGravity);
+  const double weight = (0.2 + DeformableMass(*model)) * kGravity;
+  EXPECT_NEAR(ContactForce(*model, d, 0), weight, 1e-5 * weight);
+  EXPECT_GT(d.qpos[2], TopHeight(d, grid, 0) + 0.01 - 1e-3);
+  EXPECT_LT(Vec3(d.qvel[0], d.qvel[1], d.qvel[2]).norm(), 1e-3);
+}
+
+// Deformable against deformable: a soft cube (0.1 m, 2 x 2 x 2 cells) resting on another, shifted
+// by half a cell so that its bottom vertices stand on the lower cube's triangles: the
+// vertex-triangle contacts (both ways round) carry the upper cube's weight (1e-3: normals tilted by
+// the dimpled faces, friction taking the rest) and the floor both exactly (1e-5); the upper cube's
+// bottom stays on the lower's top (within 1 mm).
+TEST(NsnDeformableTest, ASoftCubeRestsOnAnother) {
+  const testing::KuhnGrid grid = testing::MakeKuhnGrid(2, 2, 2, 0.05, 0.05, 0.05);
+  const auto model = Import(
+      "<geom name='floor' type='plane' size='5 5 0.1' friction='0.5'/>",
+      "<deformables>" + Deformable("lower", grid, "young='1e5' poisson='0.3' density='1000'") +
+          Deformable("upper", grid,
+                     "young='1e5' poisson='0.3' density='500' pos='0.025 0.025 0.1'") +
+          "</deformables>",
+      0.01);
+  ASSERT_NE(model, nullptr);
+  Data d(*model);
+  for (int n = 0; n < 200; ++n) ASSERT_EQ(Step(*model, d, TightNsn()), StepStatus::kOk) << n;
+  ASSERT_FALSE(d.vertex_triangle_contact.empty());
+  double between = 0;
+  for (size_t k = 0; k < d.vertex_triangle_contact.size(); ++k) {
+    between += Solver(d).vertex_triangle_impulse()[k] / model->timestep;
+  }
+  double upper = 0;
+  for (int v = model->deform_vert_adr[1]; v < model->nvert; ++v) upper += model->vert_mass[v];
+  EXPECT_NEAR(upper, 0.5, 1e-12);
+  EXPECT_NEAR(between, upper * kGravity, 1e-3 * upper * kGravity);
+  const double weight = DeformableMass(*model) * kGravity;
+  EXPECT_NEAR(ContactForce(*model, d, 0), weight, 1e-5 * weight);
+  double bottom = 0;
+  for (int y = 0; y <= 2; ++y) {
+    for (int x = 0; x <= 2; ++x)
+      bottom += d.vert_xpos[model->deform_vert_adr[1] + grid.Id(x, y, 0)].z() / 9;
+  }
+  EXPECT_NEAR(bottom, TopHeight(d, grid, 0), 1e-3);
+  EXPECT_EQ(Figure(d, "unconverged_islands"), 0);
+}
+
 TEST(NsnDeformableTest, OtherSolversRefuseAFreeDeformable) {
   const testing::KuhnGrid grid = testing::MakeKuhnGrid(1, 1, 1, 0.1, 0.1, 0.1);
   const auto free_cube = Import(

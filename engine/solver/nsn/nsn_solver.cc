@@ -91,6 +91,7 @@ NsnSolver::NsnSolver(const Model& m) : IslandSolver(m), kinematics_(m) {
   }
   contact_adr_.assign(m.ndeform + 1, 0);
   triangle_adr_.assign(m.ndeform + 1, 0);
+  pair_adr_.assign(m.ndeform + 1, 0);
 }
 
 void NsnSolver::Prepare(const Model& m, Data& d, const SolverOptions& /*options*/) {
@@ -149,6 +150,14 @@ void NsnSolver::Prepare(const Model& m, Data& d, const SolverOptions& /*options*
       if (j >= 0) Union(group_root_, islands + k, tree_node(j));
     }
     for (int k = 0; k < m.ndeform; ++k) triangle_adr_[k + 1] += triangle_adr_[k];
+    vertex_triangle_impulse_.assign(d.vertex_triangle_contact.size(), 0.0);
+    std::fill(pair_adr_.begin(), pair_adr_.end(), 0);
+    for (const VertexTriangleContact& contact : d.vertex_triangle_contact) {
+      const int k = m.vert_deform[contact.vertex];
+      ++pair_adr_[k + 1];
+      Union(group_root_, islands + k, islands + m.vert_deform[m.tri_vert[contact.triangle][0]]);
+    }
+    for (int k = 0; k < m.ndeform; ++k) pair_adr_[k + 1] += pair_adr_[k];
     for (int v = 0; v < m.nvert; ++v) {
       const int body = m.vert_body[v];
       const int j = body > 0 ? m.body_subsystem[body] : -1;
@@ -426,6 +435,39 @@ void NsnSolver::Evaluate(const Model& m, const Data& d, const NsnParameters& p,
         AddPointEntries(m, body, anchor, direction, 1, work);
         break;
       }
+      case kVertexTriangle: {
+        const VertexTriangleContact& contact = d.vertex_triangle_contact[i];
+        const auto& tri = m.tri_vert[contact.triangle];
+        const int local = local_vertex_[contact.vertex];
+        Vec3 direction = contact.normal;
+        if (r > 0) {
+          Vec3 d1, d2;
+          TangentBasis(contact.normal, &d1, &d2);
+          direction = r == 1 ? d1 : d2;
+        } else {
+          Vec3 point = Vec3::Zero();
+          for (int a = 0; a < 3; ++a) {
+            point +=
+                contact.barycentric[a] * VertexPosition(d, work, local_vertex_[tri[a]], tri[a]);
+          }
+          work.value[k] = contact.normal.dot(work.position[local] - point) -
+                          m.deform_thickness[m.vert_deform[contact.vertex]] -
+                          m.deform_thickness[m.vert_deform[tri[0]]];
+        }
+        for (int c = 0; c < 3; ++c) {
+          work.entry_dof.push_back(trees + 3 * local + c);
+          work.entry_value.push_back(direction[c]);
+        }
+        for (int a = 0; a < 3; ++a) {
+          const int other = local_vertex_[tri[a]];
+          if (other < 0) continue;
+          for (int c = 0; c < 3; ++c) {
+            work.entry_dof.push_back(trees + 3 * other + c);
+            work.entry_value.push_back(-contact.barycentric[a] * direction[c]);
+          }
+        }
+        break;
+      }
       case kAttachment: {
         const int v = i, local = local_vertex_[v], body = m.vert_body[v];
         const Vec3 point = trial.xpos[body] + trial.xmat[body] * m.vert_body_offset[v];
@@ -551,6 +593,8 @@ void NsnSolver::Evaluate(const Model& m, const Data& d, const NsnParameters& p,
         const double mu = work.origin[k] == kSet ? set.constraints[work.constraint[k]].friction
                           : work.origin[k] == kVertexContact
                               ? d.vertex_contact[work.constraint[k]].friction
+                          : work.origin[k] == kVertexTriangle
+                              ? d.vertex_triangle_contact[work.constraint[k]].friction
                               : d.triangle_contact[work.constraint[k]].friction;
         const double slip = std::hypot(work.velocity[k], work.velocity[k + 1]);
         const double cone = mu * work.lambda[work.normal[k]];
@@ -717,6 +761,12 @@ void NsnSolver::SolveSystem(const Model& m, Data& d, const NsnParameters& p, dou
       add(kTriangleContact, c, 0, RowKind::kNormal, -1, -1, d.triangle_contact[c].dist);
       add(kTriangleContact, c, 1, RowKind::kTangent, normal, -1, 0);
       add(kTriangleContact, c, 2, RowKind::kTangent, normal, -1, 0);
+    }
+    for (int c = pair_adr_[k]; c < pair_adr_[k + 1]; ++c) {
+      const int normal = static_cast<int>(work.kind.size());
+      add(kVertexTriangle, c, 0, RowKind::kNormal, -1, -1, d.vertex_triangle_contact[c].dist);
+      add(kVertexTriangle, c, 1, RowKind::kTangent, normal, -1, 0);
+      add(kVertexTriangle, c, 2, RowKind::kTangent, normal, -1, 0);
     }
     for (int v = m.deform_vert_adr[k]; v < m.deform_vert_adr[k] + m.deform_vert_num[k]; ++v) {
       if (m.vert_body[v] <= 0) continue;
@@ -898,6 +948,9 @@ void NsnSolver::SolveSystem(const Model& m, Data& d, const NsnParameters& p, dou
     }
     if (work.origin[k] == kTriangleContact && work.row[k] == 0) {
       triangle_contact_impulse_[work.constraint[k]] = h * work.lambda[k];
+    }
+    if (work.origin[k] == kVertexTriangle && work.row[k] == 0) {
+      vertex_triangle_impulse_[work.constraint[k]] = h * work.lambda[k];
     }
     if (work.kind[k] == RowKind::kNormal) {
       stats.max_penetration = std::max(stats.max_penetration, -work.value[k]);

@@ -36,7 +36,9 @@
 //                    (C_n > 0 at q-) are rows too, and stay at lambda_n = 0 unless the step closes
 //                    them. A vertex's contact with a geom (DeformableCollision) likewise:
 //                    C_n = n . (x_v - p) - thickness with p the geom's closest point fixed on its
-//                    body
+//                    body; a geom's point against a triangle n . (p - sum w_i x_i) - r -
+//                    thickness, a vertex against another deformable's triangle
+//                    n . (x_v - sum w_i x_i) - thickness_v - thickness_t (weights fixed)
 //   contact tangents J_f u + W lambda_f (36), W from (104) or (105) with the current lambda (and
 //                    NsnParameters::friction_memory), J_f the tangent rows at q^n, C = W / h;
 //                    inactive (mu lambda_n <= 0): J_f rows zero, W = 1 (106)
@@ -103,6 +105,8 @@ class NsnSolver final : public IslandSolver {
   // contacts, N s.
   const std::vector<double>& vertex_contact_impulse() const { return vertex_contact_impulse_; }
   const std::vector<double>& triangle_contact_impulse() const { return triangle_contact_impulse_; }
+  // Likewise for d.vertex_triangle_contact (deformable against deformable).
+  const std::vector<double>& vertex_triangle_impulse() const { return vertex_triangle_impulse_; }
 
  private:
   void Prepare(const Model& m, Data& d, const SolverOptions& options) override;
@@ -114,7 +118,14 @@ class NsnSolver final : public IslandSolver {
 
   enum class RowKind : std::uint8_t { kNormal, kTangent, kBilateral, kServo, kElement };
   // Where a row comes from: the constraint set, a vertex contact, a vertex's attachment, a tet.
-  enum Origin : std::uint8_t { kSet, kVertexContact, kTriangleContact, kAttachment, kTet };
+  enum Origin : std::uint8_t {
+    kSet,
+    kVertexContact,
+    kTriangleContact,
+    kVertexTriangle,
+    kAttachment,
+    kTet
+  };
 
   // What one system holds: islands [island_adr, + island_num) of system_island_, free trees
   // (subsystems in no island) and deformables likewise.
@@ -200,6 +211,8 @@ class NsnSolver final : public IslandSolver {
   std::vector<NeoHookeanMaterial> deform_neo_hookean_;
   std::vector<int> contact_adr_;   // per deformable: its first vertex contact (ndeform + 1)
   std::vector<int> triangle_adr_;  // per deformable: its first triangle contact (ndeform + 1)
+  std::vector<int> pair_adr_;  // per deformable: its first vertex-triangle contact (ndeform + 1)
+  std::vector<double> vertex_triangle_impulse_;
   std::vector<double> vertex_contact_impulse_, triangle_contact_impulse_;
   // The step's systems: islands not touched by a deformable, each on its own, then the groups.
   std::vector<System> systems_;
