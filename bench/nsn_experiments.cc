@@ -1,5 +1,5 @@
 // The rigid experiments of the non-smooth Newton paper (Macklin et al. 2019, seed 002; digest
-// seed-002-nsn.md 9.1-9.4 and section 14, tests 10, 11, 14 and 21) on `--solver nsn`, each with
+// seed-002-nsn.md 9.1-9.4, 5.2 and section 14, tests 10-14, 17 and 21) on `--solver nsn`, with
 // the paper's fixed counts (newton_tolerance = linear_tolerance = 0: every step runs exactly N
 // Newton iterations of M linear ones; nsn_parameters.h) and its h = 0.0083 s:
 //   table2  Table 2's rigid rows: the arch (scenes/nsn_arch.xml, 6 x 20), the table pile
@@ -44,8 +44,8 @@
 // Humanoid100 is edited in memory: its geoms' condim 4 (a cylinder's torsional friction) becomes
 // 3, which nsn requires (SolverRefusesModel), and its step becomes the paper's 0.0083 s.
 //
-// Usage: build/bin/nsn_experiments [table2|heavy|fig18|fig11|fig16|noise|damping|all] [DIR]
-// [STEP_SCALE]
+// Usage: build/bin/nsn_experiments [table2|heavy|fig18|fig11|fig16|noise|damping|all]
+//          [DIR] [STEP_SCALE]
 //        (STEP_SCALE multiplies every run's step count, default 1);
 //        /usr/bin/python3 bench/plot_nsn.py DIR docs/img/nsn
 #include <algorithm>
