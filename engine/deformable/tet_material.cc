@@ -207,4 +207,61 @@ void EvaluateNeoHookeanTet(const TetRest& rest, const NeoHookeanMaterial& materi
   if (svd_out != nullptr) *svd_out = svd;
 }
 
+namespace {
+
+// [a]x: the matrix of b -> a x b.
+Mat3 Cross(const Vec3& a) {
+  Mat3 m;
+  m << 0, -a.z(), a.y(), a.z(), 0, -a.x(), -a.y(), a.x(), 0;
+  return m;
+}
+
+}  // namespace
+
+void EvaluateNeoHookeanGradientTet(const TetRest& rest, const NeoHookeanMaterial& material,
+                                   const TetVertices& x, TetRows<9>* rows) {
+  using Mat9 = Eigen::Matrix<double, 9, 9>;
+  using Vec9 = Eigen::Matrix<double, 9, 1>;
+  const Mat3 f = DeformationGradient(rest, x);
+  const Vec3 f0 = f.col(0), f1 = f.col(1), f2 = f.col(2);
+  Mat3 cofactor;
+  cofactor.col(0) = f1.cross(f2);
+  cofactor.col(1) = f2.cross(f0);
+  cofactor.col(2) = f0.cross(f1);
+  const double j = f0.dot(cofactor.col(0));
+  const double c1 = material.c1, d1 = material.d1, alpha = material.alpha;
+  const Vec9 vec_f = Eigen::Map<const Vec9>(f.data());
+  const Vec9 g = Eigen::Map<const Vec9>(cofactor.data());
+  rows->strain = vec_f;
+  rows->value = rest.volume * (2 * c1 * vec_f + 2 * d1 * (j - alpha) * g);
+  rows->energy = rest.volume * (c1 * (f.squaredNorm() - 3) + d1 * (j - alpha) * (j - alpha));
+  // d2J/dF2 in 3 x 3 blocks (p, q) = d cof_p / d f_q: d(f1 x f2)/df1 = -[f2]x, /df2 = [f1]x, ...
+  Mat9 hj = Mat9::Zero();
+  hj.block<3, 3>(0, 3) = -Cross(f2);
+  hj.block<3, 3>(0, 6) = Cross(f1);
+  hj.block<3, 3>(3, 0) = Cross(f2);
+  hj.block<3, 3>(3, 6) = -Cross(f0);
+  hj.block<3, 3>(6, 0) = -Cross(f1);
+  hj.block<3, 3>(6, 3) = Cross(f0);
+  Mat9 hessian = 2 * d1 * (j - alpha) * hj;
+  hessian.noalias() += 2 * d1 * g * g.transpose();
+  hessian.diagonal().array() += 2 * c1;
+  const Eigen::SelfAdjointEigenSolver<Mat9> eigen(0.5 * (hessian + hessian.transpose()));
+  Vec9 inverse;
+  for (int i = 0; i < 9; ++i) {
+    inverse(i) = 1 / (rest.volume * std::max(eigen.eigenvalues()(i), material.hessian_floor));
+  }
+  Mat9 e;
+  e.noalias() = eigen.eigenvectors() * inverse.asDiagonal() * eigen.eigenvectors().transpose();
+  rows->compliance = 0.5 * (e + e.transpose());
+  // dF_ij / dx_{a,k} = delta_ik b_a[j].
+  rows->jacobian.setZero();
+  for (int a = 0; a < 4; ++a) {
+    for (int col = 0; col < 3; ++col) {
+      for (int i = 0; i < 3; ++i)
+        rows->jacobian(3 * col + i, 3 * a + i) = rest.shape_gradients(col, a);
+    }
+  }
+}
+
 }  // namespace alsim

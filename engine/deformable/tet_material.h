@@ -118,8 +118,8 @@ struct SignedSvd {
 };
 SignedSvd ComputeSignedSvd(const Mat3& f);
 
-// The compliance-form rows of one tet (header comment), Rows = 6 (linear, corotated) or 3 (Neo-
-// Hookean).
+// The compliance-form rows of one tet (header comment), Rows = 6 (linear, corotated), 9 (Neo-
+// Hookean in F) or 3 (Neo-Hookean in principal stretches).
 template <int Rows>
 struct TetRows {
   using Vector = Eigen::Matrix<double, Rows, 1>;
@@ -167,5 +167,18 @@ Mat3 ProjectedInverse(const Mat3& h, double volume, double floor);
 // projected (V_e d2Psi/ds2)^-1, U = V_e Psi; `svd` (optional) receives the SVD of F.
 void EvaluateNeoHookeanTet(const TetRest& rest, const NeoHookeanMaterial& material,
                            const TetVertices& x, TetRows<3>* rows, SignedSvd* svd = nullptr);
+
+// Stable Neo-Hookean in the deformation gradient: s = vec(F) (9 rows, column-major: row 3 j + i
+// is F_ij), c = V_e P with P = dPsi/dF = 2 C1 F + 2 D1 (J - alpha) cof(F) ((107) with
+// I_C = |F|^2 and J = det F, the same energy as in stretches), J = dF/dx constant (F is linear in
+// the vertices), E the projected (V_e d2Psi/dF2)^-1 with
+//   d2Psi/dF2 = 2 C1 I + 2 D1 g g^T + 2 D1 (J - alpha) d2J/dF2,  g = vec(cof F).
+// [OURS] The Newton systems use these rows: the stretch rows' J^T E^-1 J misses the terms
+// (dPsi/ds) d2s/dx2, which hold the shear stiffness (at rest every stretch is 1 and ds/dx is blind
+// to shear), so Newton on them does not converge; here J is exact and J^T E^-1 J is the energy's
+// Hessian up to its projection. The rotations of F are the Hessian's null space (projected to the
+// floor: compliant rows whose multipliers stay near zero).
+void EvaluateNeoHookeanGradientTet(const TetRest& rest, const NeoHookeanMaterial& material,
+                                   const TetVertices& x, TetRows<9>* rows);
 
 }  // namespace alsim

@@ -16,8 +16,8 @@
 // The mesh is TetGen's .node and .ele files (among the scene's assets; first index 0 or 1, as
 // TetGen numbers; 4-node tets; attributes and boundary markers ignored), or inline:
 //   <tetmesh vertices="x y z ..." tets="a b c d ..."/>   (0-based)
-// Attributes and defaults: material linear | corotated | neohookean (default corotated: the
-// Neo-Hookean rows do not converge yet in the Newton loop, engine/solver/nsn/particle_newton.h);
+// Attributes and defaults: material linear | corotated | neohookean (default corotated: 6 rows a
+// tet against the Neo-Hookean's 9 and their 9 x 9 projection, engine/deformable/tet_material.h);
 // young (Pa, > 0) and density (kg/m^3, > 0) required; poisson in [0, 0.5) (default 0.3); friction
 // >= 0 (default 0.5); thickness >= 0, m (default 0); rgba in [0, 1] (default 0.8 0.5 0.3 1); pos
 // (m) and scale (> 0) map the mesh's coordinates to the world's: x = pos + scale x_mesh.

@@ -547,6 +547,98 @@ TEST(TetMaterialTest, NeoHookeanHessianAtRestEqualsTheLinearStiffness) {
   }
 }
 
+// The Neo-Hookean rows in F (EvaluateNeoHookeanGradientTet): the same energy as in stretches,
+// c = V_e P the energy's gradient in F and J^T c its gradient in x (central differences), J the
+// exact dF/dx, E^-1 / V_e the energy's Hessian in F (differences of P) with its eigenvalues raised
+// to the floor (the stable Neo-Hookean energy is not convex: stretched or random tets have negative
+// eigenvalues), and at rest J^T E^-1 J the linear stiffness J_lin^T V_e K_e J_lin (up to the floor
+// on the rotations' null space). Also at an inverted tet: finite rows and a positive definite E.
+TEST(TetMaterialTest, NeoHookeanRowsInFMatchTheEnergysDerivatives) {
+  std::mt19937 rng(11);
+  const TetRest rest = Rest();
+  const NeoHookeanMaterial m = NeoHookeanFromYoungPoisson(kYoung, kPoisson);
+  for (int trial = 0; trial < 8; ++trial) {
+    const Mat3 r = RandomRotation(&rng);
+    // A stretched tet (every stretch in [1.05, 1.4]) under a random rotation, and a random one.
+    const Mat3 stretch = Vec3(1.4, 1.2, 1.05).asDiagonal();
+    const TetVertices x =
+        trial % 2 == 0 ? Moved(r * stretch * RestVertices(), Mat3::Identity(), Vec3(0.1, -0.2, 0.3))
+                       : Deformed(&rng, 0.03);
+    TetRows<9> rows;
+    EvaluateNeoHookeanGradientTet(rest, m, x, &rows);
+    TetRows<3> stretches;
+    EvaluateNeoHookeanTet(rest, m, x, &stretches);
+    EXPECT_NEAR(rows.energy, stretches.energy, 1e-12 * std::abs(stretches.energy) + 1e-15) << trial;
+    const auto energy = [&](const TetVertices& y) {
+      TetRows<9> e;
+      EvaluateNeoHookeanGradientTet(rest, m, y, &e);
+      return Scalar(e.energy);
+    };
+    const Eigen::Matrix<double, 1, 12> gradient = Differences<1>(x, 1e-7, energy);
+    EXPECT_LT(RelativeError((rows.jacobian.transpose() * rows.value).transpose(), gradient), 1e-6)
+        << trial;
+    const auto strain = [&](const TetVertices& y) {
+      TetRows<9> e;
+      EvaluateNeoHookeanGradientTet(rest, m, y, &e);
+      return e.strain;
+    };
+    EXPECT_LT(RelativeError(rows.jacobian, Differences<9>(x, 1e-7, strain)), 1e-8) << trial;
+    // The energy density's Hessian in F by differences of P = c / V_e.
+    const Mat3 f = DeformationGradient(rest, x);
+    Eigen::Matrix<double, 9, 9> hessian;
+    for (int k = 0; k < 9; ++k) {
+      Mat3 plus = f, minus = f;
+      plus.data()[k] += 1e-6;
+      minus.data()[k] -= 1e-6;
+      TetRows<9> p, q;
+      // The vertices whose F is plus / minus: x_a = x_0 + F (X_a - X_0).
+      TetVertices xp = RestVertices(), xm = RestVertices();
+      for (int a = 1; a < 4; ++a) {
+        const Vec3 edge = RestVertices().col(a) - RestVertices().col(0);
+        xp.col(a) = xp.col(0) + plus * edge;
+        xm.col(a) = xm.col(0) + minus * edge;
+      }
+      EvaluateNeoHookeanGradientTet(rest, m, xp, &p);
+      EvaluateNeoHookeanGradientTet(rest, m, xm, &q);
+      hessian.col(k) = (p.value - q.value) / (2e-6 * rest.volume);
+    }
+    // E^-1 / V_e is that Hessian with its eigenvalues raised to the floor.
+    const Eigen::SelfAdjointEigenSolver<Eigen::Matrix<double, 9, 9>> eigen(
+        0.5 * (hessian + hessian.transpose()));
+    const Eigen::Matrix<double, 9, 1> floored = eigen.eigenvalues().cwiseMax(m.hessian_floor);
+    const Eigen::Matrix<double, 9, 9> projected =
+        eigen.eigenvectors() * floored.asDiagonal() * eigen.eigenvectors().transpose();
+    EXPECT_LT(RelativeError(rows.compliance.inverse() / rest.volume, projected), 1e-6) << trial;
+    // E is symmetric positive definite everywhere.
+    const Eigen::SelfAdjointEigenSolver<Eigen::Matrix<double, 9, 9>> e(rows.compliance);
+    EXPECT_GT(e.eigenvalues()(0), 0) << trial;
+  }
+  // At rest: no force, and J^T E^-1 J = the linear model's stiffness (the floor adds 1e-4 mu on
+  // the rotations, which the linear model's symmetric strain ignores).
+  TetRows<9> at_rest;
+  EvaluateNeoHookeanGradientTet(rest, m, RestVertices(), &at_rest);
+  EXPECT_LT(at_rest.value.norm(), 1e-9 * kYoung * rest.volume);
+  TetRows<6> linear;
+  EvaluateLinearTet(rest, LinearMaterialFromYoungPoisson(kYoung, kPoisson), RestVertices(),
+                    &linear);
+  const Eigen::Matrix<double, 12, 12> k_nh =
+      at_rest.jacobian.transpose() * at_rest.compliance.inverse() * at_rest.jacobian;
+  const Eigen::Matrix<double, 12, 12> k_lin =
+      linear.jacobian.transpose() * linear.compliance.inverse() * linear.jacobian;
+  EXPECT_LT(RelativeError(k_nh, k_lin), 1e-3);
+  // Inverted (a vertex through the opposite face): finite rows, E positive definite.
+  TetVertices through = RestVertices();
+  const Vec3 normal =
+      (through.col(1) - through.col(0)).cross(through.col(2) - through.col(0)).normalized();
+  through.col(3) -= 2 * normal.dot(through.col(3) - through.col(0)) * normal;
+  TetRows<9> inverted;
+  EvaluateNeoHookeanGradientTet(rest, m, through, &inverted);
+  EXPECT_TRUE(inverted.value.allFinite());
+  EXPECT_TRUE(inverted.compliance.allFinite());
+  const Eigen::SelfAdjointEigenSolver<Eigen::Matrix<double, 9, 9>> e(inverted.compliance);
+  EXPECT_GT(e.eigenvalues()(0), 0);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Inverted tets.
 

@@ -35,7 +35,10 @@ struct NsnParameters {
   // residual <= tol / h (position rows: |C| <= tol in m or rad; friction rows weighted as in
   // particle_newton.h). 0: the paper's fixed counts. [OURS]: the paper gives none (digest 13).
   double newton_tolerance = 1e-6;
-  double step_fraction = 0.75;   // t of (61)-(62): the paper's damping for every scene
+  // t of (61)-(62): the paper's damping for every scene. From u = 0, N iterations with no active
+  // row end at (1 - (1 - t)^N) u~; a tree in no island and touching no deformable is in no
+  // system and takes u~ exactly, so that loss applies only where a body has rows.
+  double step_fraction = 0.75;
   double regularization = 1e-6;  // eps on the Schur matrix (Sec 8.4): the paper's
   // M, the most linear iterations per Newton iteration (Table 2: 10 to 80), and their relative
   // tolerance on the preconditioned residual (0: the fixed count). [OURS] 100 and 1e-8: an

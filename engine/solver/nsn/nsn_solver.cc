@@ -12,7 +12,6 @@
 #include "engine/dynamics/jacobian.h"
 #include "engine/model/deformable_spec.h"
 #include "engine/solver/island_schedule.h"
-#include "engine/solver/nsn/tet_rows.h"
 #include "engine/solver/stop_test.h"
 
 namespace alsim {
@@ -61,10 +60,14 @@ double CurvatureRadius(const Model& m, int g) {
   return type == GeomType::kSphere || type == GeomType::kCapsule ? m.geom_size[g][0] : 0;
 }
 
+// The most rows of one tet (a Neo-Hookean tet's 9) and its compliance block's size.
+constexpr int kMaxTetRows = 9;
+constexpr int kBlock = kMaxTetRows * kMaxTetRows;
+
 int TetRowCount(const Model& m, int tet) {
   const auto material =
       static_cast<DeformableMaterial>(m.deform_material[m.vert_deform[m.tet_vert[tet][0]]]);
-  return material == DeformableMaterial::kNeoHookean ? 3 : 6;
+  return material == DeformableMaterial::kNeoHookean ? 9 : 6;
 }
 
 }  // namespace
@@ -278,7 +281,7 @@ void NsnSolver::AddCompliance(const SystemWork& work, double regularization, con
   }
   for (size_t e = 0; e < work.element_row.size(); ++e) {
     const int first = work.element_row[e], count = work.element_rows[e];
-    const double* block = work.element_compliance.data() + 36 * e;
+    const double* block = work.element_compliance.data() + kBlock * e;
     for (int r = 0; r < count; ++r) {
       double sum = regularization * x[first + r];
       for (int c = 0; c < count; ++c) sum += block[r * count + c] * x[first + c];  // E / h^2
@@ -486,7 +489,7 @@ void NsnSolver::Evaluate(const Model& m, const Data& d, const NsnParameters& p,
         for (int a = 0; a < 4; ++a)
           x.col(a) = VertexPosition(d, work, local_vertex_[tet[a]], tet[a]);
         const int element = work.normal[k];  // the tet's index in the system
-        double* block = work.element_compliance.data() + 36 * element;
+        double* block = work.element_compliance.data() + kBlock * element;
         const auto store = [&](const auto& result) {
           constexpr int count = std::decay_t<decltype(result.value)>::RowsAtCompileTime;
           for (int t = 0; t < count; ++t) {
@@ -512,10 +515,8 @@ void NsnSolver::Evaluate(const Model& m, const Data& d, const NsnParameters& p,
           }
         };
         if (material == DeformableMaterial::kNeoHookean) {
-          TetRows<3> result;
-          SignedSvd svd;
-          EvaluateNeoHookeanTet(tet_rest_[i], deform_neo_hookean_[deform], x, &result, &svd);
-          OrderNeoHookeanRows(svd, &work.element_frame[element], &result);
+          TetRows<9> result;
+          EvaluateNeoHookeanGradientTet(tet_rest_[i], deform_neo_hookean_[deform], x, &result);
           store(result);
         } else {
           TetRows<6> result;
@@ -795,9 +796,7 @@ void NsnSolver::SolveSystem(const Model& m, Data& d, const NsnParameters& p, dou
   Grow(work.path, m.nv);
   Grow(work.position, vertices);
   const int elements = static_cast<int>(work.element_row.size());
-  Grow(work.element_compliance, 36 * elements);
-  Grow(work.element_frame, elements);
-  std::fill(work.element_frame.begin(), work.element_frame.begin() + elements, Mat3::Identity());
+  Grow(work.element_compliance, kBlock * elements);
   Grow(work.a, trees * trees);
   Grow(work.inverse, trees * trees);
   Grow(work.factorization, trees * trees);

@@ -51,8 +51,11 @@
 //                    J u + (h lambda + k e) / b = 0, C = 1 / b (a drive as a compliant row,
 //                    Sec 9.5)
 //   tet elements     the generalized compliance rows of engine/deformable/tet_material.h (linear,
-//                    corotated: 6 rows, E = (V_e K_e)^-1; stable Neo-Hookean: 3 rows in principal
-//                    stretches), E_e (c_e + lambda_e) = 0, C = E_e / h^2 (a block per tet)
+//                    corotated: 6 rows, E = (V_e K_e)^-1; stable Neo-Hookean: [OURS] 9 rows in
+//                    F, J exact, E the projected inverse Hessian (EvaluateNeoHookeanGradientTet:
+//                    the paper's 3 rows in principal stretches leave out the shear stiffness and
+//                    Newton does not converge on them)), E_e (c_e + lambda_e) = 0, C = E_e / h^2
+//                    (a block per tet)
 // Pinned vertices are not unknowns. Dry joint friction, force-limited servos and condim 4/6
 // contacts are refused (SolverRefusesModel). r (66): h^2 [J H^-1 J^T]_nn for normal rows,
 // h (d_t1 + d_t2) / 2 for a contact's tangents, from the rows at q- (once per step: the roots do
@@ -162,10 +165,9 @@ class NsnSolver final : public IslandSolver {
     std::vector<int> row_adr, entry_dof;
     std::vector<double> entry_value;
     // Element rows: per tet of the system its first row, row count and compliance block (k x k,
-    // row-major, at 36 per tet), and the principal frame of a Neo-Hookean tet's rows.
+    // row-major, at 81 per tet: a Neo-Hookean tet's 9 rows).
     std::vector<int> element_row, element_rows;
     std::vector<double> element_compliance;
-    std::vector<Mat3> element_frame;
     // Per local dof.
     std::vector<double> u, g, du, work, work2, free_velocity, mass;
     std::vector<double> a, factorization, inverse;  // trees x trees, column-major: A, LLT, A^-1

@@ -50,7 +50,8 @@
 // converge yet: J = ds/dx from ds_i/dF = u_i v_i^T leaves out the rotation of the principal
 // directions, which at rest (all stretches equal) is the whole shear stiffness, so the Newton
 // matrix has none and a bar of Kuhn tets oscillates between iterates at any damping t (the
-// geometric stiffness of Sec 8.3 is the paper's remedy for missing curvature).
+// geometric stiffness of Sec 8.3 is the paper's remedy for missing curvature). The engine's
+// solver (nsn_solver.h) uses 9 rows in F instead, whose J is exact, and converges.
 //
 // Geometric stiffness (Sec 8.3, digest 5.4; option geometric_stiffness, off by default): after
 // Newton iteration n, gc = -h J^T lambda (the constraint part of g) is formed with the new lambda
