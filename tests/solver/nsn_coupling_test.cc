@@ -27,6 +27,7 @@
 #include "engine/model/model_import.h"
 #include "engine/sim/state_hash.h"
 #include "engine/sim/step.h"
+#include "engine/solver/nsn/ncp.h"
 #include "engine/solver/nsn/nsn_solver.h"
 #include "engine/solver/solver.h"
 #include "tests/support/kuhn_grid.h"
@@ -380,6 +381,73 @@ TEST(NsnCouplingTest, TheTomatoSceneIsBitIdenticalForOneTwoAndEightThreads) {
   EXPECT_EQ(TomatoHash(*model, 8, steps), one);
 }
 
+// ENGINE BUG (disabled until fixed): the converged pick and place (Newton tolerance 1e-6, at most
+// 200 iterations, default linear budget) returns StepStatus::kDiverged at step 367 (t = 3.05 s),
+// 0.45 s after the gripper let go and lifted away, with the tomato at rest on the platform; at 1
+// and 2 threads alike. Expected: every step kOk and the scale reading m g at the end (it reads
+// 1.5781 N = m g at step 366). The NaN comes from the gripper alone: the next two tests.
+TEST(NsnCouplingTest, DISABLED_ConvergedPickAndPlaceStepsToTheEnd) {
+  const auto model = LoadTomatoScene();
+  ASSERT_NE(model, nullptr);
+  const Model& m = *model;
+  const TomatoScene scene(m);
+  Data d(m);
+  for (int n = 0; n < Steps(m, kSequenceEnd); ++n) {
+    Script(scene, d.time, true, d);
+    const StepStatus status = Step(m, d, TightNsn(1e-6));
+    if (n >= Steps(m, kRetractEnd) - 2 || status != StepStatus::kOk) {
+      std::printf(
+          "step %d t %.4f: status %d newton %g (max %g) linear %g unconverged %g momentum %.3g "
+          "row %.3g contacts %zu+%zu+%zu fastest vertex %.3g lowest %.5f scale q %.6g v %.3g\n",
+          n, d.time, static_cast<int>(status), Figure(d, "newton_iterations"),
+          Figure(d, "max_newton_iterations"), Figure(d, "linear_iterations"),
+          Figure(d, "unconverged_islands"), Figure(d, "momentum_residual"),
+          Figure(d, "row_residual"), d.vertex_contact.size(), d.triangle_contact.size(),
+          d.contact.size(), FastestVertex(m, d), LowestVertex(m, d),
+          d.qpos[m.jnt_qpos_adr[scene.scale_joint]], d.qvel[m.jnt_qpos_adr[scene.scale_joint]]);
+    }
+    ASSERT_EQ(status, StepStatus::kOk) << n;
+  }
+  const double weight = DeformableMass(m) * kGravity;
+  EXPECT_NEAR(scene.Reading(m, d), weight, 0.01 * weight);
+}
+
+// ENGINE BUG (disabled until fixed), the cause of the one above, reproduced without the tomato:
+// the gripper alone (the scene without its custom text) under the same script at Newton tolerance
+// 1e-6 turns NaN at step 367. The opened fingers rest on their lower limit (-0.005 m, where the
+// script's servos also pull them) and their velocity decays by about 100 per step (1e-161 m/s at
+// step 366), until the limit rows' a and r b are so small that a^2 + (r b)^2 underflows to 0 in
+// FischerBurmeisterNcp (engine/solver/nsn/ncp.cc: q = sqrt(a a + rb rb), then a / q), whose kink
+// test only catches a == 0 && rb == 0 (with ncp = min-map, which takes no norm, the same run
+// steps to the end). The next test shows it on the function itself.
+TEST(NsnCouplingTest, DISABLED_TheGripperAloneStepsToTheEnd) {
+  std::string xml = ReadFile(Scenes() + "/nsn_tomato.xml");
+  const size_t a = xml.find("<custom>"), b = xml.find("</custom>") + 9;
+  ASSERT_NE(a, std::string::npos);
+  xml.erase(a, b - a);
+  const ModelImport imported = ImportModelFromString(xml, {}, "gripper.xml");
+  ASSERT_TRUE(imported) << imported.error;
+  const Model& m = *imported.model;
+  ASSERT_EQ(m.nvert, 0);
+  const TomatoScene scene(m);
+  Data d(m);
+  for (int n = 0; n < Steps(m, kSequenceEnd); ++n) {
+    Script(scene, d.time, true, d);
+    ASSERT_EQ(Step(m, d, TightNsn(1e-6)), StepStatus::kOk) << "step " << n;
+  }
+}
+
+// ENGINE BUG (disabled until fixed): Fischer-Burmeister's derivatives near (not at) the kink are
+// 1 - a / |(a, r b)| and r (1 - r b / |(a, r b)|), finite and here 1 - 1 / sqrt(2); at
+// a = r b = 1e-170 the norm underflows to 0 and they come out infinite (std::hypot would not).
+TEST(NsnCouplingTest, DISABLED_FischerBurmeisterIsFiniteNearItsKink) {
+  for (const double tiny : {1e-100, 1e-170, 1e-200}) {
+    const NcpEvaluation e = FischerBurmeisterNcp(tiny, tiny, 1);
+    EXPECT_NEAR(e.dphi_da, 1 - 1 / std::sqrt(2.0), 1e-12) << tiny;
+    EXPECT_NEAR(e.dphi_db, 1 - 1 / std::sqrt(2.0), 1e-12) << tiny;
+  }
+}
+
 // The benchmark for BENCHMARKS.md (not a test: it asserts only that the steps succeed): the whole
 // pick and place, at Table 2's fixed counts (4 Newton x 50 linear) and converged (Newton
 // tolerance 1e-6, at most 200 iterations), each at 1 and 2 threads, printing ms per step,
@@ -399,13 +467,18 @@ TEST(NsnCouplingTest, DISABLED_PickAndPlaceBenchmark) {
       Data d(m);
       double wall = 0, wall2 = 0, contacts = 0, assembly = 0, linear = 0, penetration = 0;
       double newton = 0, linear_iterations = 0;
-      int most = 0, unconverged = 0;
+      int most = 0, unconverged = 0, done = 0;
       double carried = 0;  // the tomato's lowest vertex at the end of the move, m
       RunWithThreads(threads, [&] {
         for (int n = 0; n < steps; ++n) {
           Script(scene, d.time, true, d);
           const auto t0 = std::chrono::steady_clock::now();
-          ASSERT_EQ(Step(m, d, options), StepStatus::kOk) << n;
+          if (Step(m, d, options) != StepStatus::kOk) {
+            std::printf("step %d (t = %.4f s) did not return kOk; the run stops there\n", n,
+                        d.time);
+            break;
+          }
+          ++done;
           const double s =
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
           wall += s;
@@ -423,19 +496,19 @@ TEST(NsnCouplingTest, DISABLED_PickAndPlaceBenchmark) {
           if (n + 1 == Steps(m, kMoveEnd)) carried = LowestVertex(m, d);
         }
       });
-      const double mean = wall / steps;
+      const double per = std::max(done, 1);
+      const double mean = wall / per;
       std::printf(
           "%s, threads %d: %d steps, %.2f ms/step (std %.2f), assembly %.3f ms, linear %.2f ms "
           "(solver's CPU seconds summed over systems), newton %.1f and linear %.0f iterations per "
           "step, unconverged %d, contacts %.1f per step (most %d), final momentum residual "
           "%.3g, row residual %.3g, max penetration %.3g m; tomato's bottom %.4f m after the "
           "move, end: scale %.4f N (m g %.4f N), centre x %.4f m\n",
-          papers ? "4 x 50" : "tol 1e-6", threads, steps, 1e3 * mean,
-          1e3 * std::sqrt(std::max(0.0, wall2 / steps - mean * mean)), 1e3 * assembly / steps,
-          1e3 * linear / steps, newton / steps, linear_iterations / steps, unconverged,
-          contacts / steps, most, Figure(d, "momentum_residual"), Figure(d, "row_residual"),
-          penetration, carried, scene.Reading(m, d), DeformableMass(m) * kGravity,
-          CentreOfMass(m, d).x());
+          papers ? "4 x 50" : "tol 1e-6", threads, done, 1e3 * mean,
+          1e3 * std::sqrt(std::max(0.0, wall2 / per - mean * mean)), 1e3 * assembly / per,
+          1e3 * linear / per, newton / per, linear_iterations / per, unconverged, contacts / per,
+          most, Figure(d, "momentum_residual"), Figure(d, "row_residual"), penetration, carried,
+          scene.Reading(m, d), DeformableMass(m) * kGravity, CentreOfMass(m, d).x());
     }
   }
 }
