@@ -60,6 +60,14 @@ struct NsnParameters {
   // still evaluated at every iterate (an ablation). Off (the paper's): the rows at the iterate,
   // each body's at its own surface point (nsn_solver.h).
   bool contact_rows_at_start = false;
+  // Geometric stiffness (Sec 8.3, (71)-(74) with digest 5.4's sign of (73)) on the deformables'
+  // vertex dofs: after each iteration H~_ii = M_ii - min(0, c_i), c_i the change of the
+  // constraint force -h J^T lambda (same lambda) between the last two iterates over the step
+  // taken; H~ replaces M in H^-1 and the preconditioner, not in g or the factors r (66); the
+  // shift starts at 0 every step. Fixed points are unchanged. [OURS] Off by default: the
+  // linear and Neo-Hookean element rows and the vertices' contact and attachment rows are
+  // linear in the vertex positions (K = 0 on them); only the corotated rows (R held) are not.
+  bool geometric_stiffness = false;
   NcpFunction ncp = NcpFunction::kFischerBurmeister;  // the paper's default; min-map: (96)-(98)
   ComplementarityScaling scaling = ComplementarityScaling::kEffectiveMass;  // (66); ablations
 };

@@ -270,7 +270,32 @@ void NsnSolver::ApplyInverse(const SystemWork& work, const double* x, double* y)
   Eigen::Map<const Eigen::MatrixXd> inverse(work.inverse.data(), trees, trees);
   Eigen::Map<Eigen::VectorXd>(y, trees).noalias() =
       inverse * Eigen::Map<const Eigen::VectorXd>(x, trees);
-  for (int i = trees; i < n; ++i) y[i] = x[i] / work.mass[i];
+  for (int i = trees; i < n; ++i) y[i] = x[i] / work.stiff_mass[i];
+}
+
+void NsnSolver::RowDiagonals(SystemWork& work) {
+  const int trees = work.trees;
+  const int rows = static_cast<int>(work.kind.size());
+  for (int k = 0; k < rows; ++k) {
+    const int begin = work.row_adr[k], end = work.row_adr[k + 1];
+    double diagonal = 0;
+    for (int e = begin; e < end; ++e) {
+      const int a = work.entry_dof[e];
+      const double value = work.entry_value[e];
+      if (a >= trees) {
+        diagonal += value * value / work.stiff_mass[a];
+        continue;
+      }
+      double sum = 0;
+      for (int f = begin; f < end; ++f) {
+        const int b = work.entry_dof[f];
+        if (b < trees)
+          sum += work.inverse[static_cast<size_t>(a) * trees + b] * work.entry_value[f];
+      }
+      diagonal += value * sum;
+    }
+    work.raw_diagonal[k] = diagonal;
+  }
 }
 
 void NsnSolver::AddCompliance(const SystemWork& work, double regularization, const double* x,
@@ -535,27 +560,13 @@ void NsnSolver::Evaluate(const Model& m, const Data& d, const NsnParameters& p,
 
   // The raw rows' J u and diagonals [J H^-1 J^T]_kk.
   for (int k = 0; k < rows; ++k) {
-    const int begin = work.row_adr[k], end = work.row_adr[k + 1];
-    double velocity = 0, diagonal = 0;
-    for (int e = begin; e < end; ++e) {
-      const int a = work.entry_dof[e];
-      const double value = work.entry_value[e];
-      velocity += value * work.u[a];
-      if (a >= trees) {
-        diagonal += value * value / work.mass[a];
-        continue;
-      }
-      double sum = 0;
-      for (int f = begin; f < end; ++f) {
-        const int b = work.entry_dof[f];
-        if (b < trees)
-          sum += work.inverse[static_cast<size_t>(a) * trees + b] * work.entry_value[f];
-      }
-      diagonal += value * sum;
+    double velocity = 0;
+    for (int e = work.row_adr[k]; e < work.row_adr[k + 1]; ++e) {
+      velocity += work.entry_value[e] * work.u[work.entry_dof[e]];
     }
     work.velocity[k] = velocity;
-    work.raw_diagonal[k] = diagonal;
   }
+  RowDiagonals(work);
   (void)n;
   if (first) {  // (66), once per step from the rows at q-
     for (int k = 0; k < rows; ++k) {
@@ -790,7 +801,8 @@ void NsnSolver::SolveSystem(const Model& m, Data& d, const NsnParameters& p, dou
   }
   Grow(work.row_adr, rows + 1);
   for (std::vector<double>* v :
-       {&work.u, &work.g, &work.du, &work.work, &work.work2, &work.free_velocity, &work.mass}) {
+       {&work.u, &work.g, &work.du, &work.work, &work.work2, &work.free_velocity, &work.mass,
+        &work.stiff_mass, &work.constraint_force}) {
     Grow(*v, std::max(n, rows));
   }
   Grow(work.path, m.nv);
@@ -825,6 +837,7 @@ void NsnSolver::SolveSystem(const Model& m, Data& d, const NsnParameters& p, dou
     const int v = work.vertex[k];
     for (int c = 0; c < 3; ++c) {
       work.mass[trees + 3 * k + c] = m.vert_mass[v];
+      work.stiff_mass[trees + 3 * k + c] = m.vert_mass[v];  // no geometric stiffness yet
       work.free_velocity[trees + 3 * k + c] = d.vert_xvel[v][c] + h * m.gravity[c];
     }
   }
@@ -864,6 +877,20 @@ void NsnSolver::SolveSystem(const Model& m, Data& d, const NsnParameters& p, dou
     for (int i = 0; i < trees; ++i) work.g[i] -= d.solver_rhs[global[i]] + h * work.work[i];
     for (int i = trees; i < n; ++i) {
       work.g[i] = work.mass[i] * (work.u[i] - work.free_velocity[i]) - h * work.work[i];
+    }
+    if (p.geometric_stiffness && iteration > 0 && n > trees) {
+      // (71)-(74) on the vertex dofs: c_i = -(gc(u^n) - gc(u^n-1))_i / (t du_i) with gc = -h J^T
+      // lambda at both configurations with the same lambda (digest 5.4's sign of (73)), and
+      // H~_ii = M_ii - min(0, c_i); dofs that hardly moved keep their shift.
+      double largest = 0;
+      for (int i = trees; i < n; ++i) largest = std::max(largest, std::abs(work.du[i]));
+      for (int i = trees; i < n; ++i) {
+        const double step = p.step_fraction * work.du[i];
+        if (!(std::abs(step) > 1e-12 * p.step_fraction * largest)) continue;
+        const double c = -(-h * work.work[i] - work.constraint_force[i]) / step;
+        work.stiff_mass[i] = work.mass[i] - std::min(0.0, c);
+      }
+      RowDiagonals(work);  // A's diagonal with the new H~
     }
     stats.momentum_residual = MaxAbs(work.g, n);
     stats.row_residual = 0;
@@ -925,6 +952,10 @@ void NsnSolver::SolveSystem(const Model& m, Data& d, const NsnParameters& p, dou
     ApplyInverse(work, work.work.data(), work.du.data());
     for (int k = 0; k < rows; ++k) work.lambda[k] += p.step_fraction * work.dlambda[k];
     for (int i = 0; i < n; ++i) work.u[i] += p.step_fraction * work.du[i];
+    if (p.geometric_stiffness) {  // gc with the new lambda at this iterate's rows
+      ApplyJT(work, work.lambda.data(), work.constraint_force.data());
+      for (int i = trees; i < n; ++i) work.constraint_force[i] *= -h;
+    }
     const double after = SteadyMicroseconds();
     stats.linear_seconds += 1e-6 * (after - clock);
     clock = after;

@@ -64,8 +64,9 @@
 // The Schur matrix is never formed: H^-1 is dense over a system's tree dofs (its LLT, then the
 // inverse: islands are robots and piles of tens to hundreds of dofs) and 1 / m_v on vertices, J
 // sparse rows (CSR over the system's dofs, the rigid rows from the JointSpaceJacobian), and the
-// linear solver (NsnParameters::linear_solver) applies J (H^-1 (J^T x)) + C x + eps x. No
-// geometric stiffness yet: the paper applies it to particle dofs only (Sec 11).
+// linear solver (NsnParameters::linear_solver) applies J (H^-1 (J^T x)) + C x + eps x. Geometric
+// stiffness (Sec 8.3, NsnParameters::geometric_stiffness) shifts the vertex dofs' H only, as the
+// paper does (Sec 11: particles, not articulations).
 //
 // Systems are independent and each is solved in a fixed order of sums, so the result is the same
 // for any thread count. Each system slot keeps grow-only storage: once the slots have seen the
@@ -170,6 +171,9 @@ class NsnSolver final : public IslandSolver {
     std::vector<double> element_compliance;
     // Per local dof.
     std::vector<double> u, g, du, work, work2, free_velocity, mass;
+    // H~ on the vertex dofs (the mass plus the geometric stiffness's shift, NsnParameters::
+    // geometric_stiffness) and the constraint force -h J^T lambda at the last iterate's rows.
+    std::vector<double> stiff_mass, constraint_force;
     std::vector<double> a, factorization, inverse;  // trees x trees, column-major: A, LLT, A^-1
     std::vector<Vec3> position;                     // per vertex dof: x^n
     std::vector<int> path;                          // BodyPathDofs' scratch (nv)
@@ -189,6 +193,8 @@ class NsnSolver final : public IslandSolver {
   static void ApplyJ(const SystemWork& work, const double* x, double* y);
   static void ApplyJT(const SystemWork& work, const double* x, double* y);
   static void ApplyInverse(const SystemWork& work, const double* x, double* y);
+  // The rows' [J H^-1 J^T]_kk into raw_diagonal (H~ on the vertex dofs).
+  static void RowDiagonals(SystemWork& work);
   static void AddCompliance(const SystemWork& work, double regularization, const double* x,
                             double* y);
   // Appends the raw entries of a point's velocity on `body` (at the trial kinematics) along
