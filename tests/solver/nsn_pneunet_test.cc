@@ -456,6 +456,8 @@ TEST(NsnPneuNetTest, DISABLED_GraspAndLiftAtThePapersCounts) {
 
 // Not a test either (about 5 minutes): the scene's grasp and lift at the gripper test's budget
 // (12 Newton x 200 linear, tolerances 1e-6 and 1e-8), printing the ball's rise every 0.083 s.
+// Measured: the ball rises 5.63 cm with the palm's 4.9 cm (3 mm of it before the lift), max
+// penetration 0.57 mm, every step unconverged (final row residual 9.6); at 4 x 80 it stays.
 //   build/bin/nsn_pneunet_tests --gtest_also_run_disabled_tests
 //       --gtest_filter='*DISABLED_TheScenesGraspAtTheTestsBudget'   (one line)
 TEST(NsnPneuNetTest, DISABLED_TheScenesGraspAtTheTestsBudget) {
