@@ -249,7 +249,8 @@ void EvaluateNeoHookeanGradientTet(const TetRest& rest, const NeoHookeanMaterial
   const Eigen::SelfAdjointEigenSolver<Mat9> eigen(0.5 * (hessian + hessian.transpose()));
   Vec9 inverse;
   for (int i = 0; i < 9; ++i) {
-    inverse(i) = 1 / (rest.volume * std::max(eigen.eigenvalues()(i), material.hessian_floor));
+    inverse(i) =
+        1 / (rest.volume * std::max(std::abs(eigen.eigenvalues()(i)), material.hessian_floor));
   }
   Mat9 e;
   e.noalias() = eigen.eigenvectors() * inverse.asDiagonal() * eigen.eigenvectors().transpose();

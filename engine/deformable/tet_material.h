@@ -176,8 +176,11 @@ void EvaluateNeoHookeanTet(const TetRest& rest, const NeoHookeanMaterial& materi
 // [OURS] The Newton systems use these rows: the stretch rows' J^T E^-1 J misses the terms
 // (dPsi/ds) d2s/dx2, which hold the shear stiffness (at rest every stretch is 1 and ds/dx is blind
 // to shear), so Newton on them does not converge; here J is exact and J^T E^-1 J is the energy's
-// Hessian up to its projection. The rotations of F are the Hessian's null space (projected to the
-// floor: compliant rows whose multipliers stay near zero).
+// Hessian up to its projection. The projection replaces each eigenvalue by its absolute value, at
+// least the floor ([OURS]: the energy is not convex, e.g. in tension with J < alpha; raising a
+// negative eigenvalue to the floor leaves almost no curvature along it and the damped Newton
+// steps overshoot there, taking several times the iterations). The rotations of F are the
+// Hessian's null space at rest (at the floor: compliant rows whose multipliers stay near zero).
 void EvaluateNeoHookeanGradientTet(const TetRest& rest, const NeoHookeanMaterial& material,
                                    const TetVertices& x, TetRows<9>* rows);
 

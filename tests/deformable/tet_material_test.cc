@@ -549,10 +549,11 @@ TEST(TetMaterialTest, NeoHookeanHessianAtRestEqualsTheLinearStiffness) {
 
 // The Neo-Hookean rows in F (EvaluateNeoHookeanGradientTet): the same energy as in stretches,
 // c = V_e P the energy's gradient in F and J^T c its gradient in x (central differences), J the
-// exact dF/dx, E^-1 / V_e the energy's Hessian in F (differences of P) with its eigenvalues raised
-// to the floor (the stable Neo-Hookean energy is not convex: stretched or random tets have negative
-// eigenvalues), and at rest J^T E^-1 J the linear stiffness J_lin^T V_e K_e J_lin (up to the floor
-// on the rotations' null space). Also at an inverted tet: finite rows and a positive definite E.
+// exact dF/dx, E^-1 / V_e the energy's Hessian in F (differences of P) with its eigenvalues made
+// absolute and raised to the floor (the stable Neo-Hookean energy is not convex: stretched or
+// random tets have negative eigenvalues), and at rest J^T E^-1 J the linear stiffness J_lin^T V_e
+// K_e J_lin (up to the floor on the rotations' null space). Also at an inverted tet: finite rows
+// and a positive definite E.
 TEST(TetMaterialTest, NeoHookeanRowsInFMatchTheEnergysDerivatives) {
   std::mt19937 rng(11);
   const TetRest rest = Rest();
@@ -602,10 +603,12 @@ TEST(TetMaterialTest, NeoHookeanRowsInFMatchTheEnergysDerivatives) {
       EvaluateNeoHookeanGradientTet(rest, m, xm, &q);
       hessian.col(k) = (p.value - q.value) / (2e-6 * rest.volume);
     }
-    // E^-1 / V_e is that Hessian with its eigenvalues raised to the floor.
+    // E^-1 / V_e is that Hessian with each eigenvalue replaced by its absolute value, at least
+    // the floor.
     const Eigen::SelfAdjointEigenSolver<Eigen::Matrix<double, 9, 9>> eigen(
         0.5 * (hessian + hessian.transpose()));
-    const Eigen::Matrix<double, 9, 1> floored = eigen.eigenvalues().cwiseMax(m.hessian_floor);
+    const Eigen::Matrix<double, 9, 1> floored =
+        eigen.eigenvalues().cwiseAbs().cwiseMax(m.hessian_floor);
     const Eigen::Matrix<double, 9, 9> projected =
         eigen.eigenvectors() * floored.asDiagonal() * eigen.eigenvectors().transpose();
     EXPECT_LT(RelativeError(rows.compliance.inverse() / rest.volume, projected), 1e-6) << trial;
