@@ -103,6 +103,23 @@ TEST(NsnNcpTest, KinkConvention) {
   EXPECT_EQ(tie.dphi_db, 0);
 }
 
+// Near the kink, not at it: Fischer-Burmeister's derivatives 1 - a / |(a, r b)| and
+// r (1 - r b / |(a, r b)|) stay finite (here 1 - 1 / sqrt(2)) where a a + rb rb underflows (a
+// limit row at rest whose velocity decays geometrically went NaN at a = r b = 1e-170), and the
+// friction compliance of a tiny slip is finite too.
+TEST(NsnNcpTest, FischerBurmeisterIsFiniteNearItsKink) {
+  for (const double tiny : {1e-170, 1e-200, 1e-310}) {
+    const NcpEvaluation e = FischerBurmeisterNcp(tiny, tiny, 1);
+    EXPECT_NEAR(e.dphi_da, 1 - 1 / std::sqrt(2.0), 1e-12) << tiny;  // subnormals: fewer bits
+    EXPECT_NEAR(e.dphi_db, 1 - 1 / std::sqrt(2.0), 1e-12) << tiny;
+    EXPECT_TRUE(std::isfinite(e.phi)) << tiny;
+    EXPECT_GE(e.phi, 0) << tiny;
+    const FrictionCompliance w = FischerBurmeisterFrictionCompliance(tiny, 1, 0.5, 1);
+    EXPECT_TRUE(std::isfinite(w.w)) << tiny;
+    EXPECT_TRUE(std::isfinite(w.psi)) << tiny;
+  }
+}
+
 // phi(a, r b) = 0 iff a >= 0, b >= 0, a b = 0, on a grid, for every r (5.1).
 TEST(NsnNcpTest, RootsAreInvariantUnderTheFactor) {
   const std::vector<double> grid = {-2, -1, -0.5, -1e-9, 0, 1e-9, 0.5, 1, 2};

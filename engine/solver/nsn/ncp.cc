@@ -11,7 +11,9 @@ NcpEvaluation FischerBurmeisterNcp(double a, double b, double r) {
     out.dphi_db = r;
     return out;
   }
-  const double q = std::sqrt(a * a + rb * rb);
+  // |(a, r b)| by hypot: a a + rb rb underflows to 0 for |a|, |rb| below 1e-154 (a limit row at
+  // rest whose velocity decays geometrically), and a / q would be 0 / 0.
+  const double q = std::hypot(a, rb);
   const double sum = a + rb;
   // (a + rb - q)(a + rb + q) = 2 a rb: no cancellation where a + rb > 0.
   out.phi = sum > 0 ? 2 * a * rb / (sum + q) : sum - q;
@@ -50,7 +52,7 @@ FrictionCompliance FischerBurmeisterFrictionCompliance(double slip, double cone_
   const double slack = cone_limit - friction_norm;
   out.psi = FischerBurmeisterNcp(slip, slack, r).phi;
   const double rg = r * slack;
-  const double q = std::sqrt(slip * slip + rg * rg);
+  const double q = std::hypot(slip, rg);
   // s' = q - r g (99)-(100), formed without cancellation.
   const double next_slip = rg > 0 ? slip * slip / (q + rg) : q - rg;
   if (next_slip == 0) {  // sticking; covers the 0/0 corner s = 0, |lambda_f| = 0
