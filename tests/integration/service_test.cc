@@ -1909,6 +1909,68 @@ TEST_F(ServiceTest, DeformablesComeWithGetSceneAndTheirVerticesAsAnObservation) 
   DestroyGroup(stub_.get(), plain.group_id());
 }
 
+// A deformable's activation is an action column (docs/engine.md "Deformables"): Specs.action
+// names it after the scene's actuators with its range, and Step's actions grow its tets: a free
+// soft cube (no gravity, --solver nsn) activated at 0.1 through the service spreads its
+// vertices to 1.1 times their rest distance from its centroid.
+TEST_F(ServiceTest, AnActivationIsAnActionColumnThatGrowsItsTets) {
+  const testing::KuhnGrid grid = testing::MakeKuhnGrid(1, 1, 1, 0.1, 0.1, 0.1);
+  std::string tets;
+  for (size_t e = 0; e < grid.tets.size(); ++e) tets += std::to_string(e) + " ";
+  v1::CreateRequest create;
+  v1::SceneText* text = create.mutable_scene()->mutable_text();
+  text->set_text(
+      "<mujoco><option gravity='0 0 0' timestep='0.01'/><custom><text name='alsim:deformables' "
+      "data='soft.xml'/></custom><worldbody><body name='arm'><joint name='j' type='slide'/>"
+      "<geom type='sphere' size='.05' pos='5 0 0'/></body></worldbody><actuator>"
+      "<motor name='push' joint='j' ctrlrange='-1 1' ctrllimited='true'/></actuator></mujoco>");
+  text->set_filename("grow.xml");
+  (*text->mutable_assets())["soft.xml"] =
+      "<deformables><deformable name='jelly' young='1e5' density='1000' pos='0 0 1'>" +
+      testing::TetMeshXml(grid) + "<activation name='grow' tets='" + tets +
+      "' range='0 0.5'/></deformable></deformables>";
+  create.mutable_solver()->set_solver("nsn");
+  v1::CreateResponse created;
+  const grpc::Status status = stub_->Create(Context().get(), create, &created);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  const v1::TensorSpec& action = created.specs().action();
+  ASSERT_EQ(action.shape_size(), 1);
+  ASSERT_EQ(action.shape(0), 2);
+  ASSERT_EQ(action.element_names_size(), 2);
+  EXPECT_EQ(action.element_names(0), "push");
+  EXPECT_EQ(action.element_names(1), "grow");
+  EXPECT_EQ(action.lower(1), 0);
+  EXPECT_EQ(action.upper(1), 0.5);
+  EXPECT_EQ(created.specs().nu(), 2u);
+
+  v1::StepRequest step;
+  step.mutable_instances()->add_instance_ids(created.instance_ids(0));
+  const double actions[2] = {0, 0.1};
+  step.mutable_actions()->set_dtype(v1::DTYPE_FLOAT64);
+  step.mutable_actions()->add_shape(1);
+  step.mutable_actions()->add_shape(2);
+  step.mutable_actions()->set_data(
+      std::string(reinterpret_cast<const char*>(actions), sizeof actions));
+  step.set_substeps(200);
+  step.add_observations(v1::OBSERVATION_DEFORMABLE_VERTICES);
+  v1::StepResponse stepped;
+  const grpc::Status stepped_status = stub_->Step(Context().get(), step, &stepped);
+  ASSERT_TRUE(stepped_status.ok()) << stepped_status.error_message();
+  const std::vector<double> x = Doubles(stepped.observations().at("deformable_vertices"));
+  const int nvert = static_cast<int>(grid.points.size());
+  ASSERT_EQ(x.size(), static_cast<std::size_t>(3 * nvert));
+  Vec3 centroid = Vec3::Zero(), rest_centroid = Vec3::Zero();
+  for (int v = 0; v < nvert; ++v) {
+    centroid += Vec3(x[3 * v], x[3 * v + 1], x[3 * v + 2]) / nvert;
+    rest_centroid += grid.points[v] / nvert;
+  }
+  for (int v = 0; v < nvert; ++v) {
+    const double now = (Vec3(x[3 * v], x[3 * v + 1], x[3 * v + 2]) - centroid).norm();
+    const double rest = (grid.points[v] - rest_centroid).norm();
+    EXPECT_NEAR(now / rest, 1.1, 1e-6) << "vertex " << v;
+  }
+}
+
 TEST_F(ServiceTest, GetSceneRefusesUnknownAndUnsetIds) {
   v1::GetSceneRequest request;
   v1::GetSceneResponse scene;
