@@ -273,6 +273,38 @@ void NsnSolver::ApplyInverse(const SystemWork& work, const double* x, double* y)
   for (int i = trees; i < n; ++i) y[i] = x[i] / work.stiff_mass[i];
 }
 
+Vec3 NsnSolver::RowDirection(const Vec3& normal, int r) {
+  if (r == 0) return normal;
+  Vec3 d1, d2;
+  TangentBasis(normal, &d1, &d2);
+  return r == 1 ? d1 : d2;
+}
+
+Vec3 NsnSolver::TrianglePoint(const Data& d, const SystemWork& work, const std::array<int, 3>& tri,
+                              const Vec3& weights) const {
+  Vec3 point = Vec3::Zero();
+  for (int a = 0; a < 3; ++a) {
+    point += weights[a] * VertexPosition(d, work, local_vertex_[tri[a]], tri[a]);
+  }
+  return point;
+}
+
+void NsnSolver::AddVertexEntries(int trees, int local, double weight, const Vec3& direction,
+                                 SystemWork& work) {
+  if (local < 0) return;
+  for (int c = 0; c < 3; ++c) {
+    work.entry_dof.push_back(trees + 3 * local + c);
+    work.entry_value.push_back(weight * direction[c]);
+  }
+}
+
+void NsnSolver::AddTriangleEntries(int trees, const std::array<int, 3>& tri, const Vec3& weights,
+                                   const Vec3& direction, SystemWork& work) const {
+  for (int a = 0; a < 3; ++a) {
+    AddVertexEntries(trees, local_vertex_[tri[a]], -weights[a], direction, work);
+  }
+}
+
 void NsnSolver::RowDiagonals(SystemWork& work) {
   const int trees = work.trees;
   const int rows = static_cast<int>(work.kind.size());
@@ -415,19 +447,12 @@ void NsnSolver::Evaluate(const Model& m, const Data& d, const NsnParameters& p,
         const int v = contact.vertex, local = local_vertex_[v];
         const int body = m.geom_body[contact.geom];
         const Vec3 anchor = trial.xpos[body] + trial.xmat[body] * contact.anchor;
-        Vec3 direction = contact.normal;
-        if (r > 0) {
-          Vec3 d1, d2;
-          TangentBasis(contact.normal, &d1, &d2);
-          direction = r == 1 ? d1 : d2;
-        } else {
+        const Vec3 direction = RowDirection(contact.normal, r);
+        if (r == 0) {
           work.value[k] = contact.normal.dot(work.position[local] - anchor) -
                           m.deform_thickness[m.vert_deform[v]];
         }
-        for (int c = 0; c < 3; ++c) {
-          work.entry_dof.push_back(trees + 3 * local + c);
-          work.entry_value.push_back(direction[c]);
-        }
+        AddVertexEntries(trees, local, 1, direction, work);
         AddPointEntries(m, body, anchor, direction, -1, work);
         break;
       }
@@ -438,28 +463,13 @@ void NsnSolver::Evaluate(const Model& m, const Data& d, const NsnParameters& p,
         const double radius = CurvatureRadius(m, contact.geom);
         const Vec3 centre = trial.xpos[body] + trial.xmat[body] * contact.anchor;
         const Vec3 anchor = centre - radius * contact.normal;  // the geom's surface point
-        Vec3 direction = contact.normal;
-        if (r > 0) {
-          Vec3 d1, d2;
-          TangentBasis(contact.normal, &d1, &d2);
-          direction = r == 1 ? d1 : d2;
-        } else {
-          Vec3 point = Vec3::Zero();
-          for (int a = 0; a < 3; ++a) {
-            point +=
-                contact.barycentric[a] * VertexPosition(d, work, local_vertex_[tri[a]], tri[a]);
-          }
-          work.value[k] = contact.normal.dot(centre - point) - radius -
-                          m.deform_thickness[m.vert_deform[tri[0]]];
+        const Vec3 direction = RowDirection(contact.normal, r);
+        if (r == 0) {
+          work.value[k] =
+              contact.normal.dot(centre - TrianglePoint(d, work, tri, contact.barycentric)) -
+              radius - m.deform_thickness[m.vert_deform[tri[0]]];
         }
-        for (int a = 0; a < 3; ++a) {
-          const int local = local_vertex_[tri[a]];
-          if (local < 0) continue;
-          for (int c = 0; c < 3; ++c) {
-            work.entry_dof.push_back(trees + 3 * local + c);
-            work.entry_value.push_back(-contact.barycentric[a] * direction[c]);
-          }
-        }
+        AddTriangleEntries(trees, tri, contact.barycentric, direction, work);
         AddPointEntries(m, body, anchor, direction, 1, work);
         break;
       }
@@ -467,33 +477,15 @@ void NsnSolver::Evaluate(const Model& m, const Data& d, const NsnParameters& p,
         const VertexTriangleContact& contact = d.vertex_triangle_contact[i];
         const auto& tri = m.tri_vert[contact.triangle];
         const int local = local_vertex_[contact.vertex];
-        Vec3 direction = contact.normal;
-        if (r > 0) {
-          Vec3 d1, d2;
-          TangentBasis(contact.normal, &d1, &d2);
-          direction = r == 1 ? d1 : d2;
-        } else {
-          Vec3 point = Vec3::Zero();
-          for (int a = 0; a < 3; ++a) {
-            point +=
-                contact.barycentric[a] * VertexPosition(d, work, local_vertex_[tri[a]], tri[a]);
-          }
-          work.value[k] = contact.normal.dot(work.position[local] - point) -
+        const Vec3 direction = RowDirection(contact.normal, r);
+        if (r == 0) {
+          work.value[k] = contact.normal.dot(work.position[local] -
+                                             TrianglePoint(d, work, tri, contact.barycentric)) -
                           m.deform_thickness[m.vert_deform[contact.vertex]] -
                           m.deform_thickness[m.vert_deform[tri[0]]];
         }
-        for (int c = 0; c < 3; ++c) {
-          work.entry_dof.push_back(trees + 3 * local + c);
-          work.entry_value.push_back(direction[c]);
-        }
-        for (int a = 0; a < 3; ++a) {
-          const int other = local_vertex_[tri[a]];
-          if (other < 0) continue;
-          for (int c = 0; c < 3; ++c) {
-            work.entry_dof.push_back(trees + 3 * other + c);
-            work.entry_value.push_back(-contact.barycentric[a] * direction[c]);
-          }
-        }
+        AddVertexEntries(trees, local, 1, direction, work);
+        AddTriangleEntries(trees, tri, contact.barycentric, direction, work);
         break;
       }
       case kAttachment: {
@@ -952,7 +944,7 @@ void NsnSolver::SolveSystem(const Model& m, Data& d, const NsnParameters& p, dou
     ApplyInverse(work, work.work.data(), work.du.data());
     for (int k = 0; k < rows; ++k) work.lambda[k] += p.step_fraction * work.dlambda[k];
     for (int i = 0; i < n; ++i) work.u[i] += p.step_fraction * work.du[i];
-    if (p.geometric_stiffness) {  // gc with the new lambda at this iterate's rows
+    if (p.geometric_stiffness && n > trees) {  // gc with the new lambda at this iterate's rows
       ApplyJT(work, work.lambda.data(), work.constraint_force.data());
       for (int i = trees; i < n; ++i) work.constraint_force[i] *= -h;
     }

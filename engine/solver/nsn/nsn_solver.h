@@ -73,6 +73,7 @@
 // systems' sizes a step allocates nothing.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -201,6 +202,17 @@ class NsnSolver final : public IslandSolver {
   // `direction` times `sign` to the current row.
   void AddPointEntries(const Model& m, int body, const Vec3& point, const Vec3& direction,
                        double sign, SystemWork& work) const;
+  // A contact's row r direction: its normal (r = 0) or tangent r (TangentBasis).
+  static Vec3 RowDirection(const Vec3& normal, int r);
+  // The point of triangle `tri` with barycentric `weights` at the system's iterate.
+  Vec3 TrianglePoint(const Data& d, const SystemWork& work, const std::array<int, 3>& tri,
+                     const Vec3& weights) const;
+  // Appends weight times `direction` on vertex dof block `local` (none for a pinned vertex, -1),
+  // and -w_a times it on each vertex of `tri`, to the current row.
+  static void AddVertexEntries(int trees, int local, double weight, const Vec3& direction,
+                               SystemWork& work);
+  void AddTriangleEntries(int trees, const std::array<int, 3>& tri, const Vec3& weights,
+                          const Vec3& direction, SystemWork& work) const;
   // The position of vertex v at the system's iterate (a pinned one's never moves).
   static const Vec3& VertexPosition(const Data& d, const SystemWork& work, int local, int v) {
     return local >= 0 ? work.position[local] : d.vert_xpos[v];
