@@ -347,8 +347,8 @@ std::vector<SolverOptionSpec> MakeTable() {
       {"nsn_geometric_stiffness", "--nsn-geometric-stiffness", "on/off", "nsn", K::kBoolean, 0, 0,
        false, false, "",
        "shift the deformables' vertex masses by the paper's diagonal geometric stiffness (Sec 8.3, "
-       "(71)-(74)) between Newton iterations (off: the mass; only corotated tets' rows are "
-       "nonlinear in the vertices)",
+       "(71)-(74)) between Newton iterations (off: the mass; it matters for corotated tets, whose "
+       "rows are nonlinear in the vertices)",
        ALSIM_BOOLEAN_FIELD(nsn.geometric_stiffness)},
       {"nsn_linear_iterations", "--nsn-linear-iterations", "M", "nsn", K::kInteger, 1, kMaxCount,
        false, false, "", "most linear iterations per Newton iteration (the paper's fixed count M)",

@@ -64,10 +64,11 @@ struct NsnParameters {
   // vertex dofs: after each iteration H~_ii = M_ii - min(0, c_i), c_i the change of the
   // constraint force -h J^T lambda (same lambda) between the last two iterates over the step
   // taken; H~ replaces M in H^-1 and the preconditioner, not in g or the factors r (66); the
-  // shift starts at 0 every step. Fixed points are unchanged. [OURS] Off by default: the
-  // linear and Neo-Hookean element rows and the vertices' contact and attachment rows are
-  // linear in the vertex positions (K = 0 on them); only the corotated rows (R held) are not.
-  bool geometric_stiffness = false;
+  // shift starts at 0 every step. Fixed points are unchanged. The linear and Neo-Hookean
+  // element rows and the vertices' contact and attachment rows are linear in the vertex
+  // positions (K = 0 on them); the corotated rows (R held) are not, and at large strain they
+  // need it (BENCHMARKS.md, Fig. 12). Systems without vertices skip it.
+  bool geometric_stiffness = true;
   NcpFunction ncp = NcpFunction::kFischerBurmeister;  // the paper's default; min-map: (96)-(98)
   ComplementarityScaling scaling = ComplementarityScaling::kEffectiveMass;  // (66); ablations
 };
