@@ -359,9 +359,9 @@ std::vector<SolverOptionSpec> MakeTable() {
        "count)",
        ALSIM_NUMBER_FIELD(nsn.linear_tolerance)},
       {"nsn_linear_solver", "--nsn-linear-solver", "S", "nsn", K::kChoice, 0, 0, false, false,
-       "pcr, pcg, jacobi, gauss-seidel",
-       "the Schur system's solver, each Jacobi-preconditioned: conjugate residual (the paper's), "
-       "conjugate gradient, Jacobi or Gauss-Seidel iteration",
+       "pcr, pcg, jacobi, gauss-seidel, ldlt",
+       "the Schur system's solver: Jacobi-preconditioned conjugate residual (the paper's), "
+       "conjugate gradient, Jacobi or Gauss-Seidel iteration, or a dense LDL^T direct solve",
        [](const SolverOptions& o) { return std::string(NsnLinearSolverName(o.nsn.linear_solver)); },
        [](SolverOptions* o, std::string_view v) {
          ParseNsnLinearSolverName(std::string(v).c_str(), &o->nsn.linear_solver);

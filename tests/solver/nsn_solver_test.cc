@@ -198,13 +198,14 @@ std::shared_ptr<const Model> TiltedSphere(double mu, double theta, double phi, d
                 "size='0.1' mass='1' friction='" + Num(mu) + "'/></body></worldbody></mujoco>");
 }
 
-// The ablations (NCP function, linear solver, complementarity scaling h^2, undamped steps, contact
-// rows kept at the step's start) solve the same problems to 1e-5 m/s: a sphere on a slope of tan
-// 0.6 rolls at a = (5/7) g sin theta with mu = 0.5 (the contact sticks: mu >= (2/7) tan theta)
-// and slides at g (sin - mu cos) with mu = 0.1, after 20 steps at a N h within 1e-4. The sphere's
-// side of the contact is its centre (its point of curvature, nsn_solver.h), so it neither sinks
-// nor gains a lever arm while it turns within a step. r = 1 (Sec 10.2: "fails badly ... with
-// large sliding velocities") does not converge on the sliding sphere.
+// The ablations (NCP function, linear solvers PCG, Gauss-Seidel and the dense LDL^T,
+// complementarity scaling h^2, undamped steps, contact rows kept at the step's start) solve the
+// same problems to 1e-5 m/s: a sphere on a slope of tan 0.6 rolls at a = (5/7) g sin theta with mu
+// = 0.5 (the contact sticks: mu >= (2/7) tan theta) and slides at g (sin - mu cos) with mu = 0.1,
+// after 20 steps at a N h within 1e-4. The sphere's side of the contact is its centre (its point of
+// curvature, nsn_solver.h), so it neither sinks nor gains a lever arm while it turns within a step.
+// r = 1 (Sec 10.2: "fails badly ... with large sliding velocities") does not converge on the
+// sliding sphere.
 TEST(NsnSolverTest, TheAblationsSolveTheSameProblem) {
   const double h = 0.005, theta = std::atan(0.6), phi = 0.3;
   for (const double mu : {0.5, 0.1}) {
@@ -225,7 +226,7 @@ TEST(NsnSolverTest, TheAblationsSolveTheSameProblem) {
     EXPECT_EQ(Figure(paper, "unconverged_islands"), 0) << mu;
     EXPECT_NEAR(along(paper), a * 20 * h, 1e-4 * a * 20 * h) << mu;
     Eigen::VectorXd reference;
-    for (int variant = 0; variant < 7; ++variant) {
+    for (int variant = 0; variant < 8; ++variant) {
       StepOptions options = TightNsn();
       NsnParameters& p = options.solver.nsn;
       p.contact_rows_at_start = true;
@@ -237,6 +238,7 @@ TEST(NsnSolverTest, TheAblationsSolveTheSameProblem) {
       if (variant == 4) p.scaling = ComplementarityScaling::kTimeStepSquared;
       if (variant == 5) p.step_fraction = 1;
       if (variant == 6) p.scaling = ComplementarityScaling::kIdentity;
+      if (variant == 7) p.linear_solver = NsnLinearSolver::kLdlt;
       const Data d = run(options, variant);
       if (variant == 6) {
         if (!rolls) {

@@ -13,12 +13,14 @@ enum class NsnLinearSolver {
   kConjugateGradient,  // Jacobi-PCG
   kJacobi,             // Jacobi iteration
   kGaussSeidel,        // Gauss-Seidel sweeps
+  kLdlt,               // dense L D L^T of the Schur matrix, formed from the operator: a direct
+                       // solve (the paper's LDL^T ablation; O(rows^3), rows^2 doubles a system)
 };
 
-// Option names: "pcr", "pcg", "jacobi", "gauss-seidel"; "fb" (Fischer-Burmeister), "min-map";
-// "effective-mass", "identity", "h2". Parse* return false for an unknown name. Each fits in
-// std::string's small buffer (15 characters), so that validating options allocates nothing
-// (Step validates once per thread).
+// Option names: "pcr", "pcg", "jacobi", "gauss-seidel", "ldlt"; "fb" (Fischer-Burmeister),
+// "min-map"; "effective-mass", "identity", "h2". Parse* return false for an unknown name. Each fits
+// in std::string's small buffer (15 characters), so that validating options allocates nothing (Step
+// validates once per thread).
 const char* NsnLinearSolverName(NsnLinearSolver solver);
 bool ParseNsnLinearSolverName(const char* name, NsnLinearSolver* solver);
 const char* NcpFunctionName(NcpFunction function);

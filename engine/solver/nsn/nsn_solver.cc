@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <utility>
 
 #include <Eigen/Cholesky>
@@ -303,6 +304,49 @@ void NsnSolver::AddTriangleEntries(int trees, const std::array<int, 3>& tri, con
   for (int a = 0; a < 3; ++a) {
     AddVertexEntries(trees, local_vertex_[tri[a]], -weights[a], direction, work);
   }
+}
+
+template <class Apply>
+KrylovResult NsnSolver::DenseLdlt(const Apply& apply, int rows, SystemWork& work) {
+  // S = J H^-1 J^T + C + eps I column by column (column-major), then S = L D L^T in place (L unit
+  // lower below the diagonal, D on it; no pivoting: S is symmetric positive definite), then
+  // dlambda = L^-T D^-1 L^-1 rhs.
+  Grow(work.schur, rows * rows);
+  double* s = work.schur.data();
+  const auto at = [&](int i, int j) -> double& { return s[static_cast<size_t>(j) * rows + i]; };
+  std::fill(work.row_scratch.begin(), work.row_scratch.begin() + rows, 0.0);
+  for (int j = 0; j < rows; ++j) {
+    work.row_scratch[j] = 1;
+    apply(work.row_scratch.data(), s + static_cast<size_t>(j) * rows);
+    work.row_scratch[j] = 0;
+  }
+  for (int j = 0; j < rows; ++j) {
+    double dj = at(j, j);
+    for (int k = 0; k < j; ++k) dj -= at(j, k) * at(j, k) * at(k, k);
+    if (!(dj > 0)) dj = std::numeric_limits<double>::min();  // S lost definiteness in rounding
+    at(j, j) = dj;
+    for (int i = j + 1; i < rows; ++i) {
+      double sum = at(i, j);
+      for (int k = 0; k < j; ++k) sum -= at(i, k) * at(j, k) * at(k, k);
+      at(i, j) = sum / dj;
+    }
+  }
+  double* x = work.dlambda.data();
+  for (int i = 0; i < rows; ++i) {
+    double sum = work.rhs[i];
+    for (int k = 0; k < i; ++k) sum -= at(i, k) * x[k];
+    x[i] = sum;
+  }
+  for (int i = 0; i < rows; ++i) x[i] /= at(i, i);
+  for (int i = rows - 1; i >= 0; --i) {
+    double sum = x[i];
+    for (int k = i + 1; k < rows; ++k) sum -= at(k, i) * x[k];
+    x[i] = sum;
+  }
+  KrylovResult result;
+  result.iterations = 1;
+  result.converged = true;
+  return result;
 }
 
 void NsnSolver::RowDiagonals(SystemWork& work) {
@@ -931,6 +975,9 @@ void NsnSolver::SolveSystem(const Model& m, Data& d, const NsnParameters& p, dou
         solve = GaussSeidelIteration(row_product, work.diagonal.data(), work.rhs.data(), rows,
                                      krylov, &work.krylov, work.dlambda.data());
         break;
+      case NsnLinearSolver::kLdlt:
+        solve = DenseLdlt(apply, rows, work);
+        break;
     }
     stats.linear_iterations += solve.iterations;
     if (record_history_) {
@@ -1039,7 +1086,8 @@ constexpr std::pair<NsnLinearSolver, const char*> kLinearSolverNames[] = {
     {NsnLinearSolver::kConjugateResidual, "pcr"},
     {NsnLinearSolver::kConjugateGradient, "pcg"},
     {NsnLinearSolver::kJacobi, "jacobi"},
-    {NsnLinearSolver::kGaussSeidel, "gauss-seidel"}};
+    {NsnLinearSolver::kGaussSeidel, "gauss-seidel"},
+    {NsnLinearSolver::kLdlt, "ldlt"}};
 constexpr std::pair<NcpFunction, const char*> kNcpNames[] = {
     {NcpFunction::kFischerBurmeister, "fb"}, {NcpFunction::kMinimumMap, "min-map"}};
 constexpr std::pair<ComplementarityScaling, const char*> kScalingNames[] = {

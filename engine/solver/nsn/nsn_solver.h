@@ -179,6 +179,7 @@ class NsnSolver final : public IslandSolver {
     std::vector<Vec3> position;                     // per vertex dof: x^n
     std::vector<int> path;                          // BodyPathDofs' scratch (nv)
     std::vector<double> row_scratch;                // Gauss-Seidel's row products
+    std::vector<double> schur;                      // kLdlt: rows x rows, column-major
     KrylovWorkspace krylov;
     std::vector<Iterate> history;
   };
@@ -194,6 +195,9 @@ class NsnSolver final : public IslandSolver {
   static void ApplyJ(const SystemWork& work, const double* x, double* y);
   static void ApplyJT(const SystemWork& work, const double* x, double* y);
   static void ApplyInverse(const SystemWork& work, const double* x, double* y);
+  // NsnLinearSolver::kLdlt: the Schur system by a dense L D L^T (work.schur), into work.dlambda.
+  template <class Apply>
+  static KrylovResult DenseLdlt(const Apply& apply, int rows, SystemWork& work);
   // The rows' [J H^-1 J^T]_kk into raw_diagonal (H~ on the vertex dofs).
   static void RowDiagonals(SystemWork& work);
   static void AddCompliance(const SystemWork& work, double regularization, const double* x,
