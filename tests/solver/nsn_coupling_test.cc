@@ -31,6 +31,7 @@
 #include "engine/solver/nsn/nsn_solver.h"
 #include "engine/solver/solver.h"
 #include "tests/support/kuhn_grid.h"
+#include "tests/support/nsn_deformables.h"
 #include "tests/support/solver_figures.h"
 
 namespace alsim {
@@ -100,30 +101,14 @@ StepOptions PapersCounts() {
   return options;
 }
 
-const NsnSolver& Solver(const Data& d) { return static_cast<const NsnSolver&>(*d.solver); }
+using testing::ContactForce;
+using testing::DeformableMass;
+using testing::Solver;
 
 int Index(const std::vector<std::string>& names, const std::string& name) {
   const auto it = std::find(names.begin(), names.end(), name);
   EXPECT_NE(it, names.end()) << name;
   return it == names.end() ? -1 : static_cast<int>(it - names.begin());
-}
-
-// The summed normal force of the vertex and triangle contacts with geom g (-1: every geom), N.
-double ContactForce(const Model& m, const Data& d, int g) {
-  double sum = 0;
-  for (size_t k = 0; k < d.vertex_contact.size(); ++k) {
-    if (g < 0 || d.vertex_contact[k].geom == g) sum += Solver(d).vertex_contact_impulse()[k];
-  }
-  for (size_t k = 0; k < d.triangle_contact.size(); ++k) {
-    if (g < 0 || d.triangle_contact[k].geom == g) sum += Solver(d).triangle_contact_impulse()[k];
-  }
-  return sum / m.timestep;
-}
-
-double DeformableMass(const Model& m) {
-  double mass = 0;
-  for (int v = 0; v < m.nvert; ++v) mass += m.vert_mass[v];
-  return mass;
 }
 
 // The deformables' centre of mass (all of them; the tomato scene has one), world, m.

@@ -22,6 +22,7 @@
 #include "engine/solver/solver.h"
 #include "tests/support/allocation_counter.h"
 #include "tests/support/kuhn_grid.h"
+#include "tests/support/nsn_deformables.h"
 #include "tests/support/solver_figures.h"
 
 namespace alsim {
@@ -63,25 +64,9 @@ StepOptions TightNsn() {
 
 using testing::Figure;
 
-const NsnSolver& Solver(const Data& d) { return static_cast<const NsnSolver&>(*d.solver); }
-
-// The summed normal force of the vertex and triangle contacts with geom g (-1: every geom), N.
-double ContactForce(const Model& m, const Data& d, int g) {
-  double sum = 0;
-  for (size_t k = 0; k < d.vertex_contact.size(); ++k) {
-    if (g < 0 || d.vertex_contact[k].geom == g) sum += Solver(d).vertex_contact_impulse()[k];
-  }
-  for (size_t k = 0; k < d.triangle_contact.size(); ++k) {
-    if (g < 0 || d.triangle_contact[k].geom == g) sum += Solver(d).triangle_contact_impulse()[k];
-  }
-  return sum / m.timestep;
-}
-
-double DeformableMass(const Model& m) {
-  double mass = 0;
-  for (int v = 0; v < m.nvert; ++v) mass += m.vert_mass[v];
-  return mass;
-}
+using testing::ContactForce;
+using testing::DeformableMass;
+using testing::Solver;
 
 // The mean z of the grid's top layer of vertices.
 double TopHeight(const Data& d, const testing::KuhnGrid& grid, int first) {
