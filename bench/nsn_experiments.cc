@@ -12,8 +12,9 @@
 //           paper's friction compliance (friction_memory = 0), and the arch converged. And the
 //           Fetch Beam row on our beam (scenes/nsn_beam.xml: 16 links of 0.003 kg on hinges of
 //           250 N m/rad pushed into a slot by a clamp on a driven slide, BeamControl; 6 x 50,
-//           132 steps, integrator implicit-euler for the hinges' springs). NSN_ONLY=PREFIX in
-//           the environment runs only the rows whose name starts with PREFIX.
+//           132 steps; the hinges' springs in H, and as the paper's compliance rows at 6 x 50
+//           and converged). NSN_ONLY=PREFIX in the environment runs only the rows whose name
+//           starts with PREFIX.
 //   heavy   Fig. 17 / test 10: the heavy stacks (nsn_heavy_stack_<M>.xml, M = 8..32768, and the
 //           paper's geometric stack) under every linear solver {pcr, pcg, jacobi, gauss-seidel}
 //           and complementarity scaling {effective-mass, h2, identity}, at 4 x 20 and at 4 x 200:
@@ -23,7 +24,8 @@
 //   fig18   Fig. 18 / test 14: one step of a frictional scene with 40 linear iterations per
 //           Newton iteration and 30 Newton iterations, per linear solver, the residuals at every
 //           Newton iterate (NsnSolver::history): the arch's first step, the geometric stack's
-//           first step, and the table pile's step 150 (reached with the default PCR budget).
+//           first step, the table pile's step 150 (reached with PCR at 4 x 20) and the beam's
+//           step 100 (reached at its 6 x 50, the tip in the slot; springs as rows).
 //   fig11   Fig. 11: one linear sub-problem (the first Newton iteration's Schur system of a
 //           settled step: the geometric stack and the arch after 10 steps, the table pile after
 //           150, its largest island) under each linear solver after k = 1..60 iterations, each k
@@ -135,12 +137,6 @@ enum class Controls { kNone, kRandom, kBeam };
 void ApplyControls(Controls controls, const Model& m, long long step, Data& d) {
   if (controls == Controls::kRandom) RandomControls(m, step, d);
   if (controls == Controls::kBeam) BeamControl(m, step, d);
-}
-
-// The step options of a scene: the beam's hinge springs need the implicit integrator.
-alsim::StepOptions ForScene(alsim::StepOptions options, Controls controls) {
-  if (controls == Controls::kBeam) options.solver.integrator = alsim::Integrator::kImplicitEuler;
-  return options;
 }
 
 const NsnStatistics& Statistics(const Data& d) {
@@ -265,6 +261,7 @@ bool Table2() {
     int newton, linear, steps;
     double memory;
     Controls controls;
+    bool spring_rows = false;  // NsnParameters::spring_rows: the paper's compliant joints
   };
   // Steps: the arch 2 s (the paper's claim: it stands without drift), the pile 2.5 s (dropped
   // from up to 3 m, it lands and settles), the humanoid and its 100 objects 2 s of random
@@ -283,6 +280,9 @@ bool Table2() {
       {"beam", Scene("nsn_beam.xml"), false, 6, 50, 132, -1, Controls::kBeam},
       {"beam_paper_w", Scene("nsn_beam.xml"), false, 6, 50, 132, 0, Controls::kBeam},
       {"beam_converged", Scene("nsn_beam.xml"), false, 0, 0, 132, -1, Controls::kBeam},
+      {"beam_spring_rows", Scene("nsn_beam.xml"), false, 6, 50, 132, -1, Controls::kBeam, true},
+      {"beam_spring_rows_converged", Scene("nsn_beam.xml"), false, 0, 0, 132, -1, Controls::kBeam,
+       true},
   };
   std::FILE* csv =
       OpenCsv("table2.csv",
@@ -303,9 +303,10 @@ bool Table2() {
     if (only != nullptr && std::string(c.name).rfind(only, 0) != 0) continue;
     const std::shared_ptr<const Model> model = Load(c.path, c.humanoid);
     const Model& m = *model;
-    alsim::StepOptions options = ForScene(Options(c.newton, c.linear), c.controls);
+    alsim::StepOptions options = Options(c.newton, c.linear);
     if (c.newton == 0) options.solver.nsn = alsim::NsnParameters{};
     if (c.memory >= 0) options.solver.nsn.friction_memory = c.memory;
+    options.solver.nsn.spring_rows = c.spring_rows;
     const int steps = Steps(c.steps);
     const Run one = Simulate(m, options, steps, c.controls, 1);
     const Run two = Simulate(m, options, steps, c.controls, 2);
@@ -385,12 +386,18 @@ bool Fig18() {
   struct Case {
     const char* name;
     std::string path;
-    int before;  // steps taken first with the default PCR budget (4 x 20)
+    int before;  // steps taken first with PCR at 4 x 20 (the beam: its Table 2 budget, 6 x 50)
+    Controls controls;
   };
+  // The paper ties Fig. 18 to the beam (relaxation does not reach the joints' stiffness) and the
+  // heavy stack; the beam's step is one of the insertion, its tip in the slot, with its springs
+  // as the paper's compliance rows (NsnParameters::spring_rows; in H the linear solvers never see
+  // them).
   const Case cases[] = {
-      {"arch", Scene("nsn_arch.xml"), 0},
-      {"heavy_stack_geometric", Scene("nsn_heavy_stack_geometric.xml"), 0},
-      {"table_pile", Scene("nsn_table_pile.xml"), 150},
+      {"arch", Scene("nsn_arch.xml"), 0, Controls::kNone},
+      {"heavy_stack_geometric", Scene("nsn_heavy_stack_geometric.xml"), 0, Controls::kNone},
+      {"table_pile", Scene("nsn_table_pile.xml"), 150, Controls::kNone},
+      {"beam_springs_as_rows", Scene("nsn_beam.xml"), 100, Controls::kBeam},
   };
   constexpr int kNewton = 30, kLinear = 40;
   std::FILE* csv =
@@ -405,12 +412,20 @@ bool Fig18() {
     for (const NsnLinearSolver solver : kSolvers) {
       Data d(m);
       alsim::RunWithThreads(1, [&] {
-        const alsim::StepOptions before = Options(4, 20);
-        for (int k = 0; k < c.before; ++k) alsim::Step(m, d, before);
+        const bool beam = c.controls == Controls::kBeam;
+        alsim::StepOptions before = beam ? Options(6, 50) : Options(4, 20);
+        before.solver.nsn.spring_rows = beam;
+        for (int k = 0; k < c.before; ++k) {
+          ApplyControls(c.controls, m, k, d);
+          alsim::Step(m, d, before);
+        }
         alsim::EnsureSolver(m, d, alsim::SolverType::kNsn);
         auto* nsn = static_cast<NsnSolver*>(d.solver.get());
         nsn->set_record_history(true);
-        alsim::Step(m, d, Options(kNewton, kLinear, solver));
+        ApplyControls(c.controls, m, c.before, d);
+        alsim::StepOptions options = Options(kNewton, kLinear, solver);
+        options.solver.nsn.spring_rows = beam;
+        alsim::Step(m, d, options);
         nsn->set_record_history(false);
       });
       // The island with the most constraints; without deformables nsn's system k is island k
@@ -596,8 +611,7 @@ bool Fig16() {
         alsim::EnsureSolver(m, x, alsim::SolverType::kNsn);
         static_cast<NsnSolver*>(x.solver.get())->set_record_history(true);
         const alsim::StepOptions options =
-            ForScene(Options(kNewton, kLinear, NsnLinearSolver::kConjugateResidual, scalings[s]),
-                     Controls::kBeam);
+            Options(kNewton, kLinear, NsnLinearSolver::kConjugateResidual, scalings[s]);
         if (alsim::Step(m, x, options) != alsim::StepStatus::kOk) {
           std::fprintf(stderr, "nsn_experiments: fig16 step %d failed (%s)\n", k,
                        alsim::ComplementarityScalingName(scalings[s]));

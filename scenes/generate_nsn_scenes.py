@@ -56,9 +56,11 @@ it): the paper gives the beam's 16 rigid links, 0.003 kg each, and the joints' b
   BEAM_PUSH, after which the clamp presses it onto the floor by up to BEAM_PUSH through the
   servo: the contacts carry up to CLAMP_KP BEAM_PUSH (about 20 N) against links of 0.003 kg.
 - Friction BEAM_FRICTION on every geom (the paper gives none for this scene), condim 3.
-- The hinges' stiffness needs an implicit integrator: on links of 0.003 kg and 2.5 cm, 250 N m/rad
-  is far beyond an explicit spring's stable step at h = 0.0083 s, so the bench steps this scene
-  with alsim's integrator implicit-euler (A holds h^2 K; MJCF 2.2.2 cannot say so in the file).
+- The hinges' stiffness needs an implicit spring: on links of 0.003 kg and 2.5 cm, 250 N m/rad
+  is far beyond an explicit spring's stable step at h = 0.0083 s. The nsn solver takes every
+  hinge spring as a compliance row E = 1 / K (the paper's compliant joints) whatever the
+  integrator; the other solvers need alsim's integrator implicit-euler (A holds h^2 K; MJCF 2.2.2
+  cannot say so in the file).
 - Steps: the paper's Fig. 16 runs 132 steps (1.1 s). By the geometry, at BEAM_SPEED the tip
   meets the funnel's slope after 0.032 m of travel (0.16 s) and the floor after 0.16 m (0.8 s):
   the run holds the pressed beam for its last 0.25 s.
@@ -449,7 +451,8 @@ and pushed down through a funnel into a narrow slot. Written by scenes/generate_
 edit the script, not this file (its docstring explains every choice).
 
 Units: SI (m, kg, s). Timestep {h} s (the paper's, Table 2), gravity -9.81 m/s^2 along z,
-MuJoCo 2.2.2. Step it with alsim's integrator implicit-euler (the hinges' springs implicit).
+MuJoCo 2.2.2. Its hinges' springs need an implicit step: `--solver nsn` makes them compliance
+rows; other solvers need alsim's integrator implicit-euler.
 
 - Beam: {n} box links {l} x {w} x {t} m (length, y width, x thickness), {m} kg each, each on a
   hinge about y at its top with stiffness {k} N m/rad (straight at rest), no damping; link 0

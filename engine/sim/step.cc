@@ -293,9 +293,10 @@ StepStatus Step(const Model& m, Data& d, const StepOptions& options, AfterSolve 
   const double start_us = budget_us > 0 ? SteadyMicroseconds() : 0;
   const bool split = d.constraints.split;
   // Deformables move with the non-smooth Newton solver only (the others refuse free vertices,
-  // SolverRefusesModel), which solves them whether or not any rigid constraint exists.
+  // SolverRefusesModel), which solves them, and its joint-spring rows, whether or not any rigid
+  // constraint exists.
   const bool deformables = m.nvert > 0 && options.solver.type == SolverType::kNsn;
-  if (d.constraints.constraints.empty() && !deformables) {
+  if (d.constraints.constraints.empty() && !d.solver->SolvesWithoutConstraints()) {
     d.solver_statistics = SolverStatistics{};
   } else {
     const double deadline_us = budget_us > 0 ? start_us + budget_us : 0;

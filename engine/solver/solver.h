@@ -36,6 +36,9 @@ class ConstraintSolver {
   // and iterations and, for the re-solved islands, the second solve's accuracy.
   virtual void SolveSplitIslands(const Model& m, Data& d, const SolverOptions& options,
                                  double deadline_us, SolverStatistics* stats) = 0;
+  // Whether Solve must run even when the step has no constraint (Step skips it otherwise and
+  // takes v_hat = v_free): the non-smooth Newton solver's deformables and joint-spring rows.
+  virtual bool SolvesWithoutConstraints() const { return false; }
 };
 
 // The registered solvers in the registry's order (engine/solver/solver.cc: every list of solvers

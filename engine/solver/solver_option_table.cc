@@ -98,7 +98,8 @@ std::vector<SolverOptionSpec> MakeTable() {
        "euler, implicit-euler, midpoint",
        "the time stepping of the SAP paper's theta method (Sec. IV): euler (symplectic, damping "
        "implicit, MuJoCo's Euler), implicit-euler, or midpoint (second order); joint springs and "
-       "dampers enter A implicitly",
+       "dampers enter A implicitly (nsn: euler or implicit-euler, its hinge and slide springs "
+       "implicit under either)",
        [](const SolverOptions& o) { return std::string(IntegratorName(o.integrator)); },
        [](SolverOptions* o, std::string_view v) {
          ParseIntegratorName(std::string(v).c_str(), &o->integrator);
@@ -350,6 +351,11 @@ std::vector<SolverOptionSpec> MakeTable() {
        "(71)-(74)) between Newton iterations (off: the mass; it matters for corotated tets, whose "
        "rows are nonlinear in the vertices)",
        ALSIM_BOOLEAN_FIELD(nsn.geometric_stiffness)},
+      {"nsn_spring_rows", "--nsn-spring-rows", "on/off", "nsn", K::kBoolean, 0, 0, false, false, "",
+       "take hinge and slide springs as compliance rows of the Schur system (the paper's compliant "
+       "joints) rather than as h^2 K in H, the same step solved exactly (off: in H, whatever the "
+       "integrator)",
+       ALSIM_BOOLEAN_FIELD(nsn.spring_rows)},
       {"nsn_linear_iterations", "--nsn-linear-iterations", "M", "nsn", K::kInteger, 1, kMaxCount,
        false, false, "", "most linear iterations per Newton iteration (the paper's fixed count M)",
        ALSIM_NUMBER_FIELD(nsn.linear_iterations)},

@@ -255,43 +255,148 @@ TEST(NsnSolverTest, TheAblationsSolveTheSameProblem) {
   }
 }
 
+// Digest 7: a joint spring is a compliance row E = 1 / K, so the step is backward Euler on it
+// whatever the integrator, as a row (NsnParameters::spring_rows) or eliminated into H (the
+// default): a slide joint's mass m on a spring K (h omega = 10, where the explicit spring of
+// MuJoCo's Euler grows without bound), with no other row, follows
+//   (m + h^2 K) v+ = m v - h K (x - x_spring),  x+ = x + h v+
+// step by step under euler and implicit-euler, in a system of its own (no island). A hinge's
+// spring toward a nonzero springref likewise, beside a free body that has no spring.
+TEST(NsnSolverTest, AJointSpringIsBackwardEulerAsARowOrInHUnderEitherIntegrator) {
+  const double mass = 2, k = 2e6, h = 0.01, rest = 0.05;
+  const auto model = Import(
+      "<mujoco><compiler angle='radian'/><option timestep='" + Num(h) +
+      "' gravity='0 0 0'/><worldbody><body><joint type='slide' axis='1 0 0' stiffness='" + Num(k) +
+      "' springref='" + Num(rest) + "'/><geom type='sphere' size='0.1' mass='" + Num(mass) +
+      "' contype='0' conaffinity='0'/></body><body pos='0 1 0'><joint type='hinge' axis='0 0 1' "
+      "stiffness='" +
+      Num(k) + "' springref='0.2'/><geom type='box' size='0.2 0.01 0.01' mass='" + Num(mass) +
+      "' contype='0' conaffinity='0'/></body><body pos='0 2 0'><freejoint/><geom type='sphere' "
+      "size='0.1' mass='1' contype='0' conaffinity='0'/></body></worldbody></mujoco>");
+  ASSERT_NE(model, nullptr);
+  const double inertia = mass * (0.4 * 0.4 + 0.02 * 0.02) / 12;  // the box's about z
+  for (const bool rows : {false, true}) {
+    for (const Integrator integrator : {Integrator::kEuler, Integrator::kImplicitEuler}) {
+      const std::string label = std::string(IntegratorName(integrator)) + (rows ? " rows" : " H");
+      Data d(*model);
+      d.qpos[0] = 0.15;
+      d.qvel[0] = 0.3;
+      d.qvel[1] = -1;
+      d.qvel[2] = 0.5;  // the free body drifts along x
+      StepOptions options = TightNsn();
+      options.solver.nsn.newton_tolerance = 1e-13;
+      options.solver.nsn.spring_rows = rows;
+      options.solver.integrator = integrator;
+      double x = d.qpos[0], v = d.qvel[0], angle = d.qpos[1], omega = d.qvel[1], iterations = 0;
+      for (int n = 0; n < 40; ++n) {
+        ASSERT_EQ(Step(*model, d, options), StepStatus::kOk) << n;
+        EXPECT_EQ(Figure(d, "unconverged_islands"), 0);
+        iterations += Figure(d, "newton_iterations");
+        v = (mass * v - h * k * (x - rest)) / (mass + h * h * k);
+        x += h * v;
+        omega = (inertia * omega - h * k * (angle - 0.2)) / (inertia + h * h * k);
+        angle += h * omega;
+        EXPECT_NEAR(d.qpos[0], x, 1e-9 * std::max(1.0, std::abs(x - rest))) << label << n;
+        EXPECT_NEAR(d.qvel[0], v, 1e-8) << label << " step " << n;
+        EXPECT_NEAR(d.qpos[1], angle, 1e-9) << label << " step " << n;
+      }
+      EXPECT_EQ(d.islands.num, 0);
+      EXPECT_LT(std::abs(x - rest), 0.1);  // backward Euler dissipates: inside the start's stretch
+      EXPECT_NEAR(d.qpos[2], 0.5 * 40 * h, 1e-12);  // the free body: no rows, u~ exactly
+      // As rows the trees' systems take Newton iterations; in H they have no row and take u~.
+      if (rows) {
+        EXPECT_GT(iterations, 40) << label;
+      }
+    }
+  }
+}
+
 // Digest 14 (coupling): a chain of 16 links (l = 0.1 m, 0.003 kg each, the paper's beam) on
 // hinges of stiffness k = 250 N m/rad, its base welded to the world (the weld's rows put it in an
 // island, solved by nsn), without gravity, under a load P = 0.01 N across it at the last link's
 // centre of mass, settles with that point deflected by (P / k) sum_i L_i^2, L_i = (j + 1/2) l its
 // lever from hinge i (small angles; 1%): the digest's (P l^2 / k) sum i^2 at the link centres. The
-// springs are implicit (integrator implicit-euler: A holds h^2 K, the Schur complement of a
-// compliance row E = 1 / k).
-TEST(NsnSolverTest, AHingeChainUnderATipLoadDeflectsAsTheStaticBeam) {
-  const double l = 0.1, k = 250, force = 0.01;
+// springs are implicit under either integrator, in H or as compliance rows E = 1 / k (the
+// explicit springs of MuJoCo's Euler would blow up: h omega is about 10^2 for the last link).
+constexpr double kChainLink = 0.1, kChainStiffness = 250, kChainLoad = 0.01;
+
+std::shared_ptr<const Model> HingeChain() {
   std::string chain =
       "<body name='base' pos='0 0 1'><freejoint/><geom type='box' "
       "size='0.02 0.02 0.02' mass='0.003' contype='0' conaffinity='0'/>";
   for (int i = 0; i < 16; ++i) {
-    chain += "<body name='link" + std::to_string(i) + "' pos='" + Num(i == 0 ? 0 : l) +
-             " 0 0'><joint type='hinge' axis='0 1 0' stiffness='" + Num(k) +
-             "' damping='0.01'/><geom type='capsule' fromto='0 0 0 " + Num(l) +
+    chain += "<body name='link" + std::to_string(i) + "' pos='" + Num(i == 0 ? 0 : kChainLink) +
+             " 0 0'><joint type='hinge' axis='0 1 0' stiffness='" + Num(kChainStiffness) +
+             "' damping='0.01'/><geom type='capsule' fromto='0 0 0 " + Num(kChainLink) +
              " 0 0' size='0.005' mass='0.003' contype='0' conaffinity='0'/>";
   }
   for (int i = 0; i < 17; ++i) chain += "</body>";
-  const auto model =
-      Import("<mujoco><option timestep='0.0083' gravity='0 0 0'/><worldbody>" + chain +
-             "</worldbody><equality><weld body1='base'/></equality></mujoco>");
-  ASSERT_NE(model, nullptr);
-  Data d(*model);
-  StepOptions options = TightNsn();
-  options.solver.integrator = Integrator::kImplicitEuler;
-  const int tip = model->nbody - 1;
-  for (int n = 0; n < 600; ++n) {
-    d.xfrc_applied[tip][2] = -force;  // MuJoCo's order: force first, at the centre of mass
-    ASSERT_EQ(Step(*model, d, options), StepStatus::kOk) << n;
-  }
+  return Import("<mujoco><option timestep='0.0083' gravity='0 0 0'/><worldbody>" + chain +
+                "</worldbody><equality><weld body1='base'/></equality></mujoco>");
+}
+
+// The static estimate (P / k) sum_i L_i^2 and the chain's tip deflection after `steps` under the
+// load (NaN where a step fails or the state is not finite).
+double ChainStaticDeflection() {
   double sum = 0;
   for (int j = 0; j < 16; ++j) sum += (j + 0.5) * (j + 0.5);
-  const double expected = force * l * l / k * sum;
-  Kinematics(*model, d);
-  EXPECT_NEAR(1 - d.xipos[tip].z(), expected, 0.01 * expected);
+  return kChainLoad * kChainLink * kChainLink / kChainStiffness * sum;
+}
+
+double ChainDeflection(const Model& model, const StepOptions& options, int steps) {
+  Data d(model);
+  const int tip = model.nbody - 1;
+  for (int n = 0; n < steps; ++n) {
+    d.xfrc_applied[tip][2] = -kChainLoad;  // MuJoCo's order: force first, at the centre of mass
+    if (Step(model, d, options) != StepStatus::kOk) return std::nan("");
+  }
   EXPECT_GT(d.islands.num, 0);
+  Kinematics(model, d);
+  return 1 - d.xipos[tip].z();
+}
+
+TEST(NsnSolverTest, AHingeChainUnderATipLoadDeflectsAsTheStaticBeam) {
+  const auto model = HingeChain();
+  ASSERT_NE(model, nullptr);
+  const double expected = ChainStaticDeflection();
+  for (const bool rows : {false, true}) {
+    for (const Integrator integrator : {Integrator::kEuler, Integrator::kImplicitEuler}) {
+      StepOptions options = TightNsn();
+      options.solver.nsn.spring_rows = rows;
+      options.solver.integrator = integrator;
+      EXPECT_NEAR(ChainDeflection(*model, options, 600), expected, 0.01 * expected)
+          << IntegratorName(integrator) << (rows ? " rows" : " H");
+    }
+  }
+}
+
+// Digest 14 test 12 (Fig. 18's beam): at the paper's Fetch Beam counts (6 Newton x 50 linear
+// iterations, no tolerance), the springs as the paper's compliance rows (NsnParameters::
+// spring_rows), PCR and PCG reach the static deflection of the joints' stiffness,
+// while relaxation does not: Gauss-Seidel leaves the chain too soft (sweeps over the spring rows
+// converge slowly) and undamped Jacobi diverges (the Schur matrix is far from diagonally
+// dominant along the chain).
+TEST(NsnSolverTest, AtTheBeamsFixedCountsPcrReachesTheJointStiffnessAndRelaxationDoesNot) {
+  const auto model = HingeChain();
+  ASSERT_NE(model, nullptr);
+  const double expected = ChainStaticDeflection();
+  const auto deflection = [&](NsnLinearSolver solver, bool rows = true) {
+    StepOptions options = Nsn();
+    options.solver.nsn.spring_rows = rows;
+    options.solver.nsn.newton_tolerance = 0;
+    options.solver.nsn.linear_tolerance = 0;
+    options.solver.nsn.newton_iterations = 6;
+    options.solver.nsn.linear_iterations = 50;
+    options.solver.nsn.linear_solver = solver;
+    return ChainDeflection(*model, options, 600);
+  };
+  EXPECT_NEAR(deflection(NsnLinearSolver::kConjugateResidual), expected, 1e-3 * expected);
+  EXPECT_NEAR(deflection(NsnLinearSolver::kConjugateGradient), expected, 1e-3 * expected);
+  EXPECT_GT(deflection(NsnLinearSolver::kGaussSeidel), 1.1 * expected);
+  const double jacobi = deflection(NsnLinearSolver::kJacobi);
+  EXPECT_FALSE(std::isfinite(jacobi) && std::abs(jacobi - expected) < 0.1 * expected) << jacobi;
+  // With the springs in H (the default) Gauss-Seidel sees only the weld's rows and reaches it.
+  EXPECT_NEAR(deflection(NsnLinearSolver::kGaussSeidel, false), expected, 1e-3 * expected);
 }
 
 TEST(NsnSolverTest, RefusesBoxRowsHighCondimAndOtherTimeStepping) {
@@ -318,8 +423,8 @@ TEST(NsnSolverTest, RefusesBoxRowsHighCondimAndOtherTimeStepping) {
   EXPECT_EQ(ValidateStepOptions(midpoint), "");
 }
 
-// Boxes and spheres dropped apart onto the ground, a hinge at its limit, a connect: islands in
-// parallel.
+// Boxes and spheres dropped apart onto the ground, a sprung hinge at its limit, a connect: islands
+// in parallel; and a sprung slide with no other row (a system of its own).
 std::shared_ptr<const Model> Scatter() {
   std::string bodies;
   for (int i = 0; i < 6; ++i) {
@@ -333,10 +438,12 @@ std::shared_ptr<const Model> Scatter() {
       "0.1' friction='0.6'/>" +
       bodies +
       "<body name='arm' pos='0 2 1'><joint name='hinge' type='hinge' axis='0 1 0' limited='true' "
-      "range='-0.5 0.5'/><geom type='capsule' fromto='0 0 0 0.3 0 0' size='0.02' mass='1'/>"
-      "</body><body name='bob' pos='0 -2 1'><joint type='hinge' axis='1 0 0'/><joint "
+      "range='-0.5 0.5' stiffness='2'/><geom type='capsule' fromto='0 0 0 0.3 0 0' size='0.02' "
+      "mass='1'/></body><body name='bob' pos='0 -2 1'><joint type='hinge' axis='1 0 0'/><joint "
       "name='reach' type='slide' axis='0 0 1'/><geom type='sphere' size='0.05' pos='0 0 -0.4' "
-      "mass='1'/></body></worldbody><equality><connect body1='bob' anchor='0 0 -0.4'/>"
+      "mass='1'/></body><body name='spring' pos='1 2 1'><joint type='slide' axis='0 0 1' "
+      "stiffness='400'/><geom type='sphere' size='0.05' mass='1' contype='0' conaffinity='0'/>"
+      "</body></worldbody><equality><connect body1='bob' anchor='0 0 -0.4'/>"
       "</equality><actuator><position joint='reach' kp='50'/></actuator></mujoco>");
 }
 

@@ -38,8 +38,9 @@ struct NsnParameters {
   // particle_newton.h). 0: the paper's fixed counts. [OURS]: the paper gives none (digest 13).
   double newton_tolerance = 1e-6;
   // t of (61)-(62): the paper's damping for every scene. From u = 0, N iterations with no active
-  // row end at (1 - (1 - t)^N) u~; a tree in no island and touching no deformable is in no
-  // system and takes u~ exactly, so that loss applies only where a body has rows.
+  // row end at (1 - (1 - t)^N) u~; a tree in no island, touching no deformable and without a
+  // joint spring is in no system and takes u~ exactly, so that loss applies only where a body
+  // has rows.
   double step_fraction = 0.75;
   double regularization = 1e-6;  // eps on the Schur matrix (Sec 8.4): the paper's
   // M, the most linear iterations per Newton iteration (Table 2: 10 to 80), and their relative
@@ -71,6 +72,14 @@ struct NsnParameters {
   // positions (K = 0 on them); the corotated rows (R held) are not, and at large strain they
   // need it (BENCHMARKS.md, Fig. 12). Systems without vertices skip it.
   bool geometric_stiffness = true;
+  // Hinge and slide springs (stiffness K toward q_spring): on, the paper's compliant joints, a
+  // row each in the Schur system (s = q^n - q_spring, c = K s, E = 1 / K; (75)-(80)); off, their
+  // Schur complement h^2 K on H's diagonal (implicit springs, the step that row solved exactly
+  // gives), whatever the integrator. In reduced coordinates the two give the same converged
+  // step; the rows make the linear systems harder (stiff springs on light links are
+  // ill-conditioned rows: Fig. 18's beam, where relaxation does not reach the stiffness), H does
+  // not. Ball, free and tendon springs stay explicit forces in u~ either way.
+  bool spring_rows = false;
   NcpFunction ncp = NcpFunction::kFischerBurmeister;  // the paper's default; min-map: (96)-(98)
   ComplementarityScaling scaling = ComplementarityScaling::kEffectiveMass;  // (66); ablations
 };

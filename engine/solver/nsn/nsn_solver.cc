@@ -96,9 +96,25 @@ NsnSolver::NsnSolver(const Model& m) : IslandSolver(m), kinematics_(m) {
   contact_adr_.assign(m.ndeform + 1, 0);
   triangle_adr_.assign(m.ndeform + 1, 0);
   pair_adr_.assign(m.ndeform + 1, 0);
+  // The springs A can hold (N = I): hinges and slides (theta_method.cc's linear springs).
+  spring_joint_.assign(m.nv, -1);
+  tree_has_spring_.assign(m.nsubsystem, 0);
+  tree_in_system_.assign(m.nsubsystem, 0);
+  for (int j = 0; j < m.njnt; ++j) {
+    const JointType type = m.jnt_type[j];
+    if (m.jnt_stiffness[j] == 0 || (type != JointType::kHinge && type != JointType::kSlide)) {
+      continue;
+    }
+    const int dof = m.jnt_dof_adr[j];
+    spring_joint_[dof] = j;
+    const int tree = m.body_subsystem[m.jnt_body[j]];
+    if (tree >= 0) tree_has_spring_[tree] = 1;
+    solves_always_ = true;
+  }
+  solves_always_ = solves_always_ || m.nvert > 0;
 }
 
-void NsnSolver::Prepare(const Model& m, Data& d, const SolverOptions& /*options*/) {
+void NsnSolver::Prepare(const Model& m, Data& d, const SolverOptions& options) {
   jacobian_.Layout(m, d);
   kinematics_.Begin(m, d);
   // The iterates' rows: the step's constraints, whose contact and equality maps Evaluate moves.
@@ -209,6 +225,25 @@ void NsnSolver::Prepare(const Model& m, Data& d, const SolverOptions& /*options*
     system.deform_num = static_cast<int>(system_deform_.size()) - system.deform_adr;
     systems_.push_back(system);
   }
+  // Each tree with a joint spring that no system holds is a system of its own (its spring rows,
+  // or h^2 K in H under euler; implicit-euler's v_free already is that tree's step).
+  const bool spring_systems =
+      options.nsn.spring_rows || options.integrator != Integrator::kImplicitEuler;
+  std::fill(tree_in_system_.begin(), tree_in_system_.end(), 0);
+  for (int j = 0; j < m.nsubsystem; ++j) {
+    if (islands > 0 && d.islands.subsystem_island[j] >= 0) tree_in_system_[j] = 1;
+  }
+  for (const int j : system_tree_) tree_in_system_[j] = 1;
+  for (int j = 0; j < m.nsubsystem; ++j) {
+    if (!spring_systems || !tree_has_spring_[j] || tree_in_system_[j]) continue;
+    System system;
+    system.island_adr = static_cast<int>(system_island_.size());
+    system.tree_adr = static_cast<int>(system_tree_.size());
+    system.tree_num = 1;
+    system_tree_.push_back(j);
+    system.deform_adr = static_cast<int>(system_deform_.size());
+    systems_.push_back(system);
+  }
   const int slots = std::max(static_cast<int>(systems_.size()), islands);
   system_statistics_.assign(slots, NsnStatistics{});
   system_results_.assign(slots, IslandSolveResult{});
@@ -220,7 +255,7 @@ void NsnSolver::SolveIslands(const Model& m, Data& d, const SolverOptions& optio
   const int count = static_cast<int>(systems_.size());
   ParallelFor(0, count, 1, [&](int s) {
     const System& system = systems_[s];
-    SolveSystem(m, d, options.nsn, deadline_us, system, *work_[s], system_results_[s],
+    SolveSystem(m, d, options, deadline_us, system, *work_[s], system_results_[s],
                 system_statistics_[s]);
     for (int x = system.island_adr; x < system.island_adr + system.island_num; ++x) {
       const int k = system_island_[x];
@@ -237,8 +272,8 @@ void NsnSolver::SolveIsland(const Model& m, Data& d, const SolverOptions& option
                             double deadline_us, int island) {
   // Without deformables system k is island k (Prepare); with them the islands are solved in
   // their groups by SolveIslands only.
-  SolveSystem(m, d, options.nsn, deadline_us, systems_[island], *work_[island],
-              island_results_[island], system_statistics_[island]);
+  SolveSystem(m, d, options, deadline_us, systems_[island], *work_[island], island_results_[island],
+              system_statistics_[island]);
 }
 
 void NsnSolver::ApplyJ(const SystemWork& work, const double* x, double* y) {
@@ -590,6 +625,17 @@ void NsnSolver::Evaluate(const Model& m, const Data& d, const NsnParameters& p,
         }
         continue;  // store closed every row of the tet
       }
+      case kJointSpring: {  // E (c + lambda) = s + E lambda with c = K s (80), N = I
+        const int q = m.jnt_qpos_adr[i], local = local_dof_[m.jnt_dof_adr[i]];
+        const double compliance = 1 / m.jnt_stiffness[i];
+        work.value[k] = d.qpos[q] + h * work.u[local] - m.qpos_spring[q];  // s
+        work.residual[k] = (work.value[k] + compliance * work.lambda[k]) / h;
+        work.compliance[k] = compliance / (h * h);
+        work.element_compliance[kBlock * work.normal[k]] = work.compliance[k];
+        work.entry_dof.push_back(local);
+        work.entry_value.push_back(1);
+        break;
+      }
     }
     if (work.origin[k] != kTet) work.row_adr[k + 1] = static_cast<int>(work.entry_dof.size());
   }
@@ -689,9 +735,10 @@ void NsnSolver::Evaluate(const Model& m, const Data& d, const NsnParameters& p,
   }
 }
 
-void NsnSolver::SolveSystem(const Model& m, Data& d, const NsnParameters& p, double deadline_us,
-                            const System& system, SystemWork& work, IslandSolveResult& result,
-                            NsnStatistics& stats) {
+void NsnSolver::SolveSystem(const Model& m, Data& d, const SolverOptions& options,
+                            double deadline_us, const System& system, SystemWork& work,
+                            IslandSolveResult& result, NsnStatistics& stats) {
+  const NsnParameters& p = options.nsn;
   ConstraintSet& set = d.constraints;
   const Islands& islands = d.islands;
   result = IslandSolveResult{};
@@ -828,6 +875,16 @@ void NsnSolver::SolveSystem(const Model& m, Data& d, const NsnParameters& p, dou
       for (int r = 0; r < count; ++r) add(kTet, e, r, RowKind::kElement, element, -1, 0);
     }
   }
+  // A hinge's or slide's spring: s = q^n - q_spring, c = K s, E = 1 / K (a 1 x 1 element; digest
+  // 7: the beam's joints' bending stiffness as compliance).
+  for (int i = 0; i < trees && p.spring_rows; ++i) {
+    const int j = spring_joint_[global[i]];
+    if (j < 0) continue;
+    const int element = static_cast<int>(work.element_row.size());
+    work.element_row.push_back(static_cast<int>(work.kind.size()));
+    work.element_rows.push_back(1);
+    add(kJointSpring, j, 0, RowKind::kElement, element, -1, 0);
+  }
   const int rows = static_cast<int>(work.kind.size());
   for (std::vector<double>* v :
        {&work.value, &work.velocity, &work.scale, &work.compliance, &work.factor, &work.weight,
@@ -838,7 +895,7 @@ void NsnSolver::SolveSystem(const Model& m, Data& d, const NsnParameters& p, dou
   Grow(work.row_adr, rows + 1);
   for (std::vector<double>* v :
        {&work.u, &work.g, &work.du, &work.work, &work.work2, &work.free_velocity, &work.mass,
-        &work.stiff_mass, &work.constraint_force}) {
+        &work.stiff_mass, &work.constraint_force, &work.momentum}) {
     Grow(*v, std::max(n, rows));
   }
   Grow(work.path, m.nv);
@@ -863,6 +920,25 @@ void NsnSolver::SolveSystem(const Model& m, Data& d, const NsnParameters& p, dou
       a(j, i) = value;
     }
   }
+  // Hinge and slide springs (NsnParameters::spring_rows). Under either integrator
+  // b = (M + h D) v- + h f with the explicit impulse -h K (q- - q_spring) in f (theta_method.h);
+  // implicit-euler's A holds h^2 K, euler's does not. Rows: b gives back the impulse and A the
+  // h^2 K, which the rows carry. H: A gains h^2 K under euler, and b stays (eliminating the row
+  // lambda = -K (q- + h u - q_spring) from H u = b' + h lambda gives (A + h^2 K) u = b).
+  const bool springs_in_a = options.integrator == Integrator::kImplicitEuler;
+  for (int i = 0; i < trees; ++i) {
+    const int dof = global[i], j = spring_joint_[dof];
+    work.momentum[i] = d.solver_rhs[dof];
+    if (j < 0) continue;
+    const double stiffness = m.jnt_stiffness[j];
+    if (p.spring_rows) {
+      const int q = m.jnt_qpos_adr[j];
+      work.momentum[i] += h * stiffness * (d.qpos[q] - m.qpos_spring[q]);
+      if (springs_in_a) a(i, i) -= h * h * stiffness;
+    } else if (!springs_in_a) {
+      a(i, i) += h * h * stiffness;
+    }
+  }
   Eigen::Map<Eigen::MatrixXd> factorization(work.factorization.data(), trees, trees);
   factorization = a;
   Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> llt(factorization);
@@ -884,7 +960,7 @@ void NsnSolver::SolveSystem(const Model& m, Data& d, const NsnParameters& p, dou
   std::fill(work.lambda.begin(), work.lambda.begin() + rows, 0.0);
   double momentum_scale = 1;
   for (int i = 0; i < trees; ++i) {
-    momentum_scale = std::max(momentum_scale, std::abs(d.solver_rhs[global[i]]));
+    momentum_scale = std::max(momentum_scale, std::abs(work.momentum[i]));
   }
   for (int i = trees; i < n; ++i) {
     momentum_scale = std::max(momentum_scale, std::abs(work.mass[i] * work.free_velocity[i]));
@@ -904,13 +980,19 @@ void NsnSolver::SolveSystem(const Model& m, Data& d, const NsnParameters& p, dou
   krylov.max_iterations = p.linear_iterations;
   krylov.relative_tolerance = p.linear_tolerance;
 
-  for (int iteration = 0;; ++iteration) {
+  if (rows == 0) {  // no row (a tree whose only force beyond u~ is its spring in H): u = u~
+    for (int i = trees; i < n; ++i) work.work[i] = work.mass[i] * work.free_velocity[i];
+    std::copy(work.momentum.begin(), work.momentum.begin() + trees, work.work.begin());
+    ApplyInverse(work, work.work.data(), work.u.data());
+    result.converged = true;
+  }
+  for (int iteration = 0; rows > 0; ++iteration) {
     Evaluate(m, d, p, system, work, iteration == 0);
     // g = H (u - u~) - h J^T lambda (57); over the trees H u~ = A v_free = b.
     ApplyJT(work, work.lambda.data(), work.work.data());
     Eigen::Map<const Eigen::VectorXd> u(work.u.data(), trees);
     Eigen::Map<Eigen::VectorXd>(work.g.data(), trees).noalias() = a * u;
-    for (int i = 0; i < trees; ++i) work.g[i] -= d.solver_rhs[global[i]] + h * work.work[i];
+    for (int i = 0; i < trees; ++i) work.g[i] -= work.momentum[i] + h * work.work[i];
     for (int i = trees; i < n; ++i) {
       work.g[i] = work.mass[i] * (work.u[i] - work.free_velocity[i]) - h * work.work[i];
     }

@@ -17,7 +17,8 @@
 // (Step moves them by h u), the rows' impulses h lambda. H is block diagonal: over the trees'
 // dofs the step matrix A (M + h D with the integrator's implicit damping; M~ of (40) in reduced
 // coordinates, taken at q- as the paper takes M), dense per system, with u~ = v_free (the smooth
-// forces, gyroscopic ones included, explicit); over a vertex's 3 dofs its lumped mass, with
+// forces, gyroscopic ones included, explicit), hinge and slide springs implicit in A (+ h^2 K) or
+// as rows (NsnParameters::spring_rows); over a vertex's 3 dofs its lumped mass, with
 // u~ = v- + h g. lambda are forces (N), as in the paper.
 //
 // Rows (BuildConstraints with ConstraintModel::kSap: each bias holds the row's position value at
@@ -56,6 +57,13 @@
 //                    the paper's 3 rows in principal stretches leave out the shear stiffness and
 //                    Newton does not converge on them)), E_e (c_e + lambda_e) = 0, C = E_e / h^2
 //                    (a block per tet)
+//   joint springs    with NsnParameters::spring_rows, a hinge's or slide's spring K toward
+//                    q_spring: s = q- + h u^n - q_spring (exact: N = I), c = K s, E = 1 / K,
+//                    E (c + lambda) = s + E lambda = 0, C = E / h^2 (the paper's compliant joints:
+//                    the beam's bending stiffness); its explicit impulse leaves b and
+//                    implicit-euler's h^2 K leaves A. Off (the default), h^2 K is in A whatever
+//                    the integrator: the same step, the row eliminated. A tree with such a spring
+//                    and no other row is a system of its own (with no row at all: u = u~ exactly)
 // Pinned vertices are not unknowns. Dry joint friction, force-limited servos and condim 4/6
 // contacts are refused (SolverRefusesModel). r (66): h^2 [J H^-1 J^T]_nn for normal rows,
 // h (d_t1 + d_t2) / 2 for a contact's tangents, from the rows at q- (once per step: the roots do
@@ -93,6 +101,8 @@ class NsnSolver final : public IslandSolver {
   SolverType type() const override { return SolverType::kNsn; }
   // The last step's, over its systems.
   const NsnStatistics& statistics() const { return statistics_; }
+  // Deformables and joint springs are solved whether or not the step has constraints.
+  bool SolvesWithoutConstraints() const override { return solves_always_; }
 
   // The residuals at every Newton iterate of the last step, per system (islands first, then the
   // deformables' groups), when recording (off by default; for the experiments' convergence plots:
@@ -129,7 +139,8 @@ class NsnSolver final : public IslandSolver {
     kTriangleContact,
     kVertexTriangle,
     kAttachment,
-    kTet
+    kTet,
+    kJointSpring
   };
 
   // What one system holds: islands [island_adr, + island_num) of system_island_, free trees
@@ -175,6 +186,9 @@ class NsnSolver final : public IslandSolver {
     // H~ on the vertex dofs (the mass plus the geometric stiffness's shift, NsnParameters::
     // geometric_stiffness) and the constraint force -h J^T lambda at the last iterate's rows.
     std::vector<double> stiff_mass, constraint_force;
+    // H u~ over the tree dofs: b = A v_free with the joint springs' explicit impulse taken out
+    // (their rows carry it).
+    std::vector<double> momentum;
     std::vector<double> a, factorization, inverse;  // trees x trees, column-major: A, LLT, A^-1
     std::vector<Vec3> position;                     // per vertex dof: x^n
     std::vector<int> path;                          // BodyPathDofs' scratch (nv)
@@ -185,7 +199,7 @@ class NsnSolver final : public IslandSolver {
   };
 
   // Solves system `s` (islands, trees and deformables) into d; `result` and `stats` its outcome.
-  void SolveSystem(const Model& m, Data& d, const NsnParameters& p, double deadline_us,
+  void SolveSystem(const Model& m, Data& d, const SolverOptions& options, double deadline_us,
                    const System& system, SystemWork& work, IslandSolveResult& result,
                    NsnStatistics& stats);
   // Rows' values, Jacobians and the system's C and h-vector at its current u.
@@ -242,6 +256,11 @@ class NsnSolver final : public IslandSolver {
   std::vector<System> systems_;
   std::vector<int> system_island_, system_tree_, system_deform_;
   std::vector<int> group_root_;  // union-find over islands, deformables and free trees
+  // Joint springs as compliance rows: per dof its hinge or slide joint with a spring (-1: none);
+  // per subsystem whether it has one, and this step's subsystems already in a system.
+  std::vector<int> spring_joint_;
+  std::vector<char> tree_has_spring_, tree_in_system_;
+  bool solves_always_ = false;                     // deformables or joint springs
   std::vector<std::unique_ptr<SystemWork>> work_;  // per system slot
   std::vector<NsnStatistics> system_statistics_;
   std::vector<IslandSolveResult> system_results_;
