@@ -337,8 +337,9 @@ std::vector<SolverOptionSpec> MakeTable() {
        ALSIM_NUMBER_FIELD(nsn.regularization)},
       {"nsn_friction_memory", "--nsn-friction-memory", "X", "nsn", K::kNumber, 0, 1, false, true,
        "",
-       "a contact's friction compliance W is at least X times its last Newton iteration's (0: the "
-       "paper's W from the current iterate alone)",
+       "once a contact's friction compliance W cycles within a step (falls, then rises), it is at "
+       "least X times its last Newton iteration's (0: the paper's W from the current iterate "
+       "alone)",
        ALSIM_NUMBER_FIELD(nsn.friction_memory)},
       {"nsn_contact_rows_at_start", "--nsn-contact-rows-at-start", "on/off", "nsn", K::kBoolean, 0,
        0, false, false, "",

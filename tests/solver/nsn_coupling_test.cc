@@ -433,8 +433,12 @@ TEST(NsnCouplingTest, DISABLED_PickAndPlaceBenchmark) {
   const Model& m = *model;
   const TomatoScene scene(m);
   const int steps = Steps(m, kSequenceEnd);
-  for (const bool papers : {true, false}) {
-    const StepOptions options = papers ? PapersCounts() : TightNsn(1e-6);
+  // Table 2's 4 x 50 with nsn's default friction memory, with the paper's W (memory 0), and
+  // converged.
+  for (const int variant : {0, 1, 2}) {
+    const bool papers = variant < 2;
+    StepOptions options = papers ? PapersCounts() : TightNsn(1e-6);
+    if (variant == 1) options.solver.nsn.friction_memory = 0;
     for (const int threads : {1, 2}) {
       Data d(m);
       double wall = 0, wall2 = 0, contacts = 0, assembly = 0, linear = 0, penetration = 0;
@@ -476,11 +480,14 @@ TEST(NsnCouplingTest, DISABLED_PickAndPlaceBenchmark) {
           "step, unconverged %d, contacts %.1f per step (most %d), final momentum residual "
           "%.3g, row residual %.3g, max penetration %.3g m; tomato's bottom %.4f m after the "
           "move, end: scale %.4f N (m g %.4f N), centre x %.4f m\n",
-          papers ? "4 x 50" : "tol 1e-6", threads, done, 1e3 * mean,
-          1e3 * std::sqrt(std::max(0.0, wall2 / per - mean * mean)), 1e3 * assembly / per,
-          1e3 * linear / per, newton / per, linear_iterations / per, unconverged, contacts / per,
-          most, Figure(d, "momentum_residual"), Figure(d, "row_residual"), penetration, carried,
-          scene.Reading(m, d), DeformableMass(m) * kGravity, CentreOfMass(m, d).x());
+          variant == 0   ? "4 x 50"
+          : variant == 1 ? "4 x 50, paper's W"
+                         : "tol 1e-6",
+          threads, done, 1e3 * mean, 1e3 * std::sqrt(std::max(0.0, wall2 / per - mean * mean)),
+          1e3 * assembly / per, 1e3 * linear / per, newton / per, linear_iterations / per,
+          unconverged, contacts / per, most, Figure(d, "momentum_residual"),
+          Figure(d, "row_residual"), penetration, carried, scene.Reading(m, d),
+          DeformableMass(m) * kGravity, CentreOfMass(m, d).x());
     }
   }
 }
@@ -497,11 +504,15 @@ TEST(NsnCouplingTest, DISABLED_GraspUnderFixedBudgets) {
   ASSERT_NE(model, nullptr);
   const Model& m = *model;
   const TomatoScene scene(m);
-  const int budgets[][2] = {{4, 50}, {4, 100}, {4, 200}, {8, 50}, {16, 50}, {32, 50}};
+  // N, M, NsnParameters::friction_memory (0.5: nsn's default; 0: the paper's W).
+  const double budgets[][3] = {{4, 50, 0.5}, {4, 100, 0.5}, {4, 200, 0.5},
+                               {8, 50, 0.5}, {16, 50, 0.5}, {32, 50, 0.5},
+                               {4, 50, 0},   {4, 200, 0},   {8, 50, 0}};
   for (const auto& budget : budgets) {
     StepOptions options = PapersCounts();
-    options.solver.nsn.newton_iterations = budget[0];
-    options.solver.nsn.linear_iterations = budget[1];
+    options.solver.nsn.newton_iterations = static_cast<int>(budget[0]);
+    options.solver.nsn.linear_iterations = static_cast<int>(budget[1]);
+    options.solver.nsn.friction_memory = budget[2];
     Data d(m);
     Vec3 closed = Vec3::Zero();
     bool ok = true;
@@ -511,8 +522,9 @@ TEST(NsnCouplingTest, DISABLED_GraspUnderFixedBudgets) {
       if (n + 1 == Steps(m, kLiftStart)) closed = CentreOfMass(m, d) - scene.Fingers(d);
     }
     const Vec3 slid = CentreOfMass(m, d) - scene.Fingers(d) - closed;
-    std::printf("%2d x %3d: %s, slid %.4f m (z %.4f m), bottom %.4f m\n", budget[0], budget[1],
-                ok ? "ok" : "failed", slid.norm(), slid.z(), LowestVertex(m, d));
+    std::printf("%2g x %3g, friction memory %g: %s, slid %.4f m (z %.4f m), bottom %.4f m\n",
+                budget[0], budget[1], budget[2], ok ? "ok" : "failed", slid.norm(), slid.z(),
+                LowestVertex(m, d));
   }
 }
 

@@ -419,38 +419,43 @@ TEST(NsnPneuNetTest, DISABLED_GraspAndLiftAtThePapersCounts) {
     fingers.push_back(Index(m.actuator_name, "finger" + std::to_string(i)));
   const int lift = Index(m.actuator_name, "lift"), ball = Index(m.body_name, "ball");
   const int steps = Steps(m, kHoldEnd);
-  for (const int threads : {1, 2}) {
-    Data d(m);
-    const double ball0 = BallZ(m, d, ball);
-    double wall = 0, wall2 = 0, contacts = 0, assembly = 0, linear = 0, penetration = 0;
-    int most = 0;
-    RunWithThreads(threads, [&] {
-      for (int n = 0; n < steps; ++n) {
-        GraspScript(m, fingers, lift, kSceneGrip, d);
-        const auto t0 = std::chrono::steady_clock::now();
-        ASSERT_EQ(Step(m, d, PapersCounts()), StepStatus::kOk) << n;
-        const double s =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        wall += s;
-        wall2 += s * s;
-        const int count = static_cast<int>(d.vertex_contact.size() + d.triangle_contact.size() +
-                                           d.contact.size());
-        contacts += count;
-        most = std::max(most, count);
-        assembly += Figure(d, "assembly_seconds");
-        linear += Figure(d, "linear_seconds");
-        penetration = std::max(penetration, Figure(d, "max_penetration"));
-      }
-    });
-    const double mean = wall / steps;
-    std::printf(
-        "threads %d: %d steps, %d tets, %.3f ms/step (std %.3f), assembly %.3f ms, linear %.3f "
-        "ms, contacts %.1f per step (most %d), final momentum residual %.3g, row residual %.3g, "
-        "max penetration %.3g m, ball rise %.4f m\n",
-        threads, steps, m.ntet, 1e3 * mean,
-        1e3 * std::sqrt(std::max(0.0, wall2 / steps - mean * mean)), 1e3 * assembly / steps,
-        1e3 * linear / steps, contacts / steps, most, Figure(d, "momentum_residual"),
-        Figure(d, "row_residual"), penetration, BallZ(m, d, ball) - ball0);
+  // nsn's default friction memory, then the paper's W (friction_memory 0).
+  for (const double memory : {NsnParameters{}.friction_memory, 0.0}) {
+    StepOptions options = PapersCounts();
+    options.solver.nsn.friction_memory = memory;
+    for (const int threads : {1, 2}) {
+      Data d(m);
+      const double ball0 = BallZ(m, d, ball);
+      double wall = 0, wall2 = 0, contacts = 0, assembly = 0, linear = 0, penetration = 0;
+      int most = 0;
+      RunWithThreads(threads, [&] {
+        for (int n = 0; n < steps; ++n) {
+          GraspScript(m, fingers, lift, kSceneGrip, d);
+          const auto t0 = std::chrono::steady_clock::now();
+          ASSERT_EQ(Step(m, d, options), StepStatus::kOk) << n;
+          const double s =
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          wall += s;
+          wall2 += s * s;
+          const int count = static_cast<int>(d.vertex_contact.size() + d.triangle_contact.size() +
+                                             d.contact.size());
+          contacts += count;
+          most = std::max(most, count);
+          assembly += Figure(d, "assembly_seconds");
+          linear += Figure(d, "linear_seconds");
+          penetration = std::max(penetration, Figure(d, "max_penetration"));
+        }
+      });
+      const double mean = wall / steps;
+      std::printf(
+          "friction memory %g, threads %d: %d steps, %d tets, %.3f ms/step (std %.3f), assembly "
+          "%.3f ms, linear %.3f ms, contacts %.1f per step (most %d), final momentum residual "
+          "%.3g, row residual %.3g, max penetration %.3g m, ball rise %.4f m\n",
+          memory, threads, steps, m.ntet, 1e3 * mean,
+          1e3 * std::sqrt(std::max(0.0, wall2 / steps - mean * mean)), 1e3 * assembly / steps,
+          1e3 * linear / steps, contacts / steps, most, Figure(d, "momentum_residual"),
+          Figure(d, "row_residual"), penetration, BallZ(m, d, ball) - ball0);
+    }
   }
 }
 

@@ -49,15 +49,18 @@ struct NsnParameters {
   int linear_iterations = 100;
   double linear_tolerance = 1e-8;
   NsnLinearSolver linear_solver = NsnLinearSolver::kConjugateResidual;
-  // [OURS] A contact's friction compliance W is at least this fraction of its W at the previous
-  // Newton iteration: W^n = max(W(u^n, lambda^n), friction_memory W^n-1). With W held constant
-  // in each linearization (37), redundant contacts of one body fall into a period-2 cycle: a
-  // contact inside its cone at zero slip has W = 0 and holds the whole body, so the next solve
-  // moves every other contact's friction onto it, past its cone, and the two sets swap (a box
-  // on four contacts on a slope steeper than its friction sticks, unconverged). Keeping part of
-  // the last W lets the overloaded contacts stay compliant until the body slides. Fixed points
-  // are unchanged: at a solution W = max(W, friction_memory W). 0: the paper's W from the
-  // current iterate alone.
+  // [OURS] Once a contact's friction compliance W cycles within a step (it fell at some iterate
+  // and then rose again), it is at least this fraction of its W at the previous Newton
+  // iteration: W^n = max(W(u^n, lambda^n), friction_memory W^n-1). With W held constant in each
+  // linearization (37), redundant contacts of one body fall into a period-2 cycle: a contact
+  // inside its cone at zero slip has W = 0 and holds the whole body, so the next solve moves
+  // every other contact's friction onto it, past its cone, and the two sets swap (a box on four
+  // contacts on a slope steeper than its friction sticks, unconverged). Keeping part of the last
+  // W lets the overloaded contacts stay compliant until the body slides. Only on a cycle: applied
+  // from the first iterate, the memory also slowed every contact's settling from sliding to
+  // sticking (W falling to 0), and at the paper's fixed counts grasps dropped and the arch came
+  // apart (BENCHMARKS.md). Fixed points are unchanged: at a solution W = max(W, friction_memory
+  // W). 0: the paper's W from the current iterate alone.
   double friction_memory = 0.5;
   // [OURS] Contacts' Jacobian rows (normal and tangents) stay those of q-, while their gap is
   // still evaluated at every iterate (an ablation). Off (the paper's): the rows at the iterate,

@@ -695,7 +695,17 @@ void NsnSolver::Evaluate(const Model& m, const Data& d, const NsnParameters& p,
         const double norm = std::hypot(work.lambda[k], work.lambda[k + 1]);
         const double r = work.factor[k];
         FrictionCompliance friction = EvaluateFrictionCompliance(p.ncp, slip, cone, norm, r);
-        if (friction.active && !first) {  // [OURS] memory: NsnParameters::friction_memory
+        // [OURS] memory (NsnParameters::friction_memory), once the contact's W cycles.
+        std::uint8_t& cycle = work.friction_cycle[k];
+        const double raw = friction.active ? friction.w : 0;
+        if (first) {
+          cycle = 0;
+        } else if (raw < work.previous_w[k]) {
+          cycle |= 1;
+        } else if (raw > work.previous_w[k] && (cycle & 1) != 0) {
+          cycle |= 2;
+        }
+        if (friction.active && (cycle & 2) != 0) {
           friction.w = std::max(friction.w, p.friction_memory * work.previous_w[k]);
         }
         work.previous_w[k] = friction.active ? friction.w : 0;
@@ -893,6 +903,7 @@ void NsnSolver::SolveSystem(const Model& m, Data& d, const SolverOptions& option
     Grow(*v, rows);
   }
   Grow(work.row_adr, rows + 1);
+  Grow(work.friction_cycle, rows);
   for (std::vector<double>* v :
        {&work.u, &work.g, &work.du, &work.work, &work.work2, &work.free_velocity, &work.mass,
         &work.stiff_mass, &work.constraint_force, &work.momentum}) {

@@ -162,16 +162,19 @@ class NsnSolver final : public IslandSolver {
     std::vector<int> constraint;  // its constraint in the set, its vertex contact, or its tet
     std::vector<int> row;         // its row within that
     std::vector<RowKind> kind;
-    std::vector<std::uint8_t> origin;   // Origin
-    std::vector<int> normal;            // tangent rows: their contact's normal row
-    std::vector<double> start;          // the set's bias: the row's value at q-
-    std::vector<double> value;          // normal rows: C(q^n); bilateral rows: C_b(q^n)
-    std::vector<double> velocity;       // J u^n of the raw row
-    std::vector<double> scale;          // the row of J in the system: scale times the raw row
-    std::vector<double> compliance;     // C's diagonal (element rows: their block's diagonal)
-    std::vector<double> factor;         // r of (66)
-    std::vector<double> weight;         // the stopping test's weight (nsn_parameters.h)
-    std::vector<double> previous_w;     // a contact's first tangent row: its last W
+    std::vector<std::uint8_t> origin;  // Origin
+    std::vector<int> normal;           // tangent rows: their contact's normal row
+    std::vector<double> start;         // the set's bias: the row's value at q-
+    std::vector<double> value;         // normal rows: C(q^n); bilateral rows: C_b(q^n)
+    std::vector<double> velocity;      // J u^n of the raw row
+    std::vector<double> scale;         // the row of J in the system: scale times the raw row
+    std::vector<double> compliance;    // C's diagonal (element rows: their block's diagonal)
+    std::vector<double> factor;        // r of (66)
+    std::vector<double> weight;        // the stopping test's weight (nsn_parameters.h)
+    std::vector<double> previous_w;    // a contact's first tangent row: its last W
+    // A contact's first tangent row: bit 0 once its W fell this step, bit 1 once it rose again
+    // after (a cycle: NsnParameters::friction_memory applies from then on).
+    std::vector<std::uint8_t> friction_cycle;
     std::vector<double> weight_factor;  // a contact's first tangent row: r by effective mass
     std::vector<double> raw_diagonal, residual, lambda, dlambda, diagonal, rhs;
     // The raw rows' entries (CSR over local dofs), rebuilt at every iterate.
