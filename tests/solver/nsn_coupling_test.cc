@@ -91,15 +91,7 @@ StepOptions TightNsn(double tolerance = 1e-9) {
 }
 
 // Table 2's Fetch Tomato budget: 4 Newton iterations of 50 linear ones, no tolerances.
-StepOptions PapersCounts() {
-  StepOptions options;
-  options.solver.type = SolverType::kNsn;
-  options.solver.nsn.newton_iterations = 4;
-  options.solver.nsn.newton_tolerance = 0;
-  options.solver.nsn.linear_iterations = 50;
-  options.solver.nsn.linear_tolerance = 0;
-  return options;
-}
+StepOptions PapersCounts() { return testing::NsnFixedCounts(4, 50); }
 
 using testing::ContactForce;
 using testing::DeformableMass;

@@ -27,6 +27,7 @@
 #include "engine/solver/nsn/nsn_solver.h"
 #include "engine/solver/solver.h"
 #include "tests/support/kuhn_grid.h"
+#include "tests/support/nsn_deformables.h"
 #include "tests/support/solver_figures.h"
 
 namespace alsim {
@@ -72,15 +73,7 @@ StepOptions GripperOptions() {
 }
 
 // Table 2's PneuNet budget: 4 Newton iterations of 80 linear ones, no tolerances.
-StepOptions PapersCounts() {
-  StepOptions options;
-  options.solver.type = SolverType::kNsn;
-  options.solver.nsn.newton_iterations = 4;
-  options.solver.nsn.newton_tolerance = 0;
-  options.solver.nsn.linear_iterations = 80;
-  options.solver.nsn.linear_tolerance = 0;
-  return options;
-}
+StepOptions PapersCounts() { return testing::NsnFixedCounts(4, 80); }
 
 int Steps(const Model& m, double seconds) {
   return static_cast<int>(std::lround(seconds / m.timestep));

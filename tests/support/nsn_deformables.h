@@ -1,14 +1,27 @@
-// What the nsn deformable tests read from a step (engine/solver/nsn/nsn_solver.h): the solver,
-// the summed normal force of the deformables' contacts with a geom, the deformables' mass.
+// What the nsn deformable tests share (engine/solver/nsn/nsn_solver.h): the paper's fixed-count
+// options, and what they read from a step: the solver, the summed normal force of the
+// deformables' contacts with a geom, the deformables' mass.
 #pragma once
 
 #include <cstddef>
 
 #include "engine/data/data.h"
 #include "engine/model/model.h"
+#include "engine/sim/step.h"
 #include "engine/solver/nsn/nsn_solver.h"
 
 namespace alsim::testing {
+
+// nsn at a Table 2 budget: N Newton iterations of M linear ones, no tolerances.
+inline StepOptions NsnFixedCounts(int newton, int linear) {
+  StepOptions options;
+  options.solver.type = SolverType::kNsn;
+  options.solver.nsn.newton_iterations = newton;
+  options.solver.nsn.newton_tolerance = 0;
+  options.solver.nsn.linear_iterations = linear;
+  options.solver.nsn.linear_tolerance = 0;
+  return options;
+}
 
 inline const NsnSolver& Solver(const Data& d) { return static_cast<const NsnSolver&>(*d.solver); }
 
